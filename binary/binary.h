@@ -1,0 +1,86 @@
+/* binary: the ELF/DWARF/CFI layer every stage shares (libelf + libdw only).
+ *
+ * A bin_module is one ELF file opened read-only: an executable or a shared
+ * object, PIE or not, stripped or not.  Addresses are the file's own virtual
+ * addresses (what symbols and FDEs say); callers convert runtime addresses by
+ * subtracting the load bias.
+ *
+ * Functions come from .symtab, then .dynsym, then the .eh_frame / .debug_frame
+ * FDEs, so a stripped binary still has its function bounds.  They are sorted
+ * by address and never overlap; aliases (several symbols at one address) are
+ * one function named by the preferred symbol (global over local, then the
+ * shortest name).  FDE-only functions have name NULL.
+ *
+ * The CFA rule at a PC comes from dwarf_cfi_addrframe/dwarf_frame_cfa on
+ * .eh_frame (or .debug_frame); icpp normalises a sample at any PC of a
+ * function to that function's CFA with it (method.md).
+ *
+ * Not thread-safe per module; separate modules may be used from separate
+ * threads.
+ */
+#ifndef ICPP_BINARY_H
+#define ICPP_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bin_module;
+
+struct bin_function {
+	uint64_t addr;               /* first instruction */
+	uint64_t size;               /* bytes (> 0) */
+	const char *name;            /* symbol as in the ELF (mangled), or NULL */
+	bool from_fde;               /* bounds came from an FDE, not a symbol */
+};
+
+/* Open path; NULL with a one-line message in err (missing, not ELF, not
+ * x86-64, no sections, ...). */
+struct bin_module *bin_open(const char *path, char *err, size_t errlen);
+void bin_close(struct bin_module *m);
+
+const char *bin_path(const struct bin_module *m);
+bool bin_is_pic(const struct bin_module *m);           /* ET_DYN: PIE or .so */
+bool bin_has_interp(const struct bin_module *m);       /* dynamically linked program */
+/* Lowest PT_LOAD vaddr rounded down to its page alignment: a runtime address
+ * minus (load start - this) is a file vaddr. */
+uint64_t bin_load_base(const struct bin_module *m);
+
+/* GNU build-id note; returns its length (0: none) and points *id at it. */
+size_t bin_build_id(const struct bin_module *m, const uint8_t **id);
+
+/* All functions, sorted by address. */
+const struct bin_function *bin_functions(const struct bin_module *m, size_t *n);
+/* The function containing addr, or NULL. */
+const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t addr);
+
+/* Copy len bytes of the file's image at vaddr into buf (from the section or
+ * segment that holds them).  0 on success, -1 if not all bytes are there. */
+int bin_read(const struct bin_module *m, uint64_t vaddr, void *buf, size_t len);
+/* The executable section range holding vaddr: [*start, *end).  0 or -1. */
+int bin_exec_range(const struct bin_module *m, uint64_t vaddr, uint64_t *start, uint64_t *end);
+
+/* The CFA rule at pc: CFA = value of register `reg` + offset. */
+enum bin_cfa_reg { BIN_CFA_RSP = 7, BIN_CFA_RBP = 6 };
+struct bin_cfa {
+	enum bin_cfa_reg reg;
+	int64_t offset;
+};
+/* 0 and *rule on success; -1 when there is no CFI for pc or the rule is not
+ * register+offset (an expression, another register). */
+int bin_cfa_at(struct bin_module *m, uint64_t pc, struct bin_cfa *rule);
+
+/* Symbolisation.  name is demangled for C++ (into the caller's buffer);
+ * file/line only where DWARF line info exists (file NULL otherwise). */
+struct bin_symbol {
+	char name[512];              /* "" when no function covers addr */
+	uint64_t offset;             /* addr - function start */
+	const char *file;            /* owned by the module */
+	int line;
+};
+int bin_symbolize(struct bin_module *m, uint64_t addr, struct bin_symbol *out);
+
+/* Demangle a C++ symbol into buf; copies the input when it is not mangled. */
+const char *bin_demangle(const char *sym, char *buf, size_t len);
+
+#endif

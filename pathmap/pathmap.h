@@ -1,0 +1,134 @@
+/* pathmap: call paths, context identifiers (CIDs) and the on-disk pathmap.
+ *
+ * Definitions (shared/design/method.md): a frame's height is base - CFA, where
+ * CFA is SP just before the call that entered the frame and base is fixed per
+ * thread.  A CID is (function, height).  A call path is the sequence of frames
+ * from a thread's root to the current function; a frame is (function, callsite)
+ * and the callsite is named by return address - 1.
+ *
+ * In memory a pathmap is a calling-context tree: every node is one call path
+ * (its chain of parents up to a root), with the height of its last frame and
+ * the number of times training saw that frame entered.  Nodes are stored in
+ * topological order (parent index < own index), which the file format keeps.
+ *
+ * Addresses are ELF virtual addresses of their module (runtime address minus
+ * load bias), so a pathmap is independent of ASLR.  A function is identified by
+ * (module, start address); modules by path and build-id.
+ *
+ * Contract for the other stages:
+ *  - train/ builds a pathmap with pm_add_* and writes it with pm_write();
+ *  - everything else reads it with pm_read(), which validates every field;
+ *  - pm_lookup() maps a CID to its paths in O(1) expected time;
+ *  - pm_stats() computes the method's metrics (see pathmap_stats.c).
+ * The file format is documented in docs/pathmap-format.md.
+ */
+#ifndef ICPP_PATHMAP_H
+#define ICPP_PATHMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PM_NONE UINT32_MAX       /* no index: root's parent, unknown module */
+#define PM_BUILD_ID_MAX 64
+
+struct pm_module {
+	char *path;                  /* as the loader saw it (absolute) */
+	uint8_t build_id[PM_BUILD_ID_MAX];
+	uint32_t build_id_len;       /* 0: the module has no build-id note */
+	uint32_t functions_found;    /* training coverage: functions in the module */
+	uint32_t functions_hooked;   /* ... of which training hooked */
+};
+
+struct pm_function {
+	uint32_t module;             /* index into modules */
+	uint64_t addr;               /* ELF vaddr of the first instruction */
+	uint64_t size;               /* bytes; 0 if unknown */
+	char *name;                  /* symbol (mangled as in the ELF), or NULL */
+};
+
+struct pm_node {
+	uint32_t parent;             /* PM_NONE for a thread root */
+	uint32_t func;               /* index into funcs */
+	uint32_t cs_module;          /* module of the callsite, PM_NONE if unknown */
+	uint64_t cs_addr;            /* ELF vaddr of return address - 1 */
+	int64_t height;              /* base - CFA of this frame, bytes */
+	uint64_t entries;            /* times training entered this frame */
+};
+
+struct pm_lookup_index;          /* private: CID -> nodes, function -> index */
+
+struct pathmap {
+	struct pm_module *modules;
+	uint32_t nmodules;
+	struct pm_function *funcs;
+	uint32_t nfuncs;
+	struct pm_node *nodes;
+	uint32_t nnodes;
+	uint32_t cap_modules, cap_funcs, cap_nodes;
+	struct pm_intern *intern;         /* private: dedup tables for pm_add_* */
+	struct pm_lookup_index *index;    /* private: built lazily by lookups */
+};
+
+struct pathmap *pm_new(void);
+void pm_free(struct pathmap *pm);
+
+/* Building.  Each returns the index of the (possibly already present) entry,
+ * or PM_NONE when out of memory.  pm_add_module dedups on path + build-id,
+ * pm_add_function on (module, addr), pm_add_node on (parent, func, cs_module,
+ * cs_addr, height) and then adds `entries` to the existing node. */
+uint32_t pm_add_module(struct pathmap *pm, const char *path,
+		       const uint8_t *build_id, uint32_t build_id_len);
+uint32_t pm_add_function(struct pathmap *pm, uint32_t module, uint64_t addr,
+			 uint64_t size, const char *name);
+uint32_t pm_add_node(struct pathmap *pm, uint32_t parent, uint32_t func,
+		     uint32_t cs_module, uint64_t cs_addr, int64_t height,
+		     uint64_t entries);
+
+/* File I/O.  Both return 0 on success, -1 with a one-line message in err.
+ * pm_write writes to a temporary file beside `path` and renames it. */
+int pm_read(const char *path, struct pathmap **out, char *err, size_t errlen);
+int pm_write(const struct pathmap *pm, const char *path, char *err, size_t errlen);
+/* Parse a pathmap from memory (what pm_read and the fuzz target use). */
+int pm_parse(const void *buf, size_t len, struct pathmap **out, char *err, size_t errlen);
+
+/* Merge src into dst (training's --append).  Refuses, with -1 and err, when a
+ * module path appears in both with different build-ids. */
+int pm_merge(struct pathmap *dst, const struct pathmap *src, char *err, size_t errlen);
+
+/* Lookup.  pm_lookup returns the nodes whose last frame is (func, height) and
+ * stores their number in *n (0 and NULL when the CID is unknown). */
+const uint32_t *pm_lookup(struct pathmap *pm, uint32_t func, int64_t height, size_t *n);
+/* The function of module `module` that starts at addr, or PM_NONE. */
+uint32_t pm_function_at(struct pathmap *pm, uint32_t module, uint64_t addr);
+/* Module index by build-id, or PM_NONE. */
+uint32_t pm_module_by_build_id(const struct pathmap *pm, const uint8_t *id, uint32_t len);
+/* Depth (number of frames) of a node's path. */
+uint32_t pm_depth(const struct pathmap *pm, uint32_t node);
+
+/* Metrics (method.md "Metrics").  A path for the metrics is a sequence of
+ * functions (callsites ignored, as in the thesis); it is precise when every CID
+ * it occurs at belongs to it alone.  Weighted figures use training entries. */
+#define PM_DEGREE_BUCKETS 11     /* degree 1..10, and >10 in the last bucket */
+struct pm_stats {
+	uint64_t nodes;              /* distinct (callsite path, height) */
+	uint64_t paths;              /* distinct function sequences */
+	uint64_t cids;               /* distinct (function, height) */
+	uint64_t precise_paths;
+	uint64_t entries, precise_entries;
+	uint64_t degree_paths[PM_DEGREE_BUCKETS];   /* paths by degree of ambiguity */
+	uint64_t degree_entries[PM_DEGREE_BUCKETS];
+	uint32_t max_degree;
+};
+int pm_stats(const struct pathmap *pm, struct pm_stats *st);
+
+/* The CIDs with the most distinct function sequences, worst first. */
+struct pm_ambiguous_cid {
+	uint32_t func;
+	int64_t height;
+	uint32_t degree;             /* distinct function sequences */
+	uint64_t entries;
+};
+size_t pm_worst_cids(const struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max);
+
+#endif
