@@ -1,0 +1,15 @@
+/* The subcommands of icpp (shared/design/cli.md).  One file per command, as
+ * cmd_NAME.c defining cmd_NAME(argc, argv) with argv[0] = "NAME".  Each returns
+ * the process exit status: 0 ok, 1 failure (one line on stderr saying what to
+ * do), 2 usage error. */
+#ifndef ICPP_CMDS_H
+#define ICPP_CMDS_H
+
+int cmd_train(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_paths(int argc, char **argv);
+
+/* Print "icpp: CMD: message" on stderr (printf-style). */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
