@@ -5,11 +5,16 @@
  * addresses (what symbols and FDEs say); callers convert runtime addresses by
  * subtracting the load bias.
  *
- * Functions come from .symtab, then .dynsym, then the .eh_frame / .debug_frame
- * FDEs, so a stripped binary still has its function bounds.  They are sorted
- * by address and never overlap; aliases (several symbols at one address) are
- * one function named by the preferred symbol (global over local, then the
- * shortest name).  FDE-only functions have name NULL.
+ * Functions come from .symtab (else .dynsym) and the .eh_frame FDEs, so a
+ * stripped binary still has its function bounds.  They are sorted by address
+ * and never overlap; aliases (several symbols at one address) are one
+ * function named by the preferred symbol (global, then weak, then local; then
+ * the shortest name) with the largest of their sizes.  An FDE that starts
+ * inside a symbol's function is part of it; any other FDE is a function of
+ * its own with name NULL (static functions and gcc's .cold parts of a
+ * stripped file).  Where two ranges overlap, the later start wins: the
+ * earlier function ends there.  .debug_frame is used for CFA rules only:
+ * strip removes it together with .symtab, so its FDEs add no function.
  *
  * The CFA rule at a PC comes from dwarf_cfi_addrframe/dwarf_frame_cfa on
  * .eh_frame (or .debug_frame); icpp normalises a sample at any PC of a
@@ -34,8 +39,9 @@ struct bin_function {
 	bool from_fde;               /* bounds came from an FDE, not a symbol */
 };
 
-/* Open path; NULL with a one-line message in err (missing, not ELF, not
- * x86-64, no sections, ...). */
+/* Open path; NULL with a one-line message naming path in err (missing, not
+ * ELF, not 64-bit x86-64, not ET_EXEC/ET_DYN, no sections, truncated, ...).
+ * The file stays mapped until bin_close; names point into it. */
 struct bin_module *bin_open(const char *path, char *err, size_t errlen);
 void bin_close(struct bin_module *m);
 
@@ -54,8 +60,9 @@ const struct bin_function *bin_functions(const struct bin_module *m, size_t *n);
 /* The function containing addr, or NULL. */
 const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t addr);
 
-/* Copy len bytes of the file's image at vaddr into buf (from the section or
- * segment that holds them).  0 on success, -1 if not all bytes are there. */
+/* Copy len bytes of the file's image at vaddr into buf (from the PT_LOAD
+ * segment that holds them all; .bss is not in the file).  0 on success, -1 if
+ * not all bytes are there. */
 int bin_read(const struct bin_module *m, uint64_t vaddr, void *buf, size_t len);
 /* The executable section range holding vaddr: [*start, *end).  0 or -1. */
 int bin_exec_range(const struct bin_module *m, uint64_t vaddr, uint64_t *start, uint64_t *end);
@@ -71,7 +78,9 @@ struct bin_cfa {
 int bin_cfa_at(struct bin_module *m, uint64_t pc, struct bin_cfa *rule);
 
 /* Symbolisation.  name is demangled for C++ (into the caller's buffer);
- * file/line only where DWARF line info exists (file NULL otherwise). */
+ * "fn@0x<start>" for a function without a name; file/line only where DWARF
+ * line info exists (file NULL otherwise).  0 when a function covers addr, -1
+ * otherwise (name "", file/line still filled when known). */
 struct bin_symbol {
 	char name[512];              /* "" when no function covers addr */
 	uint64_t offset;             /* addr - function start */

@@ -1,0 +1,46 @@
+/* internal.h: what binary.c, functions.c, cfi.c and symbolize.c share.
+ * Not part of the contract; only binary/ includes it. */
+#ifndef ICPP_BINARY_INTERNAL_H
+#define ICPP_BINARY_INTERNAL_H
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "binary/binary.h"
+
+struct bin_range {
+	uint64_t start, end;         /* [start, end) */
+};
+
+struct bin_module {
+	char *path;
+	int fd;
+	Elf *elf;
+	const char *image;           /* the whole file (elf_rawfile) */
+	size_t image_size;
+	GElf_Ehdr ehdr;
+	bool has_interp;
+	uint64_t load_base;
+	const uint8_t *build_id;     /* points into image; NULL: none */
+	size_t build_id_len;
+	struct bin_range *exec;      /* SHF_EXECINSTR sections */
+	size_t nexec;
+	struct bin_function *funcs;
+	size_t nfuncs;
+	Dwarf_CFI *eh_cfi;           /* .eh_frame; NULL when absent */
+	Dwarf *dwarf;                /* NULL without DWARF sections */
+	Dwarf_CFI *debug_cfi;        /* .debug_frame, owned by dwarf */
+};
+
+/* Printf into err (a one-line message); tolerates err == NULL. */
+void bin_errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Fill m->funcs from the symbol tables and the .eh_frame FDEs (functions.c). */
+int bin_load_functions(struct bin_module *m, char *err, size_t errlen);
+
+/* Where the CFI row libdw finds for pc in cfi starts; at an FDE's first
+ * address that is the FDE's start.  0 or -1 (cfi.c). */
+int bin_cfi_row_start(Dwarf_CFI *cfi, uint64_t pc, uint64_t *start);
+
+#endif
