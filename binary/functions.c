@@ -266,7 +266,8 @@ static int cand_cmp(const void *pa, const void *pb)
 	return a->end == b->end ? 0 : a->end > b->end ? -1 : 1;
 }
 
-/* The sweep described at the top of this file; c is sorted. */
+/* Apply binary.h's alias and overlap rules to the sorted candidates, in
+ * place; returns how many functions remain. */
 static size_t merge(struct cands *c)
 {
 	size_t n = 0;
