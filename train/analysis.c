@@ -1,0 +1,238 @@
+#include "train/analysis.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "x86/reloc.h"
+
+struct cache_entry {
+	struct analysed_module mod;
+	UT_hash_handle hh;
+};
+
+struct analysis_cache {
+	pthread_mutex_t lock;
+	struct cache_entry *by_path;
+	csh cs;
+};
+
+/* Direct branch targets of the whole module, sorted, to test "does anything
+ * jump into these displaced bytes". */
+struct targets {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static void targets_add(struct targets *t, uint64_t a)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 4096;
+		t->v = realloc(t->v, t->cap * sizeof(*t->v));
+		if (!t->v) {
+			fprintf(stderr, "icpp: out of memory\n");
+			exit(1);
+		}
+	}
+	t->v[t->n++] = a;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Is any target in the open interval (lo, hi)? */
+static int targets_within(const struct targets *t, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = t->n;
+	while (a < b) {                  /* first target > lo */
+		size_t mid = (a + b) / 2;
+		if (t->v[mid] <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < t->n && t->v[a] < hi;
+}
+
+static void collect_targets(csh cs, const struct bin_module *m, struct targets *t)
+{
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	cs_insn *insn = cs_malloc(cs);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *code = malloc(f[i].size);
+		if (!code || bin_read(m, f[i].addr, code, f[i].size) < 0) {
+			free(code);
+			continue;
+		}
+		const uint8_t *p = code;
+		size_t left = f[i].size;
+		uint64_t addr = f[i].addr;
+		while (left) {
+			if (!cs_disasm_iter(cs, &p, &left, &addr, insn)) {
+				p++, left--, addr++;   /* data or padding: resync */
+				continue;
+			}
+			uint64_t target = x86_branch_target(insn);
+			if (target)
+				targets_add(t, target);
+		}
+		free(code);
+	}
+	cs_free(insn, 1);
+	qsort(t->v, t->n, sizeof(*t->v), cmp_u64);
+}
+
+static int is_padding(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != 0xcc && b[i] != 0x90 && b[i] != 0x00)
+			return 0;
+	return 1;
+}
+
+/* Decide one function's site; returns SKIP_NREASONS when it can be hooked. */
+static enum train_skip plan_function(csh cs, struct bin_module *m, const struct bin_function *f,
+				     uint64_t next_start, const struct targets *t,
+				     struct train_site *site)
+{
+	struct bin_cfa cfa;
+	int has_cfa = bin_cfa_at(m, f->addr, &cfa) == 0;
+	if ((has_cfa && (cfa.reg != BIN_CFA_RSP || cfa.offset != 8)) || (!has_cfa && f->from_fde))
+		return SKIP_ENTRY_CFA;
+	uint8_t code[64];
+	size_t avail = f->size < sizeof(code) ? f->size : sizeof(code);
+	if (bin_read(m, f->addr, code, avail) < 0)
+		return SKIP_UNDECODABLE;
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	site->addr = f->addr;
+	site->patch_off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
+	site->patch_len = 0;
+	site->flags = 0;
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *p = code + site->patch_off;
+	size_t left = avail - site->patch_off;
+	uint64_t addr = f->addr + site->patch_off;
+	enum train_skip why = SKIP_NREASONS;
+	int ended = 0;
+	while (site->patch_len < 5 && !ended) {
+		if (!left) {
+			why = SKIP_TOO_SHORT;
+			break;
+		}
+		if (!cs_disasm_iter(cs, &p, &left, &addr, insn)) {
+			why = SKIP_UNDECODABLE;
+			break;
+		}
+		if (x86_unrelocatable(insn)) {
+			why = SKIP_UNRELOCATABLE;
+			break;
+		}
+		site->patch_len += insn->size;
+		ended = x86_is_terminator(insn) && site->patch_off + site->patch_len == f->size;
+	}
+	cs_free(insn, 1);
+	if (why == SKIP_NREASONS && site->patch_len < 5) {
+		/* The whole function fits before the jmp ends: allowed only if the
+		 * rest of the jmp lands on padding before the next function. */
+		uint64_t jmp_end = f->addr + site->patch_off + 5;
+		uint8_t pad[8];
+		size_t pad_len = jmp_end - (f->addr + f->size);
+		if (jmp_end > next_start || bin_read(m, f->addr + f->size, pad, pad_len) < 0 ||
+		    !is_padding(pad, pad_len))
+			why = SKIP_TOO_SHORT;
+		else
+			site->flags |= SITE_PAD;
+	}
+	if (why == SKIP_NREASONS &&
+	    (targets_within(t, f->addr, f->addr + site->patch_off + site->patch_len) ||
+	     (site->patch_off && targets_within(t, f->addr + site->patch_off - 1,
+						f->addr + site->patch_off + 1))))
+		why = SKIP_BRANCH_TARGET;
+	return why;
+}
+
+static void analyse(struct analysis_cache *c, struct analysed_module *am)
+{
+	char err[256];
+	am->bin = bin_open(am->path, err, sizeof(err));
+	if (!am->bin) {
+		am->reply.status = -1;
+		snprintf(am->reply.error, sizeof(am->reply.error), "%s", err);
+		return;
+	}
+	size_t n;
+	const struct bin_function *f = bin_functions(am->bin, &n);
+	struct targets t = {0};
+	collect_targets(c->cs, am->bin, &t);
+	am->sites = calloc(n + 1, sizeof(*am->sites));
+	if (!am->sites) {
+		am->reply.status = -1;
+		snprintf(am->reply.error, sizeof(am->reply.error), "out of memory analysing %s", am->path);
+		free(t.v);
+		return;
+	}
+	am->reply.functions_found = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t next = i + 1 < n ? f[i + 1].addr : UINT64_MAX;
+		uint64_t sec_start, sec_end;
+		if (bin_exec_range(am->bin, f[i].addr, &sec_start, &sec_end) == 0 && sec_end < next)
+			next = sec_end;
+		enum train_skip why = plan_function(c->cs, am->bin, &f[i], next, &t,
+						    &am->sites[am->reply.nsites]);
+		if (why == SKIP_NREASONS)
+			am->reply.nsites++;
+		else
+			am->reply.skipped[why]++;
+	}
+	free(t.v);
+}
+
+struct analysis_cache *analysis_cache_new(void)
+{
+	struct analysis_cache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	if (!x86_open(&c->cs)) {
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+void analysis_cache_free(struct analysis_cache *c)
+{
+	if (!c)
+		return;
+	struct cache_entry *e, *tmp;
+	HASH_ITER(hh, c->by_path, e, tmp) {
+		HASH_DEL(c->by_path, e);
+		if (e->mod.bin)
+			bin_close(e->mod.bin);
+		free(e->mod.sites);
+		free(e->mod.path);
+		free(e);
+	}
+	cs_close(&c->cs);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+const struct analysed_module *analysis_get(struct analysis_cache *c, const char *path)
+{
+	pthread_mutex_lock(&c->lock);
+	struct cache_entry *e;
+	HASH_FIND_STR(c->by_path, path, e);
+	if (!e && (e = calloc(1, sizeof(*e))) && (e->mod.path = strdup(path))) {
+		analyse(c, &e->mod);
+		HASH_ADD_KEYPTR(hh, c->by_path, e->mod.path, strlen(e->mod.path), e);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return e ? &e->mod : NULL;
+}

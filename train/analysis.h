@@ -1,0 +1,37 @@
+/* analysis: which functions of a module training hooks, and how.
+ *
+ * For every function the binary layer finds (symbols and FDEs), decide the
+ * bytes the runtime displaces to put a 5-byte jmp at the entry: endbr64 stays
+ * in place; whole instructions covering at least 5 bytes move, but only if
+ * every one can be relocated (x86/reloc.h) and no direct branch anywhere in
+ * the module lands inside them (it would skip or re-run the hook).  A
+ * function shorter than that is hooked only when it ends in ret/jmp and the
+ * alignment padding after it can take the rest of the jmp.  A function whose
+ * CFI says its entry is not an ordinary call target (CFA != rsp+8, e.g. the
+ * PLT or ld.so's lazy-binding resolver) is skipped.
+ *
+ * Results are cached per path for the life of an `icpp train` run.
+ */
+#ifndef ICPP_TRAIN_ANALYSIS_H
+#define ICPP_TRAIN_ANALYSIS_H
+
+#include <stddef.h>
+
+#include "binary/binary.h"
+#include "train/protocol.h"
+
+struct analysed_module {
+	char *path;
+	struct bin_module *bin;          /* NULL when the file could not be opened */
+	struct train_reply reply;        /* status, counts, error */
+	struct train_site *sites;
+};
+
+struct analysis_cache;
+
+struct analysis_cache *analysis_cache_new(void);
+void analysis_cache_free(struct analysis_cache *c);
+/* Analyse path (once); never NULL unless out of memory.  Thread-safe. */
+const struct analysed_module *analysis_get(struct analysis_cache *c, const char *path);
+
+#endif

@@ -1,0 +1,195 @@
+#include "train/collect.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+struct record {
+	const struct rec_header *hdr;
+	const struct rec_module *modules;
+	const struct rec_node *nodes;
+	uint32_t nmodules;
+	uint64_t nnodes;
+	uint32_t *pm_module;             /* module slot -> pathmap module (lazily) */
+};
+
+static int map_record(const char *path, struct record *r, size_t *size, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot read record %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*size = (size_t)st.st_size;
+	void *map = *size >= REC_NODES_OFFSET ? mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	close(fd);
+	const struct rec_header *h = map;
+	if (map == MAP_FAILED || memcmp(h->magic, REC_MAGIC, 8) ||
+	    h->header_size != sizeof(*h) || h->module_size != sizeof(struct rec_module) ||
+	    h->node_size != sizeof(struct rec_node) || h->nmodules > REC_MAX_MODULES) {
+		snprintf(err, errlen, "record %s is not from this icpp's runtime (a stale "
+			 "libicpp-train.so? rebuild icpp)", path);
+		if (map != MAP_FAILED)
+			munmap(map, *size);
+		return -1;
+	}
+	r->hdr = h;
+	r->modules = (const struct rec_module *)((const char *)map + REC_MODULES_OFFSET);
+	r->nodes = (const struct rec_node *)((const char *)map + REC_NODES_OFFSET);
+	r->nmodules = h->nmodules;
+	uint64_t fits = (*size - REC_NODES_OFFSET) / sizeof(struct rec_node);
+	r->nnodes = h->nnodes < h->max_nodes ? h->nnodes : h->max_nodes;
+	r->nnodes = r->nnodes < fits ? r->nnodes : fits;
+	return 0;
+}
+
+/* The pathmap module for a record slot: path and build-id from the file. */
+static uint32_t pm_module_of(struct record *r, uint32_t slot, struct analysis_cache *cache,
+			     struct pathmap *pm)
+{
+	if (r->pm_module[slot] != PM_NONE)
+		return r->pm_module[slot];
+	const struct rec_module *m = &r->modules[slot];
+	char path[TRAIN_PATH_MAX];
+	snprintf(path, sizeof(path), "%.*s", (int)sizeof(m->path), m->path);
+	const struct analysed_module *am = analysis_get(cache, path);
+	const uint8_t *id = NULL;
+	size_t idlen = am && am->bin ? bin_build_id(am->bin, &id) : 0;
+	uint32_t i = pm_add_module(pm, path, id, (uint32_t)idlen);
+	if (i != PM_NONE) {
+		struct pm_module *pmm = &pm->modules[i];
+		if (m->functions_found > pmm->functions_found)
+			pmm->functions_found = m->functions_found;
+		if (m->functions_hooked > pmm->functions_hooked)
+			pmm->functions_hooked = m->functions_hooked;
+	}
+	return r->pm_module[slot] = i;
+}
+
+/* The module slot whose range holds a runtime address; a module loaded later
+ * over an unloaded one's range wins. */
+static uint32_t slot_of(const struct record *r, uint64_t addr)
+{
+	uint32_t best = REC_NONE;
+	for (uint32_t i = 0; i < r->nmodules; i++)
+		if (addr >= r->modules[i].start && addr < r->modules[i].end &&
+		    (best == REC_NONE || r->modules[best].unloaded))
+			best = i;
+	return best;
+}
+
+static uint32_t pm_function_of(struct record *r, const struct rec_node *n,
+			       struct analysis_cache *cache, struct pathmap *pm)
+{
+	uint32_t mod = pm_module_of(r, n->module, cache, pm);
+	if (mod == PM_NONE)
+		return PM_NONE;
+	const struct analysed_module *am = analysis_get(cache, pm->modules[mod].path);
+	const struct bin_function *f = am && am->bin ? bin_function_at(am->bin, n->func) : NULL;
+	if (f && f->addr != n->func)
+		f = NULL;
+	return pm_add_function(pm, mod, n->func, f ? f->size : 0, f ? f->name : NULL);
+}
+
+static int add_nodes(struct record *r, struct analysis_cache *cache, struct pathmap *pm,
+		     struct train_totals *tot)
+{
+	uint32_t *map = malloc((r->nnodes + 1) * sizeof(*map));
+	if (!map)
+		return -1;
+	for (uint64_t i = 0; i < r->nnodes; i++) {
+		const struct rec_node *n = &r->nodes[i];
+		map[i] = PM_NONE;
+		uint32_t parent = n->parent == REC_NONE ? PM_NONE
+				  : n->parent < i ? map[n->parent] : PM_NONE;
+		if (n->valid != REC_NODE_VALID || n->module >= r->nmodules ||
+		    (n->parent != REC_NONE && parent == PM_NONE)) {
+			tot->invalid_nodes++;
+			continue;
+		}
+		uint32_t func = pm_function_of(r, n, cache, pm);
+		uint32_t cs_slot = slot_of(r, n->ra - 1);
+		uint32_t cs_module = cs_slot == REC_NONE ? PM_NONE : pm_module_of(r, cs_slot, cache, pm);
+		uint64_t cs_addr = cs_module == PM_NONE ? n->ra - 1 : n->ra - 1 - r->modules[cs_slot].bias;
+		if (func == PM_NONE)
+			goto oom;
+		map[i] = pm_add_node(pm, parent, func, cs_module, cs_addr, n->height, n->entries);
+		if (map[i] == PM_NONE)
+			goto oom;
+	}
+	free(map);
+	return 0;
+oom:
+	free(map);
+	return -1;
+}
+
+static int collect_one(const char *path, struct analysis_cache *cache, struct pathmap *pm,
+		       struct train_totals *tot, char *err, size_t errlen)
+{
+	struct record r = {0};
+	size_t size;
+	if (map_record(path, &r, &size, err, errlen) < 0)
+		return -1;
+	r.pm_module = malloc((r.nmodules + 1) * sizeof(*r.pm_module));
+	int ret = r.pm_module ? 0 : -1;
+	for (uint32_t i = 0; r.pm_module && i < r.nmodules; i++)
+		r.pm_module[i] = PM_NONE;
+	/* Every module the process loaded, so coverage shows even unused ones. */
+	for (uint32_t i = 0; ret == 0 && i < r.nmodules; i++)
+		if (r.modules[i].functions_found && pm_module_of(&r, i, cache, pm) == PM_NONE)
+			ret = -1;
+	if (ret == 0)
+		ret = add_nodes(&r, cache, pm, tot);
+	if (ret < 0)
+		snprintf(err, errlen, "out of memory reading %s", path);
+	tot->processes++;
+	tot->threads += r.hdr->threads;
+	tot->off_stack += r.hdr->off_stack;
+	tot->nested += r.hdr->nested;
+	tot->too_deep += r.hdr->too_deep;
+	tot->nodes_full += r.hdr->nodes_full;
+	free(r.pm_module);
+	munmap((void *)r.hdr, size);
+	return ret;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_record(const struct dirent *d)
+{
+	return !strncmp(d->d_name, "proc.", 5);
+}
+
+int collect_records(const char *dir, struct analysis_cache *cache, struct pathmap *pm,
+		    struct train_totals *tot, char *err, size_t errlen)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, is_record, by_name);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	int ret = 0;
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		if (ret == 0 && collect_one(path, cache, pm, tot, err, errlen) < 0)
+			ret = -1;
+		free(names[i]);
+	}
+	free(names);
+	return ret;
+}

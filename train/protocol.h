@@ -1,0 +1,124 @@
+/* The contract between `icpp train` (the parent) and its runtime library,
+ * libicpp-train.so, preloaded into every process of the trained program.
+ *
+ * Why two sides: the runtime must not change what it measures.  A library
+ * with thread-local storage (libelf, libdw) preloaded into the target would
+ * grow glibc's static TLS block and move every thread's stack relative to its
+ * fs base (method.md), so the runtime links only libc and Capstone (neither
+ * has TLS).  All ELF/DWARF analysis happens in the parent, which answers the
+ * runtime's questions over a unix socket.
+ *
+ * 1. Analysis.  For each module it finds (at start-up, and after each dlopen),
+ *    the runtime connects to ICPP_TRAIN_SOCKET, sends a train_request and
+ *    reads a train_reply followed by nsites train_site records: where each
+ *    function starts and which bytes to displace for its hook.
+ * 2. Recording.  Each process image (a fork child, an exec'd image) writes a
+ *    record file ICPP_TRAIN_DIR/proc.<pid>.<n>: a rec_header, then
+ *    REC_MAX_MODULES rec_module slots, then rec_node records.  The file is a
+ *    shared mapping, so whatever the process does (exit, _exit, a crash,
+ *    SIGKILL, exec) what it recorded is already in the file.  The parent reads
+ *    every record file once all processes have ended and builds the pathmap.
+ *    A node becomes valid when its `valid` word is REC_NODE_VALID (written
+ *    last); its entries count is updated by its owning thread only.
+ */
+#ifndef ICPP_TRAIN_PROTOCOL_H
+#define ICPP_TRAIN_PROTOCOL_H
+
+#include <stdint.h>
+
+#define ICPP_ENV_SOCKET "ICPP_TRAIN_SOCKET"
+#define ICPP_ENV_DIR "ICPP_TRAIN_DIR"
+#define ICPP_RUNTIME_NAME "libicpp-train.so"
+
+#define TRAIN_PATH_MAX 1024
+
+/* ---- analysis ---- */
+
+#define TRAIN_REQ_MAGIC 0x31514552u   /* "REQ1" */
+struct train_request {
+	uint32_t magic;
+	uint32_t path_len;                /* bytes of path that follow, no NUL */
+};
+
+/* Why a function was not hooked (counted per module, printed by train). */
+enum train_skip {
+	SKIP_TOO_SHORT,                   /* fewer than 5 bytes to displace */
+	SKIP_BRANCH_TARGET,               /* a jump lands inside the displaced bytes */
+	SKIP_UNRELOCATABLE,               /* an instruction cannot move (loop, ...) */
+	SKIP_ENTRY_CFA,                   /* CFI says the entry is not a plain call target */
+	SKIP_UNDECODABLE,                 /* Capstone cannot decode the entry */
+	SKIP_CODE_MISMATCH,               /* memory differs from the file (runtime) */
+	SKIP_NO_TRAMPOLINE_SPACE,         /* no memory within rel32 reach (runtime) */
+	SKIP_NREASONS
+};
+extern const char *const train_skip_names[SKIP_NREASONS];
+
+struct train_reply {
+	int32_t status;                   /* 0 ok; else error text follows in `error` */
+	uint32_t nsites;                  /* train_site records that follow */
+	uint32_t functions_found;
+	uint32_t skipped[SKIP_NREASONS];
+	char error[256];
+};
+
+#define SITE_PAD 1u                       /* the jmp may extend into alignment padding */
+struct train_site {
+	uint64_t addr;                    /* ELF vaddr of the function */
+	uint16_t patch_off;               /* bytes kept at the entry (endbr64: 4) */
+	uint16_t patch_len;               /* bytes of whole instructions displaced */
+	uint32_t flags;                   /* SITE_* */
+};
+
+/* ---- recording ---- */
+
+#define REC_MAGIC "ICPPREC1"
+#define REC_MAX_MODULES 2048
+#define REC_NODE_VALID 0x4e4f4445u        /* "NODE" */
+#define REC_NONE UINT32_MAX
+
+/* Heights outside [REC_HEIGHT_MIN, REC_HEIGHT_MAX] mean SP is not on the
+ * thread's stack (sigaltstack, a coroutine): counted, never recorded. */
+#define REC_HEIGHT_MIN (-4096)
+#define REC_HEIGHT_MAX (1ll << 32)
+
+struct rec_header {
+	char magic[8];
+	uint32_t header_size, module_size, node_size;   /* layout check */
+	uint32_t pid;
+	uint64_t start_stack;             /* the main thread's base */
+	uint32_t nmodules;                /* slots in use */
+	uint32_t pad;
+	uint64_t nnodes;                  /* nodes allocated (some may be invalid) */
+	uint64_t max_nodes;
+	/* What was not recorded, and why (printed by train). */
+	uint64_t off_stack;               /* entries with SP off the thread's stack */
+	uint64_t nested;                  /* entries while the runtime itself ran */
+	uint64_t too_deep;                /* entries past the shadow stack's depth */
+	uint64_t nodes_full;              /* entries after the node log filled up */
+	uint64_t threads;
+};
+
+struct rec_module {
+	uint64_t start, end;              /* runtime address range of its PT_LOADs */
+	uint64_t bias;                    /* runtime address - ELF vaddr */
+	uint32_t functions_found, functions_hooked;
+	uint32_t skipped[SKIP_NREASONS];
+	uint32_t unloaded;                /* dlclose'd: the range may be reused */
+	char path[TRAIN_PATH_MAX];
+};
+
+struct rec_node {
+	uint32_t parent;                  /* node index, REC_NONE for a thread root */
+	uint32_t module;                  /* module slot of the function */
+	uint64_t func;                    /* ELF vaddr of the function */
+	uint64_t ra;                      /* return address (runtime) */
+	int64_t height;                   /* base - CFA */
+	uint64_t entries;
+	uint32_t valid;                   /* REC_NODE_VALID once the fields are written */
+	uint32_t pad;
+};
+
+#define REC_MODULES_OFFSET 4096
+#define REC_NODES_OFFSET (REC_MODULES_OFFSET + REC_MAX_MODULES * sizeof(struct rec_module))
+
+#endif

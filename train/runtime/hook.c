@@ -1,0 +1,270 @@
+/* The hot path: icpp_enter and the per-thread shadow stacks.
+ * Built with -mgeneral-regs-only -ffreestanding: nothing here may call out of
+ * this file except through rt_syscall6 (see runtime.h). */
+#include "train/runtime/runtime.h"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+static void rt_zero(void *p, size_t n)
+{
+	volatile char *c = p;    /* volatile: keep gcc from emitting a memset call */
+	while (n--)
+		*c++ = 0;
+}
+
+static int rt_cmp(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	for (; n; n--, x++, y++)
+		if (*x != *y)
+			return *x - *y;
+	return 0;
+}
+
+static void rt_fatal(const char *msg)
+{
+	/* Only reachable if the arena runs out; say so and stop the target
+	 * rather than record wrong paths. */
+	rt_syscall6(SYS_write, 2, (long)"icpp: training runtime out of memory\n", 37, 0, 0, 0);
+	rt_syscall6(SYS_exit_group, 70, 0, 0, 0, 0, 0);
+	(void)msg;
+	__builtin_unreachable();
+}
+
+#define uthash_malloc(sz) rt_alloc(sz)
+#define uthash_free(ptr, sz) ((void)0)
+#define uthash_bzero(a, n) rt_zero(a, n)
+#define uthash_fatal(msg) rt_fatal(msg)
+#define HASH_KEYCMP(a, b, n) rt_cmp(a, b, n)
+#include <uthash.h>
+
+struct runtime rt;
+uint32_t rt_xsave_size;
+
+/* Freshly mapped anonymous memory is zero and the arena never reuses it. */
+void *rt_alloc(size_t size)
+{
+	size = (size + 15) & ~(size_t)15;
+	char *p = __atomic_fetch_add(&rt.arena_next, size, __ATOMIC_RELAXED);
+	if (p + size > rt.arena_end)
+		rt_fatal("arena");
+	return p;
+}
+
+/* ---- threads ---- */
+
+#define MAX_DEPTH (1u << 20)
+#define THREAD_SLOTS (1u << 16)
+
+struct frame {
+	uintptr_t cfa;
+	uint32_t node;
+};
+
+struct cct_key {                 /* no padding: uthash hashes the raw bytes */
+	const struct fn_meta *fn;
+	uintptr_t ra;
+	int64_t height;
+	uint32_t parent;
+	uint32_t zero;
+};
+
+struct cct_entry {
+	struct cct_key key;
+	uint32_t node;
+	UT_hash_handle hh;
+};
+
+struct thread {
+	int64_t base;
+	uint32_t depth;
+	volatile uint32_t busy;  /* the runtime is running on this thread */
+	uint32_t root_cache;     /* 1 + last root node */
+	struct frame *stack;
+	struct cct_entry *cct;   /* this thread's calling-context tree */
+};
+
+/* fs base -> thread.  uthash cannot be read while another thread inserts,
+ * so this is a fixed open-addressing array claimed with compare-and-swap;
+ * only the thread that owns an fs base ever creates its entry. */
+static struct {
+	uintptr_t fs;
+	struct thread *thread;
+} threads[THREAD_SLOTS];
+
+static uintptr_t fs_base(void)
+{
+	uintptr_t fs;
+	__asm__("mov %%fs:0, %0" : "=r"(fs));
+	return fs;
+}
+
+static int64_t thread_base(uintptr_t fs)
+{
+	long tid = rt_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	long pid = rt_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	return tid == pid ? rt.start_stack : (int64_t)fs;
+}
+
+static struct thread *thread_new(uintptr_t fs)
+{
+	struct thread *t = rt_alloc(sizeof(*t));
+	t->stack = rt_alloc(MAX_DEPTH * sizeof(struct frame));
+	t->base = thread_base(fs);
+	__atomic_fetch_add(&rt.hdr->threads, 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+static struct thread *thread_get(void)
+{
+	uintptr_t fs = fs_base();
+	uint32_t i = (uint32_t)((fs * 0x9e3779b97f4a7c15ull) >> 48) & (THREAD_SLOTS - 1);
+	for (uint32_t probes = 0; probes < THREAD_SLOTS; probes++, i = (i + 1) & (THREAD_SLOTS - 1)) {
+		uintptr_t k = __atomic_load_n(&threads[i].fs, __ATOMIC_ACQUIRE);
+		if (k == fs)
+			return threads[i].thread;
+		if (k)
+			continue;
+		uintptr_t expected = 0;
+		if (__atomic_compare_exchange_n(&threads[i].fs, &expected, fs, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			struct thread *t = thread_new(fs);
+			__atomic_store_n(&threads[i].thread, t, __ATOMIC_RELEASE);
+			return t;
+		}
+		if (expected == fs)
+			return threads[i].thread;
+	}
+	return NULL;
+}
+
+int rt_enter_runtime(void)
+{
+	struct thread *t = thread_get();
+	if (!t || t->busy)
+		return 1;
+	t->busy = 1;
+	__asm__ volatile("" ::: "memory");
+	return 0;
+}
+
+void rt_leave_runtime(void)
+{
+	struct thread *t = thread_get();
+	__asm__ volatile("" ::: "memory");
+	if (t)
+		t->busy = 0;
+}
+
+/* In a fork child the forking thread is the main thread now: its base may
+ * change (method.md: tid == pid uses start_stack), and then its shadow stack
+ * describes heights under the old base. */
+void rt_after_fork(void)
+{
+	struct thread *t = thread_get();
+	if (!t)
+		return;
+	int64_t base = thread_base(fs_base());
+	if (base != t->base) {
+		t->base = base;
+		t->depth = 0;
+	}
+}
+
+/* ---- the calling-context tree ---- */
+
+static uint32_t node_new(const struct cct_key *k)
+{
+	uint64_t i = __atomic_fetch_add(&rt.hdr->nnodes, 1, __ATOMIC_RELAXED);
+	if (i >= rt.hdr->max_nodes)
+		return REC_NONE;
+	struct rec_node *n = &rt.nodes[i];
+	n->parent = k->parent;
+	n->module = k->fn->module;
+	n->func = k->fn->vaddr;
+	n->ra = k->ra;
+	n->height = k->height;
+	__atomic_store_n(&n->valid, REC_NODE_VALID, __ATOMIC_RELEASE);
+	return (uint32_t)i;
+}
+
+static int node_is(uint32_t i, const struct cct_key *k)
+{
+	const struct rec_node *n = &rt.nodes[i];
+	return n->func == k->fn->vaddr && n->module == k->fn->module && n->ra == k->ra &&
+	       n->height == k->height;
+}
+
+/* The child of k->parent for (fn, ra, height), created when new.  Most
+ * entries repeat the previous child of the same parent: check that first. */
+static uint32_t cct_child(struct thread *t, const struct cct_key *k)
+{
+	uint32_t *cache = k->parent == REC_NONE ? &t->root_cache : &rt.child_cache[k->parent];
+	if (*cache && node_is(*cache - 1, k))
+		return *cache - 1;
+	struct cct_entry *e;
+	HASH_FIND(hh, t->cct, k, sizeof(*k), e);
+	if (!e) {
+		uint32_t node = node_new(k);
+		if (node == REC_NONE)
+			return REC_NONE;
+		e = rt_alloc(sizeof(*e));
+		e->key = *k;
+		e->node = node;
+		HASH_ADD(hh, t->cct, key, sizeof(e->key), e);
+	}
+	*cache = e->node + 1;
+	return e->node;
+}
+
+static void count(uint64_t *counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* method.md, "Training without exit hooks": frames whose CFA is at or below
+ * the new entry's CFA have returned (or were left by a tail call, longjmp or
+ * an exception); pop them, then push the new frame. */
+void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
+{
+	struct thread *t = thread_get();
+	if (!t || t->busy) {
+		count(&rt.hdr->nested);
+		return;
+	}
+	t->busy = 1;
+	__asm__ volatile("" ::: "memory");
+
+	uintptr_t cfa = sp + 8;
+	struct cct_key k = {.fn = fn, .ra = *(const uintptr_t *)sp, .height = t->base - (int64_t)cfa};
+	if (k.height < REC_HEIGHT_MIN || k.height > REC_HEIGHT_MAX) {
+		count(&rt.hdr->off_stack);
+		goto out;
+	}
+	uint32_t d = t->depth;
+	while (d && t->stack[d - 1].cfa <= cfa)
+		d--;
+	k.parent = d ? t->stack[d - 1].node : REC_NONE;
+	uint32_t node = cct_child(t, &k);
+	if (node == REC_NONE) {
+		count(&rt.hdr->nodes_full);
+		t->depth = d;
+		goto out;
+	}
+	/* Atomic: after a fork, parent and child count on the same shared node. */
+	__atomic_fetch_add(&rt.nodes[node].entries, 1, __ATOMIC_RELAXED);
+	if (d == MAX_DEPTH) {
+		count(&rt.hdr->too_deep);
+	} else {
+		t->stack[d].cfa = cfa;
+		t->stack[d].node = node;
+		d++;
+	}
+	t->depth = d;
+	if (fn->flags & FN_RESCAN)
+		icpp_rescan_saving_fpu();
+out:
+	__asm__ volatile("" ::: "memory");
+	t->busy = 0;
+}

@@ -1,0 +1,172 @@
+#include "x86/reloc.h"
+
+#include <string.h>
+
+bool x86_open(csh *cs)
+{
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, cs) != CS_ERR_OK)
+		return false;
+	cs_option(*cs, CS_OPT_DETAIL, CS_OPT_ON);
+	return true;
+}
+
+/* cs_insn_group() needs the handle; the detail's group list does not. */
+static bool in_group(const cs_insn *insn, uint8_t group)
+{
+	for (int i = 0; i < insn->detail->groups_count; i++)
+		if (insn->detail->groups[i] == group)
+			return true;
+	return false;
+}
+
+static bool is_relative_branch(const cs_insn *insn)
+{
+	return in_group(insn, X86_GRP_BRANCH_RELATIVE) ||
+	       (insn->id == X86_INS_CALL && insn->detail->x86.op_count == 1 &&
+		insn->detail->x86.operands[0].type == X86_OP_IMM);
+}
+
+static bool has_rip_operand(const cs_insn *insn)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	for (int i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+			return true;
+	return false;
+}
+
+const char *x86_unrelocatable(const cs_insn *insn)
+{
+	switch (insn->id) {
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
+	case X86_INS_JRCXZ:
+	case X86_INS_JECXZ:
+		return "loop/jrcxz has no rel32 form";
+	default:
+		break;
+	}
+	if (has_rip_operand(insn) && insn->detail->x86.encoding.disp_size != 4)
+		return "rip-relative operand without disp32";
+	if (is_relative_branch(insn) && insn->detail->x86.op_count != 1)
+		return "relative branch with unexpected operands";
+	return NULL;
+}
+
+uint64_t x86_branch_target(const cs_insn *insn)
+{
+	if (!is_relative_branch(insn) || insn->detail->x86.op_count != 1 ||
+	    insn->detail->x86.operands[0].type != X86_OP_IMM)
+		return 0;
+	return (uint64_t)insn->detail->x86.operands[0].imm;
+}
+
+bool x86_is_terminator(const cs_insn *insn)
+{
+	switch (insn->id) {
+	case X86_INS_RET:
+	case X86_INS_RETF:
+	case X86_INS_JMP:
+	case X86_INS_LJMP:
+	case X86_INS_UD2:
+	case X86_INS_HLT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool fits_rel32(int64_t d)
+{
+	return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+int x86_encode_jmp(uint64_t at, uint64_t target, uint8_t *out)
+{
+	int64_t d = (int64_t)(target - (at + 5));
+	if (!fits_rel32(d))
+		return -1;
+	out[0] = 0xe9;
+	put32(out + 1, (uint32_t)d);
+	return 5;
+}
+
+/* jcc rel8 is 7x ib, jcc rel32 is 0f 8x id; the condition is the low nibble. */
+static int jcc_condition(const cs_insn *insn)
+{
+	const uint8_t *b = insn->bytes;
+	size_t i = 0;
+	while (i < insn->size && (b[i] == 0x2e || b[i] == 0x3e || b[i] == 0xf2))
+		i++;                 /* branch hints and bnd prefixes */
+	if (i < insn->size && (b[i] & 0xf0) == 0x70)
+		return b[i] & 0x0f;
+	if (i + 1 < insn->size && b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80)
+		return b[i + 1] & 0x0f;
+	return -1;
+}
+
+static int relocate_branch(const cs_insn *insn, uint64_t to, uint8_t *out, const char **why)
+{
+	uint64_t target = x86_branch_target(insn);
+	if (insn->id == X86_INS_CALL) {
+		/* lea -8(%rsp),%rsp; movl lo,(%rsp); movl hi,4(%rsp); jmp target:
+		 * lea keeps the flags, and the callee returns to the original site. */
+		uint64_t ret = insn->address + insn->size;
+		static const uint8_t lea[] = {0x48, 0x8d, 0x64, 0x24, 0xf8};
+		memcpy(out, lea, 5);
+		out[5] = 0xc7, out[6] = 0x04, out[7] = 0x24;
+		put32(out + 8, (uint32_t)ret);
+		out[12] = 0xc7, out[13] = 0x44, out[14] = 0x24, out[15] = 0x04;
+		put32(out + 16, (uint32_t)(ret >> 32));
+		if (x86_encode_jmp(to + 20, target, out + 20) < 0)
+			goto far;
+		return 25;
+	}
+	if (insn->id == X86_INS_JMP) {
+		if (x86_encode_jmp(to, target, out) < 0)
+			goto far;
+		return 5;
+	}
+	int cc = jcc_condition(insn);
+	if (cc < 0) {
+		*why = "unknown relative branch encoding";
+		return -1;
+	}
+	int64_t d = (int64_t)(target - (to + 6));
+	if (!fits_rel32(d))
+		goto far;
+	out[0] = 0x0f;
+	out[1] = (uint8_t)(0x80 | cc);
+	put32(out + 2, (uint32_t)d);
+	return 6;
+far:
+	*why = "branch target out of rel32 range";
+	return -1;
+}
+
+int x86_relocate_insn(const cs_insn *insn, uint64_t to, uint8_t *out, const char **why)
+{
+	if ((*why = x86_unrelocatable(insn)))
+		return -1;
+	if (is_relative_branch(insn))
+		return relocate_branch(insn, to, out, why);
+	memcpy(out, insn->bytes, insn->size);
+	if (has_rip_operand(insn)) {
+		const cs_x86 *x = &insn->detail->x86;
+		/* rip points at the next instruction; the length is unchanged. */
+		uint64_t abs = insn->address + insn->size + (uint64_t)x->disp;
+		int64_t d = (int64_t)(abs - (to + insn->size));
+		if (!fits_rel32(d)) {
+			*why = "rip-relative operand out of rel32 range";
+			return -1;
+		}
+		put32(out + x->encoding.disp_offset, (uint32_t)d);
+	}
+	return insn->size;
+}

@@ -1,0 +1,48 @@
+/* x86: moving x86-64 instructions to another address (Capstone decodes).
+ *
+ * Training hooks displace a function's first instructions into a trampoline,
+ * and the rewriter moves instructions into new code: both need the same
+ * relocation.  An instruction keeps its meaning at the new address when:
+ *  - a rip-relative memory operand gets its disp32 recomputed (it must still
+ *    fit in int32);
+ *  - a relative jmp/jcc is re-encoded with a rel32 to the same target;
+ *  - a relative call becomes "push original return address; jmp target", so
+ *    the callee and any unwinder see the original return address, never one
+ *    inside the trampoline;
+ *  - anything else is copied byte for byte.
+ * loop/jrcxz (rel8 only) and instructions Capstone cannot decode are refused.
+ */
+#ifndef ICPP_X86_RELOC_H
+#define ICPP_X86_RELOC_H
+
+#include <capstone/capstone.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Worst-case output bytes for one relocated instruction. */
+#define X86_RELOC_MAX_INSN 32
+
+/* An x86-64 Capstone handle with detail on; false on failure. */
+bool x86_open(csh *cs);
+
+/* Why insn cannot be relocated, or NULL when it can (insn needs detail). */
+const char *x86_unrelocatable(const cs_insn *insn);
+
+/* The target of a direct relative branch/call, or 0 when insn is not one. */
+uint64_t x86_branch_target(const cs_insn *insn);
+
+/* Whether insn never falls through (ret, jmp, ud2, hlt). */
+bool x86_is_terminator(const cs_insn *insn);
+
+/* Relocate one decoded instruction (insn->address is where it ran) so that
+ * it runs at `to`; writes at most X86_RELOC_MAX_INSN bytes to out.
+ * Returns the number of bytes written, or -1 when impossible (see header
+ * comment; *why says which). */
+int x86_relocate_insn(const cs_insn *insn, uint64_t to, uint8_t *out, const char **why);
+
+/* Encode "jmp target" at address `at` into out (5 bytes, rel32); -1 when the
+ * distance does not fit in int32. */
+int x86_encode_jmp(uint64_t at, uint64_t target, uint8_t *out);
+
+#endif
