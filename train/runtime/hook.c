@@ -76,13 +76,21 @@ struct cct_entry {
 	UT_hash_handle hh;
 };
 
+/* A direct-mapped memo in front of the thread's uthash table: most entries
+ * repeat a recent (parent, function, callsite, height). */
+#define MEMO_SLOTS (1u << 14)
+struct memo {
+	struct cct_key key;
+	uint32_t node;
+};
+
 struct thread {
 	int64_t base;
 	uint32_t depth;
 	volatile uint32_t busy;  /* the runtime is running on this thread */
-	uint32_t root_cache;     /* 1 + last root node */
 	struct frame *stack;
 	struct cct_entry *cct;   /* this thread's calling-context tree */
+	struct memo *memo;
 };
 
 /* fs base -> thread.  uthash cannot be read while another thread inserts,
@@ -111,6 +119,7 @@ static struct thread *thread_new(uintptr_t fs)
 {
 	struct thread *t = rt_alloc(sizeof(*t));
 	t->stack = rt_alloc(MAX_DEPTH * sizeof(struct frame));
+	t->memo = rt_alloc(MEMO_SLOTS * sizeof(struct memo));
 	t->base = thread_base(fs);
 	__atomic_fetch_add(&rt.hdr->threads, 1, __ATOMIC_RELAXED);
 	return t;
@@ -160,6 +169,11 @@ void rt_leave_runtime(void)
 /* In a fork child the forking thread is the main thread now: its base may
  * change (method.md: tid == pid uses start_stack), and then its shadow stack
  * describes heights under the old base. */
+void rt_before_fork(void)
+{
+	rt.counts_shared = 1;
+}
+
 void rt_after_fork(void)
 {
 	struct thread *t = thread_get();
@@ -189,20 +203,19 @@ static uint32_t node_new(const struct cct_key *k)
 	return (uint32_t)i;
 }
 
-static int node_is(uint32_t i, const struct cct_key *k)
+static int key_eq(const struct cct_key *a, const struct cct_key *b)
 {
-	const struct rec_node *n = &rt.nodes[i];
-	return n->func == k->fn->vaddr && n->module == k->fn->module && n->ra == k->ra &&
-	       n->height == k->height;
+	return a->fn == b->fn && a->ra == b->ra && a->height == b->height && a->parent == b->parent;
 }
 
-/* The child of k->parent for (fn, ra, height), created when new.  Most
- * entries repeat the previous child of the same parent: check that first. */
+/* The child of k->parent for (fn, ra, height), created when new. */
 static uint32_t cct_child(struct thread *t, const struct cct_key *k)
 {
-	uint32_t *cache = k->parent == REC_NONE ? &t->root_cache : &rt.child_cache[k->parent];
-	if (*cache && node_is(*cache - 1, k))
-		return *cache - 1;
+	uint64_t h = ((uintptr_t)k->fn ^ k->ra ^ ((uint64_t)k->parent << 32) ^ (uint64_t)k->height) *
+		     0x9e3779b97f4a7c15ull;
+	struct memo *m = &t->memo[h >> (64 - 14)];
+	if (m->node && key_eq(&m->key, k))
+		return m->node - 1;
 	struct cct_entry *e;
 	HASH_FIND(hh, t->cct, k, sizeof(*k), e);
 	if (!e) {
@@ -214,7 +227,8 @@ static uint32_t cct_child(struct thread *t, const struct cct_key *k)
 		e->node = node;
 		HASH_ADD(hh, t->cct, key, sizeof(e->key), e);
 	}
-	*cache = e->node + 1;
+	m->key = *k;
+	m->node = e->node + 1;
 	return e->node;
 }
 
@@ -252,8 +266,12 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 		t->depth = d;
 		goto out;
 	}
-	/* Atomic: after a fork, parent and child count on the same shared node. */
-	__atomic_fetch_add(&rt.nodes[node].entries, 1, __ATOMIC_RELAXED);
+	/* Once the process has forked, parent and child count on the same
+	 * shared nodes: then (only) the increment must be atomic. */
+	if (rt.counts_shared)
+		__atomic_fetch_add(&rt.nodes[node].entries, 1, __ATOMIC_RELAXED);
+	else
+		rt.nodes[node].entries++;
 	if (d == MAX_DEPTH) {
 		count(&rt.hdr->too_deep);
 	} else {

@@ -122,15 +122,12 @@ static int reserve_private(void)
 {
 	void *arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	void *cache = mmap(NULL, MAX_NODES * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (arena == MAP_FAILED || cache == MAP_FAILED) {
+	if (arena == MAP_FAILED) {
 		warn("icpp: cannot reserve memory for training: %s", strerror(errno));
 		return -1;
 	}
 	rt.arena = rt.arena_next = arena;
 	rt.arena_end = rt.arena + ARENA_SIZE;
-	rt.child_cache = cache;
 	return 0;
 }
 
@@ -451,7 +448,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	module_of((const void *)cs_open, capstone_path);
 	if (rt_enter_runtime() != 0)
 		return;
-	pthread_atfork(NULL, NULL, rt_after_fork);
+	pthread_atfork(rt_before_fork, NULL, rt_after_fork);
 	scan_modules();
 	rt_leave_runtime();
 }

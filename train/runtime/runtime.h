@@ -36,7 +36,7 @@ struct runtime {
 	struct rec_header *hdr;
 	struct rec_module *modules;
 	struct rec_node *nodes;
-	uint32_t *child_cache;   /* per node: 1 + its most recently entered child */
+	int counts_shared;       /* forked: another process counts on our nodes */
 	int64_t start_stack;
 	char *arena, *arena_end; /* private bump allocator (atomic) */
 	char *arena_next;
@@ -51,6 +51,7 @@ void *rt_alloc(size_t size) RT_HIDDEN;          /* zeroed, never freed */
  * was (returns 1).  rt_leave clears busy. */
 int rt_enter_runtime(void) RT_HIDDEN;
 void rt_leave_runtime(void) RT_HIDDEN;
+void rt_before_fork(void) RT_HIDDEN;
 void rt_after_fork(void) RT_HIDDEN;
 
 /* stub.S */

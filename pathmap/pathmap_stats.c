@@ -1,0 +1,202 @@
+/* pathmap_stats.c: the method's metrics (method.md "Metrics").
+ *
+ * A path, for the metrics, is a distinct sequence of functions (callsites
+ * ignored, as in the thesis).  Sequences are interned by (parent sequence,
+ * function) in one pass over the nodes, which are in topological order.  The
+ * nodes are then sorted by (function, height, sequence): each run of one
+ * (function, height) is a CID, and the number of distinct sequences in the run
+ * is its degree of ambiguity. */
+#include "pathmap/pathmap_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct seq_ent {
+	struct {
+		uint32_t parent_seq, func;
+	} key;
+	uint32_t id;
+	UT_hash_handle hh;
+};
+
+int pm_path_ids(const struct pathmap *pm, uint32_t *ids, uint32_t *npaths)
+{
+	struct seq_ent *set = NULL, *arr = calloc(pm->nnodes ? pm->nnodes : 1, sizeof(*arr));
+	uint32_t n = 0;
+	int rc = -1;
+	if (!arr)
+		return -1;
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *nd = &pm->nodes[i];
+		struct seq_ent *e = &arr[n], *found;
+		e->key.parent_seq = nd->parent < i ? ids[nd->parent] : PM_NONE;
+		e->key.func = nd->func;
+		HASH_FIND(hh, set, &e->key, sizeof(e->key), found);
+		if (!found) {
+			e->id = n;
+			if (!PM_HADD(set, key, e))
+				goto out;
+			found = e;
+			n++;
+		}
+		ids[i] = found->id;
+	}
+	*npaths = n;
+	rc = 0;
+out:
+	HASH_CLEAR(hh, set);
+	free(arr);
+	return rc;
+}
+
+/* Nodes grouped by CID: perm holds the node indices sorted by (function,
+ * height, sequence id). */
+struct cid_runs {
+	const struct pathmap *pm;
+	uint32_t *ids, *perm, npaths;
+	uint32_t pos;                /* next run starts at perm[pos] */
+};
+
+static int cmp_cid(const void *a, const void *b, void *ctx)
+{
+	const struct cid_runs *r = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct pm_node *x = &r->pm->nodes[i], *y = &r->pm->nodes[j];
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->height != y->height)
+		return x->height < y->height ? -1 : 1;
+	if (r->ids[i] != r->ids[j])
+		return r->ids[i] < r->ids[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static void runs_free(struct cid_runs *r)
+{
+	free(r->ids);
+	free(r->perm);
+}
+
+static int runs_init(struct cid_runs *r, const struct pathmap *pm)
+{
+	size_t n = pm->nnodes ? pm->nnodes : 1;
+	memset(r, 0, sizeof(*r));
+	r->pm = pm;
+	r->ids = malloc(n * sizeof(*r->ids));
+	r->perm = malloc(n * sizeof(*r->perm));
+	if (!r->ids || !r->perm || pm_path_ids(pm, r->ids, &r->npaths) < 0) {
+		runs_free(r);
+		return -1;
+	}
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		r->perm[i] = i;
+	qsort_r(r->perm, pm->nnodes, sizeof(*r->perm), cmp_cid, r);
+	return 0;
+}
+
+/* The next CID: its nodes are perm[*start .. *end); returns its degree, or 0
+ * when there are no more. */
+static uint32_t next_cid(struct cid_runs *r, uint32_t *start, uint32_t *end, uint64_t *entries)
+{
+	const struct pathmap *pm = r->pm;
+	if (r->pos >= pm->nnodes)
+		return 0;
+	uint32_t s = r->pos, e = s, degree = 0;
+	const struct pm_node *first = &pm->nodes[r->perm[s]];
+	*entries = 0;
+	for (; e < pm->nnodes; e++) {
+		const struct pm_node *n = &pm->nodes[r->perm[e]];
+		if (n->func != first->func || n->height != first->height)
+			break;
+		if (e == s || r->ids[r->perm[e]] != r->ids[r->perm[e - 1]])
+			degree++;
+		*entries = pm_sat_add(*entries, n->entries);
+	}
+	*start = s;
+	*end = r->pos = e;
+	return degree;
+}
+
+static unsigned bucket(uint32_t degree)
+{
+	return degree > PM_DEGREE_BUCKETS - 1 ? PM_DEGREE_BUCKETS - 1 : degree - 1;
+}
+
+int pm_stats(const struct pathmap *pm, struct pm_stats *st)
+{
+	struct cid_runs r;
+	memset(st, 0, sizeof(*st));
+	if (runs_init(&r, pm) < 0)
+		return -1;
+	uint32_t *path_degree = calloc(r.npaths ? r.npaths : 1, sizeof(*path_degree));
+	if (!path_degree) {
+		runs_free(&r);
+		return -1;
+	}
+	uint32_t s, e, degree;
+	uint64_t cid_entries;
+	while ((degree = next_cid(&r, &s, &e, &cid_entries))) {
+		st->cids++;
+		if (degree > 1)
+			st->ambiguous_cids++;
+		if (degree > st->max_degree)
+			st->max_degree = degree;
+		for (uint32_t k = s; k < e; k++) {
+			const struct pm_node *n = &pm->nodes[r.perm[k]];
+			uint32_t *pd = &path_degree[r.ids[r.perm[k]]];
+			if (degree > *pd)
+				*pd = degree;
+			st->degree_entries[bucket(degree)] =
+				pm_sat_add(st->degree_entries[bucket(degree)], n->entries);
+			st->entries = pm_sat_add(st->entries, n->entries);
+		}
+	}
+	for (uint32_t p = 0; p < r.npaths; p++)
+		st->degree_paths[bucket(path_degree[p])]++;
+	st->nodes = pm->nnodes;
+	st->paths = r.npaths;
+	st->precise_paths = st->degree_paths[0];
+	st->precise_entries = st->degree_entries[0];
+	free(path_degree);
+	runs_free(&r);
+	return 0;
+}
+
+static int cmp_worst(const void *a, const void *b)
+{
+	const struct pm_ambiguous_cid *x = a, *y = b;
+	if (x->degree != y->degree)
+		return x->degree > y->degree ? -1 : 1;
+	if (x->entries != y->entries)
+		return x->entries > y->entries ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return x->height < y->height ? -1 : x->height > y->height;
+}
+
+size_t pm_worst_cids(const struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max)
+{
+	struct cid_runs r;
+	if (!max || runs_init(&r, pm) < 0)
+		return 0;
+	struct pm_ambiguous_cid *all = malloc((pm->nnodes ? pm->nnodes : 1) * sizeof(*all));
+	size_t n = 0;
+	uint32_t s, e, degree;
+	uint64_t entries;
+	while (all && (degree = next_cid(&r, &s, &e, &entries))) {
+		if (degree < 2)
+			continue;
+		const struct pm_node *nd = &pm->nodes[r.perm[s]];
+		all[n++] = (struct pm_ambiguous_cid){.func = nd->func, .height = nd->height,
+						     .degree = degree, .entries = entries};
+	}
+	if (all) {
+		qsort(all, n, sizeof(*all), cmp_worst);
+		if (n > max)
+			n = max;
+		memcpy(out, all, n * sizeof(*out));
+	}
+	free(all);
+	runs_free(&r);
+	return n;
+}
