@@ -1,0 +1,169 @@
+/* t_basic: direct and mutual recursion, tail calls, function pointers, a qsort
+ * callback through libc, setjmp/longjmp, a variable-sized frame. */
+#include "gt.h"
+
+#include <setjmp.h>
+
+static volatile int sink;
+
+GT_FN static long fact(int n)
+{
+	GT_ENTER();
+	return n <= 1 ? 1 : n * fact(n - 1);
+}
+
+/* Two call sites of itself: two callsites per height. */
+GT_FN static int fib(int n)
+{
+	GT_ENTER();
+	if (n < 2)
+		return n;
+	return fib(n - 1) + fib(n - 2);
+}
+
+/* Mutual recursion; at -O2 both calls are tail calls (jmp). */
+GT_FN static int is_odd(unsigned n);
+GT_FN static int is_even(unsigned n)
+{
+	GT_ENTER();
+	if (n == 0)
+		return 1;
+	return is_odd(n - 1);
+}
+GT_FN static int is_odd(unsigned n)
+{
+	GT_ENTER();
+	if (n == 0)
+		return 0;
+	return is_even(n - 1);
+}
+
+/* A chain of tail calls: each callee enters at its caller's CFA. */
+GT_FN static int tail_c(int x)
+{
+	GT_ENTER();
+	sink = x;
+	return x * 3;
+}
+GT_FN static int tail_b(int x)
+{
+	GT_ENTER();
+	sink = x;
+	return tail_c(x + 1);
+}
+GT_FN static int tail_a(int x)
+{
+	GT_ENTER();
+	sink = x;
+	return tail_b(x * 2);
+}
+
+/* Function pointers. */
+GT_FN static int op_add(int a, int b)
+{
+	GT_ENTER();
+	return a + b;
+}
+GT_FN static int op_mul(int a, int b)
+{
+	GT_ENTER();
+	return a * b;
+}
+GT_FN static int op_sub(int a, int b)
+{
+	GT_ENTER();
+	return a - b;
+}
+static int (*const ops[])(int, int) = {op_add, op_mul, op_sub};
+
+GT_FN static int apply(int (*op)(int, int), int a, int b)
+{
+	GT_ENTER();
+	return op(a, b) + 0 * sink;
+}
+GT_FN static int fold(int n)
+{
+	GT_ENTER();
+	int acc = 1;
+	for (int i = 0; i < n; i++)
+		acc = apply(ops[i % 3], acc, i + 1);
+	return acc;
+}
+
+/* qsort: the comparator is called from libc's msort. */
+GT_FN static int key_of(const int *p)
+{
+	GT_ENTER();
+	return *p % 100;
+}
+GT_FN static int cmp_int(const void *a, const void *b)
+{
+	GT_ENTER();
+	int ka = key_of(a), kb = key_of(b);
+	return ka != kb ? (ka > kb) - (ka < kb) : (*(const int *)a > *(const int *)b) -
+							(*(const int *)a < *(const int *)b);
+}
+GT_FN static long sort_some(void)
+{
+	GT_ENTER();
+	int v[40];
+	unsigned s = 12345;
+	for (int i = 0; i < 40; i++) {
+		s = s * 1103515245 + 12345;
+		v[i] = (int)(s >> 16) % 1000;
+	}
+	qsort(v, 40, sizeof v[0], cmp_int);
+	long h = 0;
+	for (int i = 0; i < 40; i++)
+		h = h * 31 + v[i];
+	return h;
+}
+
+/* setjmp/longjmp: dive deep, jump out, then call again at lower heights. */
+static jmp_buf jb;
+GT_FN static void dive(int depth)
+{
+	GT_ENTER();
+	if (depth > 0)
+		dive(depth - 1);
+	else if (sink >= 0)
+		longjmp(jb, 7);
+	sink = depth;
+}
+GT_FN static int after_jump(int v)
+{
+	GT_ENTER();
+	return v + is_even(3);
+}
+GT_FN static int jump_root(void)
+{
+	GT_ENTER();
+	volatile int r = setjmp(jb);
+	if (r == 0)
+		dive(9);
+	return after_jump(r);
+}
+
+/* A variable-sized frame. */
+GT_FN static int vla_user(int n)
+{
+	GT_ENTER();
+	volatile char buf[n];
+	for (int i = 0; i < n; i++)
+		buf[i] = (char)i;
+	return buf[n - 1] + op_add(n, 1);
+}
+
+GT_FN int main(void)
+{
+	GT_ENTER();
+	printf("fact %ld\n", fact(12));
+	printf("fib %d\n", fib(14));
+	printf("even %d %d\n", is_even(17), is_even(24));
+	printf("tail %d\n", tail_a(5));
+	printf("fold %d\n", fold(10));
+	printf("sort %ld\n", sort_some());
+	printf("jump %d\n", jump_root());
+	printf("vla %d %d\n", vla_user(100), vla_user(3000));
+	return 3;   /* a non-zero exit status the test compares */
+}
