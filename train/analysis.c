@@ -88,12 +88,26 @@ static void collect_targets(csh cs, const struct bin_module *m, struct targets *
 	qsort(t->v, t->n, sizeof(*t->v), cmp_u64);
 }
 
-static int is_padding(const uint8_t *b, size_t n)
+/* Are the bytes [from, to) alignment padding (nop or int3 instructions)? */
+static int is_padding(csh cs, const struct bin_module *m, uint64_t from, uint64_t to)
 {
-	for (size_t i = 0; i < n; i++)
-		if (b[i] != 0xcc && b[i] != 0x90 && b[i] != 0x00)
-			return 0;
-	return 1;
+	uint8_t pad[32];
+	size_t left = to - from;
+	if (left > sizeof(pad) || bin_read(m, from, pad, left) < 0)
+		return 0;
+	const uint8_t *p = pad;
+	uint64_t addr = from;
+	cs_insn *insn = cs_malloc(cs);
+	int ok = 1;
+	while (ok && left) {
+		if (*p == 0xcc || *p == 0x90) {       /* also a partial int3/nop run */
+			p++, left--, addr++;
+			continue;
+		}
+		ok = cs_disasm_iter(cs, &p, &left, &addr, insn) && insn->id == X86_INS_NOP;
+	}
+	cs_free(insn, 1);
+	return ok;
 }
 
 /* Decide one function's site; returns SKIP_NREASONS when it can be hooked. */
@@ -101,10 +115,12 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 				     uint64_t next_start, const struct targets *t,
 				     struct train_site *site)
 {
-	struct bin_cfa cfa;
-	int has_cfa = bin_cfa_at(m, f->addr, &cfa) == 0;
-	if ((has_cfa && (cfa.reg != BIN_CFA_RSP || cfa.offset != 8)) || (!has_cfa && f->from_fde))
+	struct bin_cfa cfa = {.reg = BIN_CFA_RSP, .offset = 8};
+	if (bin_cfa_at(m, f->addr, &cfa) < 0 && f->from_fde)
+		return SKIP_ENTRY_CFA;   /* an FDE whose rule is an expression */
+	if (cfa.reg != BIN_CFA_RSP || cfa.offset < 8 || cfa.offset % 8 || cfa.offset > 4096)
 		return SKIP_ENTRY_CFA;
+	site->cfa_offset = (uint16_t)cfa.offset;
 	uint8_t code[64];
 	size_t avail = f->size < sizeof(code) ? f->size : sizeof(code);
 	if (bin_read(m, f->addr, code, avail) < 0)
@@ -140,11 +156,9 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 	if (why == SKIP_NREASONS && site->patch_len < 5) {
 		/* The whole function fits before the jmp ends: allowed only if the
 		 * rest of the jmp lands on padding before the next function. */
-		uint64_t jmp_end = f->addr + site->patch_off + 5;
-		uint8_t pad[8];
-		size_t pad_len = jmp_end - (f->addr + f->size);
-		if (jmp_end > next_start || bin_read(m, f->addr + f->size, pad, pad_len) < 0 ||
-		    !is_padding(pad, pad_len))
+		uint64_t jmp_end = f->addr + site->patch_off + 5, end = f->addr + f->size;
+		uint64_t pad_end = next_start - end < 16 ? next_start : end + 16;
+		if (jmp_end > next_start || !is_padding(cs, m, end, pad_end))
 			why = SKIP_TOO_SHORT;
 		else
 			site->flags |= SITE_PAD;

@@ -6,9 +6,10 @@
  * every one can be relocated (x86/reloc.h) and no direct branch anywhere in
  * the module lands inside them (it would skip or re-run the hook).  A
  * function shorter than that is hooked only when it ends in ret/jmp and the
- * alignment padding after it can take the rest of the jmp.  A function whose
- * CFI says its entry is not an ordinary call target (CFA != rsp+8, e.g. the
- * PLT or ld.so's lazy-binding resolver) is skipped.
+ * alignment padding after it can take the rest of the jmp.  The CFA at the
+ * entry comes from the CFI (rsp+8 for an ordinary function, more for ld.so's
+ * resolver or a .cold fragment); an entry whose CFA is not rsp-relative (the
+ * PLT, the signal trampoline) is skipped.
  *
  * Results are cached per path for the life of an `icpp train` run.
  */

@@ -45,7 +45,7 @@ enum train_skip {
 	SKIP_TOO_SHORT,                   /* fewer than 5 bytes to displace */
 	SKIP_BRANCH_TARGET,               /* a jump lands inside the displaced bytes */
 	SKIP_UNRELOCATABLE,               /* an instruction cannot move (loop, ...) */
-	SKIP_ENTRY_CFA,                   /* CFI says the entry is not a plain call target */
+	SKIP_ENTRY_CFA,                   /* CFI at the entry is not rsp+k (PLT, sigreturn) */
 	SKIP_UNDECODABLE,                 /* Capstone cannot decode the entry */
 	SKIP_CODE_MISMATCH,               /* memory differs from the file (runtime) */
 	SKIP_NO_TRAMPOLINE_SPACE,         /* no memory within rel32 reach (runtime) */
@@ -66,7 +66,13 @@ struct train_site {
 	uint64_t addr;                    /* ELF vaddr of the function */
 	uint16_t patch_off;               /* bytes kept at the entry (endbr64: 4) */
 	uint16_t patch_len;               /* bytes of whole instructions displaced */
-	uint32_t flags;                   /* SITE_* */
+	uint16_t flags;                   /* SITE_* */
+	/* CFA = SP + cfa_offset at the entry, from the CFI: 8 for a called
+	 * function, more for one entered with its frame partly built (ld.so's
+	 * lazy-binding resolver after the PLT's pushes, a gcc .cold fragment
+	 * jumped to inside its parent's frame).  The return address is at
+	 * CFA - 8. */
+	uint16_t cfa_offset;
 };
 
 /* ---- recording ---- */

@@ -52,7 +52,7 @@ static void answer(struct train_server *s, int fd)
 	if (am)
 		rep = am->reply;
 	else
-		snprintf(rep.error, sizeof(rep.error), "out of memory analysing %s", path);
+		snprintf(rep.error, sizeof(rep.error), "out of memory analysing %.200s", path);
 	if (write_full(fd, &rep, sizeof(rep)) == 0 && rep.status == 0)
 		write_full(fd, am->sites, rep.nsites * sizeof(*am->sites));
 }

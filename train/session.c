@@ -57,8 +57,7 @@ static int make_run_dir(char *dir, size_t len, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		if (!bases[i] || access(bases[i], W_OK) != 0)
 			continue;
-		snprintf(dir, len, "%s/icpp-train.XXXXXX", bases[i]);
-		if (mkdtemp(dir))
+		if (snprintf(dir, len, "%s/icpp-train.XXXXXX", bases[i]) < (int)len && mkdtemp(dir))
 			return 0;
 	}
 	snprintf(err, errlen, "cannot create a temporary directory (is /tmp writable?)");

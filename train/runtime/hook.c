@@ -250,8 +250,8 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 	t->busy = 1;
 	__asm__ volatile("" ::: "memory");
 
-	uintptr_t cfa = sp + 8;
-	struct cct_key k = {.fn = fn, .ra = *(const uintptr_t *)sp, .height = t->base - (int64_t)cfa};
+	uintptr_t cfa = sp + fn->cfa_offset;
+	struct cct_key k = {.fn = fn, .ra = *(const uintptr_t *)(cfa - 8), .height = t->base - (int64_t)cfa};
 	if (k.height < REC_HEIGHT_MIN || k.height > REC_HEIGHT_MAX) {
 		count(&rt.hdr->off_stack);
 		goto out;

@@ -28,7 +28,8 @@
 #define FN_RESCAN 1u             /* ld.so's r_brk: the module list may have changed */
 struct fn_meta {
 	uint32_t module;         /* slot in the record file */
-	uint32_t flags;          /* FN_* */
+	uint16_t flags;          /* FN_* */
+	uint16_t cfa_offset;     /* CFA = entry SP + this (train_site) */
 	uint64_t vaddr;          /* ELF vaddr of the function */
 };
 
