@@ -100,6 +100,10 @@ static uint32_t pm_function_of(struct record *r, const struct rec_node *n,
 	return pm_add_function(pm, mod, n->func, f ? f->size : 0, f ? f->name : NULL);
 }
 
+/* Marks a node called from the runtime itself (its destructors at exit):
+ * such paths do not exist without training, so they and their subtrees go. */
+#define DROPPED (PM_NONE - 1)
+
 static int add_nodes(struct record *r, struct analysis_cache *cache, struct pathmap *pm,
 		     struct train_totals *tot)
 {
@@ -111,13 +115,17 @@ static int add_nodes(struct record *r, struct analysis_cache *cache, struct path
 		map[i] = PM_NONE;
 		uint32_t parent = n->parent == REC_NONE ? PM_NONE
 				  : n->parent < i ? map[n->parent] : PM_NONE;
+		uint32_t cs_slot = slot_of(r, n->ra - 1);
+		if (parent == DROPPED || (cs_slot != REC_NONE && r->modules[cs_slot].own)) {
+			map[i] = DROPPED;
+			continue;
+		}
 		if (n->valid != REC_NODE_VALID || n->module >= r->nmodules ||
 		    (n->parent != REC_NONE && parent == PM_NONE)) {
 			tot->invalid_nodes++;
 			continue;
 		}
 		uint32_t func = pm_function_of(r, n, cache, pm);
-		uint32_t cs_slot = slot_of(r, n->ra - 1);
 		uint32_t cs_module = cs_slot == REC_NONE ? PM_NONE : pm_module_of(r, cs_slot, cache, pm);
 		uint64_t cs_addr = cs_module == PM_NONE ? n->ra - 1 : n->ra - 1 - r->modules[cs_slot].bias;
 		if (func == PM_NONE)

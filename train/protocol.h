@@ -110,6 +110,8 @@ struct rec_module {
 	uint32_t functions_found, functions_hooked;
 	uint32_t skipped[SKIP_NREASONS];
 	uint32_t unloaded;                /* dlclose'd: the range may be reused */
+	uint32_t own;                     /* the runtime or its Capstone: paths called
+					   * from here exist only under training */
 	char path[TRAIN_PATH_MAX];
 };
 

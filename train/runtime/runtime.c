@@ -316,7 +316,7 @@ out:
 static void hook_module(uint32_t slot)
 {
 	struct rec_module *m = &rt.modules[slot];
-	if (!strcmp(m->path, self_path) || !strcmp(m->path, capstone_path))
+	if (m->own)
 		return;                  /* the runtime does not trace itself */
 	struct train_reply rep;
 	struct train_site *sites = ask_parent(m->path, &rep);
@@ -376,6 +376,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	struct module_local *ml = &locals[slot];
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->bias = info->dlpi_addr;
+	m->own = !strcmp(path, self_path) || !strcmp(path, capstone_path);
 	m->start = UINT64_MAX;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
