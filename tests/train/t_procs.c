@@ -1,7 +1,10 @@
 /* t_procs: a dlopen'd shared object calling back into the program, then fork:
- * the child runs its own calls and execs t_exec (of the same variant). */
+ * the child runs its own calls and execs t_exec (of the same variant); then
+ * posix_spawn of t_exec (glibc: a CLONE_VM|CLONE_VFORK child on its own
+ * stack, sharing the parent's memory until it execs). */
 #include "gt.h"
 
+#include <spawn.h>
 #include <sys/wait.h>
 
 #ifndef PLUG_NAME
@@ -63,6 +66,20 @@ GT_FN static int use_plugin(void)
 	return r;
 }
 
+extern char **environ;
+GT_FN static int spawn_exec(void)
+{
+	GT_ENTER();
+	char path[4096];
+	pid_t pid;
+	int status = 0;
+	sibling(path, sizeof path, EXEC_NAME);
+	char *args[] = {path, (char *)"3", NULL};
+	if (posix_spawn(&pid, path, NULL, NULL, args, environ) || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 GT_FN int main(void)
 {
 	GT_ENTER();
@@ -86,5 +103,8 @@ GT_FN int main(void)
 		return 1;
 	printf("child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	printf("after %d\n", parent_after(3));
+	fflush(stdout);
+	printf("spawn %d\n", spawn_exec());
+	printf("after spawn %d\n", parent_after(4));
 	return 0;
 }

@@ -1,5 +1,8 @@
 /* t_threads: 8 pthreads, each running a different call tree, while the main
- * thread runs its own.  Heights of non-main threads are relative to fs base. */
+ * thread runs its own; then 8 more, one at a time, so that glibc hands each
+ * the cached stack (and struct pthread, so the same fs base) of a thread that
+ * has ended, and one of them leaves by pthread_exit from a recursion.
+ * Heights of non-main threads are relative to fs base. */
 #include "gt.h"
 
 #include <setjmp.h>
@@ -131,6 +134,17 @@ GT_FN static int tree6(void)
 }
 GT_FN static int tree7(void) { GT_ENTER(); return tail1(70); }
 
+/* Second wave: pthread_exit from a recursion (a forced unwind). */
+GT_FN static int exiter(int n)
+{
+	GT_ENTER();
+	if (n > 0)
+		return exiter(n - 1) + 1;
+	if (sink >= 0)
+		pthread_exit((void *)(intptr_t)leaf(40));
+	return 0;
+}
+
 static int (*const trees[8])(void) = {tree0, tree1, tree2, tree3, tree4, tree5, tree6, tree7};
 static int results[8];
 
@@ -140,6 +154,15 @@ GT_FN static void *thread_main(void *arg)
 	int i = (int)(intptr_t)arg;
 	results[i] = trees[i]();
 	return NULL;
+}
+
+GT_FN static void *wave2_main(void *arg)
+{
+	GT_ENTER();
+	int i = (int)(intptr_t)arg;
+	if (i == 3)
+		return (void *)(intptr_t)exiter(6);
+	return (void *)(intptr_t)trees[7 - i]();
 }
 
 GT_FN int main(void)
@@ -157,5 +180,12 @@ GT_FN int main(void)
 	for (int i = 0; i < 8; i++)
 		printf("tree%d %d\n", i, results[i]);
 	printf("main %d\n", mine);
+	for (int i = 0; i < 8; i++) {
+		void *r;
+		if (pthread_create(&t[i], NULL, wave2_main, (void *)(intptr_t)i) ||
+		    pthread_join(t[i], &r))
+			return 1;
+		printf("wave2 %d %d\n", i, (int)(intptr_t)r);
+	}
 	return 0;
 }
