@@ -13,6 +13,7 @@ static const struct command {
 	{"train", cmd_train, "run a program with entry hooks and record every call path (pathmap)"},
 	{"stats", cmd_stats, "precision and ambiguity of a pathmap"},
 	{"paths", cmd_paths, "list the call paths of a pathmap"},
+	{"record", cmd_record, "sample IP, SP and BP of a process, passively (no stack walk)"},
 };
 
 void cli_error(const char *cmd, const char *fmt, ...)
