@@ -69,6 +69,19 @@ static int check_program(const char *cmd)
 	return 0;
 }
 
+static void print_skips(const uint32_t *skipped)
+{
+	const char *sep = "                   not hooked: ";
+	for (int k = 0; skipped && k < SKIP_NREASONS; k++) {
+		if (!skipped[k])
+			continue;
+		fprintf(stderr, "%s%u %s", sep, skipped[k], train_skip_names[k]);
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		fputc('\n', stderr);
+}
+
 static void summary(const struct pathmap *pm, const struct train_result *res, const char *out)
 {
 	const struct train_totals *t = &res->totals;
@@ -81,6 +94,7 @@ static void summary(const struct pathmap *pm, const struct train_result *res, co
 			continue;
 		fprintf(stderr, "  %6u / %-6u %5.1f%%  %s\n", m->functions_hooked, m->functions_found,
 			100.0 * m->functions_hooked / m->functions_found, m->path);
+		print_skips(i < t->nskipped ? t->skipped[i] : NULL);
 	}
 	struct pm_stats st;
 	if (pm_stats(pm, &st) == 0)
@@ -150,7 +164,7 @@ int cmd_train(int argc, char **argv)
 		pm_free(old);
 		return 1;
 	}
-	struct train_result res;
+	struct train_result res = {0};
 	int ret = 1;
 	if (!(pm = pm_new())) {
 		cli_error("train", "out of memory");
@@ -165,6 +179,7 @@ int cmd_train(int argc, char **argv)
 			summary(old ? old : pm, &res, out);
 		ret = -1;
 	}
+	train_result_free(&res);
 	pm_free(pm);
 	pm_free(old);
 	return ret == -1 ? exit_like(res.wait_status) : ret;

@@ -52,9 +52,28 @@ static int map_record(const char *path, struct record *r, size_t *size, char *er
 	return 0;
 }
 
+/* Keep the largest skip counts seen for a module (each process image that
+ * loads it reports the same analysis). */
+static int note_skips(struct train_totals *tot, uint32_t module, const uint32_t *skipped)
+{
+	if (module >= tot->nskipped) {
+		uint32_t n = module + 16;
+		void *p = realloc(tot->skipped, n * sizeof(*tot->skipped));
+		if (!p)
+			return -1;
+		tot->skipped = p;
+		memset(tot->skipped + tot->nskipped, 0, (n - tot->nskipped) * sizeof(*tot->skipped));
+		tot->nskipped = n;
+	}
+	for (int k = 0; k < SKIP_NREASONS; k++)
+		if (skipped[k] > tot->skipped[module][k])
+			tot->skipped[module][k] = skipped[k];
+	return 0;
+}
+
 /* The pathmap module for a record slot: path and build-id from the file. */
 static uint32_t pm_module_of(struct record *r, uint32_t slot, struct analysis_cache *cache,
-			     struct pathmap *pm)
+			     struct pathmap *pm, struct train_totals *tot)
 {
 	if (r->pm_module[slot] != PM_NONE)
 		return r->pm_module[slot];
@@ -65,7 +84,7 @@ static uint32_t pm_module_of(struct record *r, uint32_t slot, struct analysis_ca
 	const uint8_t *id = NULL;
 	size_t idlen = am && am->bin ? bin_build_id(am->bin, &id) : 0;
 	uint32_t i = pm_add_module(pm, path, id, (uint32_t)idlen);
-	if (i != PM_NONE) {
+	if (i != PM_NONE && note_skips(tot, i, m->skipped) == 0) {
 		struct pm_module *pmm = &pm->modules[i];
 		if (m->functions_found > pmm->functions_found)
 			pmm->functions_found = m->functions_found;
@@ -88,9 +107,10 @@ static uint32_t slot_of(const struct record *r, uint64_t addr)
 }
 
 static uint32_t pm_function_of(struct record *r, const struct rec_node *n,
-			       struct analysis_cache *cache, struct pathmap *pm)
+			       struct analysis_cache *cache, struct pathmap *pm,
+			       struct train_totals *tot)
 {
-	uint32_t mod = pm_module_of(r, n->module, cache, pm);
+	uint32_t mod = pm_module_of(r, n->module, cache, pm, tot);
 	if (mod == PM_NONE)
 		return PM_NONE;
 	const struct analysed_module *am = analysis_get(cache, pm->modules[mod].path);
@@ -125,8 +145,8 @@ static int add_nodes(struct record *r, struct analysis_cache *cache, struct path
 			tot->invalid_nodes++;
 			continue;
 		}
-		uint32_t func = pm_function_of(r, n, cache, pm);
-		uint32_t cs_module = cs_slot == REC_NONE ? PM_NONE : pm_module_of(r, cs_slot, cache, pm);
+		uint32_t func = pm_function_of(r, n, cache, pm, tot);
+		uint32_t cs_module = cs_slot == REC_NONE ? PM_NONE : pm_module_of(r, cs_slot, cache, pm, tot);
 		uint64_t cs_addr = cs_module == PM_NONE ? n->ra - 1 : n->ra - 1 - r->modules[cs_slot].bias;
 		if (func == PM_NONE)
 			goto oom;
@@ -154,7 +174,7 @@ static int collect_one(const char *path, struct analysis_cache *cache, struct pa
 		r.pm_module[i] = PM_NONE;
 	/* Every module the process loaded, so coverage shows even unused ones. */
 	for (uint32_t i = 0; ret == 0 && i < r.nmodules; i++)
-		if (r.modules[i].functions_found && pm_module_of(&r, i, cache, pm) == PM_NONE)
+		if (r.modules[i].functions_found && pm_module_of(&r, i, cache, pm, tot) == PM_NONE)
 			ret = -1;
 	if (ret == 0)
 		ret = add_nodes(&r, cache, pm, tot);

@@ -57,7 +57,7 @@ static int make_run_dir(char *dir, size_t len, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		if (!bases[i] || access(bases[i], W_OK) != 0)
 			continue;
-		if (snprintf(dir, len, "%s/icpp-train.XXXXXX", bases[i]) < (int)len && mkdtemp(dir))
+		if (snprintf(dir, len, "%.3000s/icpp-train.XXXXXX", bases[i]) < (int)len && mkdtemp(dir))
 			return 0;
 	}
 	snprintf(err, errlen, "cannot create a temporary directory (is /tmp writable?)");
@@ -152,6 +152,13 @@ static int wait_all(pid_t pid)
 		if (w == pid)
 			status = st;
 	return status;
+}
+
+void train_result_free(struct train_result *res)
+{
+	free(res->totals.skipped);
+	res->totals.skipped = NULL;
+	res->totals.nskipped = 0;
 }
 
 int train_run(char *const argv[], const char *runtime_path, struct pathmap *pm,

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "pathmap/pathmap.h"
+#include "train/protocol.h"
 
 /* What training could not record, and why (from the record files). */
 struct train_totals {
@@ -24,6 +25,10 @@ struct train_totals {
 	uint64_t too_deep;       /* entries past the shadow stack */
 	uint64_t nodes_full;     /* entries after a node log filled up */
 	uint64_t invalid_nodes;  /* nodes a dying process left half-written */
+	/* Per pathmap module (index as in the pathmap): functions not hooked,
+	 * by reason (train/protocol.h enum train_skip). */
+	uint32_t (*skipped)[SKIP_NREASONS];
+	uint32_t nskipped;       /* entries in skipped */
 };
 
 struct train_result {
@@ -36,6 +41,7 @@ struct train_result {
  * training could not happen (the program may still have run). */
 int train_run(char *const argv[], const char *runtime_path, struct pathmap *pm,
 	      struct train_result *res, char *err, size_t errlen);
+void train_result_free(struct train_result *res);
 
 /* Where libicpp-train.so is: $ICPP_RUNTIME, else beside the icpp executable,
  * else ../lib/icpp/ from it.  -1 with err if none exists. */
