@@ -68,13 +68,9 @@ static void remove_run_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char path[PATH_MAX];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
 	if (d)
 		closedir(d);
 	rmdir(dir);
