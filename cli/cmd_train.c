@@ -49,7 +49,28 @@ static bool resolve(const char *cmd, char *out, size_t len)
 	return false;
 }
 
-static int check_program(const char *cmd)
+/* With --append, the map must describe this very build of the program:
+ * refuse before running it rather than after. */
+static int same_build(const struct pathmap *old, const char *map, const char *file,
+		      const struct bin_module *m)
+{
+	char real[PATH_MAX];
+	const uint8_t *id;
+	size_t len = bin_build_id(m, &id);
+	if (!old || !realpath(file, real))
+		return 0;
+	for (uint32_t i = 0; i < old->nmodules; i++) {
+		const struct pm_module *pmm = &old->modules[i];
+		if (strcmp(pmm->path, real) || (pmm->build_id_len == len && !memcmp(pmm->build_id, id, len)))
+			continue;
+		cli_error("train", "pathmap %s was trained on a different build of %s: "
+			  "train again without --append", map, real);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_program(const char *cmd, const struct pathmap *old, const char *map)
 {
 	char file[PATH_MAX], err[512];
 	if (!resolve(cmd, file, sizeof(file))) {
@@ -59,14 +80,16 @@ static int check_program(const char *cmd)
 	struct bin_module *m = bin_open(file, err, sizeof(err));
 	if (!m)
 		return 0;                /* a script: its interpreter is what runs */
-	bool dynamic = bin_has_interp(m);
-	bin_close(m);
-	if (!dynamic) {
+	int ret = 0;
+	if (!bin_has_interp(m)) {
 		cli_error("train", "%s is statically linked: icpp train needs a dynamically "
 			  "linked program (it preloads its runtime)", file);
-		return -1;
+		ret = -1;
+	} else {
+		ret = same_build(old, map, file, m);
 	}
-	return 0;
+	bin_close(m);
+	return ret;
 }
 
 static void print_skips(const uint32_t *skipped)
@@ -158,7 +181,7 @@ int cmd_train(int argc, char **argv)
 		cli_error("train", "%s", err);
 		return 1;
 	}
-	if (check_program(cmd[0]) < 0 || train_find_runtime(runtime, sizeof(runtime), err, sizeof(err)) < 0) {
+	if (check_program(cmd[0], old, out) < 0 || train_find_runtime(runtime, sizeof(runtime), err, sizeof(err)) < 0) {
 		if (err[0])
 			cli_error("train", "%s", err);
 		pm_free(old);

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Command-level tests of `icpp train` (tests/cli_train/CMakeLists.txt):
+#   run_cli.sh ICPP RUNTIME PROGS PROGS_OTHER_BUILD PROGS_STATIC WORK
+set -u
+icpp=$1 runtime=$2 progs=$3 other=$4 static=$5 work=$6
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail=0
+check() {   # check DESCRIPTION COMMAND...: the command must succeed
+	local what=$1
+	shift
+	if ! "$@"; then
+		echo "FAIL: $what"
+		fail=1
+	fi
+}
+
+# The runtime is preloaded into every target: no TLS (it would move every
+# thread's stack, method.md) and nothing beyond libc, ld.so (for _r_debug)
+# and Capstone.
+check "runtime has no PT_TLS" bash -c "! readelf -lW '$runtime' | grep -q ' TLS '"
+needed=$(readelf -dW "$runtime" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+check "runtime needs only libc, ld.so and Capstone (got: $needed)" \
+	test "$needed" = "ld-linux-x86-64.so.2 libc.so.6 libcapstone.so.4 "
+
+# Exit status and output are the program's own.
+"$icpp" train -q -o exit.icpp -- "$progs" exit 42 > exit.out 2> exit.err
+rc=$?
+check "exit status passes through (got $rc)" test $rc -eq 42
+check "a pathmap is written when the program fails" test -s exit.icpp
+
+# Death by a signal: icpp dies by the same signal, after writing the map.
+bash -c "'$icpp' train -q -o segv.icpp -- '$progs' segv; echo \$? > segv.rc" 2> segv.err
+check "SIGSEGV passes through (got $(cat segv.rc))" test "$(cat segv.rc)" -eq $((128 + 11))
+check "the map of a crashed program is written" test -s segv.icpp
+check "the crashed program's path to work() is in the map" \
+	bash -c "'$icpp' paths segv.icpp --function work | grep -q 'main > work'"
+
+# A handler on a sigaltstack runs off the thread's stack: reported, not recorded.
+"$icpp" train -o alt.icpp -- "$progs" altstack > alt.out 2> alt.err
+check "altstack program output" grep -qx "handled 10" alt.out
+check "entries off the stack are reported" grep -q "entries off the thread stack" alt.err
+check "no path ends in the altstack handler's callee" \
+	bash -c "! '$icpp' paths alt.icpp --function handler_work | grep -q handler_work"
+
+# --append merges runs of the same binary and refuses another build of it.
+cp "$progs" ./progs
+"$icpp" train -q -o once.icpp -- ./progs print a > /dev/null
+"$icpp" train -q -o app.icpp -- ./progs print a > /dev/null
+"$icpp" train -q -o app.icpp --append -- ./progs print b > /dev/null
+check "--append of the same binary succeeds" test $? -eq 0
+entries() { "$icpp" stats --json "$1" | grep -o '"entries": [0-9]*' | head -1 | grep -o '[0-9]*$'; }
+check "--append adds entries ($(entries once.icpp) then $(entries app.icpp))" \
+	test "$(entries app.icpp)" -gt "$(entries once.icpp)"
+cp "$other" ./progs
+before=$(md5sum app.icpp)
+"$icpp" train -q -o app.icpp --append -- ./progs print c > /dev/null 2> other.err
+rc=$?
+check "--append of another build fails with 1 (got $rc)" test $rc -eq 1
+check "the refusal says to train again" grep -q "different build" other.err
+check "a refused --append leaves the map untouched" test "$before" = "$(md5sum app.icpp)"
+
+# Programs icpp cannot train: one clear line, exit 1, nothing written.
+"$icpp" train -o static.icpp -- "$static" exit 0 > /dev/null 2> static.err
+rc=$?
+check "static program refused with 1 (got $rc)" test $rc -eq 1
+check "static refusal says why" grep -q "statically linked" static.err
+check "no map for a static program" test ! -e static.icpp
+"$icpp" train -o none.icpp -- ./no-such-program 2> none.err
+rc=$?
+check "missing program: exit 1 (got $rc)" test $rc -eq 1
+check "missing program: one line" test "$(wc -l < none.err)" -eq 1
+"$icpp" train > /dev/null 2>&1
+check "no program: usage error 2" test $? -eq 2
+check "no temporary files left" bash -c "! ls *.tmp.* 2>/dev/null | grep -q ."
+
+if [ $fail -eq 0 ]; then echo "ok"; fi
+exit $fail
