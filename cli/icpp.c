@@ -14,6 +14,7 @@ static const struct command {
 	{"stats", cmd_stats, "precision and ambiguity of a pathmap"},
 	{"paths", cmd_paths, "list the call paths of a pathmap"},
 	{"record", cmd_record, "sample IP, SP and BP of a process, passively (no stack walk)"},
+	{"report", cmd_report, "turn recorded samples into call paths with a pathmap"},
 };
 
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -1,0 +1,359 @@
+/* report: load, normalise every sample to a CID, look it up, dispatch. */
+#include "report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/fileio.h"
+
+const char *const rp_missing_names[RP_M_NR] = {
+	[RP_M_NONE] = "",
+	[RP_M_CID] = "CID not in the pathmap",
+	[RP_M_FUNCTION] = "function not in the pathmap",
+	[RP_M_MODULE] = "module not in the pathmap",
+	[RP_M_NO_MAPPING] = "IP in no recorded module",
+	[RP_M_NO_SYMBOL] = "no function at the IP",
+	[RP_M_NO_CFI] = "no CFA rule at the IP",
+	[RP_M_NO_FP] = "CFA is BP+16 but BP was not on the stack",
+	[RP_M_NO_BASE] = "thread base unknown",
+	[RP_M_OFF_STACK] = "SP off the thread's stack",
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s && s[1] ? s + 1 : p;
+}
+
+const char *rp_func_label(struct rp_ctx *c, uint32_t func, char *buf, size_t len)
+{
+	return pm_function_label(c->pm, func, bin_demangle, buf, len);
+}
+
+struct rp_module *rp_module_of_pm(struct rp_ctx *c, uint32_t pm_module)
+{
+	for (uint32_t i = 0; i < c->nmods; i++)
+		if (c->mods[i].pm_module == pm_module && c->mods[i].bin)
+			return &c->mods[i];
+	return NULL;
+}
+
+void rp_missing_label(struct rp_ctx *c, const struct rp_sample *s, char *buf, size_t len)
+{
+	char name[600];
+	if (!s->mod) {
+		snprintf(buf, len, "[unknown] 0x%" PRIx64, s->rec->ip);
+		return;
+	}
+	const char *mod = base_name(s->mod->path);
+	if (s->fn && s->fn->name)
+		snprintf(buf, len, "%s (%s)", bin_demangle(s->fn->name, name, sizeof(name)), mod);
+	else if (s->fn)
+		snprintf(buf, len, "%s+0x%" PRIx64, mod, s->fn->addr);
+	else
+		snprintf(buf, len, "%s+0x%" PRIx64, mod, s->vaddr);
+}
+
+/* ---- modules ---- */
+
+static uint32_t pm_module_for(struct pathmap *pm, const char *path, const uint8_t *bid, uint32_t len)
+{
+	if (len)
+		return pm_module_by_build_id(pm, bid, len);
+	for (uint32_t i = 0; i < pm->nmodules; i++)
+		if (!pm->modules[i].build_id_len && !strcmp(pm->modules[i].path, path))
+			return i;
+	return PM_NONE;
+}
+
+static int open_modules(struct rp_ctx *c, char *err, size_t errlen)
+{
+	struct sample_set *ss = c->ss;
+	c->mods = calloc(ss->nmods ? ss->nmods : 1, sizeof(*c->mods));
+	c->sf_mod = calloc(ss->nmods ? ss->nmods : 1, sizeof(uint32_t));
+	if (!c->mods || !c->sf_mod) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < ss->nmods; i++) {
+		const struct sf_module *m = &ss->mods[i];
+		uint32_t j;
+		for (j = 0; j < c->nmods; j++)
+			if (!strcmp(c->mods[j].path, m->path) && c->mods[j].build_id_len == m->build_id_len &&
+			    !memcmp(c->mods[j].build_id, m->build_id, m->build_id_len))
+				break;
+		c->sf_mod[i] = j;
+		if (j < c->nmods)
+			continue;
+		struct rp_module *rm = &c->mods[c->nmods++];
+		rm->path = strdup(m->path);
+		memcpy(rm->build_id, m->build_id, m->build_id_len);
+		rm->build_id_len = m->build_id_len;
+		rm->pm_module = pm_module_for(c->pm, m->path, m->build_id, m->build_id_len);
+		char e[512];
+		rm->bin = bin_open(m->path, e, sizeof(e));
+		if (!rm->bin) {
+			fprintf(stderr, "icpp report: warning: %s; its samples are reported as missing\n", e);
+			continue;
+		}
+		const uint8_t *id;
+		size_t n = bin_build_id(rm->bin, &id);
+		if (m->build_id_len && (n != m->build_id_len || memcmp(id, m->build_id, n))) {
+			fprintf(stderr, "icpp report: warning: %s changed since it was recorded (other "
+				"build-id); its samples are reported as missing\n", m->path);
+			bin_close(rm->bin);
+			rm->bin = NULL;
+		}
+	}
+	return 0;
+}
+
+/* ---- resolution ---- */
+
+static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->rec = r;
+	s->func = PM_NONE;
+	s->status = RP_MISSING;
+
+	const struct sf_module *m = sf_module_at(c->ss, r->tgid, r->ip);
+	if (!m) {
+		s->why = RP_M_NO_MAPPING;
+		return 0;
+	}
+	s->mod = &c->mods[c->sf_mod[m - c->ss->mods]];
+	s->vaddr = r->ip - m->bias;
+	if (!s->mod->bin || !m->bias_known) {
+		s->why = RP_M_NO_SYMBOL;
+		return 0;
+	}
+	s->fn = bin_function_at(s->mod->bin, s->vaddr);
+	if (!s->fn) {
+		s->why = RP_M_NO_SYMBOL;
+		return 0;
+	}
+	if (r->flags & SF_R_NO_BASE) {
+		s->why = RP_M_NO_BASE;
+		return 0;
+	}
+	if (r->flags & SF_R_SP_OUTSIDE) {
+		s->why = RP_M_OFF_STACK;
+		return 0;
+	}
+	if (bin_cfa_at(s->mod->bin, s->vaddr, &s->rule)) {
+		s->why = RP_M_NO_CFI;
+		return 0;
+	}
+	if (s->rule.reg == BIN_CFA_RSP) {
+		s->height = r->sp_off - s->rule.offset;
+	} else if (r->flags & SF_R_BP_VALID) {
+		s->height = r->bp_off - s->rule.offset;
+	} else {
+		s->why = RP_M_NO_FP;
+		return 0;
+	}
+	if (s->mod->pm_module == PM_NONE) {
+		s->why = RP_M_MODULE;
+		return 0;
+	}
+	s->func = pm_function_at(c->pm, s->mod->pm_module, s->fn->addr);
+	if (s->func == PM_NONE) {
+		s->why = RP_M_FUNCTION;
+		return 0;
+	}
+	size_t n;
+	const uint32_t *nodes = pm_lookup(c->pm, s->func, s->height, &n);
+	if (!n) {
+		s->why = RP_M_CID;
+		return 0;
+	}
+	/* One candidate per function sequence, weighted by training entries. */
+	s->cand = malloc(n * sizeof(uint32_t));
+	s->share = calloc(n, sizeof(double));
+	if (!s->cand || !s->share)
+		return -1;
+	double total = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = c->path_id[nodes[i]], k;
+		for (k = 0; k < s->ncand; k++)
+			if (c->path_id[s->cand[k]] == id)
+				break;
+		if (k == s->ncand)
+			s->cand[s->ncand++] = nodes[i];
+		s->share[k] += (double)c->pm->nodes[nodes[i]].entries;
+		total += (double)c->pm->nodes[nodes[i]].entries;
+	}
+	for (uint32_t k = 0; k < s->ncand; k++)
+		s->share[k] = total > 0 ? s->share[k] / total : 1.0 / s->ncand;
+	s->status = s->ncand == 1 ? RP_PRECISE : RP_AMBIGUOUS;
+	return 0;
+}
+
+/* ---- stacks for flame graphs ---- */
+
+void rp_for_each_stack(struct rp_ctx *c, rp_stack_cb cb, void *ctx)
+{
+	uint32_t cap = 256;
+	uint32_t *chain = malloc(cap * sizeof(uint32_t));
+	char **labels = malloc((cap + 2) * sizeof(char *));
+	char *store = malloc((size_t)(cap + 2) * 600);
+	if (!chain || !labels || !store)
+		goto out;
+	for (uint32_t i = 0; i < c->ss->nrecs; i++) {
+		const struct rp_sample *s = &c->samples[i];
+		double count = (double)s->rec->count;
+		if (s->status == RP_MISSING) {
+			snprintf(store, 600, "[missing: %s]", rp_missing_names[s->why]);
+			rp_missing_label(c, s, store + 600, 600);
+			labels[0] = store;
+			labels[1] = store + 600;
+			cb(ctx, (const char *const *)labels, 2, count, RP_MISSING);
+			continue;
+		}
+		for (uint32_t k = 0; k < s->ncand; k++) {
+			uint32_t depth = pm_depth(c->pm, s->cand[k]);
+			if (depth > cap) {
+				uint32_t nc = depth;
+				uint32_t *ch = realloc(chain, nc * sizeof(uint32_t));
+				char **lb = realloc(labels, (nc + 2) * sizeof(char *));
+				char *st = realloc(store, (size_t)(nc + 2) * 600);
+				if (ch)
+					chain = ch;
+				if (lb)
+					labels = lb;
+				if (st)
+					store = st;
+				if (!ch || !lb || !st)
+					goto out;
+				cap = nc;
+			}
+			pm_path_nodes(c->pm, s->cand[k], chain, depth);
+			for (uint32_t d = 0; d < depth; d++) {
+				char *b = store + (size_t)d * 600;
+				rp_func_label(c, c->pm->nodes[chain[d]].func, b, 560);
+				if (d + 1 == depth && s->status == RP_AMBIGUOUS)
+					strcat(b, " [ambiguous]");
+				labels[d] = b;
+			}
+			cb(ctx, (const char *const *)labels, depth, count * s->share[k], s->status);
+		}
+	}
+out:
+	free(chain);
+	free(labels);
+	free(store);
+}
+
+/* ---- run ---- */
+
+static void ctx_free(struct rp_ctx *c)
+{
+	if (c->samples)
+		for (uint32_t i = 0; i < c->ss->nrecs; i++) {
+			free(c->samples[i].cand);
+			free(c->samples[i].share);
+		}
+	free(c->samples);
+	for (uint32_t i = 0; i < c->nmods; i++) {
+		free(c->mods[i].path);
+		if (c->mods[i].bin)
+			bin_close(c->mods[i].bin);
+	}
+	free(c->mods);
+	free(c->sf_mod);
+	free(c->path_id);
+	pm_free(c->pm);
+	sf_free(c->ss);
+}
+
+int rp_run(const struct rp_opts *o, char *err, size_t errlen)
+{
+	struct rp_ctx c;
+	int rc = -1;
+
+	memset(&c, 0, sizeof(c));
+	c.o = o;
+	if (sf_read(o->samples ? o->samples : "icpp.samples", &c.ss, err, errlen))
+		return -1;
+	if (pm_read(o->pathmap, &c.pm, err, errlen))
+		goto out;
+	if (o->validate && !(c.ss->meta.flags & SF_M_VALIDATE)) {
+		snprintf(err, errlen, "%s was recorded without --validate: record again with "
+			 "'icpp record --validate'", o->samples ? o->samples : "icpp.samples");
+		goto out;
+	}
+	c.path_id = malloc((c.pm->nnodes ? c.pm->nnodes : 1) * sizeof(uint32_t));
+	if (!c.path_id || pm_path_ids(c.pm, c.path_id, &c.npaths)) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (open_modules(&c, err, errlen))
+		goto out;
+	c.samples = calloc(c.ss->nrecs ? c.ss->nrecs : 1, sizeof(*c.samples));
+	if (!c.samples) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < c.ss->nrecs; i++) {
+		struct rp_sample *s = &c.samples[i];
+		if (resolve(&c, &c.ss->recs[i], s)) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		c.total += s->rec->count;
+		c.n_status[s->status] += s->rec->count;
+		c.n_missing[s->why] += s->rec->count;
+	}
+
+	struct atomic_file af;
+	FILE *out = stdout;
+	const char *path = o->output;
+	if (!path && o->format == RP_PPROF)
+		path = "profile.pb.gz";
+	if (path && strcmp(path, "-")) {
+		if (af_open(&af, path, 0644, err, errlen))
+			goto out;
+		out = af.f;
+	} else {
+		path = NULL;
+	}
+	int frc = 0;
+	char ferr[512] = "";
+	switch (o->format) {
+	case RP_TEXT:
+		frc = rp_text(&c, out);
+		if (!frc && o->validate) {
+			struct rp_validation v;
+			frc = rp_validate(&c, &v, out);
+		}
+		break;
+	case RP_FOLDED: frc = rp_folded(&c, out); break;
+	case RP_SVG: frc = rp_svg(&c, out); break;
+	case RP_PPROF: frc = rp_pprof(&c, out, ferr, sizeof(ferr)); break;
+	}
+	if (frc == 0 && o->validate && o->format != RP_TEXT) {
+		/* the comparison goes to stderr beside a machine-readable output */
+		struct rp_validation v;
+		frc = rp_validate(&c, &v, stderr);
+	}
+	if (frc) {
+		snprintf(err, errlen, "%s", ferr[0] ? ferr : "cannot write the report");
+		if (path)
+			af_abort(&af);
+		goto out;
+	}
+	if (path) {
+		if (af_commit(&af, err, errlen))
+			goto out;
+	} else if (fflush(stdout)) {
+		snprintf(err, errlen, "cannot write the report: %s", strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	ctx_free(&c);
+	return rc;
+}

@@ -1,0 +1,131 @@
+/* report: samples + pathmap -> call paths (`icpp report`).
+ *
+ * Each sample record is normalised to a CID with the CFI of its IP
+ * (method.md): CFA = SP + k or BP + 16, height = base - CFA, function =
+ * (module build-id, function start).  The pathmap's nodes at that CID are its
+ * candidates, grouped by function sequence (the method's notion of a path):
+ *   precise    one function sequence: all its samples go to that path;
+ *   ambiguous  several: the samples are split among them in proportion to
+ *              their training entries (evenly when those are all 0), and each
+ *              share is marked as such wherever it is shown;
+ *   missing    no node at that CID, or a sample that has no CID (no module, no
+ *              function, no CFI, no base): reported with its function.
+ * With --validate, each sample's real stack (frame-pointer walk recorded with
+ * it) is compared with the candidates (validate.c).
+ */
+#ifndef ICPP_REPORT_H
+#define ICPP_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "binary/binary.h"
+#include "collector/samplefile.h"
+#include "pathmap/pathmap.h"
+
+enum rp_format { RP_TEXT, RP_FOLDED, RP_PPROF, RP_SVG };
+
+struct rp_opts {
+	const char *samples;        /* -i, default icpp.samples */
+	const char *pathmap;        /* -m */
+	const char *output;         /* -o, default stdout (pprof: profile.pb.gz) */
+	enum rp_format format;
+	int top;                    /* --top N, default 20 */
+	bool validate;
+	const char *title;          /* svg title, may be NULL */
+};
+
+int rp_run(const struct rp_opts *o, char *err, size_t errlen);
+
+/* ---- internal: shared by report.c, the formats and validate.c ---- */
+
+enum rp_status { RP_PRECISE, RP_AMBIGUOUS, RP_MISSING };
+
+/* Why a sample has no path. */
+enum rp_missing {
+	RP_M_NONE,
+	RP_M_CID,                   /* CID not in the pathmap */
+	RP_M_FUNCTION,              /* the function never appears in the pathmap */
+	RP_M_MODULE,                /* the module is not in the pathmap */
+	RP_M_NO_MAPPING,            /* the IP is in no recorded module (JIT, vdso, ...) */
+	RP_M_NO_SYMBOL,             /* no function covers the IP */
+	RP_M_NO_CFI,                /* no register+offset CFA rule at the IP (PLT, ...) */
+	RP_M_NO_FP,                 /* CFA = BP + 16 but BP was not on the stack */
+	RP_M_NO_BASE,               /* the thread's base was unknown */
+	RP_M_OFF_STACK,             /* SP above the base: sigaltstack, coroutine */
+	RP_M_NR
+};
+extern const char *const rp_missing_names[RP_M_NR];
+
+/* A module of the sample file, opened. */
+struct rp_module {
+	char *path;
+	struct bin_module *bin;     /* NULL when the file cannot be opened */
+	uint32_t pm_module;         /* pathmap module, PM_NONE */
+	uint8_t build_id[SF_BUILD_ID_MAX];
+	uint32_t build_id_len;
+};
+
+/* One sample record, resolved. */
+struct rp_sample {
+	const struct sf_record *rec;
+	enum rp_status status;
+	enum rp_missing why;
+	struct rp_module *mod;      /* module of the IP, or NULL */
+	uint64_t vaddr;             /* ELF vaddr of the IP */
+	const struct bin_function *fn;
+	struct bin_cfa rule;
+	int64_t height;
+	uint32_t func;              /* pathmap function, PM_NONE */
+	/* Candidates: one node per function sequence, with its share. */
+	uint32_t ncand;
+	uint32_t *cand;             /* representative node of each sequence */
+	double *share;              /* fraction of rec->count, sums to 1 */
+};
+
+struct rp_ctx {
+	const struct rp_opts *o;
+	struct sample_set *ss;
+	struct pathmap *pm;
+	uint32_t *path_id;          /* per pathmap node: function-sequence id */
+	uint32_t npaths;
+	struct rp_module *mods;     /* one per distinct module file */
+	uint32_t nmods;
+	uint32_t *sf_mod;           /* per sample-file mapping: index into mods */
+	struct rp_sample *samples;  /* one per record */
+	uint64_t total;             /* samples in records */
+	uint64_t n_status[3];
+	uint64_t n_missing[RP_M_NR];
+};
+
+/* The label of pathmap function func (demangled, or FILE+0xADDR). */
+const char *rp_func_label(struct rp_ctx *c, uint32_t func, char *buf, size_t len);
+/* The module of the sample file that holds pathmap module pm_module, or NULL. */
+struct rp_module *rp_module_of_pm(struct rp_ctx *c, uint32_t pm_module);
+/* Label of a missing sample's function: "name (module)" or "module+0xaddr". */
+void rp_missing_label(struct rp_ctx *c, const struct rp_sample *s, char *buf, size_t len);
+
+/* Outputs. */
+int rp_text(struct rp_ctx *c, FILE *out);
+int rp_folded(struct rp_ctx *c, FILE *out);
+int rp_svg(struct rp_ctx *c, FILE *out);
+int rp_pprof(struct rp_ctx *c, FILE *out, char *err, size_t errlen);
+
+/* Flame-graph stacks shared by folded and svg: every (stack, weight) with
+ * frames root first.  Ambiguous shares end in a frame marked "[ambiguous]",
+ * missing samples sit under a "[missing: WHY]" frame. */
+typedef void (*rp_stack_cb)(void *ctx, const char *const *frames, uint32_t n, double weight,
+			    enum rp_status st);
+void rp_for_each_stack(struct rp_ctx *c, rp_stack_cb cb, void *ctx);
+
+/* Validation (report --validate): counts per class, and the text section. */
+enum rp_vclass { RP_V_PRECISE, RP_V_AMBIG_OK, RP_V_INCORRECT, RP_V_MISSING, RP_V_NO_TRUTH, RP_V_NR };
+struct rp_validation {
+	uint64_t n[RP_V_NR];
+	uint64_t truncated;         /* truths cut at a frame without a frame pointer */
+};
+int rp_validate(struct rp_ctx *c, struct rp_validation *v, FILE *out);
+
+#endif
