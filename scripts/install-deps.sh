@@ -7,4 +7,5 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config clang llvm \
   libelf-dev libdw-dev libcapstone-dev uthash-dev zlib1g-dev libbpf-dev bpftool \
+  libprotobuf-c-dev protobuf-c-compiler \
   gdb lua5.4 bzip2 libbz2-1.0 uftrace python3 >/dev/null
