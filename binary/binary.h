@@ -77,6 +77,11 @@ struct bin_cfa {
  * register+offset (an expression, another register). */
 int bin_cfa_at(struct bin_module *m, uint64_t pc, struct bin_cfa *rule);
 
+/* Whether the CFI covering pc describes a signal frame ('S' augmentation:
+ * glibc's __restore_rt, where a signal handler returns to); its FDE's range
+ * in *lo, *hi. */
+bool bin_signal_frame(struct bin_module *m, uint64_t pc, uint64_t *lo, uint64_t *hi);
+
 /* Symbolisation.  name is demangled for C++ (into the caller's buffer);
  * "fn@0x<start>" for a function without a name; file/line only where DWARF
  * line info exists (file NULL otherwise).  0 when a function covers addr, -1

@@ -60,3 +60,18 @@ int bin_cfa_at(struct bin_module *m, uint64_t pc, struct bin_cfa *rule)
 		r = cfa_in(m->debug_cfi, pc, rule);
 	return r > 0 ? -1 : r;
 }
+
+bool bin_signal_frame(struct bin_module *m, uint64_t pc, uint64_t *lo, uint64_t *hi)
+{
+	Dwarf_Frame *f;
+	bool signal = false;
+	if (!m->eh_cfi || dwarf_cfi_addrframe(m->eh_cfi, pc, &f) != 0)
+		return false;
+	Dwarf_Addr start, end;
+	if (dwarf_frame_info(f, &start, &end, &signal) < 0)
+		signal = false;
+	free(f);
+	*lo = start;
+	*hi = end;
+	return signal;
+}

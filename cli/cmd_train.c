@@ -124,6 +124,10 @@ static void summary(const struct pathmap *pm, const struct train_result *res, co
 		fprintf(stderr, "icpp: %llu paths, %llu CIDs, %.1f%% of paths precise; wrote %s\n",
 			(unsigned long long)st.paths, (unsigned long long)st.cids,
 			st.paths ? 100.0 * st.precise_paths / st.paths : 0.0, out);
+	if (t->in_signal)
+		fprintf(stderr, "icpp: not recorded: %llu entries in signal handlers (their heights "
+			"depend on where the kernel placed the signal frame)\n",
+			(unsigned long long)t->in_signal);
 	if (t->off_stack || t->too_deep || t->nodes_full || t->invalid_nodes)
 		fprintf(stderr, "icpp: not recorded: %llu entries off the thread stack "
 			"(sigaltstack/coroutines), %llu too deep, %llu after the node log filled, "

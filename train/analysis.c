@@ -203,6 +203,11 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 			am->reply.nsites++;
 		else
 			am->reply.skipped[why]++;
+		uint64_t lo, hi;
+		if (why == SKIP_ENTRY_CFA && bin_signal_frame(am->bin, f[i].addr, &lo, &hi)) {
+			am->reply.sigtramp_lo = lo;
+			am->reply.sigtramp_hi = hi;
+		}
 	}
 	free(t.v);
 }

@@ -185,6 +185,7 @@ static int collect_one(const char *path, struct analysis_cache *cache, struct pa
 	tot->off_stack += r.hdr->off_stack;
 	tot->nested += r.hdr->nested;
 	tot->too_deep += r.hdr->too_deep;
+	tot->in_signal += r.hdr->in_signal;
 	tot->nodes_full += r.hdr->nodes_full;
 	free(r.pm_module);
 	munmap((void *)r.hdr, size);

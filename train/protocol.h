@@ -58,6 +58,12 @@ struct train_reply {
 	uint32_t nsites;                  /* train_site records that follow */
 	uint32_t functions_found;
 	uint32_t skipped[SKIP_NREASONS];
+	/* The signal trampoline a handler returns to (glibc's __restore_rt:
+	 * CFI with the 'S' augmentation), ELF vaddrs; lo == hi when none.  A
+	 * function entered with its return address - 1 in here is a signal
+	 * handler: heights under it depend on where the kernel aligned the
+	 * signal frame, so training counts them and records nothing. */
+	uint64_t sigtramp_lo, sigtramp_hi;
 	char error[256];
 };
 
@@ -100,6 +106,7 @@ struct rec_header {
 	uint64_t off_stack;               /* entries with SP off the thread's stack */
 	uint64_t nested;                  /* entries while the runtime itself ran */
 	uint64_t too_deep;                /* entries past the shadow stack's depth */
+	uint64_t in_signal;               /* entries in signal handlers (not recorded) */
 	uint64_t nodes_full;              /* entries after the node log filled up */
 	uint64_t threads;
 };

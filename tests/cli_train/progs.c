@@ -2,6 +2,7 @@
  *   progs exit N        exit with status N after a few calls
  *   progs segv          die of SIGSEGV
  *   progs altstack      run a signal handler on a sigaltstack
+ *   progs signal        run a signal handler on the thread's stack, then after()
  *   progs print WORD    print WORD (its build differs per -DVARIANT) */
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,11 @@ __attribute__((noinline)) static void handler_work(int n)
 static void handler(int sig)
 {
 	handler_work(sig);
+}
+
+__attribute__((noinline)) static void after(void)
+{
+	sink++;
 }
 
 __attribute__((noinline)) static int work(int n)
@@ -48,6 +54,13 @@ int main(int argc, char **argv)
 		sigaltstack(&ss, NULL);
 		sigaction(SIGUSR1, &sa, NULL);
 		raise(SIGUSR1);
+		printf("handled %d\n", sink);
+		return 0;
+	}
+	if (!strcmp(argv[1], "signal")) {
+		signal(SIGUSR1, handler);
+		raise(SIGUSR1);
+		after();
 		printf("handled %d\n", sink);
 		return 0;
 	}

@@ -42,6 +42,17 @@ check "entries off the stack are reported" grep -q "entries off the thread stack
 check "no path ends in the altstack handler's callee" \
 	bash -c "! '$icpp' paths alt.icpp --function handler_work | grep -q handler_work"
 
+# A handler on the thread's own stack: its heights depend on where the kernel
+# aligned the signal frame, so it is reported and not recorded; the frames
+# after it are recorded with the right parent.
+"$icpp" train -o sig.icpp -- "$progs" signal > sig.out 2> sig.err
+check "signal program output" grep -qx "handled 11" sig.out
+check "entries in signal handlers are reported" grep -q "entries in signal handlers" sig.err
+check "nothing under the handler is recorded" \
+	bash -c "! '$icpp' paths sig.icpp | grep -q handler_work"
+check "after() follows main once the handler returned" \
+	bash -c "'$icpp' paths sig.icpp --function after | grep -q 'main > after\$'"
+
 # --append merges runs of the same binary and refuses another build of it.
 cp "$progs" ./progs
 "$icpp" train -q -o once.icpp -- ./progs print a > /dev/null

@@ -87,6 +87,7 @@ struct memo {
 struct thread {
 	int64_t base;
 	uint32_t depth;
+	uint32_t in_signal;      /* a signal handler's frame is on the stack */
 	volatile uint32_t busy;  /* the runtime is running on this thread */
 	struct frame *stack;
 	struct cct_entry *cct;   /* this thread's calling-context tree */
@@ -108,24 +109,26 @@ static uintptr_t fs_base(void)
 	return fs;
 }
 
-static int64_t thread_base(uintptr_t fs)
+/* method.md: a thread on the process's initial stack (SP within the stack
+ * limit below start_stack) has start_stack as its base; any other thread its
+ * fs base.  Deciding by SP rather than tid == pid keeps a fork child of a
+ * worker thread, which runs on that worker's stack, on the worker's base. */
+static int64_t thread_base(uintptr_t fs, uintptr_t sp)
 {
-	long tid = rt_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	long pid = rt_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	return tid == pid ? rt.start_stack : (int64_t)fs;
+	return (uint64_t)(rt.start_stack - (int64_t)sp) < rt.stack_limit ? rt.start_stack : (int64_t)fs;
 }
 
-static struct thread *thread_new(uintptr_t fs)
+static struct thread *thread_new(uintptr_t fs, uintptr_t sp)
 {
 	struct thread *t = rt_alloc(sizeof(*t));
 	t->stack = rt_alloc(MAX_DEPTH * sizeof(struct frame));
 	t->memo = rt_alloc(MEMO_SLOTS * sizeof(struct memo));
-	t->base = thread_base(fs);
+	t->base = thread_base(fs, sp);
 	__atomic_fetch_add(&rt.hdr->threads, 1, __ATOMIC_RELAXED);
 	return t;
 }
 
-static struct thread *thread_get(void)
+static struct thread *thread_get(uintptr_t sp)
 {
 	uintptr_t fs = fs_base();
 	uint32_t i = (uint32_t)((fs * 0x9e3779b97f4a7c15ull) >> 48) & (THREAD_SLOTS - 1);
@@ -138,7 +141,7 @@ static struct thread *thread_get(void)
 		uintptr_t expected = 0;
 		if (__atomic_compare_exchange_n(&threads[i].fs, &expected, fs, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			struct thread *t = thread_new(fs);
+			struct thread *t = thread_new(fs, sp);
 			__atomic_store_n(&threads[i].thread, t, __ATOMIC_RELEASE);
 			return t;
 		}
@@ -150,7 +153,7 @@ static struct thread *thread_get(void)
 
 int rt_enter_runtime(void)
 {
-	struct thread *t = thread_get();
+	struct thread *t = thread_get((uintptr_t)__builtin_frame_address(0));
 	if (!t || t->busy)
 		return 1;
 	t->busy = 1;
@@ -160,15 +163,15 @@ int rt_enter_runtime(void)
 
 void rt_leave_runtime(void)
 {
-	struct thread *t = thread_get();
+	struct thread *t = thread_get((uintptr_t)__builtin_frame_address(0));
 	__asm__ volatile("" ::: "memory");
 	if (t)
 		t->busy = 0;
 }
 
-/* In a fork child the forking thread is the main thread now: its base may
- * change (method.md: tid == pid uses start_stack), and then its shadow stack
- * describes heights under the old base. */
+/* The base of a thread never changes under the SP rule, but a process may
+ * have changed its stack limit since the thread state was made: recheck in
+ * a fork child, whose states were inherited. */
 void rt_before_fork(void)
 {
 	rt.counts_shared = 1;
@@ -176,13 +179,15 @@ void rt_before_fork(void)
 
 void rt_after_fork(void)
 {
-	struct thread *t = thread_get();
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	struct thread *t = thread_get(sp);
 	if (!t)
 		return;
-	int64_t base = thread_base(fs_base());
+	int64_t base = thread_base(fs_base(), sp);
 	if (base != t->base) {
 		t->base = base;
 		t->depth = 0;
+		t->in_signal = 0;
 	}
 }
 
@@ -240,9 +245,20 @@ static void count(uint64_t *counter)
 /* method.md, "Training without exit hooks": frames whose CFA is at or below
  * the new entry's CFA have returned (or were left by a tail call, longjmp or
  * an exception); pop them, then push the new frame. */
+#define SIGNAL_FRAME (REC_NONE - 1)  /* shadow-stack marker of a handler frame */
+
+static int is_sigtramp(uintptr_t ra)
+{
+	uint32_t n = __atomic_load_n(&rt.nsigtramps, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (ra - 1 - rt.sigtramps[i].lo < rt.sigtramps[i].hi - rt.sigtramps[i].lo)
+			return 1;
+	return 0;
+}
+
 void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 {
-	struct thread *t = thread_get();
+	struct thread *t = thread_get(sp);
 	if (!t || t->busy) {
 		count(&rt.hdr->nested);
 		return;
@@ -258,7 +274,21 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 	}
 	uint32_t d = t->depth;
 	while (d && t->stack[d - 1].cfa <= cfa)
-		d--;
+		if (t->stack[--d].node == SIGNAL_FRAME)
+			t->in_signal--;
+	if (t->in_signal || is_sigtramp(k.ra)) {
+		/* A signal handler, or under one: heights depend on where the
+		 * kernel aligned the signal frame.  Keep only the handler's own
+		 * frame, to know when it has returned. */
+		count(&rt.hdr->in_signal);
+		if (!t->in_signal && d < MAX_DEPTH) {
+			t->stack[d].cfa = cfa;
+			t->stack[d++].node = SIGNAL_FRAME;
+			t->in_signal = 1;
+		}
+		t->depth = d;
+		goto out;
+	}
 	k.parent = d ? t->stack[d - 1].node : REC_NONE;
 	uint32_t node = cct_child(t, &k);
 	if (node == REC_NONE) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -323,6 +324,11 @@ static void hook_module(uint32_t slot)
 	if (!sites)
 		return;
 	m->functions_found = rep.functions_found;
+	if (rep.sigtramp_hi > rep.sigtramp_lo && rt.nsigtramps < 4) {
+		rt.sigtramps[rt.nsigtramps].lo = m->bias + rep.sigtramp_lo;
+		rt.sigtramps[rt.nsigtramps].hi = m->bias + rep.sigtramp_hi;
+		__atomic_store_n(&rt.nsigtramps, rt.nsigtramps + 1, __ATOMIC_RELEASE);
+	}
 	memcpy(m->skipped, rep.skipped, sizeof(m->skipped));
 	size_t size = 16 + (size_t)rep.nsites * STUB_MAX;
 	size = (size + 0xfff) & ~(size_t)0xfff;
@@ -443,6 +449,11 @@ __attribute__((constructor(101))) static void rt_init(void)
 		return;
 	}
 	memcpy(socket_path, sock, strlen(sock) + 1);
+	/* The kernel keeps every mapping RLIMIT_STACK away from the initial
+	 * stack: SP within that distance below start_stack is on it. */
+	struct rlimit lim;
+	rt.stack_limit = getrlimit(RLIMIT_STACK, &lim) == 0 && lim.rlim_cur < (1ull << 36)
+			 ? lim.rlim_cur : (1ull << 36);
 	if (open_record(dir) < 0 || reserve_private() < 0 || !x86_open(&cs))
 		return;
 	measure_xsave();

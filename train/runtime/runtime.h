@@ -41,6 +41,9 @@ struct runtime {
 	int64_t start_stack;
 	char *arena, *arena_end; /* private bump allocator (atomic) */
 	char *arena_next;
+	uint64_t stack_limit;    /* RLIMIT_STACK: how far the initial stack reaches */
+	uint32_t nsigtramps;     /* signal trampolines (protocol.h train_reply) */
+	struct { uint64_t lo, hi; } sigtramps[4];
 };
 extern struct runtime rt RT_HIDDEN;
 extern uint32_t rt_xsave_size RT_HIDDEN;  /* bytes icpp_rescan_saving_fpu reserves */
