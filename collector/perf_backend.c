@@ -26,6 +26,7 @@ struct perf_state {
 	uint64_t sample_type;
 	struct sf_counters c;
 	int exclude_kernel, no_build_id;  /* what this kernel and user allow */
+	unsigned order;             /* ring buffer: 2^order data pages per CPU */
 	uint64_t chain[PS_MAX_CALLCHAIN];
 };
 
@@ -76,6 +77,7 @@ static void make_attr(struct recorder *r, struct perf_state *p, struct perf_even
 	a->exclude_kernel = exclude_kernel;
 	a->exclude_hv = 1;
 	a->watermark = 1;
+	/* few wake-ups: the kernel caps this at the ring size */
 	a->wakeup_watermark = (uint32_t)(((size_t)sysconf(_SC_PAGESIZE) << REC_RING_ORDER) / 2);
 	if (r->launched) {
 		a->disabled = 1;
@@ -118,7 +120,12 @@ static int open_one(struct recorder *r, struct perf_state *p, pid_t tid, int ci,
 		return -1;
 	}
 	if (p->ring_fd[ci] < 0) {
-		if (ring_map(&p->rings[ci], fd, REC_RING_ORDER)) {
+		/* An unprivileged user may lock only kernel.perf_event_mlock_kb
+		 * (516 KiB by default) for all rings: shrink them until they fit. */
+		while (ring_map(&p->rings[ci], fd, p->order) && (errno == EPERM || errno == ENOMEM) &&
+		       p->order > 1)
+			p->order--;
+		if (!p->rings[ci].base) {
 			snprintf(err, errlen, "cannot map the perf ring buffer: %s%s", strerror(errno),
 				 errno == EPERM ? " (raise kernel.perf_event_mlock_kb)" : "");
 			return -1;
@@ -140,6 +147,7 @@ static int perf_open(struct recorder *r, char *err, size_t errlen)
 	}
 	r->bk = p;
 	r->is_target = perf_is_target;
+	p->order = REC_RING_ORDER;
 	p->rings = calloc(r->ncpus, sizeof(*p->rings));
 	p->ring_fd = malloc(r->ncpus * sizeof(int));
 	if (!p->rings || !p->ring_fd) {
