@@ -34,27 +34,32 @@ static void encode(const struct pathmap *pm, uint8_t **buf, size_t *len)
 	*buf = b;
 }
 
+/* The sample map (pm_testutil.h) and its encoding, made once by main. */
+static struct pathmap *pm;
+static uint8_t *sample;
+static size_t len;
+
 /* Parse; a success must be a valid map that survives another round trip
  * unchanged, a failure one non-empty line.  Returns whether it parsed. */
 static bool parse_checked(const uint8_t *buf, size_t len, char *err, size_t errlen)
 {
-	struct pathmap *pm = NULL;
+	struct pathmap *got = NULL;
 	err[0] = 0;
-	int rc = pm_parse(buf, len, &pm, err, errlen);
+	int rc = pm_parse(buf, len, &got, err, errlen);
 	if (rc < 0) {
-		CHECK(pm == NULL);
+		CHECK(got == NULL);
 		CHECK(err[0] != 0);
 		CHECK(strchr(err, '\n') == NULL);
 		return false;
 	}
 	char why[256];
-	CHECK_EQ_INT(pm_validate(pm, why, sizeof(why)), 0);
+	CHECK_EQ_INT(pm_validate(got, why, sizeof(why)), 0);
 	uint8_t *again;
 	size_t againlen;
-	encode(pm, &again, &againlen);
+	encode(got, &again, &againlen);
 	struct pathmap *back = NULL;
 	CHECK_EQ_INT(pm_parse(again, againlen, &back, why, sizeof(why)), 0);
-	CHECK(back && pmt_equal(pm, back));
+	CHECK(back && pmt_equal(got, back));
 	/* Writing the re-read map gives the same bytes again. */
 	uint8_t *third;
 	size_t thirdlen;
@@ -63,19 +68,15 @@ static bool parse_checked(const uint8_t *buf, size_t len, char *err, size_t errl
 	free(third);
 	free(again);
 	pm_free(back);
-	pm_free(pm);
+	pm_free(got);
 	return true;
 }
 
 static void test_round_trip(void)
 {
-	struct pathmap *pm = pmt_sample();
-	uint8_t *buf;
-	size_t len;
-	encode(pm, &buf, &len);
 	struct pathmap *back;
 	char err[256];
-	CHECK_EQ_INT(pm_parse(buf, len, &back, err, sizeof(err)), 0);
+	CHECK_EQ_INT(pm_parse(sample, len, &back, err, sizeof(err)), 0);
 	CHECK(pmt_equal(pm, back));
 	/* Spot checks that pmt_equal compares what it should. */
 	CHECK_EQ_STR(back->modules[2].path, "[vdso]");
@@ -114,7 +115,7 @@ static void test_round_trip(void)
 	CHECK(f != NULL);
 	if (f) {
 		fseek(f, 100, SEEK_SET);
-		fputc(buf[100] ^ 0x10, f);
+		fputc(sample[100] ^ 0x10, f);
 		fclose(f);
 	}
 	CHECK_EQ_INT(pm_read(path, &file, err, sizeof(err)), -1);
@@ -154,21 +155,15 @@ static void test_round_trip(void)
 	free(eb);
 	pm_free(empty);
 	pm_free(back);
-	pm_free(pm);
-	free(buf);
 }
 
 static void test_truncations(void)
 {
-	struct pathmap *pm = pmt_sample();
-	uint8_t *buf;
-	size_t len;
 	char err[256], expect[256];
-	encode(pm, &buf, &len);
 	for (size_t n = 0; n < len; n++) {
 		/* A copy of exactly n bytes, so ASan sees any read past it. */
 		uint8_t *cut = malloc(n ? n : 1);
-		memcpy(cut, buf, n);
+		memcpy(cut, sample, n);
 		CHECK(!parse_checked(cut, n, err, sizeof(err)));
 		if (n == 0)
 			snprintf(expect, sizeof(expect), "not an icpp pathmap (the file is empty)");
@@ -183,30 +178,24 @@ static void test_truncations(void)
 	}
 	/* One byte too many. */
 	uint8_t *longer = malloc(len + 1);
-	memcpy(longer, buf, len);
+	memcpy(longer, sample, len);
 	longer[len] = 0;
 	CHECK(!parse_checked(longer, len + 1, err, sizeof(err)));
 	snprintf(expect, sizeof(expect), "corrupt pathmap: 1 bytes after its end at byte %zu; "
 		 "train again", len);
 	CHECK_EQ_STR(err, expect);
 	free(longer);
-	free(buf);
-	pm_free(pm);
 }
 
 /* Every byte, flipped three ways: always rejected (the checksums see it). */
 static void test_single_bytes(void)
 {
-	struct pathmap *pm = pmt_sample();
-	uint8_t *buf;
-	size_t len;
 	char err[256];
-	encode(pm, &buf, &len);
 	static const uint8_t flips[] = {0x01, 0x80, 0xff};
 	for (size_t i = 0; i < len; i++) {
 		for (size_t k = 0; k < sizeof(flips); k++) {
-			buf[i] ^= flips[k];
-			CHECK(!parse_checked(buf, len, err, sizeof(err)));
+			sample[i] ^= flips[k];
+			CHECK(!parse_checked(sample, len, err, sizeof(err)));
 			if (i < 8)
 				CHECK_EQ_STR(err, "not an icpp pathmap");
 			else if (i < 12) /* the version: newer, or 0 (header checksum) */
@@ -214,26 +203,20 @@ static void test_single_bytes(void)
 				      !strcmp(err, "checksum mismatch: file is corrupt, train again"));
 			else
 				CHECK_EQ_STR(err, "checksum mismatch: file is corrupt, train again");
-			buf[i] ^= flips[k];
+			sample[i] ^= flips[k];
 		}
 	}
-	free(buf);
-	pm_free(pm);
 }
 
 /* Random multi-byte corruptions, first as they are (checksum mismatch), then
  * with the checksums recomputed so that the field checks see them. */
 static void test_random_corruptions(void)
 {
-	struct pathmap *pm = pmt_sample();
-	uint8_t *buf;
-	size_t len;
 	char err[256];
-	encode(pm, &buf, &len);
 	uint8_t *copy = malloc(len);
 	unsigned parsed = 0, rejected = 0;
 	for (int round = 0; round < 20000; round++) {
-		memcpy(copy, buf, len);
+		memcpy(copy, sample, len);
 		int nbytes = 1 + (int)(rng() % 8);
 		for (int k = 0; k < nbytes; k++) {
 			size_t at = rng() % len;
@@ -241,9 +224,9 @@ static void test_random_corruptions(void)
 			uint64_t r = rng();
 			copy[at] = r % 4 == 0 ? 0 : r % 4 == 1 ? 0xff : (uint8_t)(r >> 8);
 		}
-		if (memcmp(copy, buf, len)) {
+		if (memcmp(copy, sample, len)) {
 			CHECK(!parse_checked(copy, len, err, sizeof(err)));
-			if (memcmp(copy, buf, 8) && strcmp(err, "not an icpp pathmap"))
+			if (memcmp(copy, sample, 8) && strcmp(err, "not an icpp pathmap"))
 				CHECK_EQ_STR(err, "not an icpp pathmap");
 		}
 		pmt_fix_crcs(copy, len);
@@ -254,12 +237,11 @@ static void test_random_corruptions(void)
 	}
 	/* Both outcomes are common: the test exercises the field checks and
 	 * the consistent-map path. */
-	fprintf(stderr, "random corruptions with checksums fixed: %u parsed, %u rejected\n", parsed, rejected);
+	fprintf(stderr, "random corruptions with checksums fixed: %u parsed, %u rejected\n", parsed,
+		rejected);
 	CHECK(parsed > 1000);
 	CHECK(rejected > 1000);
 	free(copy);
-	free(buf);
-	pm_free(pm);
 }
 
 /* Files a broken writer or an attacker could make, checksums correct. */
@@ -269,43 +251,52 @@ static void put32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static void expect_crafted(const uint8_t *orig, size_t len, size_t off, uint32_t v,
-			   const char *expect)
+struct patch {
+	size_t off;
+	uint32_t v;
+};
+
+/* The sample file with u32 values written at some offsets and its checksums
+ * recomputed must be refused with exactly `expect`. */
+static void expect_patched(const struct patch *p, size_t np, const char *expect)
 {
 	uint8_t *b = malloc(len);
 	char err[256];
-	memcpy(b, orig, len);
-	put32(b + off, v);
+	memcpy(b, sample, len);
+	for (size_t i = 0; i < np; i++)
+		put32(b + p[i].off, p[i].v);
 	pmt_fix_crcs(b, len);
 	CHECK(!parse_checked(b, len, err, sizeof(err)));
 	if (strcmp(err, expect))
-		fprintf(stderr, "at offset %zu, value %u:\n", off, v);
+		fprintf(stderr, "at offset %zu, value %u:\n", p[0].off, p[0].v);
 	CHECK_EQ_STR(err, expect);
 	free(b);
 }
 
+static void expect_crafted(size_t off, uint32_t v, const char *expect)
+{
+	struct patch p = {off, v};
+	expect_patched(&p, 1, expect);
+}
+
 static void test_crafted(void)
 {
-	struct pathmap *pm = pmt_sample();
-	uint8_t *buf;
-	size_t len;
-	encode(pm, &buf, &len);
 	const size_t mods = 56, funcs = mods + 3 * 80, nodes = funcs + 5 * 24, tab = nodes + 6 * 40;
 	const uint32_t tablen = (uint32_t)(len - 4 - tab);
-	expect_crafted(buf, len, 8, 2, "written by a newer icpp (format version 2; this icpp reads "
+	expect_crafted(8, 2, "written by a newer icpp (format version 2; this icpp reads "
 		       "version 1): upgrade icpp or train again");
-	expect_crafted(buf, len, 8, 0, "corrupt pathmap: format version 0 does not exist; "
+	expect_crafted(8, 0, "corrupt pathmap: format version 0 does not exist; "
 		       "train again");
-	expect_crafted(buf, len, 12, 4, "written by a newer icpp (unknown flags 0x4): upgrade icpp "
+	expect_crafted(12, 4, "written by a newer icpp (unknown flags 0x4): upgrade icpp "
 		       "or train again");
-	expect_crafted(buf, len, 28, 1, "corrupt pathmap: reserved header fields are not zero; "
+	expect_crafted(28, 1, "corrupt pathmap: reserved header fields are not zero; "
 		       "train again");
-	expect_crafted(buf, len, 16, UINT32_MAX, "corrupt pathmap: a count of 4294967295 entries; "
+	expect_crafted(16, UINT32_MAX, "corrupt pathmap: a count of 4294967295 entries; "
 		       "train again");
 	/* Huge counts with a consistent size field: truncated, never allocated. */
 	{
 		uint8_t b[64] = {0};
-		memcpy(b, buf, 56);
+		memcpy(b, sample, 56);
 		put32(b + 24, 0xfffffff0u);
 		uint64_t size = 56 + 3 * 80 + 5 * 24 + 40ull * 0xfffffff0u + tablen + 4;
 		put32(b + 40, (uint32_t)size);
@@ -317,67 +308,49 @@ static void test_crafted(void)
 			 "train again", (unsigned long long)size);
 		CHECK_EQ_STR(err, expect);
 	}
-	expect_crafted(buf, len, 24, 7, "corrupt pathmap: the header's sizes disagree; train again");
-	expect_crafted(buf, len, 32, UINT32_MAX, "corrupt pathmap: the header's sizes disagree; "
+	expect_crafted(24, 7, "corrupt pathmap: the header's sizes disagree; train again");
+	expect_crafted(32, UINT32_MAX, "corrupt pathmap: the header's sizes disagree; "
 		       "train again");
 	/* Modules. */
-	expect_crafted(buf, len, mods, tablen, "corrupt pathmap: module 0 has a path outside the "
+	expect_crafted(mods, tablen, "corrupt pathmap: module 0 has a path outside the "
 		       "string table; train again");
-	expect_crafted(buf, len, mods + 4, 65, "corrupt pathmap: module 0 has a bad build-id; "
+	expect_crafted(mods + 4, 65, "corrupt pathmap: module 0 has a bad build-id; "
 		       "train again");
-	expect_crafted(buf, len, mods + 8 + 20, 1, "corrupt pathmap: module 0 has a bad build-id; "
+	expect_crafted(mods + 8 + 20, 1, "corrupt pathmap: module 0 has a bad build-id; "
 		       "train again");
-	expect_crafted(buf, len, mods + 76, 131, "corrupt pathmap: module 0 has 131 functions "
+	expect_crafted(mods + 76, 131, "corrupt pathmap: module 0 has 131 functions "
 		       "hooked of 130 found; train again");
-	expect_crafted(buf, len, mods + 80, 13, "corrupt pathmap: module 1 has no path; train again");
+	expect_crafted(mods + 80, 13, "corrupt pathmap: module 1 has no path; train again");
 	/* Functions. */
-	expect_crafted(buf, len, funcs, 3, "corrupt pathmap: function 0 has module 3 of 3; "
+	expect_crafted(funcs, 3, "corrupt pathmap: function 0 has module 3 of 3; "
 		       "train again");
-	expect_crafted(buf, len, funcs + 24 + 4, tablen + 1000, "corrupt pathmap: function 1 has "
+	expect_crafted(funcs + 24 + 4, tablen + 1000, "corrupt pathmap: function 1 has "
 		       "a name outside the string table; train again");
-	expect_crafted(buf, len, funcs + 24 + 8, 0x401126, "corrupt pathmap: function 1 duplicates "
+	expect_crafted(funcs + 24 + 8, 0x401126, "corrupt pathmap: function 1 duplicates "
 		       "function 0; train again");
-	expect_crafted(buf, len, funcs + 4 * 24 + 16, 0x10000, "corrupt pathmap: function 4 at "
+	expect_crafted(funcs + 4 * 24 + 16, 0x10000, "corrupt pathmap: function 4 at "
 		       "0xffffffffffff0000 has size 0x10000 past the end of the address space; "
 		       "train again");
-	/* A name whose NUL is the table's last byte is fine; a string that
-	 * runs off the table is not. */
-	{
-		uint8_t *b = malloc(len);
-		char err[256];
-		memcpy(b, buf, len);
-		b[len - 5] = 'x'; /* the NUL of the last string ("") */
-		pmt_fix_crcs(b, len);
-		CHECK(!parse_checked(b, len, err, sizeof(err)));
-		CHECK_EQ_STR(err, "corrupt pathmap: function 4 has a name outside the string table; "
-			     "train again");
-		free(b);
-	}
+	/* A string that runs off the end of the table: the last string is "",
+	 * the table's last byte; make it 'x'. */
+	struct patch runs_off = {len - 8, (uint32_t)sample[len - 8] | (uint32_t)sample[len - 7] << 8 |
+					      (uint32_t)sample[len - 6] << 16 | (uint32_t)'x' << 24};
+	expect_patched(&runs_off, 1, "corrupt pathmap: function 4 has a name outside the "
+		       "string table; train again");
 	/* Nodes. */
-	expect_crafted(buf, len, nodes, 0, "corrupt pathmap: node 0 has parent 0 (must be below "
+	expect_crafted(nodes, 0, "corrupt pathmap: node 0 has parent 0 (must be below "
 		       "its own index); train again");
-	expect_crafted(buf, len, nodes + 40, 5, "corrupt pathmap: node 1 has parent 5 (must be "
+	expect_crafted(nodes + 40, 5, "corrupt pathmap: node 1 has parent 5 (must be "
 		       "below its own index); train again");
-	expect_crafted(buf, len, nodes + 40 + 4, 5, "corrupt pathmap: node 1 has function 5 of 5; "
+	expect_crafted(nodes + 40 + 4, 5, "corrupt pathmap: node 1 has function 5 of 5; "
 		       "train again");
-	expect_crafted(buf, len, nodes + 40 + 8, 3, "corrupt pathmap: node 1 has callsite module 3 "
+	expect_crafted(nodes + 40 + 8, 3, "corrupt pathmap: node 1 has callsite module 3 "
 		       "of 3 (address 0x40113c); train again");
-	expect_crafted(buf, len, nodes + 40 + 12, 1, "corrupt pathmap: node 1 has a reserved field "
+	expect_crafted(nodes + 40 + 12, 1, "corrupt pathmap: node 1 has a reserved field "
 		       "that is not zero; train again");
-	{
-		/* Node 3 made equal to node 1. */
-		uint8_t *b = malloc(len);
-		char err[256];
-		memcpy(b, buf, len);
-		put32(b + nodes + 3 * 40 + 4, 1);
-		put32(b + nodes + 3 * 40 + 16, 0x40113c);
-		pmt_fix_crcs(b, len);
-		CHECK(!parse_checked(b, len, err, sizeof(err)));
-		CHECK_EQ_STR(err, "corrupt pathmap: node 3 duplicates node 1; train again");
-		free(b);
-	}
-	free(buf);
-	pm_free(pm);
+	/* Node 3 made equal to node 1. */
+	const struct patch dup[] = {{nodes + 3 * 40 + 4, 1}, {nodes + 3 * 40 + 16, 0x40113c}};
+	expect_patched(dup, 2, "corrupt pathmap: node 3 duplicates node 1; train again");
 }
 
 static int write_seeds(const char *dir)
@@ -399,10 +372,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--seeds"))
 		return write_seeds(argv[2]);
+	pm = pmt_sample();
+	encode(pm, &sample, &len);
 	test_round_trip();
 	test_truncations();
 	test_single_bytes();
 	test_random_corruptions();
 	test_crafted();
+	free(sample);
+	pm_free(pm);
 	return check_exit();
 }
