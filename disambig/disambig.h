@@ -1,0 +1,400 @@
+/* disambig: choose paddings that make context identifiers (CIDs) unique at the
+ * least stack cost.
+ *
+ * Read shared/design/method.md ("Ambiguity and its cures") first.  This module
+ * knows nothing of ELF or of the pathmap file: it works on an abstract problem,
+ * so that it can be tested with hand-made path sets and benchmarked on
+ * synthetic ones.  from_pathmap.c turns a pathmap into a problem and a plan
+ * back into pathmap terms (disambig/from_pathmap.h); the rewriter applies it.
+ *
+ * ---------------------------------------------------------------------------
+ * 1. The problem
+ *
+ * A problem is a calling-context tree.  Every node is one call path (its chain
+ * of parents up to a root, root first); the node's own frame is (func,
+ * callsite): `callsite` is the call instruction that entered the frame, whose
+ * return address - 1 names it.  A node carries the height of its last frame as
+ * measured by training (base - CFA, bytes) and a weight (training entries, or
+ * samples).  Nodes are in topological order: parent < own index.
+ *
+ * Functions say what the rewriter may do to them: the frame paddings it can
+ * add (a mask of multiples of 16, below) and whether the function may be
+ * cloned.  Callsites say which function contains them (`owner`, DA_NONE when
+ * the call instruction is not in a function of the problem, e.g. in an
+ * unhooked library), which wrap amounts they allow, and whether the call can be
+ * redirected to a clone (a direct call).  A node whose callsite is unknown has
+ * callsite DA_NONE: it cannot be wrapped or redirected.
+ *
+ * A CID is (function, height).  Two nodes collide when they have the same CID.
+ * What counts as "the same path" is the problem's unit:
+ *  - DA_UNIT_FUNCTIONS (default; the thesis and pm_stats): a path is the
+ *    sequence of functions, callsites ignored.  Nodes with the same function
+ *    sequence are one path (a "class"); a CID is ambiguous when nodes of two
+ *    or more classes share it.
+ *  - DA_UNIT_CALLSITES: every node is its own path; the solver then also
+ *    separates the same functions reached through different callsites (only
+ *    wrapping and cloning can do that).
+ *
+ * ---------------------------------------------------------------------------
+ * 2. The cures, and exactly how they move heights
+ *
+ * All amounts are multiples of 16 bytes (the x86-64 ABI keeps SP 16-aligned at
+ * calls, so every CFA stays aligned and every height keeps its residue).
+ *
+ * ARR, pad[f] = D: f's frame grows by D bytes (the `sub $N,%rsp` of its
+ * prologue allocates N + D).  Every frame called from a frame of f has its CFA
+ * D lower: a node's height grows by D for each ancestor frame (proper
+ * ancestor, i.e. each NON-LAST occurrence of f on its path).  f's own height
+ * does not change; its own extent (below) does.
+ *
+ * Wrapping, wrap[c] = W: the call instruction c is replaced by a call to a
+ * trampoline that lowers SP by W - 8 bytes and calls the original target (the
+ * trampoline's own `call` pushes the other 8).  W is the number of bytes added
+ * to the height of the frame that c enters, hence to every frame below it:
+ * a node's height grows by W for each frame on its path (the last frame
+ * included) whose callsite is c.  W is a positive multiple of 16, so the
+ * trampoline's adjustment D = W - 8 keeps D + 8 a multiple of 16 (rewriting.md).
+ * Stack arguments copied by the trampoline sit inside W (the rewriter picks
+ * D = W - 8 - copied bytes); a callsite that cannot fit them has a mask that
+ * says so.
+ *
+ * Cloning, clone k = (f, c): the rewriter copies f to a new function f_k and
+ * makes the original call instruction c call f_k instead of f.  In paths:
+ *  - a frame (f, c) whose callsite executed the ORIGINAL instruction c
+ *    becomes a frame of f_k: its CID is (f_k, height), a function of its own;
+ *  - a frame entered from inside a frame of f_k, whose callsite e is owned by
+ *    f, executed the COPY of e inside f_k, not e: the copy has its own wrap
+ *    amount (da_clone_wrap; when none is listed it is wrapped like e) and it
+ *    calls what e calls (the original functions, never a clone: only original
+ *    instructions are redirected);
+ *  - f_k has its own frame padding, da_clone.pad.
+ * So a clone moves nothing by itself except the CIDs of the frames it takes
+ * over; combined with a wrapped copy it separates paths that use the same
+ * edges in another order (thesis Figure 5.5: A-B-A-A-D vs A-A-B-A-D, clone A
+ * for the A->A call and wrap the clone's call to B: a chain of A->A calls
+ * then alternates A, A_k, A, A_k, because the copy of the A->A call inside A_k
+ * calls the original A).  At most one clone per (f, c); c must be redirectable
+ * and f cloneable.
+ *
+ * Formally, walking the tree from the roots, for node n with parent p:
+ *   exec(n) = copy (k, callsite(n))  if inst(p) = f_k and owner(callsite(n))
+ *                                     = func(p);
+ *             callsite(n)            otherwise (the original instruction);
+ *   inst(n) = f_k  if exec(n) is the original c and clone k = (func(n), c);
+ *             func(n) otherwise;
+ *   height'(n) = height(n) + delta(n),
+ *   delta(root) = wrap(exec(root)),
+ *   delta(n)    = delta(p) + pad(inst(p)) + wrap(exec(n));
+ *   CID'(n) = (inst(n), height'(n)).
+ * da_predict() computes exactly this; the solver keeps the same values
+ * incrementally and the tests check that the two agree.
+ *
+ * ---------------------------------------------------------------------------
+ * 3. Costs (reported in da_result, documented in docs/plan-format.md)
+ *
+ * Stack: the extent of a node is height' + pad(inst): the CFA of its frame
+ * plus its own padding (the unpadded size of a last frame is unknown to the
+ * problem and left out on both sides).  For each thread root r, with its
+ * subtree's nodes: old_max = max height (before, no padding), new_max = max
+ * extent (after); growth(r) = new_max / old_max (a ratio; old_max below 16
+ * counts as 16) and growth_bytes(r) = new_max - old_max.  Recursion multiplies
+ * padding through the paths themselves: a node under 100 frames of f moves by
+ * 100 * pad[f].  --max-stack-growth caps the ratio, per root.
+ * Code: every wrapped callsite (original or copy) costs DA_WRAP_CODE_BYTES of
+ * trampoline; every clone costs its function's code_bytes (or
+ * DA_CLONE_DEFAULT_BYTES when unknown), rounded up to 16.  Trampolines that
+ * could be shared (same target and amount) are not counted as shared.
+ *
+ * ---------------------------------------------------------------------------
+ * 4. What can cure a collision (da_classify)
+ *
+ * For two colliding nodes a, b of different classes, only the frames below
+ * their lowest common ancestor differ.  By structure (enum da_diff):
+ *   DA_DIFF_FUNCS  the multisets of non-last functions differ: ARR can move
+ *                  one against the other;
+ *   DA_DIFF_EDGES  same functions, but the callsites (edges) differ: only
+ *                  wrapping (or cloning) can;
+ *   DA_DIFF_ORDER  same edges in another order: only cloning can, when some
+ *                  adjacent pair (callsite into f, callsite owned by f) occurs
+ *                  a different number of times, or the last frames were
+ *                  entered through different callsites;
+ *   DA_DIFF_NONE   the same frame sequence (possible only in
+ *                  DA_UNIT_CALLSITES, nodes whose heights differ higher up):
+ *                  nothing can.
+ * Then the capability and the options decide the cure (enum da_cure: the
+ * cheapest of ARR < wrapping < cloning that is possible) or, when none is, why
+ * (enum da_left): BLOCKED (the functions and callsites that differ may not be
+ * changed), DISABLED (only a mechanism switched off in the options would do),
+ * DEEPER (same edges and same adjacent pairs: would need clones of clones),
+ * IDENTICAL.  After solving, a collision with a cure that still remains is
+ * UNSOLVED: the solver found no plan within the padding bounds and the stack
+ * cap that separates it without losing more elsewhere.
+ *
+ * ---------------------------------------------------------------------------
+ * 5. The solver (solve.c; bench/disambig compares it with the thesis search)
+ *
+ * State: the tree in DFS order, so that every move is a set of subtree ranges:
+ * a variable (pad of a function instance, wrap of a callsite or copy) lists
+ * the nodes it anchors, and changing it by d moves every node of the anchored
+ * subtrees by d times the number of anchors above it.  A hash of CID buckets
+ * (node lists with per-class counts) tracks which classes are precise, and a
+ * range-add/range-max segment tree over extents gives each root's max stack.
+ * So a move is evaluated exactly and incrementally, in time proportional to
+ * the nodes it moves, and undone the same way.
+ * Objective (maximised), with N paths and total weight W:
+ *     (precise paths) + hot_weight * N * (weight of nodes whose CID is
+ *     unique) / W - stack_weight * sum over roots r of (nodes under r) *
+ *     ln(growth(r)) - code_weight * (new code bytes) - 1e-4 per 16 bytes of
+ *     padding (a tie-break towards small amounts).
+ * So one path made precise is worth as much as 1/N of the weight, and 1% of
+ * stack growth of a root costs about 1% of its nodes.  Moves never leave the
+ * allowed masks and never exceed the stack cap.
+ * Search, deterministic for a seed and a work budget:
+ *  1. greedy: colliding CIDs hottest first; for each, the variables that
+ *     separate its paths (from the frames below their common ancestor), the
+ *     cheapest first (ARR before wrapping before cloning, fewest nodes moved
+ *     first), each with its allowed amounts smallest first; apply the best
+ *     improving move; repeat until a sweep improves nothing;
+ *  2. annealing over the same neighbourhood for what remains (worsening moves
+ *     accepted under a falling threshold; the best state is kept);
+ *  3. shrink: lower every nonzero amount as far as precision allows.
+ * The plan lists which collisions remain, with their kind and reason.
+ */
+#ifndef ICPP_DISAMBIG_H
+#define ICPP_DISAMBIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DA_NONE UINT32_MAX
+#define DA_ALIGN 16                 /* every amount is a multiple of this */
+#define DA_MAX_STEPS 63             /* masks reach 63 * 16 = 1008 bytes */
+#define DA_DEFAULT_BOUND 256        /* default capability: up to 256 bytes */
+#define DA_WRAP_CODE_BYTES 32       /* trampoline per wrapped callsite */
+#define DA_CLONE_DEFAULT_BYTES 256  /* clone of a function of unknown size */
+
+/* Allowed amounts: bit k set allows 16*k bytes (k = 0..63).  Bit 0 (no
+ * change) is always allowed; a mask of 1 (or 0) means "cannot be changed". */
+typedef uint64_t da_mask;
+
+/* Every multiple of 16 from 0 to `bytes` (rounded down to 16, at most 1008). */
+da_mask da_mask_upto(uint32_t bytes);
+/* Is `bytes` allowed by mask? */
+bool da_mask_allows(da_mask m, uint32_t bytes);
+/* The largest amount the mask allows (0 for none). */
+uint32_t da_mask_max(da_mask m);
+
+struct da_func {
+	char *name;             /* for reports; may be NULL */
+	uint64_t code_bytes;    /* size of its code, for clone costs; 0 unknown */
+	da_mask pad_mask;       /* allowed frame paddings */
+	bool cloneable;         /* may be copied */
+};
+
+struct da_callsite {
+	uint32_t owner;         /* function containing the call, or DA_NONE */
+	da_mask wrap_mask;      /* allowed wrap amounts (bit 0 = not wrapped) */
+	bool redirectable;      /* a direct call that may be pointed at a clone */
+};
+
+struct da_node {
+	uint32_t parent;        /* DA_NONE for a thread root */
+	uint32_t func;
+	uint32_t callsite;      /* DA_NONE when unknown */
+	int64_t height;         /* measured height of this frame, bytes */
+	uint64_t weight;        /* entries or samples */
+};
+
+enum da_unit { DA_UNIT_FUNCTIONS, DA_UNIT_CALLSITES };
+
+struct da_problem {
+	struct da_func *funcs;
+	uint32_t nfuncs, cap_funcs;
+	struct da_callsite *callsites;
+	uint32_t ncallsites, cap_callsites;
+	struct da_node *nodes;
+	uint32_t nnodes, cap_nodes;
+	enum da_unit unit;
+};
+
+/* Building.  Each add returns the new index, or DA_NONE when out of memory.
+ * da_add_path adds the nodes of one path (frames root first, with the height
+ * of each frame), reusing nodes equal in (parent, func, callsite, height), and
+ * adds weight to its last node; it returns that node (linear search: meant for
+ * tests and small problems). */
+struct da_problem *da_problem_new(void);
+void da_problem_free(struct da_problem *p);
+uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes,
+		     da_mask pad_mask, bool cloneable);
+uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask,
+			 bool redirectable);
+uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint32_t callsite,
+		     int64_t height, uint64_t weight);
+uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *funcs,
+		     const uint32_t *callsites, const int64_t *heights, uint64_t weight);
+/* Indices in range, parent < own index, masks and owners sane.  0 or -1. */
+int da_problem_check(const struct da_problem *p, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ plan */
+
+struct da_clone {
+	uint32_t func;          /* the function copied */
+	uint32_t callsite;      /* the original call instruction redirected to it */
+	uint32_t pad;           /* the clone's frame padding, bytes */
+};
+
+struct da_clone_wrap {
+	uint32_t clone;         /* index into clones */
+	uint32_t callsite;      /* a callsite owned by the clone's function */
+	uint32_t amount;        /* wrap of its copy in the clone, bytes (may be 0) */
+};
+
+struct da_plan {
+	uint32_t nfuncs, ncallsites;
+	uint32_t *pad;          /* [nfuncs] bytes added to each function's frame */
+	uint32_t *wrap;         /* [ncallsites] wrap amount of each callsite */
+	struct da_clone *clones;
+	uint32_t nclones;
+	struct da_clone_wrap *clone_wraps;
+	uint32_t nclone_wraps;
+};
+
+/* An empty plan (all zero) sized for p; 0 or -1 (out of memory). */
+int da_plan_init(struct da_plan *plan, const struct da_problem *p);
+void da_plan_free(struct da_plan *plan);
+/* Refuses (-1, one line) a plan that uses a move the problem forbids: an
+ * amount outside a mask, a clone of a non-cloneable function or through a
+ * non-redirectable callsite, a clone wrap on a callsite its function does not
+ * own, a duplicate clone or clone wrap, an index out of range. */
+int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *err,
+		  size_t errlen);
+
+/* Heights and CIDs under a plan, from scratch (section 2): height[i] and
+ * inst[i] for every node (inst: the function index, or nfuncs + clone index).
+ * Either output may be NULL.  0, or -1 when out of memory. */
+int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
+	       uint32_t *inst);
+
+/* ------------------------------------------------------------------ classification */
+
+enum da_diff { DA_DIFF_NONE, DA_DIFF_FUNCS, DA_DIFF_EDGES, DA_DIFF_ORDER };
+enum da_cure { DA_CURE_NONE, DA_CURE_ARR, DA_CURE_WRAP, DA_CURE_CLONE };
+enum da_left {
+	DA_LEFT_CURABLE,        /* (classification only) a cure exists */
+	DA_LEFT_UNSOLVED,       /* a cure exists, the solver did not find it */
+	DA_LEFT_BLOCKED,        /* the capability forbids every separating move */
+	DA_LEFT_DISABLED,       /* only a mechanism switched off would separate */
+	DA_LEFT_DEEPER,         /* same edges and adjacent pairs: clones of clones */
+	DA_LEFT_IDENTICAL,      /* the same frame sequence */
+	DA_LEFT_N
+};
+const char *da_diff_name(enum da_diff d);
+const char *da_cure_name(enum da_cure c);
+const char *da_left_name(enum da_left l);
+
+/* ------------------------------------------------------------------ solving */
+
+struct da_options {
+	uint64_t seed;              /* annealing's random choices */
+	double max_stack_growth;    /* cap on growth(r) for every root; <= 0: none */
+	bool allow_arr, allow_wrap, allow_clone;
+	double hot_weight;          /* weight of hotness against path count */
+	double stack_weight;        /* per node per unit of ln(growth) */
+	double code_weight;         /* per byte of new code */
+	uint64_t budget;            /* work limit in node moves (and annealing
+	                             * draws); 0 = default */
+	double time_limit_s;        /* 0 = none (a limit makes results depend
+	                             * on the machine; the budget does not) */
+	bool anneal;                /* run phase 2 */
+	int verbose;                /* progress on stderr */
+};
+/* seed 1, cap 1.25, ARR and wrapping on, cloning off, hot_weight 1,
+ * stack_weight 1, code_weight 1/128, budget 0 (= 400 node moves per node,
+ * at least 5M), anneal on. */
+void da_options_default(struct da_options *o);
+/* What classify and the solver may use: options and capability together. */
+struct da_classification {
+	enum da_diff diff;
+	enum da_cure cure;          /* DA_CURE_NONE when none */
+	enum da_left left;          /* DA_LEFT_CURABLE when cure != NONE */
+	bool arr_possible, wrap_possible, clone_possible;  /* by capability alone */
+};
+/* Classify the collision of nodes a and b (section 4), whatever their heights.
+ * Under DA_UNIT_FUNCTIONS two nodes of one class are never a collision:
+ * diff NONE, left IDENTICAL.  0, or -1 when out of memory. */
+int da_classify(const struct da_problem *p, const struct da_options *o, uint32_t a,
+		uint32_t b, struct da_classification *out);
+
+/* Metrics as pm_stats defines them (method.md "Metrics"), for the problem's
+ * unit: a path is precise when every CID it occurs at holds it alone; a CID's
+ * degree is the number of paths there, a path's degree its worst CID's; the
+ * weight of a node counts as precise when its own CID has degree 1. */
+#define DA_DEGREE_BUCKETS 11        /* degree 1..10, and >10 in the last */
+struct da_metrics {
+	uint64_t nodes, paths, cids, unique_cids;
+	uint64_t precise_paths;
+	uint64_t weight, precise_weight;
+	uint64_t degree_paths[DA_DEGREE_BUCKETS];
+	uint64_t degree_weight[DA_DEGREE_BUCKETS];
+	uint32_t max_degree;
+};
+/* Metrics of heights/inst (as da_predict gives; inst NULL = node functions). */
+int da_metrics_of(const struct da_problem *p, const int64_t *height, const uint32_t *inst,
+		  struct da_metrics *m);
+
+struct da_root_cost {
+	uint32_t node;              /* the root */
+	uint32_t nodes;             /* nodes under it, itself included */
+	int64_t old_max, new_max;   /* section 3 */
+	double growth;              /* new_max / max(old_max, 16) */
+};
+
+/* One ambiguous CID left by the plan, represented by its heaviest path
+ * against another one (one entry per other path at the CID). */
+struct da_leftover {
+	uint32_t inst;              /* CID after the plan */
+	int64_t height;
+	uint32_t degree;            /* paths at the CID */
+	uint32_t a, b;              /* node of the heaviest path, of the other */
+	uint64_t weight;            /* weight of the nodes at the CID */
+	struct da_classification why;   /* left: UNSOLVED or the irreducible reason */
+};
+
+struct da_solve_stats {
+	double seconds;
+	uint64_t evaluations;       /* moves tried */
+	uint64_t accepted;
+	uint64_t node_moves;        /* work, what the budget counts */
+	uint32_t sweeps;            /* greedy sweeps */
+	bool budget_exhausted;
+};
+
+struct da_result {
+	struct da_plan plan;
+	int64_t *height;            /* [nnodes] predicted heights */
+	uint32_t *inst;             /* [nnodes] predicted CID functions */
+	struct da_metrics before, after;
+	struct da_root_cost *roots;
+	uint32_t nroots;
+	double max_growth, geomean_growth;      /* over roots */
+	int64_t max_growth_bytes;
+	uint64_t code_bytes;
+	uint32_t nwraps;            /* wrapped callsites and copies */
+	struct da_leftover *left;   /* heaviest first */
+	uint32_t nleft;
+	uint64_t left_by[DA_LEFT_N][4];         /* pairs by reason and da_diff */
+	struct da_solve_stats stats;
+};
+
+/* Solve p.  0 with a result (free with da_result_free), or -1 and one line. */
+int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
+	     char *err, size_t errlen);
+/* Fill r for a given plan (checked with da_plan_check): heights, metrics,
+ * costs, leftovers; the plan is copied.  What icpp plan uses to re-read a plan
+ * and what the benchmark uses for the baseline. */
+int da_evaluate(const struct da_problem *p, const struct da_options *o,
+		const struct da_plan *plan, struct da_result *r, char *err, size_t errlen);
+void da_result_free(struct da_result *r);
+
+#endif

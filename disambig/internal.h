@@ -1,0 +1,82 @@
+/* Private helpers shared by the files of disambig/ (and the benchmark's
+ * baseline, which drives the solver state directly).  Not a contract. */
+#ifndef ICPP_DISAMBIG_INTERNAL_H
+#define ICPP_DISAMBIG_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "disambig/disambig.h"
+
+/* One line into err (printf-style); always returns -1. */
+int da_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Open-addressing map from a 64-bit key (not UINT64_MAX) to a 32-bit value. */
+struct u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;      /* cap: power of two */
+};
+int u64map_init(struct u64map *m, size_t expect);
+void u64map_free(struct u64map *m);
+/* Value of key, or DA_NONE. */
+uint32_t u64map_get(const struct u64map *m, uint64_t key);
+/* Set key to val (insert or replace); 0 or -1 (out of memory). */
+int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
+/* Remove key if present. */
+void u64map_del(struct u64map *m, uint64_t key);
+
+static inline uint64_t da_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline uint64_t da_pair(uint32_t a, uint32_t b)
+{
+	return ((uint64_t)a << 32) | b;
+}
+
+/* splitmix64: the solver's only source of randomness. */
+static inline uint64_t da_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline uint32_t da_rand_below(uint64_t *s, uint32_t n)
+{
+	return n ? (uint32_t)(da_rand(s) % n) : 0;
+}
+
+/* The paths of p under its unit: klass[i] for every node, ids 0..*n-1 in
+ * order of first appearance (same function sequence <=> same id under
+ * DA_UNIT_FUNCTIONS; the node index under DA_UNIT_CALLSITES).  0 or -1. */
+int da_classes(const struct da_problem *p, uint32_t *klass, uint32_t *n);
+
+/* Classification on any instance of the tree: the caller supplies parent,
+ * func, callsite and per-node depth (da_classify uses the problem's). */
+int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
+		      const uint32_t *depth, uint32_t a, uint32_t b,
+		      struct da_classification *out);
+
+/* Depth of every node (root = 1). */
+uint32_t *da_depths(const struct da_problem *p);
+
+/* Costs of heights under a plan: roots, growth, code bytes (section 3). */
+int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64_t *height,
+	     const uint32_t *inst, struct da_result *r);
+/* Leftover ambiguities of heights/inst, classified (r->left, r->left_by). */
+int da_leftovers(const struct da_problem *p, const struct da_options *o, const int64_t *height,
+		 const uint32_t *inst, struct da_result *r);
+
+uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func);
+
+#endif

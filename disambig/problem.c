@@ -1,0 +1,854 @@
+/* The abstract problem: building, checking, plans, prediction from scratch,
+ * classification of collisions and metrics (disambig.h sections 1-4). */
+#include <math.h>
+#include <string.h>
+
+#include "disambig/internal.h"
+
+int da_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------------- masks */
+
+da_mask da_mask_upto(uint32_t bytes)
+{
+	uint32_t k = bytes / DA_ALIGN;
+	if (k >= DA_MAX_STEPS)
+		return ~(da_mask)0;
+	return ((da_mask)1 << (k + 1)) - 1;
+}
+
+bool da_mask_allows(da_mask m, uint32_t bytes)
+{
+	if (bytes == 0)
+		return true;
+	if (bytes % DA_ALIGN || bytes / DA_ALIGN > DA_MAX_STEPS)
+		return false;
+	return (m >> (bytes / DA_ALIGN)) & 1;
+}
+
+uint32_t da_mask_max(da_mask m)
+{
+	m &= ~(da_mask)1;
+	if (!m)
+		return 0;
+	return (uint32_t)(63 - __builtin_clzll(m)) * DA_ALIGN;
+}
+
+/* ---------------------------------------------------------------- u64map */
+
+int u64map_init(struct u64map *m, size_t expect)
+{
+	size_t cap = 16;
+	while (cap < expect * 2)
+		cap <<= 1;
+	m->keys = malloc(cap * sizeof(*m->keys));
+	m->vals = malloc(cap * sizeof(*m->vals));
+	if (!m->keys || !m->vals) {
+		free(m->keys);
+		free(m->vals);
+		m->keys = NULL;
+		m->vals = NULL;
+		return -1;
+	}
+	memset(m->keys, 0xff, cap * sizeof(*m->keys));
+	m->cap = cap;
+	m->n = 0;
+	return 0;
+}
+
+void u64map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+uint32_t u64map_get(const struct u64map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	for (size_t i = da_mix64(key) & mask;; i = (i + 1) & mask) {
+		if (m->keys[i] == key)
+			return m->vals[i];
+		if (m->keys[i] == UINT64_MAX)
+			return DA_NONE;
+	}
+}
+
+static int u64map_grow(struct u64map *m)
+{
+	struct u64map big;
+	if (u64map_init(&big, m->cap) < 0)
+		return -1;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i] != UINT64_MAX)
+			u64map_put(&big, m->keys[i], m->vals[i]);
+	u64map_free(m);
+	*m = big;
+	return 0;
+}
+
+int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 2 > m->cap && u64map_grow(m) < 0)
+		return -1;
+	size_t mask = m->cap - 1;
+	for (size_t i = da_mix64(key) & mask;; i = (i + 1) & mask) {
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return 0;
+		}
+		if (m->keys[i] == UINT64_MAX) {
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->n++;
+			return 0;
+		}
+	}
+}
+
+void u64map_del(struct u64map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i = da_mix64(key) & mask;
+	while (m->keys[i] != key) {
+		if (m->keys[i] == UINT64_MAX)
+			return;
+		i = (i + 1) & mask;
+	}
+	/* backward-shift deletion keeps probe chains intact */
+	size_t j = i;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (m->keys[j] == UINT64_MAX)
+			break;
+		size_t home = da_mix64(m->keys[j]) & mask;
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->keys[i] = UINT64_MAX;
+	m->n--;
+}
+
+/* ---------------------------------------------------------------- building */
+
+struct da_problem *da_problem_new(void)
+{
+	return calloc(1, sizeof(struct da_problem));
+}
+
+void da_problem_free(struct da_problem *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < p->nfuncs; i++)
+		free(p->funcs[i].name);
+	free(p->funcs);
+	free(p->callsites);
+	free(p->nodes);
+	free(p);
+}
+
+static bool grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return true;
+	if (n >= DA_NONE - 1)
+		return false;
+	uint32_t nc = *cap ? *cap * 2 : 16;
+	void *a = realloc(*arr, (size_t)nc * elem);
+	if (!a)
+		return false;
+	*arr = a;
+	*cap = nc;
+	return true;
+}
+
+uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes,
+		     da_mask pad_mask, bool cloneable)
+{
+	if (!grow((void **)&p->funcs, p->nfuncs, &p->cap_funcs, sizeof(*p->funcs)))
+		return DA_NONE;
+	struct da_func *f = &p->funcs[p->nfuncs];
+	f->name = name ? strdup(name) : NULL;
+	if (name && !f->name)
+		return DA_NONE;
+	f->code_bytes = code_bytes;
+	f->pad_mask = pad_mask | 1;
+	f->cloneable = cloneable;
+	return p->nfuncs++;
+}
+
+uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask,
+			 bool redirectable)
+{
+	if (!grow((void **)&p->callsites, p->ncallsites, &p->cap_callsites, sizeof(*p->callsites)))
+		return DA_NONE;
+	struct da_callsite *c = &p->callsites[p->ncallsites];
+	c->owner = owner;
+	c->wrap_mask = wrap_mask | 1;
+	c->redirectable = redirectable;
+	return p->ncallsites++;
+}
+
+uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint32_t callsite,
+		     int64_t height, uint64_t weight)
+{
+	if (parent != DA_NONE && parent >= p->nnodes)
+		return DA_NONE;
+	if (!grow((void **)&p->nodes, p->nnodes, &p->cap_nodes, sizeof(*p->nodes)))
+		return DA_NONE;
+	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight};
+	return p->nnodes++;
+}
+
+uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *funcs,
+		     const uint32_t *callsites, const int64_t *heights, uint64_t weight)
+{
+	uint32_t parent = DA_NONE;
+	for (uint32_t i = 0; i < nframes; i++) {
+		uint32_t cs = callsites ? callsites[i] : DA_NONE, found = DA_NONE;
+		for (uint32_t n = parent == DA_NONE ? 0 : parent + 1; n < p->nnodes; n++) {
+			const struct da_node *x = &p->nodes[n];
+			if (x->parent == parent && x->func == funcs[i] && x->callsite == cs &&
+			    x->height == heights[i]) {
+				found = n;
+				break;
+			}
+		}
+		if (found == DA_NONE)
+			found = da_add_node(p, parent, funcs[i], cs, heights[i], 0);
+		if (found == DA_NONE)
+			return DA_NONE;
+		parent = found;
+	}
+	if (parent != DA_NONE)
+		p->nodes[parent].weight += weight;
+	return parent;
+}
+
+int da_problem_check(const struct da_problem *p, char *err, size_t errlen)
+{
+	if (p->unit != DA_UNIT_FUNCTIONS && p->unit != DA_UNIT_CALLSITES)
+		return da_err(err, errlen, "unknown path unit %d", (int)p->unit);
+	for (uint32_t c = 0; c < p->ncallsites; c++)
+		if (p->callsites[c].owner != DA_NONE && p->callsites[c].owner >= p->nfuncs)
+			return da_err(err, errlen, "callsite %u: owner %u out of range", c,
+				      p->callsites[c].owner);
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		const struct da_node *n = &p->nodes[i];
+		if (n->parent != DA_NONE && n->parent >= i)
+			return da_err(err, errlen, "node %u: parent %u is not before it", i,
+				      n->parent);
+		if (n->func >= p->nfuncs)
+			return da_err(err, errlen, "node %u: function %u out of range", i,
+				      n->func);
+		if (n->callsite != DA_NONE && n->callsite >= p->ncallsites)
+			return da_err(err, errlen, "node %u: callsite %u out of range", i,
+				      n->callsite);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- plans */
+
+int da_plan_init(struct da_plan *plan, const struct da_problem *p)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan->nfuncs = p->nfuncs;
+	plan->ncallsites = p->ncallsites;
+	plan->pad = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*plan->pad));
+	plan->wrap = calloc(p->ncallsites ? p->ncallsites : 1, sizeof(*plan->wrap));
+	if (!plan->pad || !plan->wrap) {
+		da_plan_free(plan);
+		return -1;
+	}
+	return 0;
+}
+
+void da_plan_free(struct da_plan *plan)
+{
+	free(plan->pad);
+	free(plan->wrap);
+	free(plan->clones);
+	free(plan->clone_wraps);
+	memset(plan, 0, sizeof(*plan));
+}
+
+int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *err,
+		  size_t errlen)
+{
+	if (plan->nfuncs != p->nfuncs || plan->ncallsites != p->ncallsites)
+		return da_err(err, errlen, "plan is for %u functions and %u callsites, the problem has %u and %u",
+			      plan->nfuncs, plan->ncallsites, p->nfuncs, p->ncallsites);
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		if (!da_mask_allows(p->funcs[f].pad_mask, plan->pad[f]))
+			return da_err(err, errlen, "function %u (%s) may not be padded by %u bytes",
+				      f, p->funcs[f].name ? p->funcs[f].name : "?", plan->pad[f]);
+	for (uint32_t c = 0; c < p->ncallsites; c++)
+		if (!da_mask_allows(p->callsites[c].wrap_mask, plan->wrap[c]))
+			return da_err(err, errlen, "callsite %u may not be wrapped by %u bytes", c,
+				      plan->wrap[c]);
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		const struct da_clone *cl = &plan->clones[k];
+		if (cl->func >= p->nfuncs || cl->callsite >= p->ncallsites)
+			return da_err(err, errlen, "clone %u: index out of range", k);
+		if (!p->funcs[cl->func].cloneable)
+			return da_err(err, errlen, "clone %u: function %u may not be cloned", k,
+				      cl->func);
+		if (!p->callsites[cl->callsite].redirectable)
+			return da_err(err, errlen, "clone %u: callsite %u may not be redirected", k,
+				      cl->callsite);
+		if (!da_mask_allows(p->funcs[cl->func].pad_mask, cl->pad))
+			return da_err(err, errlen, "clone %u: function %u may not be padded by %u bytes",
+				      k, cl->func, cl->pad);
+		for (uint32_t j = 0; j < k; j++)
+			if (plan->clones[j].func == cl->func && plan->clones[j].callsite == cl->callsite)
+				return da_err(err, errlen, "clones %u and %u are the same", j, k);
+	}
+	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
+		const struct da_clone_wrap *w = &plan->clone_wraps[i];
+		if (w->clone >= plan->nclones || w->callsite >= p->ncallsites)
+			return da_err(err, errlen, "clone wrap %u: index out of range", i);
+		if (p->callsites[w->callsite].owner != plan->clones[w->clone].func)
+			return da_err(err, errlen, "clone wrap %u: callsite %u is not in function %u",
+				      i, w->callsite, plan->clones[w->clone].func);
+		if (!da_mask_allows(p->callsites[w->callsite].wrap_mask, w->amount))
+			return da_err(err, errlen, "clone wrap %u: callsite %u may not be wrapped by %u bytes",
+				      i, w->callsite, w->amount);
+		for (uint32_t j = 0; j < i; j++)
+			if (plan->clone_wraps[j].clone == w->clone &&
+			    plan->clone_wraps[j].callsite == w->callsite)
+				return da_err(err, errlen, "clone wraps %u and %u are the same", j, i);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- prediction */
+
+int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
+	       uint32_t *inst)
+{
+	struct u64map clones, cwraps;
+	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
+	uint32_t *in = malloc((p->nnodes + 1) * sizeof(*in));
+	if (!delta || !in || u64map_init(&clones, plan->nclones) < 0) {
+		free(delta);
+		free(in);
+		return -1;
+	}
+	if (u64map_init(&cwraps, plan->nclone_wraps) < 0) {
+		u64map_free(&clones);
+		free(delta);
+		free(in);
+		return -1;
+	}
+	int rc = 0;
+	for (uint32_t k = 0; k < plan->nclones && !rc; k++)
+		rc = u64map_put(&clones, da_pair(plan->clones[k].func, plan->clones[k].callsite), k);
+	for (uint32_t i = 0; i < plan->nclone_wraps && !rc; i++)
+		rc = u64map_put(&cwraps, da_pair(plan->clone_wraps[i].clone,
+						 plan->clone_wraps[i].callsite), i);
+	for (uint32_t i = 0; i < p->nnodes && !rc; i++) {
+		const struct da_node *n = &p->nodes[i];
+		uint32_t par = n->parent, cs = n->callsite;
+		int64_t d = 0;
+		uint32_t k_parent = DA_NONE;       /* clone index of the parent's instance */
+		if (par != DA_NONE) {
+			d = delta[par];
+			uint32_t pi = in[par];
+			d += pi < p->nfuncs ? plan->pad[pi] : plan->clones[pi - p->nfuncs].pad;
+			if (pi >= p->nfuncs)
+				k_parent = pi - p->nfuncs;
+		}
+		bool copy = k_parent != DA_NONE && cs != DA_NONE &&
+			    p->callsites[cs].owner == p->nodes[par].func;
+		uint32_t me = n->func;
+		if (copy) {
+			uint32_t w = u64map_get(&cwraps, da_pair(k_parent, cs));
+			d += w != DA_NONE ? plan->clone_wraps[w].amount : plan->wrap[cs];
+		} else if (cs != DA_NONE) {
+			d += plan->wrap[cs];
+			uint32_t k = u64map_get(&clones, da_pair(n->func, cs));
+			if (k != DA_NONE)
+				me = p->nfuncs + k;
+		}
+		delta[i] = d;
+		in[i] = me;
+		if (height)
+			height[i] = n->height + d;
+		if (inst)
+			inst[i] = me;
+	}
+	u64map_free(&clones);
+	u64map_free(&cwraps);
+	free(delta);
+	free(in);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- classes */
+
+int da_classes(const struct da_problem *p, uint32_t *klass, uint32_t *n)
+{
+	if (p->unit == DA_UNIT_CALLSITES) {
+		for (uint32_t i = 0; i < p->nnodes; i++)
+			klass[i] = i;
+		*n = p->nnodes;
+		return 0;
+	}
+	struct u64map m;
+	if (u64map_init(&m, p->nnodes) < 0)
+		return -1;
+	uint32_t next = 0;
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		uint32_t par = p->nodes[i].parent;
+		uint64_t key = da_pair(par == DA_NONE ? DA_NONE - 1 : klass[par], p->nodes[i].func);
+		uint32_t c = u64map_get(&m, key);
+		if (c == DA_NONE) {
+			c = next++;
+			if (u64map_put(&m, key, c) < 0) {
+				u64map_free(&m);
+				return -1;
+			}
+		}
+		klass[i] = c;
+	}
+	u64map_free(&m);
+	*n = next;
+	return 0;
+}
+
+uint32_t *da_depths(const struct da_problem *p)
+{
+	uint32_t *d = malloc((p->nnodes + 1) * sizeof(*d));
+	if (!d)
+		return NULL;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		d[i] = p->nodes[i].parent == DA_NONE ? 1 : d[p->nodes[i].parent] + 1;
+	return d;
+}
+
+/* ---------------------------------------------------------------- classification */
+
+const char *da_diff_name(enum da_diff d)
+{
+	static const char *n[] = {"identical", "functions", "edges", "order"};
+	return (unsigned)d < 4 ? n[d] : "?";
+}
+
+const char *da_cure_name(enum da_cure c)
+{
+	static const char *n[] = {"none", "arr", "wrap", "clone"};
+	return (unsigned)c < 4 ? n[c] : "?";
+}
+
+const char *da_left_name(enum da_left l)
+{
+	static const char *n[] = {"curable", "unsolved", "blocked", "disabled", "deeper",
+				  "identical"};
+	return (unsigned)l < DA_LEFT_N ? n[l] : "?";
+}
+
+/* Signed counts of a: +1, b: -1 per key, in a small map. */
+struct tally {
+	struct u64map m;
+	int32_t *cnt;
+	uint64_t *key;
+	uint32_t n, cap;
+};
+
+static int tally_add(struct tally *t, uint64_t key, int32_t v)
+{
+	uint32_t i = u64map_get(&t->m, key);
+	if (i == DA_NONE) {
+		if (t->n == t->cap) {
+			uint32_t nc = t->cap ? t->cap * 2 : 32;
+			int32_t *c = realloc(t->cnt, nc * sizeof(*c));
+			if (!c)
+				return -1;
+			t->cnt = c;
+			uint64_t *k = realloc(t->key, nc * sizeof(*k));
+			if (!k)
+				return -1;
+			t->key = k;
+			t->cap = nc;
+		}
+		i = t->n++;
+		t->cnt[i] = 0;
+		t->key[i] = key;
+		if (u64map_put(&t->m, key, i) < 0)
+			return -1;
+	}
+	t->cnt[i] += v;
+	return 0;
+}
+
+static void tally_free(struct tally *t)
+{
+	u64map_free(&t->m);
+	free(t->cnt);
+	free(t->key);
+}
+
+/* key spaces */
+#define K_FUNC 1ULL
+#define K_EDGE 2ULL
+#define K_PAIR 3ULL
+static uint64_t kf(uint32_t f) { return (K_FUNC << 60) | f; }
+static uint64_t ke(uint32_t c) { return (K_EDGE << 60) | (c == DA_NONE ? 0xfffffffULL : c); }
+/* (callsite into f, callsite owned by f): both ids hashed into 60 bits */
+static uint64_t pair_key(uint32_t c, uint32_t e)
+{
+	return (K_PAIR << 60) | (da_mix64(da_pair(c, e)) >> 4);
+}
+
+int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
+		      const uint32_t *depth, uint32_t a, uint32_t b,
+		      struct da_classification *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct da_node *N = p->nodes;
+	/* Tally +1 for a's frames, -1 for b's, below the common ancestor:
+	 * non-last functions (ARR), edges (wrapping), adjacent pairs (cloning). */
+	struct tally t = {0};
+	if (u64map_init(&t.m, 64) < 0)
+		return -1;
+	int rc = 0;
+	bool same_seq = true;       /* frame sequences below the LCA identical */
+	uint32_t x = a, y = b;
+	/* One step of the walk: n's frame belongs to `side`. */
+#define STEP(n, side)                                                                   \
+	do {                                                                            \
+		uint32_t par_ = N[n].parent;                                            \
+		rc |= tally_add(&t, ke(N[n].callsite), (side));                         \
+		if ((n) != a && (n) != b)                                               \
+			rc |= tally_add(&t, kf(N[n].func), (side));                     \
+		if (par_ != DA_NONE && N[n].callsite != DA_NONE &&                      \
+		    N[par_].callsite != DA_NONE &&                                      \
+		    p->callsites[N[n].callsite].owner == N[par_].func)                  \
+			rc |= tally_add(&t, pair_key(N[par_].callsite, N[n].callsite),  \
+					(side));                                        \
+		(n) = par_;                                                             \
+	} while (0)
+	/* equalise depths, then walk both up to their lowest common ancestor */
+	while (x != DA_NONE && (y == DA_NONE || depth[x] > depth[y])) {
+		same_seq = false;
+		STEP(x, 1);
+	}
+	while (y != DA_NONE && (x == DA_NONE || depth[y] > depth[x])) {
+		same_seq = false;
+		STEP(y, -1);
+	}
+	while (x != y) {
+		if (N[x].func != N[y].func || N[x].callsite != N[y].callsite)
+			same_seq = false;
+		STEP(x, 1);
+		STEP(y, -1);
+	}
+#undef STEP
+	/* x == y is the LCA (or DA_NONE): it is a proper ancestor of both, so its
+	 * padding counts for both sides alike and cancels. */
+	if (rc) {
+		tally_free(&t);
+		return -1;
+	}
+	bool funcs_differ = false, edges_differ = false, pairs_differ = false;
+	for (uint32_t i = 0; i < t.n; i++) {
+		if (!t.cnt[i])
+			continue;
+		uint64_t kind = t.key[i] >> 60, id = t.key[i] & ((1ULL << 60) - 1);
+		if (kind == K_FUNC) {
+			funcs_differ = true;
+			if (p->funcs[id].pad_mask > 1)
+				out->arr_possible = true;
+		} else if (kind == K_EDGE) {
+			edges_differ = true;
+			if (id != 0xfffffffULL && p->callsites[id].wrap_mask > 1)
+				out->wrap_possible = true;
+		} else if (kind == K_PAIR) {
+			pairs_differ = true;
+		}
+	}
+	/* Cloning: a differing adjacent pair (c into f, e owned by f) whose
+	 * clone is allowed, or last frames entered through different callsites.
+	 * Pairs are rechecked with their real ids by walking again. */
+	bool clone_pair = false, clone_last = false;
+	bool last_differs = N[a].callsite != N[b].callsite;
+	if (last_differs) {
+		for (int s = 0; s < 2; s++) {
+			uint32_t n = s ? b : a, c = N[n].callsite;
+			if (c != DA_NONE && p->callsites[c].redirectable && p->funcs[N[n].func].cloneable)
+				clone_last = true;
+		}
+	}
+	if (pairs_differ) {
+		for (int s = 0; s < 2 && !clone_pair; s++) {
+			for (uint32_t n = s ? b : a; n != x && !clone_pair; n = N[n].parent) {
+				uint32_t par = N[n].parent;
+				if (par == DA_NONE || N[n].callsite == DA_NONE || N[par].callsite == DA_NONE)
+					continue;
+				const struct da_callsite *e = &p->callsites[N[n].callsite];
+				if (e->owner != N[par].func)
+					continue;
+				uint32_t i = u64map_get(&t.m, pair_key(N[par].callsite, N[n].callsite));
+				if (i != DA_NONE && t.cnt[i] && e->wrap_mask > 1 &&
+				    p->callsites[N[par].callsite].redirectable &&
+				    p->funcs[N[par].func].cloneable)
+					clone_pair = true;
+			}
+		}
+	}
+	tally_free(&t);
+	out->clone_possible = clone_pair || clone_last;
+
+	if (funcs_differ)
+		out->diff = DA_DIFF_FUNCS;
+	else if (edges_differ)
+		out->diff = DA_DIFF_EDGES;
+	else
+		out->diff = same_seq ? DA_DIFF_NONE : DA_DIFF_ORDER;
+
+	bool clone_ok = o->allow_clone && (clone_last || (clone_pair && o->allow_wrap));
+	if (out->diff == DA_DIFF_NONE)
+		out->cure = DA_CURE_NONE;
+	else if (out->arr_possible && o->allow_arr)
+		out->cure = DA_CURE_ARR;
+	else if (out->wrap_possible && o->allow_wrap)
+		out->cure = DA_CURE_WRAP;
+	else if (clone_ok)
+		out->cure = DA_CURE_CLONE;
+	else
+		out->cure = DA_CURE_NONE;
+	if (out->cure != DA_CURE_NONE)
+		out->left = DA_LEFT_CURABLE;
+	else if (out->diff == DA_DIFF_NONE)
+		out->left = DA_LEFT_IDENTICAL;
+	else if (out->arr_possible || out->wrap_possible || out->clone_possible)
+		out->left = DA_LEFT_DISABLED;
+	else if (out->diff == DA_DIFF_ORDER && !pairs_differ && !last_differs)
+		out->left = DA_LEFT_DEEPER;
+	else
+		out->left = DA_LEFT_BLOCKED;
+	return 0;
+}
+
+int da_classify(const struct da_problem *p, const struct da_options *o, uint32_t a,
+		uint32_t b, struct da_classification *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (a >= p->nnodes || b >= p->nnodes)
+		return -1;
+	if (a == b) {
+		out->left = DA_LEFT_IDENTICAL;
+		return 0;
+	}
+	if (p->unit == DA_UNIT_FUNCTIONS) {
+		/* same class: compare function sequences */
+		uint32_t x = a, y = b;
+		while (x != DA_NONE && y != DA_NONE && p->nodes[x].func == p->nodes[y].func) {
+			x = p->nodes[x].parent;
+			y = p->nodes[y].parent;
+		}
+		if (x == DA_NONE && y == DA_NONE) {
+			out->left = DA_LEFT_IDENTICAL;
+			return 0;
+		}
+	}
+	uint32_t *depth = da_depths(p);
+	if (!depth)
+		return -1;
+	int rc = da_classify_nodes(p, o, depth, a, b, out);
+	free(depth);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+struct mkey {
+	uint32_t inst;
+	uint32_t klass;
+	int64_t h;
+	uint32_t node;
+};
+
+static int cmp_mkey(const void *x, const void *y)
+{
+	const struct mkey *a = x, *b = y;
+	if (a->inst != b->inst)
+		return a->inst < b->inst ? -1 : 1;
+	if (a->h != b->h)
+		return a->h < b->h ? -1 : 1;
+	if (a->klass != b->klass)
+		return a->klass < b->klass ? -1 : 1;
+	return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static int degree_bucket(uint32_t d)
+{
+	return d >= DA_DEGREE_BUCKETS ? DA_DEGREE_BUCKETS - 1 : (int)d - 1;
+}
+
+int da_metrics_of(const struct da_problem *p, const int64_t *height, const uint32_t *inst,
+		  struct da_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	uint32_t n = p->nnodes, ncl = 0;
+	struct mkey *k = malloc((n + 1) * sizeof(*k));
+	uint32_t *klass = malloc((n + 1) * sizeof(*klass));
+	uint32_t *cdeg = malloc((n + 1) * sizeof(*cdeg));     /* per node: its CID's degree */
+	uint32_t *pdeg = NULL;
+	if (!k || !klass || !cdeg || da_classes(p, klass, &ncl) < 0)
+		goto oom;
+	pdeg = calloc(ncl + 1, sizeof(*pdeg));
+	if (!pdeg)
+		goto oom;
+	for (uint32_t i = 0; i < n; i++)
+		k[i] = (struct mkey){inst ? inst[i] : p->nodes[i].func, klass[i],
+				     height ? height[i] : p->nodes[i].height, i};
+	qsort(k, n, sizeof(*k), cmp_mkey);
+	m->nodes = n;
+	m->paths = ncl;
+	for (uint32_t i = 0; i < n;) {
+		uint32_t j = i, deg = 0;
+		while (j < n && k[j].inst == k[i].inst && k[j].h == k[i].h) {
+			if (j == i || k[j].klass != k[j - 1].klass)
+				deg++;
+			j++;
+		}
+		m->cids++;
+		if (deg == 1)
+			m->unique_cids++;
+		if (deg > m->max_degree)
+			m->max_degree = deg;
+		for (uint32_t t = i; t < j; t++) {
+			cdeg[k[t].node] = deg;
+			if (deg > pdeg[k[t].klass])
+				pdeg[k[t].klass] = deg;
+		}
+		i = j;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t w = p->nodes[i].weight;
+		m->weight += w;
+		if (cdeg[i] == 1)
+			m->precise_weight += w;
+		m->degree_weight[degree_bucket(cdeg[i])] += w;
+	}
+	for (uint32_t c = 0; c < ncl; c++) {
+		m->degree_paths[degree_bucket(pdeg[c])]++;
+		if (pdeg[c] == 1)
+			m->precise_paths++;
+	}
+	free(k);
+	free(klass);
+	free(cdeg);
+	free(pdeg);
+	return 0;
+oom:
+	free(k);
+	free(klass);
+	free(cdeg);
+	free(pdeg);
+	return -1;
+}
+
+/* ---------------------------------------------------------------- costs */
+
+uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func)
+{
+	uint64_t b = p->funcs[func].code_bytes ? p->funcs[func].code_bytes : DA_CLONE_DEFAULT_BYTES;
+	return (b + DA_ALIGN - 1) / DA_ALIGN * DA_ALIGN;
+}
+
+int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64_t *height,
+	     const uint32_t *inst, struct da_result *r)
+{
+	uint32_t n = p->nnodes;
+	uint32_t *root = malloc((n + 1) * sizeof(*root));
+	uint32_t *slot = malloc((n + 1) * sizeof(*slot));
+	if (!root || !slot) {
+		free(root);
+		free(slot);
+		return -1;
+	}
+	uint32_t nroots = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		root[i] = p->nodes[i].parent == DA_NONE ? i : root[p->nodes[i].parent];
+		if (p->nodes[i].parent == DA_NONE)
+			slot[i] = nroots++;
+	}
+	free(r->roots);
+	r->roots = calloc(nroots + 1, sizeof(*r->roots));
+	if (!r->roots) {
+		free(root);
+		free(slot);
+		return -1;
+	}
+	r->nroots = nroots;
+	for (uint32_t i = 0; i < n; i++) {
+		struct da_root_cost *rc = &r->roots[slot[root[i]]];
+		uint32_t in = inst ? inst[i] : p->nodes[i].func;
+		int64_t ext = height[i] +
+			      (in < p->nfuncs ? plan->pad[in] : plan->clones[in - p->nfuncs].pad);
+		if (!rc->nodes) {
+			rc->node = root[i];
+			rc->old_max = p->nodes[i].height;
+			rc->new_max = ext;
+		}
+		rc->nodes++;
+		if (p->nodes[i].height > rc->old_max)
+			rc->old_max = p->nodes[i].height;
+		if (ext > rc->new_max)
+			rc->new_max = ext;
+	}
+	double logsum = 0;
+	r->max_growth = nroots ? 0 : 1;
+	r->max_growth_bytes = 0;
+	for (uint32_t i = 0; i < nroots; i++) {
+		struct da_root_cost *rc = &r->roots[i];
+		rc->growth = (double)rc->new_max / (double)(rc->old_max < 16 ? 16 : rc->old_max);
+		if (rc->growth > r->max_growth)
+			r->max_growth = rc->growth;
+		if (rc->new_max - rc->old_max > r->max_growth_bytes)
+			r->max_growth_bytes = rc->new_max - rc->old_max;
+		logsum += log(rc->growth > 0 ? rc->growth : 1);
+	}
+	r->geomean_growth = nroots ? exp(logsum / nroots) : 1;
+	r->code_bytes = 0;
+	r->nwraps = 0;
+	for (uint32_t c = 0; c < plan->ncallsites; c++)
+		if (plan->wrap[c]) {
+			r->nwraps++;
+			r->code_bytes += DA_WRAP_CODE_BYTES;
+		}
+	/* a clone's copies of wrapped callsites are trampolines of their own */
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		r->code_bytes += da_clone_bytes(p, plan->clones[k].func);
+		for (uint32_t c = 0; c < p->ncallsites; c++) {
+			if (p->callsites[c].owner != plan->clones[k].func)
+				continue;
+			uint32_t amount = plan->wrap[c];
+			for (uint32_t i = 0; i < plan->nclone_wraps; i++)
+				if (plan->clone_wraps[i].clone == k && plan->clone_wraps[i].callsite == c)
+					amount = plan->clone_wraps[i].amount;
+			if (amount) {
+				r->nwraps++;
+				r->code_bytes += DA_WRAP_CODE_BYTES;
+			}
+		}
+	}
+	free(root);
+	free(slot);
+	return 0;
+}

@@ -1,0 +1,1609 @@
+/* The solver (disambig.h section 5): an incremental state over the tree in DFS
+ * order, and the greedy / annealing / shrink search on it. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "disambig/internal.h"
+#include "disambig/state.h"
+
+enum { VPAD, VWRAP };
+
+struct var {
+	uint32_t *anch;         /* positions anchoring it, ascending */
+	uint32_t nanch, capanch;
+	uint64_t reach;         /* sum of the anchors' subtree sizes */
+	da_mask mask;
+	uint32_t value;
+	uint8_t kind;
+	uint8_t dead;           /* a clone's variable after the clone was undone */
+	uint32_t id;            /* function or callsite index */
+	uint32_t clone;         /* clone index, DA_NONE for originals */
+};
+
+struct bent {
+	uint32_t klass, count;
+	uint64_t weight;
+};
+
+struct bucket {
+	int64_t h;
+	uint32_t inst;
+	uint32_t head;          /* first node (position) of its list */
+	uint32_t nent, cap;
+	uint32_t coll;          /* index in s->coll while nent >= 2, else DA_NONE */
+	struct bent *ent;
+};
+
+struct sclone {
+	uint32_t func, callsite, padvar;
+	bool alive;
+	uint64_t bytes;
+};
+
+struct ds {
+	const struct da_problem *p;
+	struct da_options o;
+	uint32_t n, nf, ncs;
+	/* by position (DFS preorder) */
+	uint32_t *node;         /* position -> problem node */
+	uint32_t *pos;          /* problem node -> position */
+	uint32_t *parent, *end, *root, *depth, *klass, *func, *cs;
+	uint64_t *weight;
+	int64_t *h0, *h;
+	uint32_t *inst, *exec;
+	uint32_t *bkt, *next, *prev;
+	/* classes */
+	uint32_t nclasses;
+	uint32_t *nbad;
+	/* roots, by slot */
+	uint32_t nroots;
+	uint32_t *rootslot;     /* position of a root -> slot */
+	uint32_t *rpos, *rnodes;
+	int64_t *rold;          /* old max height (at least 16) */
+	double *rpen;
+	/* variables */
+	struct var *vars;
+	uint32_t nvars, capvars;
+	int32_t *cnt;           /* scratch tally per variable */
+	uint32_t *stamp;        /* scratch per variable */
+	uint32_t stampv;
+	/* clones */
+	struct sclone *clones;
+	uint32_t nclones, capclones;
+	struct u64map clonemap; /* (func, callsite) -> clone, alive only */
+	struct u64map copymap;  /* (clone, callsite) -> copy variable */
+	/* buckets */
+	struct bucket *B;
+	uint32_t nB, capB;
+	uint32_t *freeB;
+	uint32_t nfreeB, capfreeB;
+	uint32_t *tab;
+	size_t tabcap, tabn;
+	uint32_t *coll;         /* colliding buckets */
+	uint32_t ncoll, capcoll;
+	/* segment tree over extents */
+	uint32_t segn;
+	int64_t *mx, *lz;
+	/* scratch */
+	uint32_t *stk;
+	uint32_t *rstamp;
+	uint32_t rstampv;
+	/* score components */
+	int64_t nprecise;
+	uint64_t uniq_weight;
+	uint64_t ncids, nuniq;
+	double pen;
+	int64_t code_bytes;
+	int64_t pad16;
+	double hotk;
+	bool violated;
+	/* accounting */
+	uint64_t work, evals, accepted;
+	uint64_t budget;
+	struct timespec t0;
+	bool out_of_budget;
+	bool oom;
+};
+
+/* ---------------------------------------------------------------- buckets */
+
+static uint64_t bhash(uint32_t inst, int64_t h)
+{
+	return da_mix64(((uint64_t)h * 0x9e3779b97f4a7c15ULL) ^ inst);
+}
+
+static uint32_t tab_find(const struct ds *s, uint32_t inst, int64_t h)
+{
+	size_t mask = s->tabcap - 1;
+	for (size_t i = bhash(inst, h) & mask;; i = (i + 1) & mask) {
+		uint32_t b = s->tab[i];
+		if (b == DA_NONE)
+			return DA_NONE;
+		if (s->B[b].h == h && s->B[b].inst == inst)
+			return b;
+	}
+}
+
+static bool tab_grow(struct ds *s)
+{
+	size_t cap = s->tabcap ? s->tabcap * 2 : 1024;
+	uint32_t *t = malloc(cap * sizeof(*t));
+	if (!t)
+		return false;
+	memset(t, 0xff, cap * sizeof(*t));
+	for (size_t i = 0; i < s->tabcap; i++) {
+		uint32_t b = s->tab[i];
+		if (b == DA_NONE)
+			continue;
+		size_t j = bhash(s->B[b].inst, s->B[b].h) & (cap - 1);
+		while (t[j] != DA_NONE)
+			j = (j + 1) & (cap - 1);
+		t[j] = b;
+	}
+	free(s->tab);
+	s->tab = t;
+	s->tabcap = cap;
+	return true;
+}
+
+static void tab_insert(struct ds *s, uint32_t b)
+{
+	size_t mask = s->tabcap - 1, i = bhash(s->B[b].inst, s->B[b].h) & mask;
+	while (s->tab[i] != DA_NONE)
+		i = (i + 1) & mask;
+	s->tab[i] = b;
+	s->tabn++;
+}
+
+static void tab_remove(struct ds *s, uint32_t b)
+{
+	size_t mask = s->tabcap - 1, i = bhash(s->B[b].inst, s->B[b].h) & mask;
+	while (s->tab[i] != b)
+		i = (i + 1) & mask;
+	size_t j = i;
+	for (;;) {
+		j = (j + 1) & mask;
+		uint32_t x = s->tab[j];
+		if (x == DA_NONE)
+			break;
+		size_t home = bhash(s->B[x].inst, s->B[x].h) & mask;
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			s->tab[i] = x;
+			i = j;
+		}
+	}
+	s->tab[i] = DA_NONE;
+	s->tabn--;
+}
+
+static uint32_t bucket_get(struct ds *s, uint32_t inst, int64_t h)
+{
+	uint32_t b = tab_find(s, inst, h);
+	if (b != DA_NONE)
+		return b;
+	if ((s->tabn + 1) * 2 > s->tabcap && !tab_grow(s))
+		goto oom;
+	if (s->nfreeB) {
+		b = s->freeB[--s->nfreeB];
+	} else {
+		if (s->nB == s->capB) {
+			uint32_t nc = s->capB ? s->capB * 2 : 1024;
+			struct bucket *nb = realloc(s->B, nc * sizeof(*nb));
+			if (!nb)
+				goto oom;
+			s->B = nb;
+			s->capB = nc;
+		}
+		b = s->nB++;
+		s->B[b].ent = NULL;
+		s->B[b].cap = 0;
+	}
+	s->B[b].h = h;
+	s->B[b].inst = inst;
+	s->B[b].head = DA_NONE;
+	s->B[b].nent = 0;
+	s->B[b].coll = DA_NONE;
+	tab_insert(s, b);
+	s->ncids++;
+	return b;
+oom:
+	s->oom = true;
+	return DA_NONE;
+}
+
+static void coll_add(struct ds *s, uint32_t b)
+{
+	if (s->ncoll == s->capcoll) {
+		uint32_t nc = s->capcoll ? s->capcoll * 2 : 1024;
+		uint32_t *c = realloc(s->coll, nc * sizeof(*c));
+		if (!c) {
+			s->oom = true;
+			return;
+		}
+		s->coll = c;
+		s->capcoll = nc;
+	}
+	s->B[b].coll = s->ncoll;
+	s->coll[s->ncoll++] = b;
+}
+
+static void coll_del(struct ds *s, uint32_t b)
+{
+	uint32_t i = s->B[b].coll;
+	if (i == DA_NONE)
+		return;
+	uint32_t last = s->coll[--s->ncoll];
+	s->coll[i] = last;
+	s->B[last].coll = i;
+	s->B[b].coll = DA_NONE;
+}
+
+static void bad_add(struct ds *s, uint32_t c, int32_t k)
+{
+	uint32_t before = s->nbad[c];
+	s->nbad[c] += k;
+	if (!before && s->nbad[c])
+		s->nprecise--;
+	else if (before && !s->nbad[c])
+		s->nprecise++;
+}
+
+static void node_in(struct ds *s, uint32_t x)
+{
+	uint32_t b = bucket_get(s, s->inst[x], s->h[x]);
+	if (b == DA_NONE)
+		return;
+	struct bucket *B = &s->B[b];
+	s->bkt[x] = b;
+	s->prev[x] = DA_NONE;
+	s->next[x] = B->head;
+	if (B->head != DA_NONE)
+		s->prev[B->head] = x;
+	B->head = x;
+	uint32_t c = s->klass[x];
+	uint64_t w = s->weight[x];
+	for (uint32_t i = 0; i < B->nent; i++) {
+		if (B->ent[i].klass != c)
+			continue;
+		B->ent[i].count++;
+		B->ent[i].weight += w;
+		if (B->nent >= 2)
+			bad_add(s, c, 1);
+		else
+			s->uniq_weight += w;
+		return;
+	}
+	if (B->nent == B->cap) {
+		uint32_t nc = B->cap ? B->cap * 2 : 2;
+		struct bent *e = realloc(B->ent, nc * sizeof(*e));
+		if (!e) {
+			s->oom = true;
+			return;
+		}
+		B->ent = e;
+		B->cap = nc;
+	}
+	B->ent[B->nent++] = (struct bent){c, 1, w};
+	if (B->nent == 1) {
+		s->uniq_weight += w;
+		s->nuniq++;
+	} else if (B->nent == 2) {
+		bad_add(s, B->ent[0].klass, (int32_t)B->ent[0].count);
+		s->uniq_weight -= B->ent[0].weight;
+		s->nuniq--;
+		bad_add(s, c, 1);
+		coll_add(s, b);
+	} else {
+		bad_add(s, c, 1);
+	}
+}
+
+static void node_out(struct ds *s, uint32_t x)
+{
+	uint32_t b = s->bkt[x];
+	struct bucket *B = &s->B[b];
+	if (s->prev[x] != DA_NONE)
+		s->next[s->prev[x]] = s->next[x];
+	else
+		B->head = s->next[x];
+	if (s->next[x] != DA_NONE)
+		s->prev[s->next[x]] = s->prev[x];
+	uint32_t c = s->klass[x];
+	uint64_t w = s->weight[x];
+	uint32_t i = 0;
+	while (B->ent[i].klass != c)
+		i++;
+	B->ent[i].count--;
+	B->ent[i].weight -= w;
+	if (B->nent >= 2)
+		bad_add(s, c, -1);
+	else
+		s->uniq_weight -= w;
+	if (B->ent[i].count)
+		return;
+	B->ent[i] = B->ent[--B->nent];
+	if (B->nent == 1) {
+		bad_add(s, B->ent[0].klass, -(int32_t)B->ent[0].count);
+		s->uniq_weight += B->ent[0].weight;
+		s->nuniq++;
+		coll_del(s, b);
+	} else if (B->nent == 0) {
+		s->nuniq--;
+		s->ncids--;
+		tab_remove(s, b);
+		if (s->nfreeB == s->capfreeB) {
+			uint32_t nc = s->capfreeB ? s->capfreeB * 2 : 1024;
+			uint32_t *f = realloc(s->freeB, nc * sizeof(*f));
+			if (!f) {
+				s->oom = true;
+				return;
+			}
+			s->freeB = f;
+			s->capfreeB = nc;
+		}
+		s->freeB[s->nfreeB++] = b;
+	}
+}
+
+static void move_node(struct ds *s, uint32_t x, int64_t dh)
+{
+	node_out(s, x);
+	s->h[x] += dh;
+	node_in(s, x);
+	s->work++;
+}
+
+/* ---------------------------------------------------------------- segment tree */
+
+static void seg_apply(struct ds *s, uint32_t i, int64_t d)
+{
+	s->mx[i] += d;
+	s->lz[i] += d;
+}
+
+static void seg_add_rec(struct ds *s, uint32_t i, uint32_t lo, uint32_t hi, uint32_t l,
+			uint32_t r, int64_t d)
+{
+	if (r <= lo || hi <= l)
+		return;
+	if (l <= lo && hi <= r) {
+		seg_apply(s, i, d);
+		return;
+	}
+	if (s->lz[i]) {
+		seg_apply(s, 2 * i, s->lz[i]);
+		seg_apply(s, 2 * i + 1, s->lz[i]);
+		s->lz[i] = 0;
+	}
+	uint32_t mid = (lo + hi) / 2;
+	seg_add_rec(s, 2 * i, lo, mid, l, r, d);
+	seg_add_rec(s, 2 * i + 1, mid, hi, l, r, d);
+	s->mx[i] = s->mx[2 * i] > s->mx[2 * i + 1] ? s->mx[2 * i] : s->mx[2 * i + 1];
+}
+
+static int64_t seg_max_rec(struct ds *s, uint32_t i, uint32_t lo, uint32_t hi, uint32_t l,
+			   uint32_t r)
+{
+	if (r <= lo || hi <= l)
+		return INT64_MIN;
+	if (l <= lo && hi <= r)
+		return s->mx[i];
+	uint32_t mid = (lo + hi) / 2;
+	int64_t a = seg_max_rec(s, 2 * i, lo, mid, l, r), b = seg_max_rec(s, 2 * i + 1, mid, hi, l, r);
+	int64_t m = a > b ? a : b;
+	return m == INT64_MIN ? m : m + s->lz[i];
+}
+
+static void seg_add(struct ds *s, uint32_t l, uint32_t r, int64_t d)
+{
+	if (l < r && d)
+		seg_add_rec(s, 1, 0, s->segn, l, r, d);
+}
+
+static int64_t seg_max(struct ds *s, uint32_t l, uint32_t r)
+{
+	return seg_max_rec(s, 1, 0, s->segn, l, r);
+}
+
+/* ---------------------------------------------------------------- roots */
+
+static double root_pen(const struct ds *s, uint32_t slot, int64_t m)
+{
+	if (m <= s->rold[slot])
+		return 0;
+	return s->o.stack_weight * s->rnodes[slot] * log((double)m / (double)s->rold[slot]);
+}
+
+static void root_touch(struct ds *s, uint32_t x)
+{
+	uint32_t slot = s->rootslot[s->root[x]];
+	if (s->rstamp[slot] == s->rstampv)
+		return;
+	s->rstamp[slot] = s->rstampv;
+	uint32_t r = s->rpos[slot];
+	int64_t m = seg_max(s, r, s->end[r]);
+	double np = root_pen(s, slot, m);
+	s->pen += np - s->rpen[slot];
+	s->rpen[slot] = np;
+	if (s->o.max_stack_growth > 0 && (double)m > s->o.max_stack_growth * (double)s->rold[slot])
+		s->violated = true;
+}
+
+static void roots_begin(struct ds *s)
+{
+	if (++s->rstampv == 0) {
+		memset(s->rstamp, 0, s->nroots * sizeof(*s->rstamp));
+		s->rstampv = 1;
+	}
+	s->violated = false;
+}
+
+/* ---------------------------------------------------------------- variables */
+
+static uint32_t var_new(struct ds *s, uint8_t kind, uint32_t id, uint32_t clone, da_mask mask,
+			uint32_t value)
+{
+	if (s->nvars == s->capvars) {
+		uint32_t nc = s->capvars ? s->capvars * 2 : 64;
+		struct var *v = realloc(s->vars, nc * sizeof(*v));
+		int32_t *c = v ? realloc(s->cnt, nc * sizeof(*c)) : NULL;
+		if (v)
+			s->vars = v;
+		if (c)
+			s->cnt = c;
+		uint32_t *st = c ? realloc(s->stamp, nc * sizeof(*st)) : NULL;
+		if (!st) {
+			s->oom = true;
+			return DA_NONE;
+		}
+		s->stamp = st;
+		memset(s->cnt + s->capvars, 0, (nc - s->capvars) * sizeof(*s->cnt));
+		memset(s->stamp + s->capvars, 0, (nc - s->capvars) * sizeof(*s->stamp));
+		s->capvars = nc;
+	}
+	struct var *v = &s->vars[s->nvars];
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	v->id = id;
+	v->clone = clone;
+	v->mask = mask | 1;
+	v->value = value;
+	return s->nvars++;
+}
+
+static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
+{
+	struct var *V = &s->vars[v];
+	if (V->nanch == V->capanch) {
+		uint32_t nc = V->capanch ? V->capanch * 2 : 4;
+		uint32_t *a = realloc(V->anch, nc * sizeof(*a));
+		if (!a) {
+			s->oom = true;
+			return;
+		}
+		V->anch = a;
+		V->capanch = nc;
+	}
+	uint32_t lo = 0, hi = V->nanch;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (V->anch[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(V->anch + lo + 1, V->anch + lo, (V->nanch - lo) * sizeof(*V->anch));
+	V->anch[lo] = x;
+	V->nanch++;
+	V->reach += s->end[x] - x;
+}
+
+static void anch_remove(struct ds *s, uint32_t v, uint32_t x)
+{
+	struct var *V = &s->vars[v];
+	uint32_t lo = 0, hi = V->nanch;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (V->anch[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < V->nanch && V->anch[lo] == x) {
+		memmove(V->anch + lo, V->anch + lo + 1, (V->nanch - lo - 1) * sizeof(*V->anch));
+		V->nanch--;
+		V->reach -= s->end[x] - x;
+	}
+}
+
+static uint32_t var_code(const struct var *V)
+{
+	return V->kind == VWRAP && V->value && !V->dead ? DA_WRAP_CODE_BYTES : 0;
+}
+
+/* Set variable v to value: moves every node under its anchors. */
+static void set_var(struct ds *s, uint32_t v, uint32_t value)
+{
+	struct var *V = &s->vars[v];
+	int64_t d = (int64_t)value - (int64_t)V->value;
+	roots_begin(s);
+	if (!d)
+		return;
+	s->code_bytes -= var_code(V);
+	s->pad16 += d / DA_ALIGN;
+	V->value = value;
+	s->code_bytes += var_code(V);
+	uint32_t off = V->kind == VPAD ? 1 : 0, depth = 0, at = 0;
+	for (uint32_t i = 0; i <= V->nanch; i++) {
+		uint32_t st = i < V->nanch ? V->anch[i] + off : UINT32_MAX;
+		while (depth && at < st) {
+			uint32_t top = s->stk[depth - 1], upto = top < st ? top : st;
+			for (; at < upto; at++)
+				move_node(s, at, (int64_t)depth * d);
+			while (depth && s->stk[depth - 1] <= at)
+				depth--;
+		}
+		if (i == V->nanch)
+			break;
+		if (!depth)
+			at = st;
+		if (st < s->end[V->anch[i]])
+			s->stk[depth++] = s->end[V->anch[i]];
+	}
+	for (uint32_t i = 0; i < V->nanch; i++)
+		seg_add(s, V->anch[i], s->end[V->anch[i]], d);
+	for (uint32_t i = 0; i < V->nanch; i++)
+		root_touch(s, V->anch[i]);
+}
+
+static double score(const struct ds *s)
+{
+	return (double)s->nprecise + s->hotk * (double)s->uniq_weight - s->pen -
+	       s->o.code_weight * (double)s->code_bytes - 1e-4 * (double)s->pad16;
+}
+
+static bool out_of_time(struct ds *s)
+{
+	if (s->out_of_budget)
+		return true;
+	if (s->work > s->budget)
+		s->out_of_budget = true;
+	if (s->o.time_limit_s > 0 && (s->evals & 63) == 0) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		double el = (t.tv_sec - s->t0.tv_sec) + (t.tv_nsec - s->t0.tv_nsec) * 1e-9;
+		if (el > s->o.time_limit_s)
+			s->out_of_budget = true;
+	}
+	return s->out_of_budget;
+}
+
+/* ---------------------------------------------------------------- clones */
+
+/* Recompute exec and inst (disambig.h section 2) and heights of the subtree
+ * at `top`, whose parent is unchanged; move what changed. */
+static void recompute(struct ds *s, uint32_t top)
+{
+	const struct da_problem *p = s->p;
+	for (uint32_t x = top; x < s->end[top]; x++) {
+		uint32_t par = s->parent[x], cs = s->cs[x], f = s->func[x];
+		uint32_t ex, in = f;
+		uint32_t pk = par == DA_NONE ? DA_NONE : s->vars[s->inst[par]].clone;
+		if (pk != DA_NONE && cs != DA_NONE && p->callsites[cs].owner == s->func[par]) {
+			ex = u64map_get(&s->copymap, da_pair(pk, cs));
+			if (ex == DA_NONE) {
+				const struct var *orig = &s->vars[s->nf + cs];
+				ex = var_new(s, VWRAP, cs, pk, orig->mask, orig->value);
+				if (ex == DA_NONE || u64map_put(&s->copymap, da_pair(pk, cs), ex) < 0) {
+					s->oom = true;
+					return;
+				}
+				s->pad16 += s->vars[ex].value / DA_ALIGN;
+				s->code_bytes += var_code(&s->vars[ex]);
+			}
+		} else {
+			ex = cs == DA_NONE ? DA_NONE : s->nf + cs;
+			if (cs != DA_NONE) {
+				uint32_t k = u64map_get(&s->clonemap, da_pair(f, cs));
+				if (k != DA_NONE)
+					in = s->clones[k].padvar;
+			}
+		}
+		int64_t d = 0;
+		if (par != DA_NONE)
+			d = s->h[par] - s->h0[par] + s->vars[s->inst[par]].value;
+		if (ex != DA_NONE)
+			d += s->vars[ex].value;
+		int64_t nh = s->h0[x] + d;
+		int64_t oext = s->h[x] + s->vars[s->inst[x]].value, next = nh + s->vars[in].value;
+		if (ex != s->exec[x]) {
+			if (s->exec[x] != DA_NONE)
+				anch_remove(s, s->exec[x], x);
+			if (ex != DA_NONE)
+				anch_insert(s, ex, x);
+			s->exec[x] = ex;
+		}
+		if (in != s->inst[x] || nh != s->h[x]) {
+			node_out(s, x);
+			if (in != s->inst[x]) {
+				anch_remove(s, s->inst[x], x);
+				anch_insert(s, in, x);
+				s->inst[x] = in;
+			}
+			s->h[x] = nh;
+			node_in(s, x);
+		}
+		if (next != oext)
+			seg_add(s, x, x + 1, next - oext);
+		s->work++;
+	}
+}
+
+/* The outermost anchors of variable v (nested ones are inside their subtrees). */
+static uint32_t top_anchors(struct ds *s, uint32_t v, uint32_t **out)
+{
+	struct var *V = &s->vars[v];
+	uint32_t *t = malloc((V->nanch + 1) * sizeof(*t)), n = 0, lim = 0;
+	if (!t) {
+		s->oom = true;
+		*out = NULL;
+		return 0;
+	}
+	for (uint32_t i = 0; i < V->nanch; i++) {
+		uint32_t a = V->anch[i];
+		if (n && a < lim)
+			continue;
+		t[n++] = a;
+		lim = s->end[a];
+	}
+	*out = t;
+	return n;
+}
+
+/* Clone func for callsite cs (both checked by the caller).  Returns the clone
+ * index; heights do not change, CIDs of the frames it takes over do. */
+static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
+{
+	if (s->nclones == s->capclones) {
+		uint32_t nc = s->capclones ? s->capclones * 2 : 16;
+		struct sclone *c = realloc(s->clones, nc * sizeof(*c));
+		if (!c) {
+			s->oom = true;
+			return DA_NONE;
+		}
+		s->clones = c;
+		s->capclones = nc;
+	}
+	uint32_t k = s->nclones;
+	const struct var *fv = &s->vars[func];
+	uint32_t pv = var_new(s, VPAD, func, k, fv->mask, fv->value);
+	if (pv == DA_NONE || u64map_put(&s->clonemap, da_pair(func, cs), k) < 0) {
+		s->oom = true;
+		return DA_NONE;
+	}
+	s->nclones++;
+	s->clones[k] = (struct sclone){func, cs, pv, true, da_clone_bytes(s->p, func)};
+	s->pad16 += s->vars[pv].value / DA_ALIGN;
+	s->code_bytes += s->clones[k].bytes;
+	uint32_t *tops, nt = top_anchors(s, s->nf + cs, &tops);
+	roots_begin(s);
+	for (uint32_t i = 0; i < nt; i++)
+		recompute(s, tops[i]);
+	for (uint32_t i = 0; i < nt; i++)
+		root_touch(s, tops[i]);
+	free(tops);
+	return k;
+}
+
+/* Undo clone k (the last one created that is alive). */
+static void clone_destroy(struct ds *s, uint32_t k)
+{
+	struct sclone *c = &s->clones[k];
+	u64map_del(&s->clonemap, da_pair(c->func, c->callsite));
+	c->alive = false;
+	uint32_t *tops, nt = top_anchors(s, s->nf + c->callsite, &tops);
+	roots_begin(s);
+	for (uint32_t i = 0; i < nt; i++)
+		recompute(s, tops[i]);
+	for (uint32_t i = 0; i < nt; i++)
+		root_touch(s, tops[i]);
+	free(tops);
+	s->code_bytes -= c->bytes;
+	/* its variables have no anchors left */
+	for (uint32_t v = c->padvar; v < s->nvars; v++) {
+		struct var *V = &s->vars[v];
+		if (V->clone != k || V->dead)
+			continue;
+		s->pad16 -= V->value / DA_ALIGN;
+		s->code_bytes -= var_code(V);
+		V->dead = 1;
+		if (V->kind == VWRAP)
+			u64map_del(&s->copymap, da_pair(k, V->id));
+	}
+}
+
+/* ---------------------------------------------------------------- building */
+
+static int build(struct ds *s)
+{
+	const struct da_problem *p = s->p;
+	uint32_t n = p->nnodes;
+	s->n = n;
+	s->nf = p->nfuncs;
+	s->ncs = p->ncallsites;
+#define ALLOC(f, cnt) if (!(s->f = calloc((cnt) + 1, sizeof(*s->f)))) return -1
+	ALLOC(node, n); ALLOC(pos, n); ALLOC(parent, n); ALLOC(end, n); ALLOC(root, n);
+	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
+	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
+	ALLOC(next, n); ALLOC(prev, n); ALLOC(stk, n); ALLOC(rootslot, n);
+	/* DFS preorder: children in index order */
+	uint32_t *first = malloc((n + 1) * sizeof(*first)), *sib = malloc((n + 1) * sizeof(*sib));
+	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
+	if (!first || !sib || !cls) {
+		free(first);
+		free(sib);
+		free(cls);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		first[i] = DA_NONE;
+	uint32_t roots_first = DA_NONE, *rlast = &roots_first;
+	/* build sibling lists in index order (iterate backwards, push front) */
+	for (uint32_t i = n; i-- > 0;) {
+		uint32_t par = p->nodes[i].parent;
+		if (par == DA_NONE)
+			continue;
+		sib[i] = first[par];
+		first[par] = i;
+	}
+	(void)rlast;
+	for (uint32_t i = n; i-- > 0;)
+		if (p->nodes[i].parent == DA_NONE) {
+			sib[i] = roots_first;
+			roots_first = i;
+		}
+	if (da_classes(p, cls, &s->nclasses) < 0) {
+		free(first);
+		free(sib);
+		free(cls);
+		return -1;
+	}
+	uint32_t at = 0, sp = 0;
+	/* iterative DFS with an explicit stack of problem nodes (stk is by
+	 * position but has room for n entries) */
+	for (uint32_t r = roots_first; r != DA_NONE; r = sib[r]) {
+		s->stk[sp++] = r;
+		while (sp) {
+			uint32_t v = s->stk[--sp];
+			uint32_t x = at++;
+			s->node[x] = v;
+			s->pos[v] = x;
+			/* push children in reverse so the first child pops first */
+			uint32_t cnt = 0;
+			for (uint32_t c = first[v]; c != DA_NONE; c = sib[c])
+				cnt++;
+			uint32_t base = sp;
+			sp += cnt;
+			uint32_t j = sp;
+			for (uint32_t c = first[v]; c != DA_NONE; c = sib[c])
+				s->stk[--j] = c;
+			(void)base;
+		}
+	}
+	free(first);
+	free(sib);
+	/* subtree ends: a node's end is the max end of its children; process in
+	 * reverse preorder */
+	for (uint32_t x = 0; x < n; x++)
+		s->end[x] = x + 1;
+	for (uint32_t x = n; x-- > 0;) {
+		uint32_t v = s->node[x], par = p->nodes[v].parent;
+		if (par != DA_NONE) {
+			uint32_t px = s->pos[par];
+			if (s->end[x] > s->end[px])
+				s->end[px] = s->end[x];
+		}
+	}
+	s->nroots = 0;
+	for (uint32_t x = 0; x < n; x++) {
+		uint32_t v = s->node[x];
+		const struct da_node *nd = &p->nodes[v];
+		s->parent[x] = nd->parent == DA_NONE ? DA_NONE : s->pos[nd->parent];
+		s->root[x] = s->parent[x] == DA_NONE ? x : s->root[s->parent[x]];
+		s->depth[x] = s->parent[x] == DA_NONE ? 1 : s->depth[s->parent[x]] + 1;
+		s->klass[x] = cls[v];
+		s->func[x] = nd->func;
+		s->cs[x] = nd->callsite;
+		s->weight[x] = nd->weight;
+		s->h0[x] = s->h[x] = nd->height;
+		if (s->parent[x] == DA_NONE)
+			s->rootslot[x] = s->nroots++;
+	}
+	free(cls);
+	ALLOC(nbad, s->nclasses);
+	ALLOC(rpos, s->nroots); ALLOC(rnodes, s->nroots); ALLOC(rold, s->nroots);
+	ALLOC(rpen, s->nroots); ALLOC(rstamp, s->nroots);
+#undef ALLOC
+	for (uint32_t x = 0; x < n; x++) {
+		uint32_t slot = s->rootslot[s->root[x]];
+		if (s->parent[x] == DA_NONE) {
+			s->rpos[slot] = x;
+			s->rold[slot] = 16;
+		}
+		s->rnodes[slot]++;
+		if (s->h0[x] > s->rold[slot])
+			s->rold[slot] = s->h0[x];
+	}
+	/* variables: pads of functions, wraps of callsites */
+	for (uint32_t f = 0; f < s->nf; f++)
+		if (var_new(s, VPAD, f, DA_NONE, s->o.allow_arr ? p->funcs[f].pad_mask : 1, 0) ==
+		    DA_NONE)
+			return -1;
+	for (uint32_t c = 0; c < s->ncs; c++)
+		if (var_new(s, VWRAP, c, DA_NONE, s->o.allow_wrap ? p->callsites[c].wrap_mask : 1,
+			    0) == DA_NONE)
+			return -1;
+	if (u64map_init(&s->clonemap, 16) < 0 || u64map_init(&s->copymap, 16) < 0)
+		return -1;
+	for (uint32_t x = 0; x < n; x++) {
+		s->inst[x] = s->func[x];
+		anch_insert(s, s->inst[x], x);
+		s->exec[x] = s->cs[x] == DA_NONE ? DA_NONE : s->nf + s->cs[x];
+		if (s->exec[x] != DA_NONE)
+			anch_insert(s, s->exec[x], x);
+	}
+	/* every class starts precise; node_in counts it bad where it collides */
+	s->nprecise = s->nclasses;
+	if (!tab_grow(s))
+		return -1;
+	for (uint32_t x = 0; x < n; x++)
+		node_in(s, x);
+	s->segn = 1;
+	while (s->segn < n)
+		s->segn <<= 1;
+	s->mx = calloc(2 * s->segn, sizeof(*s->mx));
+	s->lz = calloc(2 * s->segn, sizeof(*s->lz));
+	if (!s->mx || !s->lz)
+		return -1;
+	for (uint32_t i = 0; i < s->segn; i++)
+		s->mx[s->segn + i] = i < n ? s->h0[i] : INT64_MIN / 4;
+	for (uint32_t i = s->segn; i-- > 1;)
+		s->mx[i] = s->mx[2 * i] > s->mx[2 * i + 1] ? s->mx[2 * i] : s->mx[2 * i + 1];
+	uint64_t wsum = 0;
+	for (uint32_t x = 0; x < n; x++)
+		wsum += s->weight[x];
+	s->hotk = wsum ? s->o.hot_weight * (double)s->nclasses / (double)wsum : 0;
+	s->work = 0;
+	return s->oom ? -1 : 0;
+}
+
+void da_options_default(struct da_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->seed = 1;
+	o->max_stack_growth = 1.25;
+	o->allow_arr = true;
+	o->allow_wrap = true;
+	o->allow_clone = false;
+	o->hot_weight = 1;
+	o->stack_weight = 1;
+	o->code_weight = 1.0 / 128;
+	o->anneal = true;
+}
+
+struct ds *ds_new(const struct da_problem *p, const struct da_options *o, char *err,
+		  size_t errlen)
+{
+	if (da_problem_check(p, err, errlen) < 0)
+		return NULL;
+	if (o->max_stack_growth > 0 && o->max_stack_growth < 1) {
+		da_err(err, errlen, "--max-stack-growth must be at least 1 (got %g)",
+		       o->max_stack_growth);
+		return NULL;
+	}
+	struct ds *s = calloc(1, sizeof(*s));
+	if (!s) {
+		da_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->p = p;
+	s->o = *o;
+	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	if (build(s) < 0) {
+		ds_free(s);
+		da_err(err, errlen, "out of memory building the solver state (%u nodes)", p->nnodes);
+		return NULL;
+	}
+	uint64_t b = o->budget;
+	if (!b) {
+		b = (uint64_t)p->nnodes * 400;
+		if (b < 5000000ULL)
+			b = 5000000ULL;
+	}
+	s->budget = b;
+	return s;
+}
+
+void ds_free(struct ds *s)
+{
+	if (!s)
+		return;
+	free(s->node); free(s->pos); free(s->parent); free(s->end); free(s->root);
+	free(s->depth); free(s->klass); free(s->func); free(s->cs); free(s->weight);
+	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
+	free(s->next); free(s->prev); free(s->stk); free(s->rootslot); free(s->nbad);
+	free(s->rpos); free(s->rnodes); free(s->rold); free(s->rpen); free(s->rstamp);
+	for (uint32_t v = 0; v < s->nvars; v++)
+		free(s->vars[v].anch);
+	free(s->vars); free(s->cnt); free(s->stamp); free(s->clones);
+	u64map_free(&s->clonemap);
+	u64map_free(&s->copymap);
+	for (uint32_t b = 0; b < s->nB; b++)
+		free(s->B[b].ent);
+	free(s->B); free(s->freeB); free(s->tab); free(s->coll); free(s->mx); free(s->lz);
+	free(s);
+}
+
+/* ---------------------------------------------------------------- moves */
+
+/* Try value for v; returns the change of score, leaves it applied.  *ok is
+ * false when the stack cap is exceeded. */
+static double try_set(struct ds *s, uint32_t v, uint32_t value, bool *ok)
+{
+	double before = score(s);
+	set_var(s, v, value);
+	s->evals++;
+	*ok = !s->violated;
+	return score(s) - before;
+}
+
+/* Variables whose coefficient differs between positions a and b (the frames
+ * below their common ancestor), with at least one allowed nonzero amount. */
+static uint32_t diff_vars(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, uint32_t max)
+{
+	uint32_t nt = 0, x = a, y = b;
+	uint32_t *touched = out;        /* reuse out as the touched list */
+	uint32_t cap = max;
+#define BUMP(v, k)                                                                     \
+	do {                                                                           \
+		uint32_t v_ = (v);                                                     \
+		if (v_ != DA_NONE) {                                                   \
+			if (!s->cnt[v_] && s->stamp[v_] != s->stampv && nt < cap) {    \
+				touched[nt++] = v_;                                    \
+				s->stamp[v_] = s->stampv;                              \
+			}                                                              \
+			s->cnt[v_] += (k);                                             \
+		}                                                                      \
+	} while (0)
+#define STEP(n, k)                                                                     \
+	do {                                                                           \
+		BUMP(s->exec[n], k);                                                   \
+		if ((n) != a && (n) != b)                                              \
+			BUMP(s->inst[n], k);                                           \
+		(n) = s->parent[n];                                                    \
+	} while (0)
+	if (++s->stampv == 0) {
+		memset(s->stamp, 0, s->capvars * sizeof(*s->stamp));
+		s->stampv = 1;
+	}
+	while (x != DA_NONE && (y == DA_NONE || s->depth[x] > s->depth[y]))
+		STEP(x, 1);
+	while (y != DA_NONE && (x == DA_NONE || s->depth[y] > s->depth[x]))
+		STEP(y, -1);
+	while (x != y) {
+		STEP(x, 1);
+		STEP(y, -1);
+	}
+#undef STEP
+#undef BUMP
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nt; i++) {
+		uint32_t v = touched[i];
+		int32_t c = s->cnt[v];
+		s->cnt[v] = 0;
+		if (c && s->vars[v].mask > 1 && !s->vars[v].dead)
+			out[n++] = v;
+	}
+	return n;
+}
+
+struct cand {
+	uint32_t var;
+	uint32_t kind;
+	uint64_t reach;
+};
+
+static int cmp_cand(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->reach != b->reach)
+		return a->reach < b->reach ? -1 : 1;
+	return a->var < b->var ? -1 : a->var > b->var;
+}
+
+#define MAXREP 16
+#define MAXCAND 256
+
+/* Representatives of the classes in bucket b: rep[0] of the heaviest class. */
+static uint32_t bucket_reps(struct ds *s, uint32_t b, uint32_t *rep)
+{
+	struct bucket *B = &s->B[b];
+	uint32_t heavy = 0;
+	for (uint32_t i = 1; i < B->nent; i++) {
+		const struct bent *e = &B->ent[i], *h = &B->ent[heavy];
+		if (e->weight > h->weight || (e->weight == h->weight && (e->count > h->count ||
+		    (e->count == h->count && e->klass < h->klass))))
+			heavy = i;
+	}
+	uint32_t hk = B->ent[heavy].klass, n = 1;
+	rep[0] = DA_NONE;
+	/* first node of each class in list order, the heaviest class first */
+	uint32_t seen[MAXREP];
+	for (uint32_t x = B->head; x != DA_NONE; x = s->next[x]) {
+		uint32_t c = s->klass[x];
+		if (c == hk) {
+			if (rep[0] == DA_NONE)
+				rep[0] = x;
+			continue;
+		}
+		bool dup = false;
+		for (uint32_t i = 1; i < n; i++)
+			if (seen[i] == c)
+				dup = true;
+		if (!dup && n < MAXREP) {
+			seen[n] = c;
+			rep[n++] = x;
+		}
+	}
+	return n;
+}
+
+static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct cand *cand)
+{
+	uint32_t tmp[MAXCAND], nc = 0;
+	for (uint32_t r = 1; r < nrep && nc < MAXCAND; r++) {
+		uint32_t k = diff_vars(s, rep[0], rep[r], tmp, MAXCAND);
+		for (uint32_t i = 0; i < k && nc < MAXCAND; i++) {
+			bool dup = false;
+			for (uint32_t j = 0; j < nc && !dup; j++)
+				dup = cand[j].var == tmp[i];
+			if (dup)
+				continue;
+			const struct var *V = &s->vars[tmp[i]];
+			cand[nc++] = (struct cand){tmp[i], V->kind, V->reach};
+		}
+	}
+	qsort(cand, nc, sizeof(*cand), cmp_cand);
+	return nc;
+}
+
+/* The best single change of v; leaves v unchanged.  Returns the gain. */
+static double best_value(struct ds *s, uint32_t v, uint32_t *bestw)
+{
+	struct var *V = &s->vars[v];
+	uint32_t cur = V->value;
+	double best = 0;
+	*bestw = cur;
+	da_mask m = V->mask;
+	for (uint32_t k = 0; k <= DA_MAX_STEPS; k++) {
+		if (!((m >> k) & 1))
+			continue;
+		uint32_t w = k * DA_ALIGN;
+		if (w == cur)
+			continue;
+		bool ok;
+		double d = try_set(s, v, w, &ok);
+		if (ok && d > best + 1e-9) {
+			best = d;
+			*bestw = w;
+		}
+		set_var(s, v, cur);
+		if (out_of_time(s))
+			break;
+	}
+	return best;
+}
+
+/* Score change of clone (f, c), and with its copy of callsite e (DA_NONE: none)
+ * set to the best amount (*w).  Leaves the state as it was. */
+static double eval_clone(struct ds *s, uint32_t f, uint32_t c, uint32_t e, uint32_t *w)
+{
+	double before = score(s);
+	uint32_t k = clone_create(s, f, c);
+	if (k == DA_NONE)
+		return 0;
+	s->evals++;
+	double best = s->violated ? 0 : score(s) - before;
+	*w = DA_NONE;
+	if (e != DA_NONE) {
+		uint32_t cv = u64map_get(&s->copymap, da_pair(k, e)), bw;
+		best = 0;
+		if (cv != DA_NONE) {
+			double gain = best_value(s, cv, &bw);
+			double base = score(s) - before;
+			if (gain > 0 && base + gain > 0) {
+				best = base + gain;
+				*w = bw;
+			}
+		}
+	}
+	clone_destroy(s, k);
+	return best;
+}
+
+/* Can func f take a clone for callsite c at position y? */
+static bool clone_ok(struct ds *s, uint32_t y)
+{
+	const struct da_problem *p = s->p;
+	uint32_t f = s->func[y], c = s->cs[y];
+	return c != DA_NONE && s->exec[y] == s->nf + c && s->inst[y] == f &&
+	       p->callsites[c].redirectable && p->funcs[f].cloneable &&
+	       u64map_get(&s->clonemap, da_pair(f, c)) == DA_NONE;
+}
+
+/* Cloning moves for the pair (a, b): the last frame's function for its
+ * callsite (the clone is a CID of its own), or the caller of an adjacent pair
+ * (callsite into f, callsite e owned by f) with the clone's copy of e
+ * wrapped.  Applies the best improving one. */
+static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
+{
+	const struct da_problem *p = s->p;
+	double best = 0;
+	uint32_t bf = DA_NONE, bc = DA_NONE, be = DA_NONE, bw = DA_NONE, w;
+	for (int side = 0; side < 2; side++) {
+		uint32_t x = side ? b : a;
+		if (clone_ok(s, x)) {
+			double d = eval_clone(s, s->func[x], s->cs[x], DA_NONE, &w);
+			if (d > best + 1e-9) {
+				best = d;
+				bf = s->func[x], bc = s->cs[x], be = DA_NONE, bw = DA_NONE;
+			}
+		}
+		for (uint32_t steps = 0; x != DA_NONE && steps < 64 && !out_of_time(s);
+		     x = s->parent[x], steps++) {
+			uint32_t y = s->parent[x];
+			if (y == DA_NONE)
+				break;
+			uint32_t e = s->cs[x];
+			if (!clone_ok(s, y) || e == DA_NONE || p->callsites[e].owner != s->func[y] ||
+			    s->vars[s->nf + e].mask <= 1)
+				continue;
+			double d = eval_clone(s, s->func[y], s->cs[y], e, &w);
+			if (d > best + 1e-9 && w != DA_NONE) {
+				best = d;
+				bf = s->func[y], bc = s->cs[y], be = e, bw = w;
+			}
+		}
+	}
+	if (best <= 1e-9)
+		return false;
+	uint32_t k = clone_create(s, bf, bc);
+	if (k != DA_NONE && be != DA_NONE) {
+		uint32_t cv = u64map_get(&s->copymap, da_pair(k, be));
+		if (cv != DA_NONE)
+			set_var(s, cv, bw);
+	}
+	s->accepted++;
+	return true;
+}
+
+/* One improving move for bucket b; true when one was applied. */
+static bool improve_bucket(struct ds *s, uint32_t b)
+{
+	uint32_t rep[MAXREP];
+	struct cand cand[MAXCAND];
+	uint32_t nrep = bucket_reps(s, b, rep);
+	if (nrep < 2)
+		return false;
+	uint32_t nc = gather_cands(s, rep, nrep, cand);
+	double best = 0;
+	uint32_t bv = DA_NONE, bw = 0;
+	uint32_t tried = 0;
+	for (uint32_t i = 0; i < nc && tried < 12; i++, tried++) {
+		uint32_t w;
+		double d = best_value(s, cand[i].var, &w);
+		if (d > best + 1e-9) {
+			best = d;
+			bv = cand[i].var;
+			bw = w;
+			break;          /* the cheapest variable that improves */
+		}
+		if (out_of_time(s))
+			break;
+	}
+	if (bv != DA_NONE) {
+		set_var(s, bv, bw);
+		s->accepted++;
+		return true;
+	}
+	if (s->o.allow_clone && !out_of_time(s)) {
+		/* only for pairs that nothing cheaper separates */
+		for (uint32_t r = 1; r < nrep; r++) {
+			uint32_t tmp[MAXCAND];
+			if (diff_vars(s, rep[0], rep[r], tmp, MAXCAND))
+				continue;
+			if (try_clones(s, rep[0], rep[r]))
+				return true;
+		}
+	}
+	return false;
+}
+
+struct ckey {
+	uint32_t inst;
+	int64_t h;
+	uint64_t weight;
+	uint32_t nent;
+};
+
+static int cmp_ckey(const void *x, const void *y)
+{
+	const struct ckey *a = x, *b = y;
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	if (a->nent != b->nent)
+		return a->nent > b->nent ? -1 : 1;
+	if (a->inst != b->inst)
+		return a->inst < b->inst ? -1 : 1;
+	return a->h < b->h ? -1 : a->h > b->h;
+}
+
+/* The colliding CIDs, hottest first, in an order independent of the hash. */
+static struct ckey *colliding_keys(struct ds *s, uint32_t *n)
+{
+	struct ckey *k = malloc((s->ncoll + 1) * sizeof(*k));
+	if (!k) {
+		s->oom = true;
+		*n = 0;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->ncoll; i++) {
+		const struct bucket *B = &s->B[s->coll[i]];
+		uint64_t w = 0;
+		for (uint32_t j = 0; j < B->nent; j++)
+			w += B->ent[j].weight;
+		k[i] = (struct ckey){B->inst, B->h, w, B->nent};
+	}
+	qsort(k, s->ncoll, sizeof(*k), cmp_ckey);
+	*n = s->ncoll;
+	return k;
+}
+
+static uint32_t greedy(struct ds *s)
+{
+	uint32_t sweep;
+	for (sweep = 0; sweep < 50 && !out_of_time(s); sweep++) {
+		uint32_t nk;
+		struct ckey *keys = colliding_keys(s, &nk);
+		if (!keys)
+			return sweep;
+		uint64_t improved = 0;
+		for (uint32_t i = 0; i < nk && !out_of_time(s); i++) {
+			for (int t = 0; t < 8; t++) {
+				uint32_t b = tab_find(s, keys[i].inst, keys[i].h);
+				if (b == DA_NONE || s->B[b].nent < 2)
+					break;
+				if (!improve_bucket(s, b))
+					break;
+				improved++;
+			}
+		}
+		free(keys);
+		if (s->o.verbose)
+			fprintf(stderr, "disambig: sweep %u: %llu moves, %llu precise of %u, %llu CIDs ambiguous\n",
+				sweep + 1, (unsigned long long)improved, (unsigned long long)s->nprecise,
+				s->nclasses, (unsigned long long)s->ncoll);
+		if (!improved)
+			break;
+	}
+	return sweep;
+}
+
+struct logent {
+	uint32_t var, old;
+};
+
+/* Threshold accepting over the same neighbourhood; returns to the best. */
+static void anneal(struct ds *s, uint64_t work_share)
+{
+	uint64_t rng = s->o.seed ? s->o.seed : 1, start = s->work, stop = s->work + work_share;
+	struct logent *log = NULL;
+	uint32_t nlog = 0, caplog = 0;
+	double best = score(s), t0 = 1.0;
+	uint32_t tmp[MAXCAND];
+	/* give up after this many draws without a new best */
+	uint64_t patience = 50ULL * s->ncoll + 20000, since = 0;
+	while (s->ncoll && s->work < stop && !out_of_time(s) && since++ < patience) {
+		s->work++;      /* every draw costs, so stuck draws still end */
+		double frac = (double)(s->work - start) / (double)work_share;
+		double thr = t0 * (1 - frac);
+		uint32_t b = s->coll[da_rand_below(&rng, s->ncoll)];
+		uint32_t rep[MAXREP], nrep = bucket_reps(s, b, rep);
+		if (nrep < 2)
+			continue;
+		uint32_t other = 1 + da_rand_below(&rng, nrep - 1);
+		uint32_t nv = diff_vars(s, rep[0], rep[other], tmp, MAXCAND);
+		if (!nv)
+			continue;
+		/* smaller reach first: draw twice, keep the smaller */
+		uint32_t v1 = tmp[da_rand_below(&rng, nv)], v2 = tmp[da_rand_below(&rng, nv)];
+		uint32_t v = s->vars[v1].reach <= s->vars[v2].reach ? v1 : v2;
+		struct var *V = &s->vars[v];
+		uint32_t steps = __builtin_popcountll(V->mask & ~(da_mask)1);
+		if (!steps)
+			continue;
+		uint32_t pick = da_rand_below(&rng, steps + 1), w = 0;
+		for (uint32_t k = 1, seen = 0; k <= DA_MAX_STEPS; k++)
+			if ((V->mask >> k) & 1) {
+				if (seen++ == pick) {
+					w = k * DA_ALIGN;
+					break;
+				}
+			}
+		if (w == V->value)
+			continue;
+		uint32_t old = V->value;
+		bool ok;
+		double d = try_set(s, v, w, &ok);
+		if (!ok || d < -thr) {
+			set_var(s, v, old);
+			continue;
+		}
+		if (nlog == caplog) {
+			caplog = caplog ? caplog * 2 : 256;
+			struct logent *l = realloc(log, caplog * sizeof(*l));
+			if (!l) {
+				set_var(s, v, old);
+				break;
+			}
+			log = l;
+		}
+		log[nlog++] = (struct logent){v, old};
+		double sc = score(s);
+		if (sc > best + 1e-9) {
+			best = sc;
+			nlog = 0;
+			since = 0;
+		}
+	}
+	while (nlog) {
+		nlog--;
+		set_var(s, log[nlog].var, log[nlog].old);
+	}
+	free(log);
+}
+
+static int cmp_shrink(const void *x, const void *y, void *ctx)
+{
+	const struct ds *s = ctx;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	double ca = (double)s->vars[a].value * (double)s->vars[a].reach;
+	double cb = (double)s->vars[b].value * (double)s->vars[b].reach;
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Lower every nonzero amount as far as the score allows. */
+static void shrink(struct ds *s)
+{
+	uint32_t *order = malloc((s->nvars + 1) * sizeof(*order)), n = 0;
+	if (!order) {
+		s->oom = true;
+		return;
+	}
+	for (uint32_t v = 0; v < s->nvars; v++)
+		if (s->vars[v].value && !s->vars[v].dead)
+			order[n++] = v;
+	qsort_r(order, n, sizeof(*order), cmp_shrink, s);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = order[i], cur = s->vars[v].value;
+		for (uint32_t k = 0; k * DA_ALIGN < cur; k++) {
+			if (!((s->vars[v].mask >> k) & 1))
+				continue;
+			bool ok;
+			double d = try_set(s, v, k * DA_ALIGN, &ok);
+			if (ok && d > 1e-9)
+				break;
+			set_var(s, v, cur);
+		}
+	}
+	free(order);
+}
+
+/* ---------------------------------------------------------------- results */
+
+int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, char *err,
+	      size_t errlen)
+{
+	const struct da_problem *p = s->p;
+	memset(r, 0, sizeof(*r));
+	if (da_plan_init(&r->plan, p) < 0)
+		return da_err(err, errlen, "out of memory");
+	for (uint32_t f = 0; f < s->nf; f++)
+		r->plan.pad[f] = s->vars[f].value;
+	for (uint32_t c = 0; c < s->ncs; c++)
+		r->plan.wrap[c] = s->vars[s->nf + c].value;
+	uint32_t *renum = calloc(s->nclones + 1, sizeof(*renum)), nalive = 0, ncw = 0;
+	if (!renum)
+		goto oom;
+	for (uint32_t k = 0; k < s->nclones; k++)
+		renum[k] = s->clones[k].alive ? nalive++ : DA_NONE;
+	for (uint32_t v = s->nf + s->ncs; v < s->nvars; v++)
+		if (s->vars[v].kind == VWRAP && !s->vars[v].dead && renum[s->vars[v].clone] != DA_NONE)
+			ncw++;
+	r->plan.clones = calloc(nalive + 1, sizeof(*r->plan.clones));
+	r->plan.clone_wraps = calloc(ncw + 1, sizeof(*r->plan.clone_wraps));
+	if (!r->plan.clones || !r->plan.clone_wraps)
+		goto oom;
+	for (uint32_t k = 0; k < s->nclones; k++)
+		if (renum[k] != DA_NONE)
+			r->plan.clones[renum[k]] = (struct da_clone){s->clones[k].func,
+				s->clones[k].callsite, s->vars[s->clones[k].padvar].value};
+	r->plan.nclones = nalive;
+	for (uint32_t v = s->nf + s->ncs; v < s->nvars; v++) {
+		const struct var *V = &s->vars[v];
+		if (V->kind == VWRAP && !V->dead && renum[V->clone] != DA_NONE)
+			r->plan.clone_wraps[r->plan.nclone_wraps++] =
+				(struct da_clone_wrap){renum[V->clone], V->id, V->value};
+	}
+	r->height = malloc((s->n + 1) * sizeof(*r->height));
+	r->inst = malloc((s->n + 1) * sizeof(*r->inst));
+	if (!r->height || !r->inst)
+		goto oom;
+	for (uint32_t x = 0; x < s->n; x++) {
+		uint32_t v = s->node[x];
+		const struct var *I = &s->vars[s->inst[x]];
+		r->height[v] = s->h[x];
+		r->inst[v] = I->clone == DA_NONE ? I->id : s->nf + renum[I->clone];
+	}
+	free(renum);
+	renum = NULL;
+	if (da_metrics_of(p, NULL, NULL, &r->before) < 0 ||
+	    da_metrics_of(p, r->height, r->inst, &r->after) < 0 ||
+	    da_costs(p, &r->plan, r->height, r->inst, r) < 0 ||
+	    da_leftovers(p, o, r->height, r->inst, r) < 0)
+		goto oom;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	r->stats.seconds = (t.tv_sec - s->t0.tv_sec) + (t.tv_nsec - s->t0.tv_nsec) * 1e-9;
+	r->stats.evaluations = s->evals;
+	r->stats.accepted = s->accepted;
+	r->stats.node_moves = s->work;
+	r->stats.budget_exhausted = s->out_of_budget;
+	return 0;
+oom:
+	free(renum);
+	da_result_free(r);
+	return da_err(err, errlen, "out of memory");
+}
+
+void da_result_free(struct da_result *r)
+{
+	da_plan_free(&r->plan);
+	free(r->height);
+	free(r->inst);
+	free(r->roots);
+	free(r->left);
+	memset(r, 0, sizeof(*r));
+}
+
+int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
+	     char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	struct ds *s = ds_new(p, o, err, errlen);
+	if (!s)
+		return -1;
+	uint64_t budget = s->budget;
+	/* greedy may use the whole budget; annealing gets a share of what is
+	 * left, shrink is always run (it only lowers amounts). */
+	s->budget = budget * 7 / 10;
+	uint32_t sweeps = greedy(s);
+	if (o->anneal && s->ncoll && !s->oom) {
+		s->out_of_budget = false;
+		s->budget = budget * 9 / 10;
+		if (s->work < s->budget) {
+			anneal(s, s->budget - s->work);
+			s->out_of_budget = false;
+			s->budget = budget * 95 / 100;
+			sweeps += greedy(s);
+		}
+	}
+	bool exhausted = s->out_of_budget;
+	s->out_of_budget = false;
+	s->budget = UINT64_MAX;
+	if (!s->oom)
+		shrink(s);
+	if (s->oom) {
+		ds_free(s);
+		return da_err(err, errlen, "out of memory while solving");
+	}
+	int rc = ds_result(s, o, r, err, errlen);
+	if (!rc) {
+		r->stats.sweeps = sweeps;
+		r->stats.budget_exhausted = exhausted;
+	}
+	ds_free(s);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- state API */
+
+bool ds_set_pad(struct ds *s, uint32_t func, uint32_t bytes)
+{
+	set_var(s, func, bytes);
+	s->evals++;
+	return !s->violated;
+}
+
+uint32_t ds_pad(const struct ds *s, uint32_t func)
+{
+	return s->vars[func].value;
+}
+
+uint64_t ds_cids(const struct ds *s) { return s->ncids; }
+uint64_t ds_unique_cids(const struct ds *s) { return s->nuniq; }
+uint64_t ds_precise_paths(const struct ds *s) { return (uint64_t)s->nprecise; }
+uint64_t ds_work(const struct ds *s) { return s->work; }
+
+bool ds_random_collision(struct ds *s, uint64_t *rng, uint32_t *a, uint32_t *b)
+{
+	if (!s->ncoll)
+		return false;
+	uint32_t bk = s->coll[da_rand_below(rng, s->ncoll)];
+	const struct bucket *B = &s->B[bk];
+	/* two distinct classes, chosen at random among the entries */
+	uint32_t i = da_rand_below(rng, B->nent), j = da_rand_below(rng, B->nent - 1);
+	if (j >= i)
+		j++;
+	uint32_t ca = B->ent[i].klass, cb = B->ent[j].klass, xa = DA_NONE, xb = DA_NONE;
+	for (uint32_t x = B->head; x != DA_NONE; x = s->next[x]) {
+		if (xa == DA_NONE && s->klass[x] == ca)
+			xa = x;
+		if (xb == DA_NONE && s->klass[x] == cb)
+			xb = x;
+	}
+	*a = s->node[xa];
+	*b = s->node[xb];
+	return true;
+}
+
+bool ds_same_cid(const struct ds *s, uint32_t a, uint32_t b)
+{
+	uint32_t x = s->pos[a], y = s->pos[b];
+	return s->inst[x] == s->inst[y] && s->h[x] == s->h[y];
+}
+
+uint32_t ds_differing_funcs(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, uint32_t max)
+{
+	/* non-last functions of both whole paths; order: a's root first, then b's */
+	uint32_t n = 0;
+	for (int side = 0; side < 2; side++) {
+		uint32_t x = s->pos[side ? b : a];
+		for (x = s->parent[x]; x != DA_NONE; x = s->parent[x])
+			s->cnt[s->func[x]] += side ? -1 : 1;
+	}
+	for (int side = 0; side < 2; side++) {
+		uint32_t chain[4096], nch = 0;
+		uint32_t x = s->pos[side ? b : a];
+		for (x = s->parent[x]; x != DA_NONE && nch < 4096; x = s->parent[x])
+			chain[nch++] = x;
+		for (uint32_t i = nch; i-- > 0;) {
+			uint32_t f = s->func[chain[i]];
+			if (s->cnt[f] && n < max) {
+				out[n++] = f;
+				s->cnt[f] = 0;  /* listed once */
+			}
+		}
+	}
+	for (int side = 0; side < 2; side++) {
+		uint32_t x = s->pos[side ? b : a];
+		for (x = s->parent[x]; x != DA_NONE; x = s->parent[x])
+			s->cnt[s->func[x]] = 0;
+	}
+	return n;
+}

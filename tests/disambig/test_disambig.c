@@ -1,0 +1,693 @@
+/* disambig: hand-made path sets with known answers (thesis Figures 5.3-5.5,
+ * recursion, frames that cannot grow, the stack cap) and randomised
+ * properties (plans only use allowed moves, predicted heights equal heights
+ * recomputed from scratch, seeds are reproducible, leftovers are classified
+ * correctly). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "disambig/disambig.h"
+#include "tests/check.h"
+
+static const da_mask ANY = 0;   /* placeholder: replaced by da_mask_upto(256) */
+
+static da_mask pads(void) { return da_mask_upto(DA_DEFAULT_BOUND); }
+
+/* Options that make the figures' answers independent of tie-break weights. */
+static void opts(struct da_options *o)
+{
+	da_options_default(o);
+	o->max_stack_growth = 0;
+}
+
+/* Add a path given as function indices, callsites and frame sizes of every
+ * frame but the last; heights start at `base`. */
+static uint32_t path(struct da_problem *p, uint32_t n, const uint32_t *f, const uint32_t *cs,
+		     const int64_t *size, int64_t base, uint64_t w)
+{
+	int64_t h[32];
+	h[0] = base;
+	for (uint32_t i = 1; i < n; i++)
+		h[i] = h[i - 1] + size[f[i - 1]];
+	return da_add_path(p, n, f, cs, h, w);
+}
+
+static int64_t height_of(const struct da_result *r, uint32_t node)
+{
+	return r->height[node];
+}
+
+/* Every node's predicted height equals da_predict's. */
+static void check_predict(const struct da_problem *p, const struct da_result *r)
+{
+	int64_t *h = malloc(p->nnodes * sizeof(*h));
+	uint32_t *in = malloc(p->nnodes * sizeof(*in));
+	CHECK(da_predict(p, &r->plan, h, in) == 0);
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		if (h[i] != r->height[i] || in[i] != r->inst[i])
+			bad++;
+	CHECK_EQ_INT(bad, 0);
+	free(h);
+	free(in);
+}
+
+/* ---------------------------------------------------------------- Figure 5.3 */
+
+/* B-A-D vs B-E-D, A and E of the same size: ARR on A or E. */
+static void fig53(bool a_resizable, bool e_resizable, bool wrap, bool cs_wrappable,
+		  struct da_problem **pp, struct da_result *r, uint32_t *nad, uint32_t *ned)
+{
+	struct da_problem *p = da_problem_new();
+	da_mask cw = cs_wrappable ? pads() : 1;
+	uint32_t B = da_add_func(p, "B", 100, pads(), false);
+	uint32_t A = da_add_func(p, "A", 100, a_resizable ? pads() : 1, false);
+	uint32_t E = da_add_func(p, "E", 100, e_resizable ? pads() : 1, false);
+	uint32_t D = da_add_func(p, "D", 100, pads(), false);
+	uint32_t ba = da_add_callsite(p, B, cw, true), be = da_add_callsite(p, B, cw, true);
+	uint32_t ad = da_add_callsite(p, A, cw, true), ed = da_add_callsite(p, E, cw, true);
+	int64_t size[] = {32, 48, 48, 16};
+	*nad = path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, ba, ad}, size, 16, 10);
+	*ned = path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, be, ed}, size, 16, 10);
+	struct da_options o;
+	opts(&o);
+	o.allow_wrap = wrap;
+	char err[256];
+	CHECK(da_solve(p, &o, r, err, sizeof(err)) == 0);
+	*pp = p;
+}
+
+static void test_fig53(void)
+{
+	struct da_problem *p;
+	struct da_result r;
+	uint32_t nad, ned;
+	fig53(true, true, true, true, &p, &r, &nad, &ned);
+	/* before: B, B-A, B-E precise; the two D paths share (D, 96) */
+	CHECK_EQ_INT(p->nodes[nad].height, 96);
+	CHECK_EQ_INT(p->nodes[ned].height, 96);
+	CHECK_EQ_INT(r.before.paths, 5);
+	CHECK_EQ_INT(r.before.precise_paths, 3);
+	CHECK_EQ_INT(r.before.degree_paths[1], 2);
+	struct da_options o;
+	opts(&o);
+	struct da_classification c;
+	CHECK(da_classify(p, &o, nad, ned, &c) == 0);
+	CHECK_EQ_INT(c.diff, DA_DIFF_FUNCS);
+	CHECK_EQ_INT(c.cure, DA_CURE_ARR);
+	CHECK(c.arr_possible && c.wrap_possible && !c.clone_possible);
+	/* after: A (the first of the two equally cheap) padded by 16 */
+	CHECK_EQ_INT(r.after.precise_paths, 5);
+	CHECK_EQ_INT(r.plan.pad[1], 16);
+	CHECK_EQ_INT(r.plan.pad[0] + r.plan.pad[2] + r.plan.pad[3], 0);
+	for (uint32_t c2 = 0; c2 < p->ncallsites; c2++)
+		CHECK_EQ_INT(r.plan.wrap[c2], 0);
+	CHECK_EQ_INT(height_of(&r, nad), 112);
+	CHECK_EQ_INT(height_of(&r, ned), 96);
+	CHECK_EQ_INT(r.nleft, 0);
+	CHECK_EQ_INT(r.nroots, 1);
+	CHECK_EQ_INT(r.roots[0].old_max, 96);
+	CHECK_EQ_INT(r.roots[0].new_max, 112);
+	CHECK_EQ_INT(r.max_growth_bytes, 16);
+	CHECK(fabs(r.max_growth - 112.0 / 96.0) < 1e-9);
+	CHECK_EQ_INT(r.code_bytes, 0);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+
+	/* A cannot be resized: E takes the padding */
+	fig53(false, true, true, true, &p, &r, &nad, &ned);
+	CHECK_EQ_INT(r.after.precise_paths, 5);
+	CHECK_EQ_INT(r.plan.pad[1], 0);
+	CHECK_EQ_INT(r.plan.pad[2], 16);
+	CHECK_EQ_INT(height_of(&r, ned), 112);
+	da_result_free(&r);
+	da_problem_free(p);
+
+	/* neither can: wrapping cures it (the cheapest: a callsite into D) */
+	fig53(false, false, true, true, &p, &r, &nad, &ned);
+	CHECK_EQ_INT(r.after.precise_paths, 5);
+	CHECK_EQ_INT(r.plan.pad[1] + r.plan.pad[2], 0);
+	CHECK_EQ_INT(r.plan.wrap[2], 16);           /* A->D, the lower index */
+	CHECK_EQ_INT(r.nwraps, 1);
+	CHECK_EQ_INT(r.code_bytes, DA_WRAP_CODE_BYTES);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+
+	/* neither, and no wrapping: left, and why */
+	fig53(false, false, false, true, &p, &r, &nad, &ned);
+	CHECK_EQ_INT(r.after.precise_paths, 3);
+	CHECK_EQ_INT(r.nleft, 1);
+	CHECK_EQ_INT(r.left[0].why.diff, DA_DIFF_FUNCS);
+	CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_DISABLED);
+	CHECK_EQ_INT(r.left_by[DA_LEFT_DISABLED][DA_DIFF_FUNCS], 1);
+	da_result_free(&r);
+	da_problem_free(p);
+
+	/* nothing may change: blocked */
+	fig53(false, false, true, false, &p, &r, &nad, &ned);
+	CHECK_EQ_INT(r.nleft, 1);
+	CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_BLOCKED);
+	CHECK_EQ_INT(r.left[0].why.cure, DA_CURE_NONE);
+	CHECK_EQ_INT(r.left[0].height, 96);
+	CHECK_EQ_INT(r.left[0].degree, 2);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
+/* ---------------------------------------------------------------- Figure 5.4 */
+
+/* M-A-B-D vs M-B-A-D: same functions, ARR cannot separate, wrapping can. */
+static struct da_problem *fig54(uint32_t *x, uint32_t *y)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t M = da_add_func(p, "M", 0, pads(), false), A = da_add_func(p, "A", 0, pads(), false);
+	uint32_t B = da_add_func(p, "B", 0, pads(), false), D = da_add_func(p, "D", 0, pads(), false);
+	uint32_t m1 = da_add_callsite(p, M, pads(), true), m2 = da_add_callsite(p, M, pads(), true);
+	uint32_t a1 = da_add_callsite(p, A, pads(), true), a2 = da_add_callsite(p, A, pads(), true);
+	uint32_t b1 = da_add_callsite(p, B, pads(), true), b2 = da_add_callsite(p, B, pads(), true);
+	int64_t size[] = {32, 48, 64, 16};
+	*x = path(p, 4, (uint32_t[]){M, A, B, D}, (uint32_t[]){DA_NONE, m1, a1, b2}, size, 16, 1);
+	*y = path(p, 4, (uint32_t[]){M, B, A, D}, (uint32_t[]){DA_NONE, m2, b1, a2}, size, 16, 1);
+	return p;
+}
+
+static void test_fig54(void)
+{
+	uint32_t x, y;
+	struct da_problem *p = fig54(&x, &y);
+	CHECK_EQ_INT(p->nodes[x].height, 160);
+	CHECK_EQ_INT(p->nodes[y].height, 160);
+	struct da_options o;
+	opts(&o);
+	struct da_classification c;
+	CHECK(da_classify(p, &o, x, y, &c) == 0);
+	CHECK_EQ_INT(c.diff, DA_DIFF_EDGES);
+	CHECK(!c.arr_possible);
+	CHECK(c.wrap_possible);
+	CHECK_EQ_INT(c.cure, DA_CURE_WRAP);
+
+	/* ARR only: nothing it can do */
+	struct da_result r;
+	char err[256];
+	o.allow_wrap = false;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths - 2);
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		CHECK_EQ_INT(r.plan.pad[f], 0);
+	CHECK_EQ_INT(r.nleft, 1);
+	CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_DISABLED);
+	CHECK_EQ_INT(r.left[0].why.diff, DA_DIFF_EDGES);
+	da_result_free(&r);
+
+	/* with wrapping: one callsite wrapped by 16, the cheapest (A->D) */
+	o.allow_wrap = true;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK_EQ_INT(r.nwraps, 1);
+	CHECK_EQ_INT(r.plan.wrap[3], 16);
+	CHECK_EQ_INT(height_of(&r, y), 176);
+	CHECK_EQ_INT(height_of(&r, x), 160);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
+/* ---------------------------------------------------------------- Figure 5.5 */
+
+/* A-B-A-A-D vs A-A-B-A-D: same edges in another order: cloning only. */
+static void test_fig55(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t A = da_add_func(p, "A", 200, pads(), true), B = da_add_func(p, "B", 0, pads(), true);
+	uint32_t D = da_add_func(p, "D", 0, pads(), true);
+	uint32_t ab = da_add_callsite(p, A, pads(), true), ba = da_add_callsite(p, B, pads(), true);
+	uint32_t aa = da_add_callsite(p, A, pads(), true), ad = da_add_callsite(p, A, pads(), true);
+	int64_t size[] = {32, 48, 16};
+	uint32_t x = path(p, 5, (uint32_t[]){A, B, A, A, D}, (uint32_t[]){DA_NONE, ab, ba, aa, ad},
+			  size, 16, 5);
+	uint32_t y = path(p, 5, (uint32_t[]){A, A, B, A, D}, (uint32_t[]){DA_NONE, aa, ab, ba, ad},
+			  size, 16, 5);
+	CHECK_EQ_INT(p->nodes[x].height, 160);
+	CHECK_EQ_INT(p->nodes[y].height, 160);
+	uint32_t xp = p->nodes[x].parent, yp = p->nodes[y].parent;
+	CHECK_EQ_INT(p->nodes[xp].height, 128);      /* A-B-A-A and A-A-B-A collide too */
+	CHECK_EQ_INT(p->nodes[yp].height, 128);
+
+	struct da_options o;
+	opts(&o);
+	struct da_classification c;
+	CHECK(da_classify(p, &o, x, y, &c) == 0);
+	CHECK_EQ_INT(c.diff, DA_DIFF_ORDER);
+	CHECK(!c.arr_possible && !c.wrap_possible && c.clone_possible);
+	CHECK_EQ_INT(c.cure, DA_CURE_NONE);
+	CHECK_EQ_INT(c.left, DA_LEFT_DISABLED);
+	o.allow_clone = true;
+	CHECK(da_classify(p, &o, x, y, &c) == 0);
+	CHECK_EQ_INT(c.cure, DA_CURE_CLONE);
+
+	/* without cloning: both collisions left, disabled */
+	struct da_result r;
+	char err[256];
+	o.allow_clone = false;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.nleft, 2);
+	CHECK_EQ_INT(r.left_by[DA_LEFT_DISABLED][DA_DIFF_ORDER], 2);
+	CHECK_EQ_INT(r.plan.nclones, 0);
+	da_result_free(&r);
+
+	/* with cloning: A cloned for the A->A call, one copy wrapped */
+	o.allow_clone = true;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK_EQ_INT(r.nleft, 0);
+	CHECK_EQ_INT(r.plan.nclones, 1);
+	CHECK_EQ_INT(r.plan.clones[0].func, A);
+	CHECK_EQ_INT(r.plan.clones[0].callsite, aa);
+	CHECK_EQ_INT(r.plan.clones[0].pad, 0);
+	uint32_t wrapped = 0;
+	for (uint32_t i = 0; i < r.plan.nclone_wraps; i++)
+		if (r.plan.clone_wraps[i].amount) {
+			wrapped++;
+			CHECK_EQ_INT(r.plan.clone_wraps[i].amount, 16);
+			CHECK_EQ_INT(p->callsites[r.plan.clone_wraps[i].callsite].owner, A);
+		}
+	CHECK_EQ_INT(wrapped, 1);
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		CHECK_EQ_INT(r.plan.pad[f], 0);
+	for (uint32_t cs = 0; cs < p->ncallsites; cs++)
+		CHECK_EQ_INT(r.plan.wrap[cs], 0);
+	/* the frame entered by the A->A call from an original A is the clone */
+	CHECK_EQ_INT(r.inst[xp], p->nfuncs + 0);
+	CHECK_EQ_INT(r.inst[yp], A);
+	CHECK(height_of(&r, x) != height_of(&r, y));
+	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+	check_predict(p, &r);
+	CHECK_EQ_INT(r.code_bytes, 208 + DA_WRAP_CODE_BYTES);   /* 200 rounded to 16 */
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
+/* A chain of A->A calls alternates A, clone, A, clone (section 2). */
+static void test_clone_alternates(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t A = da_add_func(p, "A", 0, pads(), true);
+	uint32_t aa = da_add_callsite(p, A, pads(), true);
+	int64_t size[] = {32};
+	uint32_t n = path(p, 5, (uint32_t[]){A, A, A, A, A},
+			  (uint32_t[]){DA_NONE, aa, aa, aa, aa}, size, 16, 1);
+	struct da_plan plan;
+	CHECK(da_plan_init(&plan, p) == 0);
+	plan.clones = malloc(sizeof(*plan.clones));
+	plan.clones[0] = (struct da_clone){A, aa, 16};
+	plan.nclones = 1;
+	char err[256];
+	CHECK(da_plan_check(p, &plan, err, sizeof(err)) == 0);
+	int64_t h[5];
+	uint32_t in[5];
+	CHECK(da_predict(p, &plan, h, in) == 0);
+	/* nodes 0..4: A, A', A, A', A; the clone's frames carry 16 more */
+	CHECK_EQ_INT(in[0], A);
+	CHECK_EQ_INT(in[1], 1);
+	CHECK_EQ_INT(in[2], A);
+	CHECK_EQ_INT(in[3], 1);
+	CHECK_EQ_INT(in[4], A);
+	CHECK_EQ_INT(h[n], 16 + 4 * 32 + 2 * 16);
+	/* a clone wrap on the copy of A->A inside the clone */
+	plan.clone_wraps = malloc(sizeof(*plan.clone_wraps));
+	plan.clone_wraps[0] = (struct da_clone_wrap){0, aa, 32};
+	plan.nclone_wraps = 1;
+	CHECK(da_predict(p, &plan, h, in) == 0);
+	CHECK_EQ_INT(h[2], 16 + 2 * 32 + 16 + 32);
+	CHECK_EQ_INT(h[4], 16 + 4 * 32 + 2 * 16 + 2 * 32);
+	/* forbidden: a clone wrap on a callsite the function does not own */
+	plan.clone_wraps[0].amount = 24;
+	CHECK(da_plan_check(p, &plan, err, sizeof(err)) < 0);
+	da_plan_free(&plan);
+	da_problem_free(p);
+}
+
+/* ---------------------------------------------------------------- recursion */
+
+/* M-f^k-g for k = 1..5 and M-h-g colliding with M-f-f-g: padding h is
+ * cheap; padding f would multiply along the recursion. */
+static void test_recursion(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t M = da_add_func(p, "M", 0, pads(), false), f = da_add_func(p, "f", 0, pads(), false);
+	uint32_t g = da_add_func(p, "g", 0, pads(), false), h = da_add_func(p, "h", 0, pads(), false);
+	uint32_t mf = da_add_callsite(p, M, pads(), true), ff = da_add_callsite(p, f, pads(), true);
+	uint32_t fg = da_add_callsite(p, f, pads(), true), mh = da_add_callsite(p, M, pads(), true);
+	uint32_t hg = da_add_callsite(p, h, pads(), true);
+	int64_t size[] = {32, 64, 16, 128};
+	uint32_t deep = 0;
+	for (uint32_t k = 1; k <= 5; k++) {
+		uint32_t fs[8], cs[8], n = 0;
+		fs[n] = M, cs[n++] = DA_NONE;
+		for (uint32_t i = 0; i < k; i++)
+			fs[n] = f, cs[n++] = i ? ff : mf;
+		fs[n] = g, cs[n++] = fg;
+		deep = path(p, n, fs, cs, size, 16, 1);
+	}
+	uint32_t hgn = path(p, 3, (uint32_t[]){M, h, g}, (uint32_t[]){DA_NONE, mh, hg}, size, 16, 1);
+	CHECK_EQ_INT(p->nodes[hgn].height, 176);
+	CHECK_EQ_INT(p->nodes[deep].height, 368);
+	struct da_options o;
+	opts(&o);
+	o.max_stack_growth = 1.0;           /* the deepest path must not grow */
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.before.precise_paths, r.before.paths - 2);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK_EQ_INT(r.plan.pad[h], 16);
+	CHECK_EQ_INT(r.plan.pad[f], 0);
+	CHECK_EQ_INT(height_of(&r, hgn), 192);
+	CHECK_EQ_INT(r.max_growth_bytes, 0);
+	CHECK(r.max_growth <= 1.0);
+	da_result_free(&r);
+
+	/* padding f by 16 moves the deepest g by 5 * 16 */
+	struct da_plan plan;
+	CHECK(da_plan_init(&plan, p) == 0);
+	plan.pad[f] = 16;
+	opts(&o);
+	CHECK(da_evaluate(p, &o, &plan, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(height_of(&r, deep), 368 + 5 * 16);
+	CHECK_EQ_INT(r.roots[0].old_max, 368);
+	CHECK_EQ_INT(r.roots[0].new_max, 448);
+	CHECK_EQ_INT(r.max_growth_bytes, 80);
+	/* ... and M-f-f-g (240 -> 272) now collides with nothing, M-h-g with
+	 * nothing: all precise, at five times the stack of padding h */
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	da_result_free(&r);
+	/* a padding outside the mask is refused */
+	plan.pad[f] = 24;
+	CHECK(da_evaluate(p, &o, &plan, &r, err, sizeof(err)) < 0);
+	da_plan_free(&plan);
+	da_problem_free(p);
+	(void)ANY;
+}
+
+/* The stack cap: Figure 5.3 with cap 1.0 cannot be cured (both cures grow the
+ * deepest path), and the collision is reported unsolved. */
+static void test_stack_cap(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t B = da_add_func(p, "B", 0, pads(), false), A = da_add_func(p, "A", 0, pads(), false);
+	uint32_t E = da_add_func(p, "E", 0, pads(), false), D = da_add_func(p, "D", 0, 1, false);
+	int64_t size[] = {32, 48, 48, 16};
+	uint32_t x = path(p, 3, (uint32_t[]){B, A, D}, NULL, size, 16, 1);
+	uint32_t y = path(p, 3, (uint32_t[]){B, E, D}, NULL, size, 16, 1);
+	struct da_options o;
+	opts(&o);
+	o.max_stack_growth = 1.0;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.nleft, 1);
+	CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_UNSOLVED);
+	CHECK_EQ_INT(r.left[0].why.cure, DA_CURE_ARR);
+	CHECK_EQ_INT(r.roots[0].new_max, 96);
+	CHECK_EQ_INT(height_of(&r, x), height_of(&r, y));
+	da_result_free(&r);
+	/* unknown callsites: no wrapping possible, ARR still is */
+	o.max_stack_growth = 1.5;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.nleft, 0);
+	CHECK(r.max_growth <= 1.5);
+	da_result_free(&r);
+	o.max_stack_growth = 0.5;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) < 0);
+	da_problem_free(p);
+}
+
+/* Callsite unit: same functions through two callsites, only wrapping helps. */
+static void test_callsite_unit(void)
+{
+	struct da_problem *p = da_problem_new();
+	p->unit = DA_UNIT_CALLSITES;
+	uint32_t M = da_add_func(p, "M", 0, pads(), false), g = da_add_func(p, "g", 0, pads(), false);
+	uint32_t c1 = da_add_callsite(p, M, pads(), true), c2 = da_add_callsite(p, M, pads(), true);
+	int64_t size[] = {32, 16};
+	uint32_t x = path(p, 2, (uint32_t[]){M, g}, (uint32_t[]){DA_NONE, c1}, size, 16, 1);
+	uint32_t y = path(p, 2, (uint32_t[]){M, g}, (uint32_t[]){DA_NONE, c2}, size, 16, 1);
+	struct da_options o;
+	opts(&o);
+	struct da_classification c;
+	CHECK(da_classify(p, &o, x, y, &c) == 0);
+	CHECK_EQ_INT(c.diff, DA_DIFF_EDGES);
+	CHECK_EQ_INT(c.cure, DA_CURE_WRAP);
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.before.paths, 3);
+	CHECK_EQ_INT(r.before.precise_paths, 1);
+	CHECK_EQ_INT(r.after.precise_paths, 3);
+	CHECK_EQ_INT(r.plan.wrap[c1] + r.plan.wrap[c2], 16);
+	da_result_free(&r);
+	/* the same problem by functions: one path, precise already */
+	p->unit = DA_UNIT_FUNCTIONS;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.before.paths, 2);
+	CHECK_EQ_INT(r.before.precise_paths, 2);
+	CHECK_EQ_INT(r.nwraps, 0);
+	CHECK(da_classify(p, &o, x, y, &c) == 0);
+	CHECK_EQ_INT(c.left, DA_LEFT_IDENTICAL);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
+/* ---------------------------------------------------------------- properties */
+
+static uint64_t rs;
+static uint32_t rnd(uint32_t n)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return (uint32_t)(rs % n);
+}
+
+/* A random tree over few functions (so that heights collide), some functions
+ * fixed, some callsites unwrappable, some clones allowed. */
+static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t want)
+{
+	rs = seed * 2654435761ULL + 1;
+	struct da_problem *p = da_problem_new();
+	int64_t size[64];
+	uint32_t cs[64][64][2];
+	for (uint32_t f = 0; f < nf; f++) {
+		size[f] = 16 * (1 + rnd(4));
+		da_mask m = rnd(5) == 0 ? 1 : rnd(3) == 0 ? da_mask_upto(64) : pads();
+		da_add_func(p, NULL, 64 + 16 * rnd(8), m, rnd(2));
+	}
+	for (uint32_t a = 0; a < nf; a++)
+		for (uint32_t b = 0; b < nf; b++)
+			for (int v = 0; v < 2; v++)
+				cs[a][b][v] = da_add_callsite(p, a, rnd(4) == 0 ? 1 : pads(), rnd(3) != 0);
+	uint32_t roots = 1 + rnd(2);
+	for (uint32_t r = 0; r < roots; r++)
+		da_add_node(p, DA_NONE, rnd(nf), DA_NONE, 16 + 16 * rnd(3), 1 + rnd(100));
+	for (uint32_t i = 0; i < p->nnodes && p->nnodes < want; i++) {
+		uint32_t d = 0;
+		for (uint32_t x = i; p->nodes[x].parent != DA_NONE; x = p->nodes[x].parent)
+			d++;
+		if (d >= 7)
+			continue;
+		uint32_t kids = rnd(4);
+		for (uint32_t k = 0; k < kids && p->nnodes < want; k++) {
+			uint32_t caller = p->nodes[i].func, callee = rnd(nf);
+			uint32_t c = cs[caller][callee][rnd(2)];
+			int64_t h = p->nodes[i].height + size[caller];
+			bool dup = false;
+			for (uint32_t j = i + 1; j < p->nnodes && !dup; j++)
+				dup = p->nodes[j].parent == i && p->nodes[j].func == callee &&
+				      p->nodes[j].callsite == c;
+			if (!dup)
+				da_add_node(p, i, callee, c, h, rnd(3) ? 1 + rnd(1000) : 0);
+		}
+	}
+	return p;
+}
+
+/* Heights from scratch, as a tester would compute them: for every node, the
+ * frames of its path root first, applying section 2 of disambig.h literally. */
+static void scratch(const struct da_problem *p, const struct da_plan *plan, uint32_t node,
+		    int64_t *h, uint32_t *in)
+{
+	uint32_t fr[64], n = 0;
+	for (uint32_t x = node; x != DA_NONE; x = p->nodes[x].parent)
+		fr[n++] = x;
+	int64_t delta = 0;
+	uint32_t prev_inst = DA_NONE, prev_func = DA_NONE;
+	for (uint32_t i = n; i-- > 0;) {
+		const struct da_node *x = &p->nodes[fr[i]];
+		uint32_t me = x->func;
+		if (prev_inst != DA_NONE) {
+			delta += prev_inst < p->nfuncs ? plan->pad[prev_inst]
+						       : plan->clones[prev_inst - p->nfuncs].pad;
+		}
+		bool copy = prev_inst != DA_NONE && prev_inst >= p->nfuncs && x->callsite != DA_NONE &&
+			    p->callsites[x->callsite].owner == prev_func;
+		if (copy) {
+			uint32_t k = prev_inst - p->nfuncs, amount = plan->wrap[x->callsite];
+			for (uint32_t j = 0; j < plan->nclone_wraps; j++)
+				if (plan->clone_wraps[j].clone == k &&
+				    plan->clone_wraps[j].callsite == x->callsite)
+					amount = plan->clone_wraps[j].amount;
+			delta += amount;
+		} else if (x->callsite != DA_NONE) {
+			delta += plan->wrap[x->callsite];
+			for (uint32_t k = 0; k < plan->nclones; k++)
+				if (plan->clones[k].func == x->func &&
+				    plan->clones[k].callsite == x->callsite)
+					me = p->nfuncs + k;
+		}
+		prev_inst = me;
+		prev_func = x->func;
+		if (i == 0) {
+			*h = x->height + delta;
+			*in = me;
+		}
+	}
+}
+
+/* Signed count difference of (non-last function f) or (edge c) between the
+ * paths of a and b, over their whole paths. */
+static int count_diff(const struct da_problem *p, uint32_t a, uint32_t b, bool edge, uint32_t id)
+{
+	int d = 0;
+	for (int side = 0; side < 2; side++)
+		for (uint32_t x = side ? b : a; x != DA_NONE; x = p->nodes[x].parent) {
+			bool last = x == (side ? b : a);
+			if (edge ? p->nodes[x].callsite == id : (!last && p->nodes[x].func == id))
+				d += side ? -1 : 1;
+		}
+	return d;
+}
+
+static void test_properties(void)
+{
+	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct da_problem *p = random_problem(seed, 4 + seed % 5, 300 + 20 * (seed % 10));
+		struct da_options o;
+		da_options_default(&o);
+		o.seed = seed;
+		o.allow_clone = seed % 2;
+		o.allow_wrap = seed % 3 != 0;
+		o.max_stack_growth = seed % 4 ? 1.3 : 0;
+		struct da_result r, r2;
+		char err[256];
+		if (da_solve(p, &o, &r, err, sizeof(err)) < 0) {
+			fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err);
+			CHECK(0);
+			continue;
+		}
+		plans++;
+		/* never a forbidden move */
+		CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+		for (uint32_t f = 0; f < p->nfuncs; f++)
+			if (p->funcs[f].pad_mask <= 1)
+				CHECK_EQ_INT(r.plan.pad[f], 0);
+		for (uint32_t c = 0; c < p->ncallsites; c++)
+			if (p->callsites[c].wrap_mask <= 1 || !o.allow_wrap)
+				CHECK_EQ_INT(r.plan.wrap[c], 0);
+		if (!o.allow_clone)
+			CHECK_EQ_INT(r.plan.nclones, 0);
+		for (uint32_t k = 0; k < r.plan.nclones; k++) {
+			CHECK(p->funcs[r.plan.clones[k].func].cloneable);
+			CHECK(p->callsites[r.plan.clones[k].callsite].redirectable);
+		}
+		if (o.max_stack_growth > 0)
+			CHECK(r.max_growth <= o.max_stack_growth + 1e-9);
+		/* predicted heights equal heights from scratch */
+		uint32_t bad = 0;
+		for (uint32_t i = 0; i < p->nnodes; i++) {
+			int64_t h;
+			uint32_t in;
+			scratch(p, &r.plan, i, &h, &in);
+			if (h != r.height[i] || in != r.inst[i])
+				bad++;
+		}
+		CHECK_EQ_INT(bad, 0);
+		check_predict(p, &r);
+		/* metrics agree with the heights, and never got worse */
+		struct da_metrics m;
+		CHECK(da_metrics_of(p, r.height, r.inst, &m) == 0);
+		CHECK_EQ_INT(m.precise_paths, r.after.precise_paths);
+		CHECK(r.after.precise_paths > r.before.precise_paths ||
+		      r.after.precise_weight >= r.before.precise_weight);
+		/* the same seed, the same plan */
+		CHECK(da_solve(p, &o, &r2, err, sizeof(err)) == 0);
+		CHECK(!memcmp(r.plan.pad, r2.plan.pad, p->nfuncs * sizeof(*r.plan.pad)));
+		CHECK(!memcmp(r.plan.wrap, r2.plan.wrap, p->ncallsites * sizeof(*r.plan.wrap)));
+		CHECK_EQ_INT(r.plan.nclones, r2.plan.nclones);
+		CHECK_EQ_INT(r.after.precise_paths, r2.after.precise_paths);
+		da_result_free(&r2);
+		/* leftovers: their classification is right */
+		for (uint32_t i = 0; i < r.nleft; i++) {
+			const struct da_leftover *l = &r.left[i];
+			CHECK_EQ_INT(r.height[l->a], r.height[l->b]);
+			CHECK_EQ_INT(r.inst[l->a], r.inst[l->b]);
+			bool arr = false, wrap = false, funcs = false, edges = false;
+			for (uint32_t f = 0; f < p->nfuncs; f++)
+				if (count_diff(p, l->a, l->b, false, f)) {
+					funcs = true;
+					arr |= p->funcs[f].pad_mask > 1;
+				}
+			for (uint32_t c = 0; c < p->ncallsites; c++)
+				if (count_diff(p, l->a, l->b, true, c)) {
+					edges = true;
+					wrap |= p->callsites[c].wrap_mask > 1;
+				}
+			CHECK_EQ_INT(l->why.arr_possible, arr);
+			CHECK_EQ_INT(l->why.wrap_possible, wrap);
+			CHECK_EQ_INT(l->why.diff, funcs ? DA_DIFF_FUNCS : edges ? DA_DIFF_EDGES
+						: DA_DIFF_ORDER);
+			switch (l->why.left) {
+			case DA_LEFT_BLOCKED:
+				blocked++;
+				CHECK(!arr && !wrap && !l->why.clone_possible);
+				break;
+			case DA_LEFT_DISABLED:
+				CHECK((arr && !o.allow_arr) || (wrap && !o.allow_wrap) ||
+				      (l->why.clone_possible && (!o.allow_clone || !o.allow_wrap)));
+				break;
+			case DA_LEFT_UNSOLVED:
+				unsolved++;
+				CHECK((arr && o.allow_arr) || (wrap && o.allow_wrap) ||
+				      (l->why.clone_possible && o.allow_clone));
+				break;
+			default:
+				CHECK(l->why.left == DA_LEFT_DEEPER);
+				CHECK(!funcs && !edges);
+			}
+			checked_left++;
+		}
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+	CHECK_EQ_INT(plans, 40);
+	/* the generator must exercise the leftover reasons */
+	CHECK(checked_left > 0);
+	CHECK(blocked > 0);
+	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved)\n",
+		checked_left, blocked, unsolved);
+}
+
+int main(void)
+{
+	test_fig53();
+	test_fig54();
+	test_fig55();
+	test_clone_alternates();
+	test_recursion();
+	test_stack_cap();
+	test_callsite_unit();
+	test_properties();
+	return check_exit();
+}
