@@ -6,7 +6,9 @@ configuration alike:
   - slowdown of `icpp train` against the plain run, on a call-heavy C program
     and on lua5.4 running bench.lua (median of N runs each, ratios);
   - cost per hooked call: (train - plain - start-up) / entries recorded, where
-    start-up is the train time of the same program doing no work;
+    start-up is the train time of the same program doing no work; hookcost.c
+    (one callsite, 20M calls, one path) isolates the bare hook from the cost
+    of creating and collecting many distinct paths;
   - `uftrace record` on the same C program built with -pg, against the -pg
     build run plainly, and its cost per traced call;
   - `icpp stats` precision of the unaltered binaries (thesis: 68% of paths).
@@ -49,6 +51,7 @@ def main():
         src = os.path.join(HERE, "callheavy.c")
         subprocess.run(["gcc", "-O2", "-o", "callheavy", src], cwd=work, check=True)
         subprocess.run(["gcc", "-O2", "-pg", "-o", "callheavy-pg", src], cwd=work, check=True)
+        subprocess.run(["gcc", "-O2", "-o", "hookcost", os.path.join(HERE, "hookcost.c")], cwd=work, check=True)
         shutil.copy(os.path.join(HERE, "bench.lua"), work)
         train = [ICPP, "train", "-q", "-o", "m.icpp", "--"]
         c_calls = int(timed(["./callheavy", "4"], work)[1].split()[-1])
@@ -63,6 +66,14 @@ def main():
         }, work)
         timed(train + ["./callheavy", "4"], work)
         c = stats(os.path.join(work, "m.icpp"))
+        h = median_times({
+            "plain": ["./hookcost", "20"],
+            "train": train + ["./hookcost", "20"],
+            "train0": train + ["./hookcost", "0"],
+            "plain0": ["./hookcost", "0"],
+        }, work)
+        timed(train + ["./hookcost", "20"], work)
+        hs = stats(os.path.join(work, "m.icpp"))
         lua = median_times({
             "plain": ["lua5.4", "bench.lua"],
             "train": train + ["lua5.4", "bench.lua"],
@@ -79,6 +90,8 @@ def main():
         print("|---|---|---|---|---|---|---|")
         print(f"| callheavy (C, -O2) | {t['plain']:.3f} | {t['train']:.3f} | {t['train']/t['plain']:.2f}x "
               f"| {t['train0']:.3f} | {c['entries']} | {ns(t['train'], t['plain'], t['train0'], 0, c['entries']):.1f} |")
+        print(f"| hookcost (one callsite) | {h['plain']:.3f} | {h['train']:.3f} | {h['train']/h['plain']:.2f}x "
+              f"| {h['train0']:.3f} | {hs['entries']} | {ns(h['train'], h['plain'], h['train0'], h['plain0'], hs['entries']):.1f} |")
         print(f"| lua5.4 bench.lua | {lua['plain']:.3f} | {lua['train']:.3f} | {lua['train']/lua['plain']:.2f}x "
               f"| {lua['train0']:.3f} | {l['entries']} | {ns(lua['train'], lua['plain'], lua['train0'], 0, l['entries']):.1f} |")
         print()
