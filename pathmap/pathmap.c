@@ -358,6 +358,11 @@ int pm_merge(struct pathmap *dst, const struct pathmap *src, char *err, size_t e
 		snprintf(err, errlen, "cannot merge a pathmap into itself");
 		return -1;
 	}
+	char why[256];
+	if (pm_validate(src, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "cannot merge an inconsistent pathmap: %s", why);
+		return -1;
+	}
 	if (check_builds(dst, src, err, errlen) < 0)
 		return -1;
 	uint32_t *mmap = malloc(((size_t)src->nmodules + 1) * sizeof(*mmap));
@@ -378,19 +383,12 @@ int pm_merge(struct pathmap *dst, const struct pathmap *src, char *err, size_t e
 	}
 	for (uint32_t i = 0; i < src->nfuncs; i++) {
 		const struct pm_function *f = &src->funcs[i];
-		if (f->module >= src->nmodules ||
-		    (fmap[i] = pm_add_function(dst, mmap[f->module], f->addr, f->size, f->name)) ==
-			    PM_NONE)
+		fmap[i] = pm_add_function(dst, mmap[f->module], f->addr, f->size, f->name);
+		if (fmap[i] == PM_NONE)
 			goto out;
 	}
 	for (uint32_t i = 0; i < src->nnodes; i++) {
 		const struct pm_node *n = &src->nodes[i];
-		if ((n->parent != PM_NONE && n->parent >= i) || n->func >= src->nfuncs ||
-		    (n->cs_module != PM_NONE && n->cs_module >= src->nmodules)) {
-			snprintf(err, errlen, "cannot merge: node %" PRIu32 " of the new pathmap is "
-				 "inconsistent", i);
-			goto done;
-		}
 		uint32_t parent = n->parent == PM_NONE ? PM_NONE : nmap[n->parent];
 		uint32_t csm = n->cs_module == PM_NONE ? PM_NONE : mmap[n->cs_module];
 		if ((nmap[i] = pm_add_node(dst, parent, fmap[n->func], csm, n->cs_addr, n->height,
@@ -398,10 +396,9 @@ int pm_merge(struct pathmap *dst, const struct pathmap *src, char *err, size_t e
 			goto out;
 	}
 	rc = 0;
-	goto done;
 out:
-	snprintf(err, errlen, "out of memory while merging pathmaps");
-done:
+	if (rc)
+		snprintf(err, errlen, "out of memory while merging pathmaps");
 	free(mmap);
 	free(fmap);
 	free(nmap);

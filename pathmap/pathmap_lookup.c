@@ -43,9 +43,13 @@ static bool index_cids(struct pm_lookup_index *ix, const struct pathmap *pm)
 {
 	size_t n = pm->nnodes ? pm->nnodes : 1;
 	uint32_t used = 0;
-	if (!(ix->cid_arr = calloc(n, sizeof(*ix->cid_arr))) ||
-	    !(ix->nodes = malloc(n * sizeof(*ix->nodes))))
+	/* Each node's CID entry, found once, then the nodes bucketed by it. */
+	uint32_t *which = malloc(n * sizeof(*which));
+	if (!which || !(ix->cid_arr = calloc(n, sizeof(*ix->cid_arr))) ||
+	    !(ix->nodes = malloc(n * sizeof(*ix->nodes)))) {
+		free(which);
 		return false;
+	}
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		struct pm_cid_key key = pm_make_cid_key(pm->nodes[i].func, pm->nodes[i].height);
 		struct cid_ent *e;
@@ -53,10 +57,13 @@ static bool index_cids(struct pm_lookup_index *ix, const struct pathmap *pm)
 		if (!e) {
 			e = &ix->cid_arr[used++];
 			e->key = key;
-			if (!PM_HADD(ix->cids, key, e))
+			if (!PM_HADD(ix->cids, key, e)) {
+				free(which);
 				return false;
+			}
 		}
 		e->count++;
+		which[i] = (uint32_t)(e - ix->cid_arr);
 	}
 	uint32_t start = 0;
 	for (uint32_t c = 0; c < used; c++) {
@@ -65,11 +72,10 @@ static bool index_cids(struct pm_lookup_index *ix, const struct pathmap *pm)
 		ix->cid_arr[c].count = 0;
 	}
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
-		struct pm_cid_key key = pm_make_cid_key(pm->nodes[i].func, pm->nodes[i].height);
-		struct cid_ent *e;
-		HASH_FIND(hh, ix->cids, &key, sizeof(key), e);
+		struct cid_ent *e = &ix->cid_arr[which[i]];
 		ix->nodes[e->start + e->count++] = i;
 	}
+	free(which);
 	return true;
 }
 

@@ -330,8 +330,15 @@ static void test_merge(void)
 	CHECK(n == 2 && nodes && nodes[0] == dfn && dst->nodes[nodes[1]].cs_addr == 0x108);
 	CHECK_EQ_INT(pm_validate(dst, err, sizeof(err)), 0);
 
-	/* A map is not merged into itself. */
+	/* A map is not merged into itself, nor an inconsistent one. */
 	CHECK_EQ_INT(pm_merge(dst, dst, err, sizeof(err)), -1);
+	CHECK_EQ_STR(err, "cannot merge a pathmap into itself");
+	src->nodes[1].parent = 3;
+	CHECK_EQ_INT(pm_merge(dst, src, err, sizeof(err)), -1);
+	CHECK_EQ_STR(err, "cannot merge an inconsistent pathmap: node 1 has parent 3 "
+		     "(must be below its own index)");
+	src->nodes[1].parent = 0;
+	CHECK_EQ_INT(dst->nnodes, 4);
 
 	/* Another build of /bin/p: refused, dst unchanged. */
 	struct pathmap *other = pm_new();
