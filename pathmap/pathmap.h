@@ -123,8 +123,8 @@ int pm_validate(const struct pathmap *pm, char *err, size_t errlen);
  * module path appears in both with different build-ids ("pathmap X was trained
  * on a different build of Y (build-id A, now B): train again without
  * --append", X being dst->source or else src->source, A that map's build-id);
- * dst is then unchanged.  Entries of equal nodes add up; coverage counters take
- * the larger value.  src must not be dst.  On out of memory dst may hold part
+ * dst is then unchanged; likewise when src fails pm_validate.  Entries of equal
+ * nodes add up; coverage counters take the larger value.  src must not be dst.  On out of memory dst may hold part
  * of src. */
 int pm_merge(struct pathmap *dst, const struct pathmap *src, char *err, size_t errlen);
 
