@@ -41,11 +41,11 @@ static size_t len;
 
 /* Parse; a success must be a valid map that survives another round trip
  * unchanged, a failure one non-empty line.  Returns whether it parsed. */
-static bool parse_checked(const uint8_t *buf, size_t len, char *err, size_t errlen)
+static bool parse_checked(const uint8_t *buf, size_t n, char *err, size_t errlen)
 {
 	struct pathmap *got = NULL;
 	err[0] = 0;
-	int rc = pm_parse(buf, len, &got, err, errlen);
+	int rc = pm_parse(buf, n, &got, err, errlen);
 	if (rc < 0) {
 		CHECK(got == NULL);
 		CHECK(err[0] != 0);
