@@ -128,6 +128,10 @@ static void summary(const struct pathmap *pm, const struct train_result *res, co
 		fprintf(stderr, "icpp: not recorded: %llu entries in signal handlers (their heights "
 			"depend on where the kernel placed the signal frame)\n",
 			(unsigned long long)t->in_signal);
+	if (t->in_realign)
+		fprintf(stderr, "icpp: not recorded: %llu entries under frames that realign the stack "
+			"(their heights depend on the stack's alignment; e.g. ld.so's lazy binding)\n",
+			(unsigned long long)t->in_realign);
 	if (t->off_stack || t->too_deep || t->nodes_full || t->invalid_nodes)
 		fprintf(stderr, "icpp: not recorded: %llu entries off the thread stack "
 			"(sigaltstack/coroutines), %llu too deep, %llu after the node log filled, "

@@ -59,7 +59,20 @@ static int targets_within(const struct targets *t, uint64_t lo, uint64_t hi)
 	return a < t->n && t->v[a] < hi;
 }
 
-static void collect_targets(csh cs, const struct bin_module *m, struct targets *t)
+/* and $-N,%rsp with N > 16: the frames below this one sit at heights that
+ * depend on the base's alignment (16 is harmless: every CFA is 16-aligned). */
+static bool realigns_stack(const cs_insn *insn)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	return insn->id == X86_INS_AND && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	       x->operands[0].reg == X86_REG_RSP && x->operands[1].type == X86_OP_IMM &&
+	       x->operands[1].imm < -16;
+}
+
+/* One pass over the module's code: direct branch targets (all of them) and
+ * the functions that realign the stack (into `realign`, by start address). */
+static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
+			struct targets *realign)
 {
 	size_t n;
 	const struct bin_function *f = bin_functions(m, &n);
@@ -81,6 +94,8 @@ static void collect_targets(csh cs, const struct bin_module *m, struct targets *
 			uint64_t target = x86_branch_target(insn);
 			if (target)
 				targets_add(t, target);
+			if (realigns_stack(insn) && (!realign->n || realign->v[realign->n - 1] != f[i].addr))
+				targets_add(realign, f[i].addr);
 		}
 		free(code);
 	}
@@ -182,13 +197,14 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 	}
 	size_t n;
 	const struct bin_function *f = bin_functions(am->bin, &n);
-	struct targets t = {0};
-	collect_targets(c->cs, am->bin, &t);
+	struct targets t = {0}, realign = {0};
+	scan_module(c->cs, am->bin, &t, &realign);
 	am->sites = calloc(n + 1, sizeof(*am->sites));
 	if (!am->sites) {
 		am->reply.status = -1;
 		snprintf(am->reply.error, sizeof(am->reply.error), "out of memory analysing %s", am->path);
 		free(t.v);
+		free(realign.v);
 		return;
 	}
 	am->reply.functions_found = (uint32_t)n;
@@ -199,6 +215,9 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 			next = sec_end;
 		enum train_skip why = plan_function(c->cs, am->bin, &f[i], next, &t,
 						    &am->sites[am->reply.nsites]);
+		struct train_site *site = &am->sites[am->reply.nsites];
+		if (why == SKIP_NREASONS && targets_within(&realign, f[i].addr - 1, f[i].addr + 1))
+			site->flags |= SITE_REALIGN;
 		if (why == SKIP_NREASONS)
 			am->reply.nsites++;
 		else
@@ -210,6 +229,7 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 		}
 	}
 	free(t.v);
+	free(realign.v);
 }
 
 struct analysis_cache *analysis_cache_new(void)

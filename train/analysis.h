@@ -9,7 +9,9 @@
  * alignment padding after it can take the rest of the jmp.  The CFA at the
  * entry comes from the CFI (rsp+8 for an ordinary function, more for ld.so's
  * resolver or a .cold fragment); an entry whose CFA is not rsp-relative (the
- * PLT, the signal trampoline) is skipped.
+ * PLT, the signal trampoline) is skipped.  A function that realigns the
+ * stack beyond 16 bytes (ld.so's lazy-binding resolvers) is marked: heights
+ * below it depend on the base's alignment.
  *
  * Results are cached per path for the life of an `icpp train` run.
  */

@@ -186,6 +186,7 @@ static int collect_one(const char *path, struct analysis_cache *cache, struct pa
 	tot->nested += r.hdr->nested;
 	tot->too_deep += r.hdr->too_deep;
 	tot->in_signal += r.hdr->in_signal;
+	tot->in_realign += r.hdr->in_realign;
 	tot->nodes_full += r.hdr->nodes_full;
 	free(r.pm_module);
 	munmap((void *)r.hdr, size);

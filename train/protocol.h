@@ -68,6 +68,8 @@ struct train_reply {
 };
 
 #define SITE_PAD 1u                       /* the jmp may extend into alignment padding */
+#define SITE_REALIGN 2u                   /* realigns SP beyond 16: heights of its
+					   * callees depend on the base's alignment */
 struct train_site {
 	uint64_t addr;                    /* ELF vaddr of the function */
 	uint16_t patch_off;               /* bytes kept at the entry (endbr64: 4) */
@@ -107,6 +109,7 @@ struct rec_header {
 	uint64_t nested;                  /* entries while the runtime itself ran */
 	uint64_t too_deep;                /* entries past the shadow stack's depth */
 	uint64_t in_signal;               /* entries in signal handlers (not recorded) */
+	uint64_t in_realign;              /* entries under a realigned frame (not recorded) */
 	uint64_t nodes_full;              /* entries after the node log filled up */
 	uint64_t threads;
 };

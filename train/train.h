@@ -24,6 +24,7 @@ struct train_totals {
 	uint64_t nested;         /* entries while the runtime ran (not recorded) */
 	uint64_t too_deep;       /* entries past the shadow stack */
 	uint64_t in_signal;      /* entries in signal handlers */
+	uint64_t in_realign;     /* entries under a frame that realigned the stack */
 	uint64_t nodes_full;     /* entries after a node log filled up */
 	uint64_t invalid_nodes;  /* nodes a dying process left half-written */
 	/* Per pathmap module (index as in the pathmap): functions not hooked,

@@ -60,7 +60,13 @@ void *rt_alloc(size_t size)
 struct frame {
 	uintptr_t cfa;
 	uint32_t node;
+	uint32_t unstable;       /* UNSTABLE_*: heights below it are not reproducible */
 };
+
+#define UNSTABLE_SIGNAL 1        /* a signal handler: where the kernel put the signal
+				  * frame depends on the environment's size */
+#define UNSTABLE_REALIGN 2       /* realigned the stack: heights below depend on the
+				  * base's alignment */
 
 struct cct_key {                 /* no padding: uthash hashes the raw bytes */
 	const struct fn_meta *fn;
@@ -87,7 +93,8 @@ struct memo {
 struct thread {
 	int64_t base;
 	uint32_t depth;
-	uint32_t in_signal;      /* a signal handler's frame is on the stack */
+	uint32_t unstable;       /* UNSTABLE_* of the one unstable frame on the
+				  * stack (nothing is pushed above it), or 0 */
 	volatile uint32_t busy;  /* the runtime is running on this thread */
 	struct frame *stack;
 	struct cct_entry *cct;   /* this thread's calling-context tree */
@@ -187,7 +194,7 @@ void rt_after_fork(void)
 	if (base != t->base) {
 		t->base = base;
 		t->depth = 0;
-		t->in_signal = 0;
+		t->unstable = 0;
 	}
 }
 
@@ -245,8 +252,6 @@ static void count(uint64_t *counter)
 /* method.md, "Training without exit hooks": frames whose CFA is at or below
  * the new entry's CFA have returned (or were left by a tail call, longjmp or
  * an exception); pop them, then push the new frame. */
-#define SIGNAL_FRAME (REC_NONE - 1)  /* shadow-stack marker of a handler frame */
-
 static int is_sigtramp(uintptr_t ra)
 {
 	uint32_t n = __atomic_load_n(&rt.nsigtramps, __ATOMIC_ACQUIRE);
@@ -274,18 +279,16 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 	}
 	uint32_t d = t->depth;
 	while (d && t->stack[d - 1].cfa <= cfa)
-		if (t->stack[--d].node == SIGNAL_FRAME)
-			t->in_signal--;
-	if (t->in_signal || is_sigtramp(k.ra)) {
-		/* A signal handler, or under one: heights depend on where the
-		 * kernel aligned the signal frame.  Keep only the handler's own
-		 * frame, to know when it has returned. */
-		count(&rt.hdr->in_signal);
-		if (!t->in_signal && d < MAX_DEPTH) {
-			t->stack[d].cfa = cfa;
-			t->stack[d++].node = SIGNAL_FRAME;
-			t->in_signal = 1;
-		}
+		if (t->stack[--d].unstable)
+			t->unstable = 0;
+	if (!t->unstable && is_sigtramp(k.ra) && d < MAX_DEPTH) {
+		/* A signal handler: keep only its frame, to know when it has
+		 * returned. */
+		t->stack[d++] = (struct frame){.cfa = cfa, .node = REC_NONE, .unstable = UNSTABLE_SIGNAL};
+		t->unstable = UNSTABLE_SIGNAL;
+	}
+	if (t->unstable) {
+		count(t->unstable == UNSTABLE_SIGNAL ? &rt.hdr->in_signal : &rt.hdr->in_realign);
 		t->depth = d;
 		goto out;
 	}
@@ -305,9 +308,9 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 	if (d == MAX_DEPTH) {
 		count(&rt.hdr->too_deep);
 	} else {
-		t->stack[d].cfa = cfa;
-		t->stack[d].node = node;
-		d++;
+		uint32_t unstable = fn->flags & FN_REALIGN ? UNSTABLE_REALIGN : 0;
+		t->stack[d++] = (struct frame){.cfa = cfa, .node = node, .unstable = unstable};
+		t->unstable = unstable;
 	}
 	t->depth = d;
 	if (fn->flags & FN_RESCAN)

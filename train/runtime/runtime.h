@@ -26,6 +26,7 @@
 
 /* What a hooked function's stub hands to icpp_enter. */
 #define FN_RESCAN 1u             /* ld.so's r_brk: the module list may have changed */
+#define FN_REALIGN 2u            /* SITE_REALIGN */
 struct fn_meta {
 	uint32_t module;         /* slot in the record file */
 	uint16_t flags;          /* FN_* */
