@@ -44,7 +44,7 @@ NOINLINE void beta(long n)
 
 NOINLINE void gamma_(long n)
 {
-	volatile char pad[96];
+	volatile char pad[96] __attribute__((unused));
 	pad[0] = (char)n;
 	spin(n);
 	__asm__ volatile("" ::: "memory");
@@ -52,7 +52,7 @@ NOINLINE void gamma_(long n)
 
 NOINLINE void epsilon(long n)
 {
-	volatile char pad[32];
+	volatile char pad[32] __attribute__((unused));
 	pad[0] = (char)n;
 	spin(n);
 	__asm__ volatile("" ::: "memory");

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# run_record.sh ICPP RT_PROG WORKDIR PPROF_FOLD MODE: the end-to-end tests of
+# icpp record / icpp report on rt_prog (see rt_prog.c for its call trees).
+#   train         train rt_prog once into WORKDIR/rt.icpp (fixture)
+#   bpf | perf    launch rt_prog under that backend, report, check everything
+#   attach_bpf | attach_perf   the same, attached to a running rt_prog (-p)
+#   interrupt     Ctrl-C (SIGINT) ends recording with a complete file
+#   unprivileged  the perf backend as an unprivileged user (created if root)
+#   errors        bad files, usage errors, absent hardware events
+set -u
+ICPP=$1 PROG=$2 WORK=$3 PFOLD=$4 MODE=$5
+MAP=$WORK/rt.icpp
+mkdir -p "$WORK"
+cd "$WORK" || exit 1
+
+fail() { echo "FAIL ($MODE): $*" >&2; exit 1; }
+note() { echo "  $*"; }
+
+# Percentage (one decimal) of the folded samples whose stack ends with $2.
+share() { awk -v suf="$2" '{ n = $NF; $NF = ""; sub(/ $/, ""); t += n;
+	if (length($0) >= length(suf) && substr($0, length($0) - length(suf) + 1) == suf) s += n }
+	END { printf "%.1f", t ? 100 * s / t : 0 }' "$1"; }
+total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+# The number in the class line of a --validate report ("  incorrect  0.0%  N").
+vcount() { awk -v k="$2" '/^Validation against/ { v = 1 } v && index($0, "  " k " ") == 1 { print $NF; exit }' "$1"; }
+
+# Everything a report of rt_prog's samples must show.
+check_report() {
+	local S=$1 tag=$2
+	"$ICPP" report -i "$S" -m "$MAP" --validate > "$tag.txt" || fail "report --validate of $S"
+	"$ICPP" report -i "$S" -m "$MAP" --format folded -o "$tag.folded" || fail "report --format folded"
+	local n; n=$(total "$tag.folded")
+	[ "$n" -ge 150 ] || fail "only $n samples in $tag"
+	# The expected hot paths, with their shares (each thread does a third).
+	local t1 t2 g a b
+	t1=$(share "$tag.folded" "t1_entry;delta;epsilon;spin")
+	t2=$(share "$tag.folded" "t2_entry;rec;rec;rec;spin")
+	g=$(share "$tag.folded" "main;gamma_;spin")
+	a=$(share "$tag.folded" "main;alpha;spin [ambiguous]")
+	b=$(share "$tag.folded" "main;beta;spin [ambiguous]")
+	note "$tag: $n samples: t1 $t1%, t2 $t2%, gamma $g%, alpha? $a%, beta? $b%"
+	between "$t1" 18 50 || fail "$tag: t1_entry > delta > epsilon > spin has $t1%, expected about 33%"
+	between "$t2" 18 50 || fail "$tag: t2_entry > rec > rec > rec > spin has $t2%, expected about 33%"
+	between "$g" 6 30 || fail "$tag: main > gamma_ > spin has $g%, expected about 17%"
+	between "$a" 2 20 || fail "$tag: ambiguous share of main > alpha > spin is $a%, expected about 8%"
+	between "$b" 2 20 || fail "$tag: ambiguous share of main > beta > spin is $b%, expected about 8%"
+	# The five hottest stacks are exactly those five paths.
+	awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print n "\t" $0 }' "$tag.folded" | sort -t"$(printf '\t')" -k1,1nr |
+		head -5 | cut -f2- |
+	while read -r st; do
+		case "$st" in
+		*"t1_entry;delta;epsilon;spin" | *"t2_entry;rec;rec;rec;spin" | *"main;gamma_;spin" | \
+		*"main;alpha;spin [ambiguous]" | *"main;beta;spin [ambiguous]") ;;
+		*) fail "$tag: unexpected hot stack '$st'" ;;
+		esac
+	done || exit 1
+	# The text report: summary, the ambiguous CID with both candidates, validation.
+	grep -q "Hot call paths" "$tag.txt" || fail "$tag: no hot paths section"
+	grep -Eq "spin @ height [0-9]+: 2 candidate paths" "$tag.txt" || fail "$tag: ambiguous CID of spin not listed"
+	grep -q "rt_prog.c:" "$tag.txt" || fail "$tag: no file:line in the text report"
+	local inc prec amb miss
+	inc=$(vcount "$tag.txt" incorrect)
+	prec=$(vcount "$tag.txt" "precise (correct)")
+	amb=$(vcount "$tag.txt" "ambiguous, contains the truth")
+	miss=$(vcount "$tag.txt" missing)
+	note "$tag: validation: precise $prec, ambiguous-with-truth $amb, incorrect $inc, missing $miss"
+	[ "$inc" = 0 ] || { sed -n '/Incorrect samples/,$p' "$tag.txt" >&2; fail "$tag: --validate found $inc incorrect samples"; }
+	[ "${prec:-0}" -gt 0 ] && [ "${amb:-0}" -gt 0 ] || fail "$tag: validation has no precise or no ambiguous samples"
+	[ "$((miss * 100))" -le "$((n * 5))" ] || fail "$tag: $miss of $n samples missing (> 5%)"
+	# SVG: well-formed, the paths drawn.
+	"$ICPP" report -i "$S" -m "$MAP" --format svg -o "$tag.svg" || fail "report --format svg"
+	if command -v xmllint >/dev/null; then xmllint --noout "$tag.svg" || fail "$tag.svg is not well-formed XML"; fi
+	grep -q "epsilon" "$tag.svg" && grep -q "\[ambiguous\]" "$tag.svg" || fail "$tag.svg lacks the paths"
+	# pprof: decodes with protobuf-c into the same stacks and total.
+	if [ -n "$PFOLD" ]; then
+		"$ICPP" report -i "$S" -m "$MAP" --format pprof -o "$tag.pb.gz" || fail "report --format pprof"
+		"$PFOLD" "$tag.pb.gz" > "$tag.pprof.raw" || fail "$tag.pb.gz does not decode"
+		awk '{ n = $NF; $NF = ""; sub(/ $/, ""); c[$0] += n } END { for (k in c) print k, c[k] }' \
+			"$tag.pprof.raw" | sort > "$tag.pprof.folded"
+		[ "$(total "$tag.pprof.folded")" = "$n" ] || fail "$tag: pprof has $(total "$tag.pprof.folded") samples, folded $n"
+		diff <(awk '{ $NF = ""; print }' "$tag.pprof.folded" | sort) \
+		     <(awk '{ $NF = ""; print }' "$tag.folded" | sort) >/dev/null ||
+			fail "$tag: pprof and folded stacks differ"
+	fi
+}
+
+record_launch() {   # BACKEND OUT [icpp record options...]
+	local be=$1 out=$2; shift 2
+	"$ICPP" record --backend "$be" --validate -o "$out" "$@" -- "$PROG" 2> "$out.log" ||
+		{ cat "$out.log" >&2; fail "record --backend $be"; }
+	grep -q "backend $be" "$out.log" || fail "record did not say it used backend $be"
+}
+
+start_forever() {
+	rm -f forever.out
+	"$PROG" forever > forever.out &
+	FPID=$!
+	for _ in $(seq 100); do grep -q ready forever.out 2>/dev/null && return; sleep 0.05; done
+	kill "$FPID"; fail "rt_prog forever did not start"
+}
+
+case "$MODE" in
+train)
+	rm -f "$MAP"
+	"$ICPP" train -q -o "$MAP" -- "$PROG" || fail "icpp train"
+	[ -s "$MAP" ] || fail "no pathmap"
+	;;
+bpf|perf)
+	[ "$MODE" = bpf ] && [ "$(id -u)" != 0 ] && { echo "SKIP: the bpf backend needs root"; exit 77; }
+	record_launch "$MODE" "launch_$MODE.samples"
+	check_report "launch_$MODE.samples" "launch_$MODE"
+	;;
+attach_bpf|attach_perf)
+	be=${MODE#attach_}
+	[ "$be" = bpf ] && [ "$(id -u)" != 0 ] && { echo "SKIP: the bpf backend needs root"; exit 77; }
+	start_forever
+	"$ICPP" record --backend "$be" --validate -p "$FPID" --duration 1.5 -o "$MODE.samples" 2> "$MODE.log"
+	rc=$?
+	kill "$FPID"; wait "$FPID" 2>/dev/null
+	[ $rc = 0 ] || { cat "$MODE.log" >&2; fail "record -p"; }
+	grep -q "backend $be" "$MODE.log" || fail "record did not say it used backend $be"
+	check_report "$MODE.samples" "$MODE"
+	;;
+interrupt)
+	rm -f int.samples
+	"$ICPP" record --validate -o int.samples -- "$PROG" forever > /dev/null 2> int.log &
+	IPID=$!
+	sleep 1.2
+	kill -INT "$IPID"
+	wait "$IPID"; rc=$?
+	[ $rc = 0 ] || { cat int.log >&2; fail "record ended with $rc after SIGINT"; }
+	grep -q "stopped by signal 2" int.log || fail "record did not say it was interrupted"
+	pgrep -f "$PROG forever" >/dev/null && fail "rt_prog survived the interrupted recording"
+	"$ICPP" report -i int.samples -m "$MAP" --validate > int.txt || fail "the interrupted file does not read"
+	[ "$(vcount int.txt incorrect)" = 0 ] || fail "interrupted recording: incorrect samples"
+	;;
+unprivileged)
+	if [ "$(id -u)" = 0 ]; then
+		U=icpp-test
+		id "$U" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$U" ||
+			{ echo "SKIP: cannot create an unprivileged user"; exit 77; }
+		D=$(mktemp -d /tmp/icpp-unpriv.XXXXXX)
+		trap 'rm -rf "$D"' EXIT     # report reads the program from there
+		cp "$PROG" "$D/rt_prog" && chown -R "$U" "$D" && chmod 755 "$D"
+		(cd "$D" && runuser -u "$U" -- "$ICPP" record --validate -o u.samples -- ./rt_prog) 2> unpriv.log ||
+			{ cat unpriv.log >&2; fail "record as $U"; }
+		cp "$D/u.samples" unpriv.samples
+	else
+		"$ICPP" record --validate -o unpriv.samples -- "$PROG" 2> unpriv.log ||
+			{ cat unpriv.log >&2; fail "record as $(id -un)"; }
+	fi
+	grep -q "backend perf (bpf needs root" unpriv.log || { cat unpriv.log >&2; fail "the automatic choice was not perf"; }
+	"$ICPP" report -i unpriv.samples -m "$MAP" > unpriv.txt || fail "report"
+	grep -q "time in the kernel was not sampled" unpriv.txt || fail "report does not say kernel time was excluded"
+	check_report unpriv.samples unpriv
+	;;
+errors)
+	S=launch_perf.samples
+	[ -s "$S" ] || "$ICPP" record -q --backend perf -o "$S" -- "$PROG" 10 || fail "record"
+	expect() {   # STATUS PATTERN CMD...: exit status and one stderr line matching
+		local want=$1 pat=$2; shift 2
+		"$@" > /dev/null 2> err.txt; local rc=$?
+		[ "$rc" = "$want" ] || { cat err.txt >&2; fail "'$*' exited $rc, expected $want"; }
+		grep -q -- "$pat" err.txt || { cat err.txt >&2; fail "'$*': no '$pat' on stderr"; }
+		[ "$want" = 2 ] || [ "$(wc -l < err.txt)" = 1 ] || { cat err.txt >&2; fail "'$*': more than one line"; }
+	}
+	len=$(stat -c %s "$S")
+	cp "$S" corrupt.samples
+	printf '\x5a' | dd of=corrupt.samples bs=1 seek=$((len / 2)) conv=notrunc status=none
+	expect 1 "checksum mismatch" "$ICPP" report -i corrupt.samples -m "$MAP"
+	head -c $((len / 2)) "$S" > trunc.samples
+	expect 1 "truncated sample file: $((len / 2)) of $len bytes" "$ICPP" report -i trunc.samples -m "$MAP"
+	expect 1 "not an icpp sample file: it is an ELF file" "$ICPP" report -i "$PROG" -m "$MAP"
+	expect 1 "a pathmap? pass it with -m" "$ICPP" report -i "$MAP" -m "$MAP"
+	: > empty.samples
+	expect 1 "empty file" "$ICPP" report -i empty.samples -m "$MAP"
+	expect 1 "no such file\|No such file" "$ICPP" report -i /nonexistent.samples -m "$MAP"
+	"$ICPP" record -q --backend perf -o plain.samples -- "$PROG" 10 || fail "record"
+	expect 1 "record again with 'icpp record --validate'" "$ICPP" report -i plain.samples -m "$MAP" --validate
+	expect 2 "give the pathmap with -m" "$ICPP" report -i "$S"
+	expect 2 "--format is text, folded, svg or pprof" "$ICPP" report -i "$S" -m "$MAP" --format xml
+	expect 2 "give either -p PID or -- CMD" "$ICPP" record
+	expect 2 "-F and -c exclude each other" "$ICPP" record -F 99 -c 1000 -- true
+	expect 2 "-F wants a positive number" "$ICPP" record -F 0 -- true
+	expect 1 "cannot run /nonexistent/cmd" "$ICPP" record -q -o x.samples -- /nonexistent/cmd
+	expect 1 "unknown event 'bogus'" "$ICPP" record -e bogus -- true
+	if [ ! -e /sys/bus/event_source/devices/cpu ] && [ ! -e /sys/bus/event_source/devices/cpu_core ]; then
+		expect 1 "no hardware PMU.*use -e cpu-clock" "$ICPP" record -e cycles -- true
+		expect 1 "use -e cpu-clock" "$ICPP" record -e l1d-miss -- true
+	else
+		note "this machine has a PMU: the absent-PMU message is not exercised"
+	fi
+	expect 1 "no process" "$ICPP" record -p 999999 --duration 1
+	;;
+*)
+	fail "unknown mode"
+	;;
+esac
+echo "ok ($MODE)"
