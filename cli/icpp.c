@@ -1,5 +1,4 @@
 /* icpp: inferred call-path profiler.  Dispatches to one subcommand. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,16 +15,6 @@ static const struct command {
 	{"record", cmd_record, "sample IP, SP and BP of a process, passively (no stack walk)"},
 	{"report", cmd_report, "turn recorded samples into call paths with a pathmap"},
 };
-
-void cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "icpp: %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void usage(FILE *out)
 {

@@ -24,6 +24,7 @@
 #ifndef ICPP_TRAIN_PROTOCOL_H
 #define ICPP_TRAIN_PROTOCOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ICPP_ENV_SOCKET "ICPP_TRAIN_SOCKET"
@@ -82,6 +83,11 @@ struct train_site {
 	 * CFA - 8. */
 	uint16_t cfa_offset;
 };
+
+/* Whole reads and writes on the socket (fdio.c); -1 on error, end of
+ * file, or no data for timeout_ms (-1: wait). */
+int train_write_full(int fd, const void *buf, size_t len);
+int train_read_full(int fd, void *buf, size_t len, int timeout_ms);
 
 /* ---- recording ---- */
 

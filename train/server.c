@@ -10,41 +10,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	for (size_t put = 0; put < len;) {
-		ssize_t r = write(fd, (const char *)buf + put, len - put);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		put += (size_t)r;
-	}
-	return 0;
-}
-
-static int read_full(int fd, void *buf, size_t len)
-{
-	for (size_t got = 0; got < len;) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, 10000) <= 0)
-			return -1;       /* a runtime that stalls must not stall training */
-		ssize_t r = read(fd, (char *)buf + got, len - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
+/* A runtime that stalls mid-request must not stall training. */
+#define ANSWER_TIMEOUT_MS 10000
 
 static void answer(struct train_server *s, int fd)
 {
 	struct train_request req;
 	char path[TRAIN_PATH_MAX];
-	if (read_full(fd, &req, sizeof(req)) < 0 || req.magic != TRAIN_REQ_MAGIC ||
-	    req.path_len == 0 || req.path_len >= sizeof(path) || read_full(fd, path, req.path_len) < 0)
+	if (train_read_full(fd, &req, sizeof(req), ANSWER_TIMEOUT_MS) < 0 || req.magic != TRAIN_REQ_MAGIC ||
+	    req.path_len == 0 || req.path_len >= sizeof(path) || train_read_full(fd, path, req.path_len, ANSWER_TIMEOUT_MS) < 0)
 		return;
 	path[req.path_len] = 0;
 	const struct analysed_module *am = analysis_get(s->cache, path);
@@ -53,8 +27,8 @@ static void answer(struct train_server *s, int fd)
 		rep = am->reply;
 	else
 		snprintf(rep.error, sizeof(rep.error), "out of memory analysing %.200s", path);
-	if (write_full(fd, &rep, sizeof(rep)) == 0 && rep.status == 0)
-		write_full(fd, am->sites, rep.nsites * sizeof(*am->sites));
+	if (train_write_full(fd, &rep, sizeof(rep)) == 0 && rep.status == 0)
+		train_write_full(fd, am->sites, rep.nsites * sizeof(*am->sites));
 }
 
 static void *serve(void *arg)

@@ -1,24 +1,12 @@
 /* icpp stats and icpp paths, called in-process on a map with known answers
  * (cli/cmd_stats.c and cli/cmd_paths.c are compiled into this test). */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "cli/cmds.h"
 #include "tests/check.h"
 #include "tests/pathmap/pm_testutil.h"
-
-/* The dispatcher's cli_error (cli/icpp.c is not linked here). */
-void cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "icpp: %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static char out[1 << 16], err[4096];
 

@@ -141,32 +141,6 @@ static void module_of(const void *sym, char *out)
 
 /* ---- asking the parent ---- */
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	for (size_t got = 0; got < len;) {
-		ssize_t r = read(fd, (char *)buf + got, len - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	for (size_t put = 0; put < len;) {
-		ssize_t r = write(fd, (const char *)buf + put, len - put);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		put += (size_t)r;
-	}
-	return 0;
-}
-
 /* One connection per question: the program may close file descriptors it
  * does not know about, so none is kept open. */
 static struct train_site *ask_parent(const char *path, struct train_reply *rep)
@@ -177,8 +151,8 @@ static struct train_site *ask_parent(const char *path, struct train_reply *rep)
 	struct train_request req = {.magic = TRAIN_REQ_MAGIC, .path_len = (uint32_t)strlen(path)};
 	struct train_site *sites = NULL;
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    write_full(fd, &req, sizeof(req)) < 0 || write_full(fd, path, req.path_len) < 0 ||
-	    read_full(fd, rep, sizeof(*rep)) < 0) {
+	    train_write_full(fd, &req, sizeof(req)) < 0 || train_write_full(fd, path, req.path_len) < 0 ||
+	    train_read_full(fd, rep, sizeof(*rep), -1) < 0) {
 		warn("icpp: lost contact with 'icpp train' (%s); %s is not trained",
 		     strerror(errno), path);
 		goto out;
@@ -189,7 +163,7 @@ static struct train_site *ask_parent(const char *path, struct train_reply *rep)
 		goto out;
 	}
 	sites = calloc(rep->nsites + 1, sizeof(*sites));
-	if (!sites || read_full(fd, sites, rep->nsites * sizeof(*sites)) < 0) {
+	if (!sites || train_read_full(fd, sites, rep->nsites * sizeof(*sites), -1) < 0) {
 		free(sites);
 		sites = NULL;
 	}
