@@ -1,11 +1,15 @@
-/* wordfreq: the bundled example icpp trains.  Counts the words of its input
- * with a small hash table and a recursive merge sort: helpers reached along
- * several call paths, some at the same stack height (ambiguous CIDs) and some
- * not, as in real programs. */
+/* wordfreq: the bundled example icpp trains.  Counts the words and numbers of
+ * its input with a small hash table and a recursive merge sort.  As in real
+ * programs, helpers are reached along several call paths: read_word and
+ * read_number have frames of the same size, so next_char and count_token
+ * below them sit at the same stack height on two paths (ambiguous CIDs),
+ * while the recursion of merge_sort gives every depth its own height. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define NOINLINE __attribute__((noinline))
 
 struct word {
 	char *text;
@@ -41,7 +45,7 @@ static char *copy(const char *s)
 	return memcpy(xmalloc(n), s, n);
 }
 
-static void count_word(const char *s)
+NOINLINE static void count_word(const char *s)
 {
 	unsigned b = hash(s) % BUCKETS;
 	for (struct word *w = table[b]; w; w = w->next)
@@ -62,7 +66,7 @@ static int before(const struct word *a, const struct word *b)
 	return a->count != b->count ? a->count > b->count : strcmp(a->text, b->text) < 0;
 }
 
-static void merge_sort(struct word **v, struct word **tmp, size_t n)
+NOINLINE static void merge_sort(struct word **v, struct word **tmp, size_t n)
 {
 	if (n < 2)
 		return;
@@ -78,23 +82,50 @@ static void merge_sort(struct word **v, struct word **tmp, size_t n)
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
-static void read_words(FILE *f)
+NOINLINE static int next_char(FILE *f)
+{
+	return fgetc(f);
+}
+
+NOINLINE static void count_token(char *buf, size_t n)
+{
+	buf[n] = 0;
+	count_word(buf);
+}
+
+/* Reads one token of characters accepted by `accept`, starting with c. */
+NOINLINE static int read_word(FILE *f, int c)
 {
 	char buf[256];
 	size_t n = 0;
-	int c;
-	while ((c = fgetc(f)) != EOF) {
-		if (isalnum(c) && n < sizeof(buf) - 1) {
+	for (; c != EOF && isalpha(c); c = next_char(f))
+		if (n < sizeof(buf) - 1)
 			buf[n++] = (char)tolower(c);
-		} else if (n) {
-			buf[n] = 0;
-			count_word(buf);
-			n = 0;
-		}
-	}
-	if (n) {
-		buf[n] = 0;
-		count_word(buf);
+	count_token(buf, n);
+	return c;
+}
+
+NOINLINE static int read_number(FILE *f, int c)
+{
+	char buf[256];
+	size_t n = 0;
+	for (; c != EOF && isdigit(c); c = next_char(f))
+		if (n < sizeof(buf) - 1)
+			buf[n++] = (char)c;
+	count_token(buf, n);
+	return c;
+}
+
+static void read_words(FILE *f)
+{
+	int c = next_char(f);
+	while (c != EOF) {
+		if (isalpha(c))
+			c = read_word(f, c);
+		else if (isdigit(c))
+			c = read_number(f, c);
+		else
+			c = next_char(f);
 	}
 }
 
