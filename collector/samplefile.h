@@ -43,13 +43,14 @@ enum sf_backend { SF_BACKEND_BPF = 1, SF_BACKEND_PERF = 2 };
 /* Counters of the recording (what did not become a record, and why). */
 struct sf_counters {
 	uint64_t samples;           /* samples of target processes (records sum to
-	                             * samples - dropped - no_user_regs - unknown_base) */
+	                             * samples - dropped - no_user_regs) */
 	uint64_t dropped;           /* BPF count map full */
 	uint64_t lost;              /* perf ring buffer overflow (PERF_RECORD_LOST) */
 	uint64_t no_user_regs;      /* target task without user registers */
 	uint64_t kernel_hits;       /* taken in kernel mode (counted via user regs) */
 	uint64_t stack_errors;      /* --validate: no user stack for the sample */
-	uint64_t unknown_base;      /* perf backend: no base for the thread */
+	uint64_t unknown_base;      /* perf backend: no base for the thread (recorded
+	                             * with SF_R_NO_BASE, reported as missing) */
 	uint64_t forks;             /* child processes followed */
 };
 
