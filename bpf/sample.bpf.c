@@ -27,6 +27,12 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool validate = false;      /* walk the user stack as well */
 const volatile bool follow_forks = true;   /* add children of targets */
 
+/* Global data (a mmapped array: plain loads, no helper calls).
+ * active: which count map is filled (user space flips it to drain the other);
+ * fast_tgid: the armed target itself, checked before the targets map. */
+volatile __u32 active;
+volatile __u32 fast_tgid;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ICPP_MAX_TARGETS);
@@ -64,13 +70,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct icpp_ctl);
-} ctl SEC(".maps");
 
 /* Scratch for the validate key (too big for the 512-byte BPF stack with the
  * rest). */
@@ -125,11 +124,11 @@ int icpp_sample(struct bpf_perf_event_data *ctx)
 	__u64 ip, sp, bp, base;
 	__u8 *t;
 
-	stat_inc(ICPP_ST_EVENTS);
-	t = bpf_map_lookup_elem(&targets, &tgid);
-	if (!t || *t != ICPP_TARGET_ARMED)
-		return 0;
-	stat_inc(ICPP_ST_SAMPLES);
+	if (tgid != fast_tgid) {
+		t = bpf_map_lookup_elem(&targets, &tgid);
+		if (!t || *t != ICPP_TARGET_ARMED)
+			return 0;
+	}
 
 	task = bpf_get_current_task_btf();
 	ip = ctx->regs.ip;
@@ -138,9 +137,10 @@ int icpp_sample(struct bpf_perf_event_data *ctx)
 	if (kernel_addr(ip)) {
 		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		ip = BPF_CORE_READ(u, ip);
-		sp = BPF_CORE_READ(u, sp);
-		bp = BPF_CORE_READ(u, bp);
+		/* BTF pointers: direct (fault-safe) loads, relocated by CO-RE */
+		ip = u->ip;
+		sp = u->sp;
+		bp = u->bp;
 		key.flags |= ICPP_K_KERNEL;
 		stat_inc(ICPP_ST_KERNEL_HITS);
 	}
@@ -150,10 +150,12 @@ int icpp_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (pid == tgid) {
-		base = BPF_CORE_READ(task, mm, start_stack);
+		struct mm_struct *mm = task->mm;
+
+		base = mm ? mm->start_stack : 0;
 		key.flags |= ICPP_K_MAIN;
 	} else {
-		base = BPF_CORE_READ(task, thread.fsbase);
+		base = task->thread.fsbase;
 	}
 	key.tgid = tgid;
 	key.ip = ip;
@@ -168,9 +170,6 @@ int icpp_sample(struct bpf_perf_event_data *ctx)
 			key.bp_off = (__s64)(base - bp);
 		}
 	}
-
-	struct icpp_ctl *c = bpf_map_lookup_elem(&ctl, &zero);
-	__u32 active = c ? c->active : 0;
 
 	if (!validate) {
 		if (active)
@@ -226,7 +225,10 @@ int BPF_PROG(icpp_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	__u8 armed = ICPP_TARGET_ARMED;
 	__u8 *t = bpf_map_lookup_elem(&targets, &tgid);
 
-	if (t && *t == ICPP_TARGET_PENDING)
+	if (t && *t == ICPP_TARGET_PENDING) {
 		bpf_map_update_elem(&targets, &tgid, &armed, BPF_EXIST);
+		if (!fast_tgid)
+			fast_tgid = tgid;
+	}
 	return 0;
 }

@@ -59,9 +59,7 @@ struct icpp_vkey {
 
 /* Per-CPU counters (stats map, array of ICPP_ST_NR __u64). */
 enum icpp_stat {
-	ICPP_ST_EVENTS = 0,         /* program runs (all tasks) */
-	ICPP_ST_SAMPLES,            /* samples of target processes */
-	ICPP_ST_DROPS,              /* lost: count map full */
+	ICPP_ST_DROPS = 0,          /* lost: count map full */
 	ICPP_ST_NO_USER_REGS,       /* target task without user registers (kernel worker) */
 	ICPP_ST_KERNEL_HITS,        /* samples taken in kernel mode (still counted) */
 	ICPP_ST_STACK_ERRORS,       /* --validate: no user stack (map full, collision, fault) */
@@ -70,11 +68,10 @@ enum icpp_stat {
 	ICPP_ST_NR
 };
 
-/* ctl map (array of one struct icpp_ctl): which count map is active.  User
- * space flips it, waits for running programs to finish and drains the other. */
-struct icpp_ctl {
-	__u32 active;               /* 0: counts0/vcounts0, 1: counts1/vcounts1 */
-	__u32 pad;
-};
+/* Samples of the targets = what the count maps hold + DROPS + NO_USER_REGS
+ * (user space adds them up: no counter on the common path).  Global data of
+ * the program: `active` (0: counts0/vcounts0 are filled, 1: counts1/vcounts1;
+ * user space flips it, waits for running programs to finish and drains the
+ * other) and `fast_tgid` (the armed target, checked before the map). */
 
 #endif

@@ -128,6 +128,8 @@ static int bpf_open(struct recorder *r, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot add the target to the BPF map: %s", strerror(errno));
 		return -1;
 	}
+	if (!r->launched)
+		b->skel->bss->fast_tgid = tgid;
 	b->skel->links.icpp_fork = bpf_program__attach(b->skel->progs.icpp_fork);
 	b->skel->links.icpp_exec = bpf_program__attach(b->skel->progs.icpp_exec);
 	if (!b->skel->links.icpp_fork || !b->skel->links.icpp_exec) {
@@ -294,16 +296,12 @@ static void drain_map(struct recorder *r, struct bpf_map *map, bool validate)
 static void bpf_drain(struct recorder *r)
 {
 	struct bpf_state *b = r->bk;
-	uint32_t zero = 0;
-	struct icpp_ctl c = {0};
 
 	/* Flip, then give programs that read the old value time to finish
 	 * (they run for microseconds, in interrupt context). */
 	uint32_t old = b->active;
-	c.active = old ^ 1;
-	if (bpf_map__update_elem(b->skel->maps.ctl, &zero, sizeof(zero), &c, sizeof(c), BPF_ANY))
-		return;
-	b->active = c.active;
+	b->active = old ^ 1;
+	__atomic_store_n(&b->skel->bss->active, b->active, __ATOMIC_SEQ_CST);
 	struct timespec ts = {0, 20 * 1000 * 1000};
 	nanosleep(&ts, NULL);
 	if (r->o->validate)
@@ -329,8 +327,8 @@ static void bpf_counters(struct recorder *r, struct sf_counters *c)
 			sum[k] += vals[i];
 	}
 	free(vals);
-	c->samples = sum[ICPP_ST_SAMPLES];
 	c->dropped = sum[ICPP_ST_DROPS];
+	c->samples = sf_total(r->ss) + sum[ICPP_ST_DROPS] + sum[ICPP_ST_NO_USER_REGS];
 	c->no_user_regs = sum[ICPP_ST_NO_USER_REGS];
 	c->kernel_hits = sum[ICPP_ST_KERNEL_HITS];
 	c->stack_errors = sum[ICPP_ST_STACK_ERRORS];
