@@ -26,14 +26,24 @@ struct bent {
 	uint64_t weight;
 };
 
+/* A CID: its nodes (a list through next/prev) and per-class counts; the
+ * first two classes inline (most CIDs hold one or two).  An emptied bucket
+ * stays in the hash for reuse (trial moves come straight back) until the
+ * table is compacted. */
 struct bucket {
 	int64_t h;
 	uint32_t inst;
 	uint32_t head;          /* first node (position) of its list */
-	uint32_t nent, cap;
+	uint32_t nent, cap;     /* classes; cap: room in more */
 	uint32_t coll;          /* index in s->coll while nent >= 2, else DA_NONE */
-	struct bent *ent;
+	struct bent e[2];
+	struct bent *more;
 };
+
+static inline struct bent *ent(struct bucket *B, uint32_t i)
+{
+	return i < 2 ? &B->e[i] : &B->more[i - 2];
+}
 
 struct sclone {
 	uint32_t func, callsite, padvar;
@@ -82,13 +92,24 @@ struct ds {
 	size_t tabcap, tabn;
 	uint32_t *coll;         /* colliding buckets */
 	uint32_t ncoll, capcoll;
-	/* segment tree over extents */
-	uint32_t segn;
-	int64_t *mx, *lz;
+	uint64_t nempty;        /* emptied buckets still in the table */
+	/* stack: per root the max extent and how many nodes reach it; a move
+	 * collects what it changes (pmax/pcnt) and commits at its end */
+	bool track_stack;
+	int64_t *rmax, *pmax;
+	uint32_t *rcnt, *pcnt;
+	uint32_t *rstamp, *rtouched;
+	uint32_t rstampv, ntouched;
+	/* snapshot of the roots a trial touches (trial_begin / trial_restore) */
+	struct rsnap {
+		uint32_t slot, cnt;
+		int64_t max;
+		double pen;
+	} *snap;
+	uint32_t nsnap;
+	double snap_pen;
 	/* scratch */
 	uint32_t *stk;
-	uint32_t *rstamp;
-	uint32_t rstampv;
 	/* score components */
 	int64_t nprecise;
 	uint64_t uniq_weight;
@@ -101,6 +122,7 @@ struct ds {
 	/* accounting */
 	uint64_t work, evals, accepted;
 	uint64_t budget;
+	uint64_t attempt_work;  /* node moves one collision may spend per attempt */
 	struct timespec t0;
 	bool out_of_budget;
 	bool oom;
@@ -156,32 +178,50 @@ static void tab_insert(struct ds *s, uint32_t b)
 	s->tabn++;
 }
 
-static void tab_remove(struct ds *s, uint32_t b)
+static bool free_push(struct ds *s, uint32_t b)
 {
-	size_t mask = s->tabcap - 1, i = bhash(s->B[b].inst, s->B[b].h) & mask;
-	while (s->tab[i] != b)
-		i = (i + 1) & mask;
-	size_t j = i;
-	for (;;) {
-		j = (j + 1) & mask;
-		uint32_t x = s->tab[j];
-		if (x == DA_NONE)
-			break;
-		size_t home = bhash(s->B[x].inst, s->B[x].h) & mask;
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			s->tab[i] = x;
-			i = j;
+	if (s->nfreeB == s->capfreeB) {
+		uint32_t nc = s->capfreeB ? s->capfreeB * 2 : 1024;
+		uint32_t *f = realloc(s->freeB, nc * sizeof(*f));
+		if (!f)
+			return false;
+		s->freeB = f;
+		s->capfreeB = nc;
+	}
+	s->freeB[s->nfreeB++] = b;
+	return true;
+}
+
+/* Drop the emptied buckets from the table. */
+static void tab_compact(struct ds *s)
+{
+	memset(s->tab, 0xff, s->tabcap * sizeof(*s->tab));
+	s->tabn = 0;
+	for (uint32_t b = 0; b < s->nB; b++) {
+		struct bucket *B = &s->B[b];
+		if (B->nent)
+			tab_insert(s, b);
+		else if (B->inst != DA_NONE) {
+			B->inst = DA_NONE;      /* marks a free bucket */
+			if (!free_push(s, b))
+				s->oom = true;
 		}
 	}
-	s->tab[i] = DA_NONE;
-	s->tabn--;
+	s->nempty = 0;
 }
 
 static uint32_t bucket_get(struct ds *s, uint32_t inst, int64_t h)
 {
 	uint32_t b = tab_find(s, inst, h);
-	if (b != DA_NONE)
+	if (b != DA_NONE) {
+		if (!s->B[b].nent) {
+			s->nempty--;
+			s->ncids++;
+		}
 		return b;
+	}
+	if (s->nempty > 65536 && s->nempty > s->tabn / 2)
+		tab_compact(s);
 	if ((s->tabn + 1) * 2 > s->tabcap && !tab_grow(s))
 		goto oom;
 	if (s->nfreeB) {
@@ -196,7 +236,7 @@ static uint32_t bucket_get(struct ds *s, uint32_t inst, int64_t h)
 			s->capB = nc;
 		}
 		b = s->nB++;
-		s->B[b].ent = NULL;
+		s->B[b].more = NULL;
 		s->B[b].cap = 0;
 	}
 	s->B[b].h = h;
@@ -264,33 +304,34 @@ static void node_in(struct ds *s, uint32_t x)
 	uint32_t c = s->klass[x];
 	uint64_t w = s->weight[x];
 	for (uint32_t i = 0; i < B->nent; i++) {
-		if (B->ent[i].klass != c)
+		struct bent *e = ent(B, i);
+		if (e->klass != c)
 			continue;
-		B->ent[i].count++;
-		B->ent[i].weight += w;
+		e->count++;
+		e->weight += w;
 		if (B->nent >= 2)
 			bad_add(s, c, 1);
 		else
 			s->uniq_weight += w;
 		return;
 	}
-	if (B->nent == B->cap) {
+	if (B->nent >= 2 && B->nent - 2 == B->cap) {
 		uint32_t nc = B->cap ? B->cap * 2 : 2;
-		struct bent *e = realloc(B->ent, nc * sizeof(*e));
+		struct bent *e = realloc(B->more, nc * sizeof(*e));
 		if (!e) {
 			s->oom = true;
 			return;
 		}
-		B->ent = e;
+		B->more = e;
 		B->cap = nc;
 	}
-	B->ent[B->nent++] = (struct bent){c, 1, w};
+	*ent(B, B->nent++) = (struct bent){c, 1, w};
 	if (B->nent == 1) {
 		s->uniq_weight += w;
 		s->nuniq++;
 	} else if (B->nent == 2) {
-		bad_add(s, B->ent[0].klass, (int32_t)B->ent[0].count);
-		s->uniq_weight -= B->ent[0].weight;
+		bad_add(s, B->e[0].klass, (int32_t)B->e[0].count);
+		s->uniq_weight -= B->e[0].weight;
 		s->nuniq--;
 		bad_add(s, c, 1);
 		coll_add(s, b);
@@ -312,37 +353,27 @@ static void node_out(struct ds *s, uint32_t x)
 	uint32_t c = s->klass[x];
 	uint64_t w = s->weight[x];
 	uint32_t i = 0;
-	while (B->ent[i].klass != c)
+	while (ent(B, i)->klass != c)
 		i++;
-	B->ent[i].count--;
-	B->ent[i].weight -= w;
+	struct bent *e = ent(B, i);
+	e->count--;
+	e->weight -= w;
 	if (B->nent >= 2)
 		bad_add(s, c, -1);
 	else
 		s->uniq_weight -= w;
-	if (B->ent[i].count)
+	if (e->count)
 		return;
-	B->ent[i] = B->ent[--B->nent];
+	*e = *ent(B, --B->nent);
 	if (B->nent == 1) {
-		bad_add(s, B->ent[0].klass, -(int32_t)B->ent[0].count);
-		s->uniq_weight += B->ent[0].weight;
+		bad_add(s, B->e[0].klass, -(int32_t)B->e[0].count);
+		s->uniq_weight += B->e[0].weight;
 		s->nuniq++;
 		coll_del(s, b);
 	} else if (B->nent == 0) {
 		s->nuniq--;
 		s->ncids--;
-		tab_remove(s, b);
-		if (s->nfreeB == s->capfreeB) {
-			uint32_t nc = s->capfreeB ? s->capfreeB * 2 : 1024;
-			uint32_t *f = realloc(s->freeB, nc * sizeof(*f));
-			if (!f) {
-				s->oom = true;
-				return;
-			}
-			s->freeB = f;
-			s->capfreeB = nc;
-		}
-		s->freeB[s->nfreeB++] = b;
+		s->nempty++;            /* stays in the table for reuse */
 	}
 }
 
@@ -354,59 +385,13 @@ static void move_node(struct ds *s, uint32_t x, int64_t dh)
 	s->work++;
 }
 
-/* ---------------------------------------------------------------- segment tree */
-
-static void seg_apply(struct ds *s, uint32_t i, int64_t d)
-{
-	s->mx[i] += d;
-	s->lz[i] += d;
-}
-
-static void seg_add_rec(struct ds *s, uint32_t i, uint32_t lo, uint32_t hi, uint32_t l,
-			uint32_t r, int64_t d)
-{
-	if (r <= lo || hi <= l)
-		return;
-	if (l <= lo && hi <= r) {
-		seg_apply(s, i, d);
-		return;
-	}
-	if (s->lz[i]) {
-		seg_apply(s, 2 * i, s->lz[i]);
-		seg_apply(s, 2 * i + 1, s->lz[i]);
-		s->lz[i] = 0;
-	}
-	uint32_t mid = (lo + hi) / 2;
-	seg_add_rec(s, 2 * i, lo, mid, l, r, d);
-	seg_add_rec(s, 2 * i + 1, mid, hi, l, r, d);
-	s->mx[i] = s->mx[2 * i] > s->mx[2 * i + 1] ? s->mx[2 * i] : s->mx[2 * i + 1];
-}
-
-static int64_t seg_max_rec(struct ds *s, uint32_t i, uint32_t lo, uint32_t hi, uint32_t l,
-			   uint32_t r)
-{
-	if (r <= lo || hi <= l)
-		return INT64_MIN;
-	if (l <= lo && hi <= r)
-		return s->mx[i];
-	uint32_t mid = (lo + hi) / 2;
-	int64_t a = seg_max_rec(s, 2 * i, lo, mid, l, r), b = seg_max_rec(s, 2 * i + 1, mid, hi, l, r);
-	int64_t m = a > b ? a : b;
-	return m == INT64_MIN ? m : m + s->lz[i];
-}
-
-static void seg_add(struct ds *s, uint32_t l, uint32_t r, int64_t d)
-{
-	if (l < r && d)
-		seg_add_rec(s, 1, 0, s->segn, l, r, d);
-}
-
-static int64_t seg_max(struct ds *s, uint32_t l, uint32_t r)
-{
-	return seg_max_rec(s, 1, 0, s->segn, l, r);
-}
-
 /* ---------------------------------------------------------------- roots */
+
+/* Stack accounting (disambig.h section 3).  For each root slot: rmax, the
+ * largest extent (height + own padding) of its nodes, and rcnt, how many
+ * nodes have it.  A move reports every node whose extent changes, first its
+ * old extent (ext_out), then its new one (ext_in); roots_commit folds them in.
+ * Only when every node at the max moved down is the root rescanned. */
 
 static double root_pen(const struct ds *s, uint32_t slot, int64_t m)
 {
@@ -415,27 +400,114 @@ static double root_pen(const struct ds *s, uint32_t slot, int64_t m)
 	return s->o.stack_weight * s->rnodes[slot] * log((double)m / (double)s->rold[slot]);
 }
 
-static void root_touch(struct ds *s, uint32_t x)
-{
-	uint32_t slot = s->rootslot[s->root[x]];
-	if (s->rstamp[slot] == s->rstampv)
-		return;
-	s->rstamp[slot] = s->rstampv;
-	uint32_t r = s->rpos[slot];
-	int64_t m = seg_max(s, r, s->end[r]);
-	double np = root_pen(s, slot, m);
-	s->pen += np - s->rpen[slot];
-	s->rpen[slot] = np;
-	if (s->o.max_stack_growth > 0 && (double)m > s->o.max_stack_growth * (double)s->rold[slot])
-		s->violated = true;
-}
-
 static void roots_begin(struct ds *s)
 {
+	s->violated = false;
+	s->ntouched = 0;
 	if (++s->rstampv == 0) {
 		memset(s->rstamp, 0, s->nroots * sizeof(*s->rstamp));
 		s->rstampv = 1;
 	}
+}
+
+static inline uint32_t root_touch(struct ds *s, uint32_t x)
+{
+	uint32_t slot = s->rootslot[s->root[x]];
+	if (s->rstamp[slot] != s->rstampv) {
+		s->rstamp[slot] = s->rstampv;
+		s->rtouched[s->ntouched++] = slot;
+		s->pmax[slot] = INT64_MIN;
+		s->pcnt[slot] = 0;
+	}
+	return slot;
+}
+
+static inline void ext_out(struct ds *s, uint32_t x, int64_t old)
+{
+	uint32_t slot = root_touch(s, x);
+	if (old == s->rmax[slot])
+		s->rcnt[slot]--;
+}
+
+static inline void ext_in(struct ds *s, uint32_t x, int64_t nw)
+{
+	uint32_t slot = root_touch(s, x);
+	if (nw > s->pmax[slot]) {
+		s->pmax[slot] = nw;
+		s->pcnt[slot] = 1;
+	} else if (nw == s->pmax[slot]) {
+		s->pcnt[slot]++;
+	}
+}
+
+static void root_rescan(struct ds *s, uint32_t slot)
+{
+	uint32_t r = s->rpos[slot];
+	int64_t m = INT64_MIN;
+	uint32_t c = 0;
+	for (uint32_t x = r; x < s->end[r]; x++) {
+		int64_t e = s->h[x] + s->vars[s->inst[x]].value;
+		if (e > m) {
+			m = e;
+			c = 1;
+		} else if (e == m) {
+			c++;
+		}
+	}
+	s->rmax[slot] = m;
+	s->rcnt[slot] = c;
+	s->work += s->end[r] - r;
+}
+
+static void roots_commit(struct ds *s)
+{
+	for (uint32_t i = 0; i < s->ntouched; i++) {
+		uint32_t slot = s->rtouched[i];
+		if (s->pmax[slot] > s->rmax[slot]) {
+			s->rmax[slot] = s->pmax[slot];
+			s->rcnt[slot] = s->pcnt[slot];
+		} else if (s->pmax[slot] == s->rmax[slot]) {
+			s->rcnt[slot] += s->pcnt[slot];
+		}
+		if (!s->rcnt[slot])
+			root_rescan(s, slot);
+		double np = root_pen(s, slot, s->rmax[slot]);
+		s->pen += np - s->rpen[slot];
+		s->rpen[slot] = np;
+		if (s->o.max_stack_growth > 0 &&
+		    (double)s->rmax[slot] > s->o.max_stack_growth * (double)s->rold[slot])
+			s->violated = true;
+	}
+}
+
+/* Trials: remember the roots variable v can touch, to restore them exactly
+ * after moving v back (which then skips the bookkeeping). */
+static void trial_begin(struct ds *s, uint32_t v)
+{
+	s->nsnap = 0;
+	s->snap_pen = s->pen;
+	if (!s->track_stack)
+		return;
+	roots_begin(s);
+	const struct var *V = &s->vars[v];
+	for (uint32_t i = 0; i < V->nanch; i++) {
+		uint32_t slot = s->rootslot[s->root[V->anch[i]]];
+		if (s->rstamp[slot] == s->rstampv)
+			continue;
+		s->rstamp[slot] = s->rstampv;
+		s->snap[s->nsnap++] = (struct rsnap){slot, s->rcnt[slot], s->rmax[slot], s->rpen[slot]};
+	}
+}
+
+static void trial_restore(struct ds *s)
+{
+	for (uint32_t i = 0; i < s->nsnap; i++) {
+		const struct rsnap *r = &s->snap[i];
+		s->rmax[r->slot] = r->max;
+		s->rcnt[r->slot] = r->cnt;
+		s->rpen[r->slot] = r->pen;
+	}
+	s->pen = s->snap_pen;
 	s->violated = false;
 }
 
@@ -496,7 +568,7 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 	memmove(V->anch + lo + 1, V->anch + lo, (V->nanch - lo) * sizeof(*V->anch));
 	V->anch[lo] = x;
 	V->nanch++;
-	V->reach += s->end[x] - x;
+	V->reach += s->end[x] - x - (V->kind == VPAD);
 }
 
 static void anch_remove(struct ds *s, uint32_t v, uint32_t x)
@@ -513,7 +585,7 @@ static void anch_remove(struct ds *s, uint32_t v, uint32_t x)
 	if (lo < V->nanch && V->anch[lo] == x) {
 		memmove(V->anch + lo, V->anch + lo + 1, (V->nanch - lo - 1) * sizeof(*V->anch));
 		V->nanch--;
-		V->reach -= s->end[x] - x;
+		V->reach -= s->end[x] - x - (V->kind == VPAD);
 	}
 }
 
@@ -522,39 +594,67 @@ static uint32_t var_code(const struct var *V)
 	return V->kind == VWRAP && V->value && !V->dead ? DA_WRAP_CODE_BYTES : 0;
 }
 
-/* Set variable v to value: moves every node under its anchors. */
-static void set_var(struct ds *s, uint32_t v, uint32_t value)
+/* Set variable v to value: moves every node under its anchors, by the
+ * amount times the number of its anchors above it (disambig.h section 5).
+ * With stack false the root bookkeeping is skipped: only for moving a trial
+ * back before trial_restore. */
+static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 {
 	struct var *V = &s->vars[v];
 	int64_t d = (int64_t)value - (int64_t)V->value;
-	roots_begin(s);
+	int64_t old = V->value;
+	stack = stack && s->track_stack;
+	if (stack)
+		roots_begin(s);
+	else
+		s->violated = false;
 	if (!d)
 		return;
 	s->code_bytes -= var_code(V);
 	s->pad16 += d / DA_ALIGN;
 	V->value = value;
 	s->code_bytes += var_code(V);
-	uint32_t off = V->kind == VPAD ? 1 : 0, depth = 0, at = 0;
+	bool pad = V->kind == VPAD;
+	uint32_t off = pad ? 1 : 0, depth = 0, at = 0;
 	for (uint32_t i = 0; i <= V->nanch; i++) {
-		uint32_t st = i < V->nanch ? V->anch[i] + off : UINT32_MAX;
+		uint32_t a = i < V->nanch ? V->anch[i] : UINT32_MAX;
+		uint32_t st = i < V->nanch ? a + off : UINT32_MAX;
 		while (depth && at < st) {
 			uint32_t top = s->stk[depth - 1], upto = top < st ? top : st;
-			for (; at < upto; at++)
-				move_node(s, at, (int64_t)depth * d);
+			int64_t dh = (int64_t)depth * d;
+			for (; at < upto; at++) {
+				if (stack) {
+					/* its own padding changes too when it is an anchor */
+					int64_t own = s->vars[s->inst[at]].value;
+					int64_t own_old = pad && s->inst[at] == v ? old : own;
+					ext_out(s, at, s->h[at] + own_old);
+					ext_in(s, at, s->h[at] + dh + own);
+				}
+				move_node(s, at, dh);
+			}
 			while (depth && s->stk[depth - 1] <= at)
 				depth--;
 		}
 		if (i == V->nanch)
 			break;
+		if (pad && stack && at <= a) {
+			/* an anchor outside every other anchor's range: only its
+			 * own padding (its extent) changes */
+			ext_out(s, a, s->h[a] + old);
+			ext_in(s, a, s->h[a] + value);
+		}
 		if (!depth)
 			at = st;
-		if (st < s->end[V->anch[i]])
-			s->stk[depth++] = s->end[V->anch[i]];
+		if (st < s->end[a])
+			s->stk[depth++] = s->end[a];
 	}
-	for (uint32_t i = 0; i < V->nanch; i++)
-		seg_add(s, V->anch[i], s->end[V->anch[i]], d);
-	for (uint32_t i = 0; i < V->nanch; i++)
-		root_touch(s, V->anch[i]);
+	if (stack)
+		roots_commit(s);
+}
+
+static void set_var(struct ds *s, uint32_t v, uint32_t value)
+{
+	set_var_ex(s, v, value, true);
 }
 
 static double score(const struct ds *s)
@@ -634,8 +734,10 @@ static void recompute(struct ds *s, uint32_t top)
 			s->h[x] = nh;
 			node_in(s, x);
 		}
-		if (next != oext)
-			seg_add(s, x, x + 1, next - oext);
+		if (next != oext && s->track_stack) {
+			ext_out(s, x, oext);
+			ext_in(s, x, next);
+		}
 		s->work++;
 	}
 }
@@ -690,8 +792,7 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
 		recompute(s, tops[i]);
-	for (uint32_t i = 0; i < nt; i++)
-		root_touch(s, tops[i]);
+	roots_commit(s);
 	free(tops);
 	return k;
 }
@@ -706,8 +807,7 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
 		recompute(s, tops[i]);
-	for (uint32_t i = 0; i < nt; i++)
-		root_touch(s, tops[i]);
+	roots_commit(s);
 	free(tops);
 	s->code_bytes -= c->bytes;
 	/* its variables have no anchors left */
@@ -823,7 +923,9 @@ static int build(struct ds *s)
 	free(cls);
 	ALLOC(nbad, s->nclasses);
 	ALLOC(rpos, s->nroots); ALLOC(rnodes, s->nroots); ALLOC(rold, s->nroots);
-	ALLOC(rpen, s->nroots); ALLOC(rstamp, s->nroots);
+	ALLOC(rpen, s->nroots); ALLOC(rstamp, s->nroots); ALLOC(rtouched, s->nroots);
+	ALLOC(rmax, s->nroots); ALLOC(pmax, s->nroots); ALLOC(rcnt, s->nroots);
+	ALLOC(pcnt, s->nroots); ALLOC(snap, s->nroots);
 #undef ALLOC
 	for (uint32_t x = 0; x < n; x++) {
 		uint32_t slot = s->rootslot[s->root[x]];
@@ -859,17 +961,10 @@ static int build(struct ds *s)
 		return -1;
 	for (uint32_t x = 0; x < n; x++)
 		node_in(s, x);
-	s->segn = 1;
-	while (s->segn < n)
-		s->segn <<= 1;
-	s->mx = calloc(2 * s->segn, sizeof(*s->mx));
-	s->lz = calloc(2 * s->segn, sizeof(*s->lz));
-	if (!s->mx || !s->lz)
-		return -1;
-	for (uint32_t i = 0; i < s->segn; i++)
-		s->mx[s->segn + i] = i < n ? s->h0[i] : INT64_MIN / 4;
-	for (uint32_t i = s->segn; i-- > 1;)
-		s->mx[i] = s->mx[2 * i] > s->mx[2 * i + 1] ? s->mx[2 * i] : s->mx[2 * i + 1];
+	/* stack: tracked when it can matter (a cap or a penalty) */
+	s->track_stack = s->o.max_stack_growth > 0 || s->o.stack_weight != 0;
+	for (uint32_t r = 0; r < s->nroots; r++)
+		root_rescan(s, r);
 	uint64_t wsum = 0;
 	for (uint32_t x = 0; x < n; x++)
 		wsum += s->weight[x];
@@ -922,6 +1017,7 @@ struct ds *ds_new(const struct da_problem *p, const struct da_options *o, char *
 			b = 5000000ULL;
 	}
 	s->budget = b;
+	s->attempt_work = 20000 + 4 * (uint64_t)p->nnodes / 10;
 	return s;
 }
 
@@ -940,8 +1036,9 @@ void ds_free(struct ds *s)
 	u64map_free(&s->clonemap);
 	u64map_free(&s->copymap);
 	for (uint32_t b = 0; b < s->nB; b++)
-		free(s->B[b].ent);
-	free(s->B); free(s->freeB); free(s->tab); free(s->coll); free(s->mx); free(s->lz);
+		free(s->B[b].more);
+	free(s->B); free(s->freeB); free(s->tab); free(s->coll);
+	free(s->rtouched); free(s->rmax); free(s->pmax); free(s->rcnt); free(s->pcnt); free(s->snap);
 	free(s);
 }
 
@@ -1011,16 +1108,19 @@ static uint32_t diff_vars(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, u
 struct cand {
 	uint32_t var;
 	uint32_t kind;
-	uint64_t reach;
+	uint64_t cost;
 };
 
+/* Cheapest first: nodes moved, a wrap counting WRAP_FACTOR times as much as
+ * a padding (it costs code and a trampoline per call); ties: padding first. */
+#define WRAP_FACTOR 4
 static int cmp_cand(const void *x, const void *y)
 {
 	const struct cand *a = x, *b = y;
+	if (a->cost != b->cost)
+		return a->cost < b->cost ? -1 : 1;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
-	if (a->reach != b->reach)
-		return a->reach < b->reach ? -1 : 1;
 	return a->var < b->var ? -1 : a->var > b->var;
 }
 
@@ -1033,12 +1133,12 @@ static uint32_t bucket_reps(struct ds *s, uint32_t b, uint32_t *rep)
 	struct bucket *B = &s->B[b];
 	uint32_t heavy = 0;
 	for (uint32_t i = 1; i < B->nent; i++) {
-		const struct bent *e = &B->ent[i], *h = &B->ent[heavy];
+		const struct bent *e = ent(B, i), *h = ent(B, heavy);
 		if (e->weight > h->weight || (e->weight == h->weight && (e->count > h->count ||
 		    (e->count == h->count && e->klass < h->klass))))
 			heavy = i;
 	}
-	uint32_t hk = B->ent[heavy].klass, n = 1;
+	uint32_t hk = ent(B, heavy)->klass, n = 1;
 	rep[0] = DA_NONE;
 	/* first node of each class in list order, the heaviest class first */
 	uint32_t seen[MAXREP];
@@ -1073,38 +1173,70 @@ static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct 
 			if (dup)
 				continue;
 			const struct var *V = &s->vars[tmp[i]];
-			cand[nc++] = (struct cand){tmp[i], V->kind, V->reach};
+			uint64_t cost = (V->reach + 1) * (V->kind == VWRAP ? WRAP_FACTOR : 1);
+			cand[nc++] = (struct cand){tmp[i], V->kind, cost};
 		}
 	}
 	qsort(cand, nc, sizeof(*cand), cmp_cand);
 	return nc;
 }
 
-/* The best single change of v; leaves v unchanged.  Returns the gain. */
+/* The best single change of v; leaves v unchanged.  Returns the gain.
+ * Amounts are tried in ascending order, each from the previous one (one
+ * move per amount, not two). */
 static double best_value(struct ds *s, uint32_t v, uint32_t *bestw)
 {
 	struct var *V = &s->vars[v];
 	uint32_t cur = V->value;
-	double best = 0;
+	double best = 0, base = score(s);
 	*bestw = cur;
 	da_mask m = V->mask;
+	trial_begin(s, v);
 	for (uint32_t k = 0; k <= DA_MAX_STEPS; k++) {
 		if (!((m >> k) & 1))
 			continue;
 		uint32_t w = k * DA_ALIGN;
 		if (w == cur)
 			continue;
-		bool ok;
-		double d = try_set(s, v, w, &ok);
-		if (ok && d > best + 1e-9) {
+		set_var(s, v, w);
+		s->evals++;
+		double d = score(s) - base;
+		if (!s->violated && d > best + 1e-9) {
 			best = d;
 			*bestw = w;
 		}
-		set_var(s, v, cur);
 		if (out_of_time(s))
 			break;
 	}
+	set_var_ex(s, v, cur, false);
+	trial_restore(s);
 	return best;
+}
+
+/* The smallest amount of v that improves the score: applied, true; or v
+ * unchanged, false. */
+static bool first_value(struct ds *s, uint32_t v)
+{
+	struct var *V = &s->vars[v];
+	uint32_t cur = V->value;
+	double base = score(s);
+	da_mask m = V->mask;
+	trial_begin(s, v);
+	for (uint32_t k = 0; k <= DA_MAX_STEPS; k++) {
+		if (!((m >> k) & 1) || k * DA_ALIGN == cur)
+			continue;
+		set_var(s, v, k * DA_ALIGN);
+		s->evals++;
+		if (!s->violated && score(s) - base > 1e-9) {
+			s->accepted++;
+			return true;
+		}
+		if (out_of_time(s))
+			break;
+	}
+	set_var_ex(s, v, cur, false);
+	trial_restore(s);
+	return false;
 }
 
 /* Score change of clone (f, c), and with its copy of callsite e (DA_NONE: none)
@@ -1199,25 +1331,13 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 	if (nrep < 2)
 		return false;
 	uint32_t nc = gather_cands(s, rep, nrep, cand);
-	double best = 0;
-	uint32_t bv = DA_NONE, bw = 0;
-	uint32_t tried = 0;
-	for (uint32_t i = 0; i < nc && tried < 12; i++, tried++) {
-		uint32_t w;
-		double d = best_value(s, cand[i].var, &w);
-		if (d > best + 1e-9) {
-			best = d;
-			bv = cand[i].var;
-			bw = w;
-			break;          /* the cheapest variable that improves */
-		}
-		if (out_of_time(s))
-			break;
-	}
-	if (bv != DA_NONE) {
-		set_var(s, bv, bw);
-		s->accepted++;
-		return true;
+	/* first improvement, cheapest first, within a work allowance */
+	uint64_t start = s->work;
+	for (uint32_t i = 0; i < nc && !out_of_time(s); i++) {
+		if (first_value(s, cand[i].var))
+			return true;
+		if (s->work - start > s->attempt_work)
+			return false;
 	}
 	if (s->o.allow_clone && !out_of_time(s)) {
 		/* only for pairs that nothing cheaper separates */
@@ -1261,10 +1381,10 @@ static struct ckey *colliding_keys(struct ds *s, uint32_t *n)
 		return NULL;
 	}
 	for (uint32_t i = 0; i < s->ncoll; i++) {
-		const struct bucket *B = &s->B[s->coll[i]];
+		struct bucket *B = &s->B[s->coll[i]];
 		uint64_t w = 0;
 		for (uint32_t j = 0; j < B->nent; j++)
-			w += B->ent[j].weight;
+			w += ent(B, j)->weight;
 		k[i] = (struct ckey){B->inst, B->h, w, B->nent};
 	}
 	qsort(k, s->ncoll, sizeof(*k), cmp_ckey);
@@ -1347,9 +1467,11 @@ static void anneal(struct ds *s, uint64_t work_share)
 			continue;
 		uint32_t old = V->value;
 		bool ok;
+		trial_begin(s, v);
 		double d = try_set(s, v, w, &ok);
 		if (!ok || d < -thr) {
-			set_var(s, v, old);
+			set_var_ex(s, v, old, false);
+			trial_restore(s);
 			continue;
 		}
 		if (nlog == caplog) {
@@ -1405,10 +1527,12 @@ static void shrink(struct ds *s)
 			if (!((s->vars[v].mask >> k) & 1))
 				continue;
 			bool ok;
+			trial_begin(s, v);
 			double d = try_set(s, v, k * DA_ALIGN, &ok);
 			if (ok && d > 1e-9)
 				break;
-			set_var(s, v, cur);
+			set_var_ex(s, v, cur, false);
+			trial_restore(s);
 		}
 	}
 	free(order);
@@ -1555,12 +1679,12 @@ bool ds_random_collision(struct ds *s, uint64_t *rng, uint32_t *a, uint32_t *b)
 	if (!s->ncoll)
 		return false;
 	uint32_t bk = s->coll[da_rand_below(rng, s->ncoll)];
-	const struct bucket *B = &s->B[bk];
+	struct bucket *B = &s->B[bk];
 	/* two distinct classes, chosen at random among the entries */
 	uint32_t i = da_rand_below(rng, B->nent), j = da_rand_below(rng, B->nent - 1);
 	if (j >= i)
 		j++;
-	uint32_t ca = B->ent[i].klass, cb = B->ent[j].klass, xa = DA_NONE, xb = DA_NONE;
+	uint32_t ca = ent(B, i)->klass, cb = ent(B, j)->klass, xa = DA_NONE, xb = DA_NONE;
 	for (uint32_t x = B->head; x != DA_NONE; x = s->next[x]) {
 		if (xa == DA_NONE && s->klass[x] == ca)
 			xa = x;

@@ -1,0 +1,437 @@
+/* Pathmap <-> problem, plans in pathmap terms, the predicted pathmap
+ * (from_pathmap.h). */
+#include <string.h>
+
+#include "disambig/from_pathmap.h"
+#include "disambig/internal.h"
+#include "disambig/pm_index.h"
+
+void da_capability_default(struct da_capability *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->pad_bound = DA_DEFAULT_BOUND;
+	c->wrap_bound = DA_DEFAULT_BOUND;
+	c->clone = false;
+}
+
+/* ---------------------------------------------------------------- function index */
+
+static int cmp_fent(const void *x, const void *y)
+{
+	const struct pmi_fent *a = x, *b = y;
+	if (a->module != b->module)
+		return a->module < b->module ? -1 : 1;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->func < b->func ? -1 : a->func > b->func;
+}
+
+int pmi_build(struct pm_index *ix, const struct pathmap *pm)
+{
+	ix->n = pm->nfuncs;
+	ix->f = malloc((ix->n + 1) * sizeof(*ix->f));
+	if (!ix->f)
+		return -1;
+	for (uint32_t i = 0; i < pm->nfuncs; i++)
+		ix->f[i] = (struct pmi_fent){pm->funcs[i].module, i, pm->funcs[i].addr,
+					     pm->funcs[i].size};
+	qsort(ix->f, ix->n, sizeof(*ix->f), cmp_fent);
+	return 0;
+}
+
+void pmi_free(struct pm_index *ix)
+{
+	free(ix->f);
+	ix->f = NULL;
+}
+
+/* First entry with (module, addr) >= key. */
+static uint32_t lower(const struct pm_index *ix, uint32_t module, uint64_t addr)
+{
+	uint32_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct pmi_fent *e = &ix->f[mid];
+		if (e->module < module || (e->module == module && e->addr < addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint32_t pmi_function_at(const struct pm_index *ix, uint32_t module, uint64_t addr)
+{
+	uint32_t i = lower(ix, module, addr);
+	if (i < ix->n && ix->f[i].module == module && ix->f[i].addr == addr)
+		return ix->f[i].func;
+	return DA_NONE;
+}
+
+uint32_t pmi_owner(const struct pm_index *ix, uint32_t module, uint64_t addr)
+{
+	if (module == PM_NONE)
+		return DA_NONE;
+	uint32_t i = lower(ix, module, addr + 1);       /* first start > addr */
+	if (i == 0 || ix->f[i - 1].module != module)
+		return DA_NONE;
+	const struct pmi_fent *e = &ix->f[i - 1];
+	if (e->size)
+		return addr < e->addr + e->size ? e->func : DA_NONE;
+	/* size unknown: up to the next function of the module */
+	if (i < ix->n && ix->f[i].module == module)
+		return addr < ix->f[i].addr ? e->func : DA_NONE;
+	return e->func;
+}
+
+uint64_t pmi_cskey(uint32_t module, uint64_t addr)
+{
+	if (module == PM_NONE || module >= 0xffff || addr >= (1ULL << 48))
+		return UINT64_MAX;
+	return ((uint64_t)module << 48) | addr;
+}
+
+/* ---------------------------------------------------------------- problem */
+
+static bool module_ok(const struct pathmap *pm, const struct da_capability *cap, uint32_t m)
+{
+	if (m == PM_NONE || m >= pm->nmodules)
+		return false;
+	if (!cap->module)
+		return true;
+	size_t lp = strlen(pm->modules[m].path), lm = strlen(cap->module);
+	return lp >= lm && !strcmp(pm->modules[m].path + lp - lm, cap->module);
+}
+
+int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, enum da_unit unit,
+		    struct da_bridge *b, char *err, size_t errlen)
+{
+	memset(b, 0, sizeof(*b));
+	if (cap->pad_bound % DA_ALIGN || cap->wrap_bound % DA_ALIGN)
+		return da_err(err, errlen, "padding and wrap bounds must be multiples of 16");
+	struct pm_index ix = {0};
+	b->prob = da_problem_new();
+	b->cs_index = calloc(1, sizeof(*b->cs_index));
+	uint32_t capcs = 0;
+	if (!b->prob || !b->cs_index || pmi_build(&ix, pm) < 0 ||
+	    u64map_init(b->cs_index, pm->nnodes / 4 + 16) < 0)
+		goto oom;
+	b->prob->unit = unit;
+	da_mask pads = cap->pad_bound ? da_mask_upto(cap->pad_bound) : 1;
+	da_mask wraps = cap->wrap_bound ? da_mask_upto(cap->wrap_bound) : 1;
+	for (uint32_t f = 0; f < pm->nfuncs; f++) {
+		const struct pm_function *fn = &pm->funcs[f];
+		bool ok = module_ok(pm, cap, fn->module);
+		da_mask m = ok ? pads : 1;
+		bool clone = ok && cap->clone;
+		if (cap->func_hook) {
+			da_mask hm = m;
+			bool hc = clone;
+			cap->func_hook(cap->ctx, pm, f, &hm, &hc);
+			m &= hm;
+			clone = clone && hc;
+		}
+		if (da_add_func(b->prob, fn->name, fn->size, m, clone) == DA_NONE)
+			goto oom;
+	}
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *n = &pm->nodes[i];
+		uint32_t cs = DA_NONE;
+		uint64_t key = pmi_cskey(n->cs_module, n->cs_addr);
+		if (n->cs_module != PM_NONE && key == UINT64_MAX) {
+			pmi_free(&ix);
+			da_bridge_free(b);
+			return da_err(err, errlen, "node %u: callsite address 0x%llx is outside what a plan can name",
+				      i, (unsigned long long)n->cs_addr);
+		}
+		if (key != UINT64_MAX) {
+			cs = u64map_get(b->cs_index, key);
+			if (cs == DA_NONE) {
+				bool ok = module_ok(pm, cap, n->cs_module);
+				da_mask m = ok ? wraps : 1;
+				bool redirect = ok && cap->clone;
+				if (cap->callsite_hook) {
+					da_mask hm = m;
+					bool hr = redirect;
+					cap->callsite_hook(cap->ctx, pm, n->cs_module, n->cs_addr, &hm, &hr);
+					m &= hm;
+					redirect = redirect && hr;
+				}
+				cs = da_add_callsite(b->prob, pmi_owner(&ix, n->cs_module, n->cs_addr), m,
+						     redirect);
+				if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
+					goto oom;
+				if (cs >= capcs) {
+					capcs = capcs ? capcs * 2 : 1024;
+					uint32_t *a = realloc(b->cs_module, capcs * sizeof(*a));
+					if (!a)
+						goto oom;
+					b->cs_module = a;
+					uint64_t *c = realloc(b->cs_addr, capcs * sizeof(*c));
+					if (!c)
+						goto oom;
+					b->cs_addr = c;
+				}
+				b->cs_module[cs] = n->cs_module;
+				b->cs_addr[cs] = n->cs_addr;
+			}
+		}
+		if (da_add_node(b->prob, n->parent == PM_NONE ? DA_NONE : n->parent, n->func, cs,
+				n->height, n->entries) == DA_NONE)
+			goto oom;
+	}
+	pmi_free(&ix);
+	if (da_problem_check(b->prob, err, errlen) < 0) {
+		da_bridge_free(b);
+		return -1;
+	}
+	return 0;
+oom:
+	pmi_free(&ix);
+	da_bridge_free(b);
+	return da_err(err, errlen, "out of memory converting the pathmap (%u nodes)", pm->nnodes);
+}
+
+void da_bridge_free(struct da_bridge *b)
+{
+	da_problem_free(b->prob);
+	free(b->cs_module);
+	free(b->cs_addr);
+	if (b->cs_index) {
+		u64map_free(b->cs_index);
+		free(b->cs_index);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+uint32_t da_bridge_callsite(const struct da_bridge *b, uint32_t module, uint64_t addr)
+{
+	uint64_t key = pmi_cskey(module, addr);
+	return key == UINT64_MAX ? DA_NONE : u64map_get(b->cs_index, key);
+}
+
+/* ---------------------------------------------------------------- plans */
+
+void da_pm_plan_free(struct da_pm_plan *p)
+{
+	free(p->pads);
+	free(p->wraps);
+	free(p->clones);
+	free(p->clone_wraps);
+	memset(p, 0, sizeof(*p));
+}
+
+int da_pm_plan_from(const struct da_bridge *b, const struct da_plan *plan, struct da_pm_plan *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct da_problem *p = b->prob;
+	out->pads = calloc(p->nfuncs + 1, sizeof(*out->pads));
+	out->wraps = calloc(p->ncallsites + 1, sizeof(*out->wraps));
+	out->clones = calloc(plan->nclones + 1, sizeof(*out->clones));
+	out->clone_wraps = calloc(plan->nclone_wraps + 1, sizeof(*out->clone_wraps));
+	if (!out->pads || !out->wraps || !out->clones || !out->clone_wraps) {
+		da_pm_plan_free(out);
+		return -1;
+	}
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		if (plan->pad[f])
+			out->pads[out->npads++] = (struct da_pm_pad){f, plan->pad[f]};
+	for (uint32_t c = 0; c < p->ncallsites; c++)
+		if (plan->wrap[c])
+			out->wraps[out->nwraps++] =
+				(struct da_pm_wrap){b->cs_module[c], b->cs_addr[c], plan->wrap[c]};
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		const struct da_clone *c = &plan->clones[k];
+		out->clones[out->nclones++] = (struct da_pm_clone){c->func, b->cs_module[c->callsite],
+								   b->cs_addr[c->callsite], c->pad};
+	}
+	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
+		const struct da_clone_wrap *w = &plan->clone_wraps[i];
+		out->clone_wraps[out->nclone_wraps++] = (struct da_pm_clone_wrap){
+			w->clone, b->cs_module[w->callsite], b->cs_addr[w->callsite], w->amount};
+	}
+	out->summary.unit = p->unit;
+	return 0;
+}
+
+int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct da_plan *out,
+		  char *err, size_t errlen)
+{
+	const struct da_problem *p = b->prob;
+	if (da_plan_init(out, p) < 0)
+		return da_err(err, errlen, "out of memory");
+	out->clones = calloc(in->nclones + 1, sizeof(*out->clones));
+	out->clone_wraps = calloc(in->nclone_wraps + 1, sizeof(*out->clone_wraps));
+	if (!out->clones || !out->clone_wraps) {
+		da_plan_free(out);
+		return da_err(err, errlen, "out of memory");
+	}
+	for (uint32_t i = 0; i < in->npads; i++) {
+		if (in->pads[i].func >= p->nfuncs) {
+			da_plan_free(out);
+			return da_err(err, errlen, "plan pads function %u, the pathmap has %u",
+				      in->pads[i].func, p->nfuncs);
+		}
+		out->pad[in->pads[i].func] = in->pads[i].bytes;
+	}
+#define CS(m, a, what)                                                                        \
+	({                                                                                     \
+		uint32_t c_ = da_bridge_callsite(b, (m), (a));                                 \
+		if (c_ == DA_NONE) {                                                           \
+			da_plan_free(out);                                                     \
+			return da_err(err, errlen, "plan %s callsite 0x%llx (module %u), which no path uses", \
+				      what, (unsigned long long)(a), (m));                     \
+		}                                                                              \
+		c_;                                                                            \
+	})
+	for (uint32_t i = 0; i < in->nwraps; i++)
+		out->wrap[CS(in->wraps[i].module, in->wraps[i].addr, "wraps")] = in->wraps[i].bytes;
+	for (uint32_t k = 0; k < in->nclones; k++) {
+		const struct da_pm_clone *c = &in->clones[k];
+		out->clones[k] = (struct da_clone){c->func, CS(c->cs_module, c->cs_addr, "redirects"),
+						   c->pad};
+	}
+	out->nclones = in->nclones;
+	for (uint32_t i = 0; i < in->nclone_wraps; i++) {
+		const struct da_pm_clone_wrap *w = &in->clone_wraps[i];
+		out->clone_wraps[i] = (struct da_clone_wrap){w->clone, CS(w->module, w->addr, "wraps"),
+							     w->bytes};
+	}
+	out->nclone_wraps = in->nclone_wraps;
+#undef CS
+	if (da_plan_check(p, out, err, errlen) < 0) {
+		da_plan_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- predicted pathmap */
+
+int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
+		       struct pathmap **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct pm_index ix = {0};
+	struct u64map wraps = {0}, clonewraps = {0};
+	uint32_t *pad = calloc(pm->nfuncs + 1, sizeof(*pad));
+	int64_t *delta = malloc((pm->nnodes + 1) * sizeof(*delta));
+	uint32_t *inst = malloc((pm->nnodes + 1) * sizeof(*inst));   /* clone index or DA_NONE */
+	uint32_t *newfunc = malloc((plan->nclones + 1) * sizeof(*newfunc));
+	struct pathmap *q = pm_new();
+	const char *what = "out of memory predicting the pathmap";
+	if (!pad || !delta || !inst || !newfunc || !q || pmi_build(&ix, pm) < 0 ||
+	    u64map_init(&wraps, plan->nwraps) < 0 || u64map_init(&clonewraps, plan->nclone_wraps) < 0)
+		goto fail;
+	for (uint32_t i = 0; i < plan->npads; i++) {
+		if (plan->pads[i].func >= pm->nfuncs) {
+			what = "plan pads a function the pathmap does not have";
+			goto fail;
+		}
+		pad[plan->pads[i].func] = plan->pads[i].bytes;
+	}
+	for (uint32_t i = 0; i < plan->nwraps; i++)
+		if (u64map_put(&wraps, pmi_cskey(plan->wraps[i].module, plan->wraps[i].addr), i) < 0)
+			goto fail;
+	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
+		const struct da_pm_clone_wrap *w = &plan->clone_wraps[i];
+		if (w->clone >= plan->nclones) {
+			what = "plan wraps a callsite of a clone it does not have";
+			goto fail;
+		}
+		uint64_t key = da_mix64(pmi_cskey(w->module, w->addr) ^ da_mix64(w->clone));
+		if (u64map_put(&clonewraps, key, i) < 0)
+			goto fail;
+	}
+	/* same modules and functions, then the clones */
+	for (uint32_t m = 0; m < pm->nmodules; m++) {
+		const struct pm_module *md = &pm->modules[m];
+		if (pm_add_module(q, md->path, md->build_id, md->build_id_len) != m)
+			goto fail;
+		q->modules[m].functions_found = md->functions_found;
+		q->modules[m].functions_hooked = md->functions_hooked;
+	}
+	for (uint32_t f = 0; f < pm->nfuncs; f++) {
+		const struct pm_function *fn = &pm->funcs[f];
+		if (pm_add_function(q, fn->module, fn->addr, fn->size, fn->name) != f)
+			goto fail;
+	}
+	if (plan->nclones) {
+		uint32_t cm = pm_add_module(q, "[icpp-clones]", NULL, 0);
+		if (cm == PM_NONE)
+			goto fail;
+		for (uint32_t k = 0; k < plan->nclones; k++) {
+			const struct da_pm_clone *c = &plan->clones[k];
+			if (c->func >= pm->nfuncs) {
+				what = "plan clones a function the pathmap does not have";
+				goto fail;
+			}
+			char name[512];
+			snprintf(name, sizeof(name), "%s.icpp_clone.%u",
+				 pm->funcs[c->func].name ? pm->funcs[c->func].name : "?", k);
+			newfunc[k] = pm_add_function(q, cm, 16 * ((uint64_t)k + 1), pm->funcs[c->func].size,
+						     name);
+			if (newfunc[k] == PM_NONE)
+				goto fail;
+		}
+	}
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *n = &pm->nodes[i];
+		uint64_t key = pmi_cskey(n->cs_module, n->cs_addr);
+		int64_t d = 0;
+		uint32_t pk = DA_NONE;
+		if (n->parent != PM_NONE) {
+			d = delta[n->parent];
+			pk = inst[n->parent];
+			d += pk != DA_NONE ? plan->clones[pk].pad : pad[pm->nodes[n->parent].func];
+		}
+		uint32_t me = DA_NONE;
+		bool copy = pk != DA_NONE && key != UINT64_MAX &&
+			    pmi_owner(&ix, n->cs_module, n->cs_addr) == pm->nodes[n->parent].func;
+		uint32_t w = key == UINT64_MAX ? DA_NONE : u64map_get(&wraps, key);
+		if (copy) {
+			uint32_t cw = u64map_get(&clonewraps, da_mix64(key ^ da_mix64(pk)));
+			if (cw != DA_NONE && plan->clone_wraps[cw].clone == pk &&
+			    pmi_cskey(plan->clone_wraps[cw].module, plan->clone_wraps[cw].addr) == key)
+				d += plan->clone_wraps[cw].bytes;
+			else if (w != DA_NONE)
+				d += plan->wraps[w].bytes;
+		} else if (key != UINT64_MAX) {
+			if (w != DA_NONE)
+				d += plan->wraps[w].bytes;
+			for (uint32_t k = 0; k < plan->nclones; k++)
+				if (plan->clones[k].func == n->func &&
+				    pmi_cskey(plan->clones[k].cs_module, plan->clones[k].cs_addr) == key)
+					me = k;
+		}
+		delta[i] = d;
+		inst[i] = me;
+		uint32_t f = me == DA_NONE ? n->func : newfunc[me];
+		if (pm_add_node(q, n->parent, f, n->cs_module, n->cs_addr, n->height + d,
+				n->entries) != i) {
+			what = "the predicted pathmap has two equal nodes (a plan error)";
+			goto fail;
+		}
+	}
+	pmi_free(&ix);
+	u64map_free(&wraps);
+	u64map_free(&clonewraps);
+	free(pad);
+	free(delta);
+	free(inst);
+	free(newfunc);
+	*out = q;
+	return 0;
+fail:
+	pmi_free(&ix);
+	if (wraps.keys)
+		u64map_free(&wraps);
+	if (clonewraps.keys)
+		u64map_free(&clonewraps);
+	free(pad);
+	free(delta);
+	free(inst);
+	free(newfunc);
+	pm_free(q);
+	return da_err(err, errlen, "%s", what);
+}

@@ -1,0 +1,138 @@
+/* The bridge between a pathmap (pathmap/pathmap.h) and the abstract problem of
+ * disambig.h, the plan in pathmap terms, its file (docs/plan-format.md) and
+ * the predicted pathmap of the rewritten program.
+ *
+ * Problem from pathmap: problem node i is pathmap node i, problem function f
+ * is pathmap function f; callsites are the distinct (cs_module, cs_addr) of
+ * the nodes (a node with cs_module PM_NONE has no callsite), each owned by the
+ * function whose code contains it (the function of the same module with the
+ * largest start <= addr and addr < start + size, or < the next start when
+ * the size is unknown).  Weights are training entries.
+ *
+ * Capability: what the rewriter may change.  Until its analysis exists the
+ * default is explicit and optimistic: every function may take padding in
+ * multiples of 16 up to pad_bound (256), every callsite with a known address
+ * may be wrapped by up to wrap_bound (256), nothing is cloned unless `clone`
+ * is set (then every function may be cloned and every callsite redirected).
+ * `module` restricts all changes to the modules whose path ends with it; the
+ * hooks, when set, refine (may only forbid) what the rest allows.
+ *
+ * A plan in pathmap terms names functions and callsites by module and
+ * address, so that it can be written to a file and applied to the binary;
+ * da_predict_pathmap needs only the pathmap and that plan.
+ */
+#ifndef ICPP_DISAMBIG_FROM_PATHMAP_H
+#define ICPP_DISAMBIG_FROM_PATHMAP_H
+
+#include "disambig/disambig.h"
+#include "pathmap/pathmap.h"
+
+struct da_capability {
+	uint32_t pad_bound;         /* bytes, multiple of 16; 0: no ARR */
+	uint32_t wrap_bound;        /* bytes, multiple of 16; 0: no wrapping */
+	bool clone;
+	const char *module;         /* NULL: every module may change */
+	/* refinements (may be NULL): narrow *mask / *ok for one function or
+	 * callsite; the rewriter's feasibility analysis goes here */
+	void (*func_hook)(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *pad_mask,
+			  bool *cloneable);
+	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+			      da_mask *wrap_mask, bool *redirectable);
+	void *ctx;
+};
+void da_capability_default(struct da_capability *c);
+
+struct da_bridge {
+	struct da_problem *prob;
+	uint32_t *cs_module;        /* per problem callsite: pathmap module */
+	uint64_t *cs_addr;          /* ... and address (return address - 1) */
+	struct u64map *cs_index;    /* private: (module, addr) -> callsite */
+};
+
+/* Build the problem.  0, or -1 with one line in err. */
+int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, enum da_unit unit,
+		    struct da_bridge *b, char *err, size_t errlen);
+void da_bridge_free(struct da_bridge *b);
+/* The problem callsite of (module, addr), or DA_NONE. */
+uint32_t da_bridge_callsite(const struct da_bridge *b, uint32_t module, uint64_t addr);
+
+/* ------------------------------------------------------------------ plan in pathmap terms */
+
+struct da_pm_pad {
+	uint32_t func;              /* pathmap function */
+	uint32_t bytes;
+};
+struct da_pm_wrap {
+	uint32_t module;            /* pathmap module of the call instruction */
+	uint64_t addr;              /* its return address - 1 */
+	uint32_t bytes;
+};
+struct da_pm_clone {
+	uint32_t func;              /* function copied */
+	uint32_t cs_module;         /* call redirected to the copy */
+	uint64_t cs_addr;
+	uint32_t pad;               /* the copy's frame padding */
+};
+struct da_pm_clone_wrap {
+	uint32_t clone;             /* index into clones */
+	uint32_t module;            /* the callsite inside the original function */
+	uint64_t addr;
+	uint32_t bytes;             /* wrap of its copy (0: not wrapped) */
+};
+
+/* What the plan predicts, kept in its file for `icpp plan` and reviewers. */
+struct da_pm_summary {
+	uint64_t paths, precise_before, precise_after;
+	uint64_t weight, precise_weight_before, precise_weight_after;
+	double max_growth;
+	int64_t max_growth_bytes;
+	uint64_t code_bytes;
+	uint64_t seed;
+	uint32_t unit;              /* enum da_unit */
+};
+
+struct da_pm_plan {
+	struct da_pm_pad *pads;     /* nonzero paddings, by function index */
+	uint32_t npads;
+	struct da_pm_wrap *wraps;   /* nonzero wraps, by (module, addr) */
+	uint32_t nwraps;
+	struct da_pm_clone *clones;
+	uint32_t nclones;
+	struct da_pm_clone_wrap *clone_wraps;
+	uint32_t nclone_wraps;
+	struct da_pm_summary summary;
+};
+
+/* The solver's plan in pathmap terms (only nonzero amounts; every clone wrap
+ * the solver chose, zero or not).  0 or -1 (out of memory). */
+int da_pm_plan_from(const struct da_bridge *b, const struct da_plan *plan,
+		    struct da_pm_plan *out);
+/* And back, against a bridge (the plan may name callsites the pathmap never
+ * saw: those cannot be checked and are refused).  0, or -1 and one line. */
+int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct da_plan *out,
+		  char *err, size_t errlen);
+void da_pm_plan_free(struct da_pm_plan *p);
+
+/* The pathmap of the rewritten program, from the pathmap and the plan alone
+ * (disambig.h section 2 applied to every node): same modules, functions and
+ * tree, new heights.  A clone becomes a function of a module named
+ * "[icpp-clones]" (no build-id) at address 16 * (clone index + 1), named
+ * "NAME.icpp_clone.K"; frames called from a clone keep the callsite address
+ * of the original instruction (the rewriter's own prediction will name the
+ * copy).  0, or -1 and one line. */
+int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
+		       struct pathmap **out, char *err, size_t errlen);
+
+/* The plan file (docs/plan-format.md): written atomically (util/fileio.h),
+ * read back with every line validated; reading resolves modules (by
+ * build-id, else by path) and functions against pm.  0, or -1 and one line
+ * naming the file. */
+int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm_plan *plan,
+		  char *err, size_t errlen);
+int da_plan_read(const char *path, const struct pathmap *pm, struct da_pm_plan *plan,
+		 char *err, size_t errlen);
+/* Parse from memory (what da_plan_read uses); `name` prefixes messages. */
+int da_plan_parse(const char *name, const char *text, size_t len, const struct pathmap *pm,
+		  struct da_pm_plan *plan, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,464 @@
+/* The plan file, format 1 (docs/plan-format.md): line-oriented text, written
+ * atomically, every line validated on reading. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "disambig/from_pathmap.h"
+#include "disambig/internal.h"
+#include "disambig/pm_index.h"
+#include "util/fileio.h"
+
+#define PLAN_MAGIC "icpp-plan"
+#define PLAN_VERSION 1
+
+static void hex(FILE *f, const uint8_t *id, uint32_t len)
+{
+	if (!len) {
+		fputc('-', f);
+		return;
+	}
+	for (uint32_t i = 0; i < len; i++)
+		fprintf(f, "%02x", id[i]);
+}
+
+static const char *unit_name(uint32_t u)
+{
+	return u == DA_UNIT_CALLSITES ? "callsites" : "functions";
+}
+
+int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm_plan *plan,
+		  char *err, size_t errlen)
+{
+	struct atomic_file af;
+	if (af_open(&af, path, 0644, err, errlen) < 0)
+		return -1;
+	FILE *f = af.f;
+	const struct da_pm_summary *s = &plan->summary;
+	fprintf(f, "%s %d\n", PLAN_MAGIC, PLAN_VERSION);
+	fprintf(f, "# written by icpp plan; see docs/plan-format.md\n");
+	fprintf(f, "unit %s\n", unit_name(s->unit));
+	fprintf(f, "seed %" PRIu64 "\n", s->seed);
+	fprintf(f, "paths %" PRIu64 "\n", s->paths);
+	fprintf(f, "precise-paths %" PRIu64 " %" PRIu64 "\n", s->precise_before, s->precise_after);
+	fprintf(f, "weight %" PRIu64 "\n", s->weight);
+	fprintf(f, "precise-weight %" PRIu64 " %" PRIu64 "\n", s->precise_weight_before,
+		s->precise_weight_after);
+	fprintf(f, "growth %.6f %" PRId64 "\n", s->max_growth, s->max_growth_bytes);
+	fprintf(f, "code-bytes %" PRIu64 "\n", s->code_bytes);
+	/* the modules the plan touches, numbered in the file */
+	uint32_t *fileno = malloc((pm->nmodules + 1) * sizeof(*fileno)), nm = 0;
+	if (!fileno) {
+		af_abort(&af);
+		return da_err(err, errlen, "out of memory");
+	}
+	for (uint32_t m = 0; m < pm->nmodules; m++)
+		fileno[m] = DA_NONE;
+#define USE(m)                                                                                \
+	do {                                                                                  \
+		uint32_t m_ = (m);                                                            \
+		if (m_ < pm->nmodules && fileno[m_] == DA_NONE) {                             \
+			fileno[m_] = nm++;                                                    \
+			fprintf(f, "module %u ", fileno[m_]);                                 \
+			hex(f, pm->modules[m_].build_id, pm->modules[m_].build_id_len);       \
+			fprintf(f, " %s\n", pm->modules[m_].path);                            \
+		}                                                                             \
+	} while (0)
+	for (uint32_t i = 0; i < plan->npads; i++)
+		USE(pm->funcs[plan->pads[i].func].module);
+	for (uint32_t i = 0; i < plan->nwraps; i++)
+		USE(plan->wraps[i].module);
+	for (uint32_t i = 0; i < plan->nclones; i++) {
+		USE(pm->funcs[plan->clones[i].func].module);
+		USE(plan->clones[i].cs_module);
+	}
+	for (uint32_t i = 0; i < plan->nclone_wraps; i++)
+		USE(plan->clone_wraps[i].module);
+#undef USE
+	uint64_t records = 0;
+	for (uint32_t i = 0; i < plan->npads; i++, records++) {
+		const struct pm_function *fn = &pm->funcs[plan->pads[i].func];
+		fprintf(f, "pad %u 0x%" PRIx64 " %u %s\n", fileno[fn->module], fn->addr,
+			plan->pads[i].bytes, fn->name && *fn->name ? fn->name : "-");
+	}
+	for (uint32_t i = 0; i < plan->nwraps; i++, records++)
+		fprintf(f, "wrap %u 0x%" PRIx64 " %u\n", fileno[plan->wraps[i].module],
+			plan->wraps[i].addr, plan->wraps[i].bytes);
+	for (uint32_t i = 0; i < plan->nclones; i++, records++) {
+		const struct da_pm_clone *c = &plan->clones[i];
+		const struct pm_function *fn = &pm->funcs[c->func];
+		fprintf(f, "clone %u %u 0x%" PRIx64 " %u 0x%" PRIx64 " %u\n", i, fileno[fn->module],
+			fn->addr, fileno[c->cs_module], c->cs_addr, c->pad);
+	}
+	for (uint32_t i = 0; i < plan->nclone_wraps; i++, records++) {
+		const struct da_pm_clone_wrap *w = &plan->clone_wraps[i];
+		fprintf(f, "clone-wrap %u %u 0x%" PRIx64 " %u\n", w->clone, fileno[w->module], w->addr,
+			w->bytes);
+	}
+	fprintf(f, "end %" PRIu64 "\n", records);
+	free(fileno);
+	if (ferror(f)) {
+		af_abort(&af);
+		return da_err(err, errlen, "%s: write error", path);
+	}
+	return af_commit(&af, err, errlen);
+}
+
+/* ---------------------------------------------------------------- reading */
+
+struct reader {
+	const char *name;
+	const char *p, *end;
+	uint32_t line;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(struct reader *r, const char *what)
+{
+	return da_err(r->err, r->errlen, "%s: line %u: %s", r->name, r->line, what);
+}
+
+/* Next whitespace-separated word of the current line into buf. */
+static bool word(const char **s, const char *eol, char *buf, size_t len)
+{
+	while (*s < eol && (**s == ' ' || **s == '\t'))
+		(*s)++;
+	size_t n = 0;
+	while (*s < eol && **s != ' ' && **s != '\t') {
+		if (n + 1 >= len)
+			return false;
+		buf[n++] = *(*s)++;
+	}
+	buf[n] = 0;
+	return n > 0;
+}
+
+static bool num(const char *w, uint64_t *v, uint64_t max)
+{
+	if (!*w || !(isdigit((unsigned char)*w)))
+		return false;
+	errno = 0;
+	char *e;
+	unsigned long long x = strtoull(w, &e, 0);
+	if (errno || *e || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+static bool amount(const char *w, uint32_t *v)
+{
+	uint64_t x;
+	if (!num(w, &x, DA_MAX_STEPS * DA_ALIGN) || x % DA_ALIGN)
+		return false;
+	*v = (uint32_t)x;
+	return true;
+}
+
+static bool dbl(const char *w, double *v)
+{
+	char *e;
+	errno = 0;
+	*v = strtod(w, &e);
+	return *w && !*e && !errno;
+}
+
+static bool sint(const char *w, int64_t *v)
+{
+	char *e;
+	errno = 0;
+	long long x = strtoll(w, &e, 10);
+	*v = x;
+	return *w && !*e && !errno;
+}
+
+static int grow_arr(void **a, uint32_t n, size_t elem)
+{
+	if (n & (n - 1))
+		return 0;              /* not a power of two: room left */
+	void *x = realloc(*a, (size_t)(n ? n * 2 : 1) * elem);
+	if (!x)
+		return -1;
+	*a = x;
+	return 0;
+}
+
+int da_plan_parse(const char *name, const char *text, size_t len, const struct pathmap *pm,
+		  struct da_pm_plan *plan, char *err, size_t errlen)
+{
+	memset(plan, 0, sizeof(*plan));
+	struct reader r = {name, text, text + len, 0, err, errlen};
+	struct pm_index ix = {0};
+	uint32_t modmap[4096], nmod = 0;    /* file module -> pathmap module */
+	uint64_t records = 0;
+	bool ended = false, have_unit = false;
+	int rc = -1;
+	if (pmi_build(&ix, pm) < 0) {
+		da_err(err, errlen, "out of memory");
+		return -1;
+	}
+	if (memchr(text, 0, len)) {
+		da_err(err, errlen, "%s: not an icpp plan (binary data)", name);
+		goto out;
+	}
+	while (r.p < r.end) {
+		const char *eol = memchr(r.p, '\n', (size_t)(r.end - r.p));
+		if (!eol) {
+			r.line++;
+			bad(&r, "truncated (no newline at the end)");
+			goto out;
+		}
+		const char *s = r.p;
+		r.p = eol + 1;
+		r.line++;
+		char kw[32], w[8][128];
+		if (r.line == 1) {
+			if (!word(&s, eol, kw, sizeof(kw)) || strcmp(kw, PLAN_MAGIC)) {
+				da_err(err, errlen, "%s: not an icpp plan", name);
+				goto out;
+			}
+			uint64_t v;
+			if (!word(&s, eol, w[0], sizeof(w[0])) || !num(w[0], &v, 1000000)) {
+				bad(&r, "bad version");
+				goto out;
+			}
+			if (v != PLAN_VERSION) {
+				da_err(err, errlen, "%s: plan format %llu, this icpp reads format %d: make the plan again",
+				       name, (unsigned long long)v, PLAN_VERSION);
+				goto out;
+			}
+			continue;
+		}
+		if (s == eol || *s == '#')
+			continue;
+		if (ended) {
+			bad(&r, "text after the end line");
+			goto out;
+		}
+		if (!word(&s, eol, kw, sizeof(kw))) {
+			bad(&r, "blank line with spaces");
+			goto out;
+		}
+		/* the module line's path is the rest of the line (may hold spaces) */
+		if (!strcmp(kw, "module")) {
+			uint64_t idx;
+			if (!word(&s, eol, w[0], sizeof(w[0])) || !num(w[0], &idx, 4095) || idx != nmod ||
+			    !word(&s, eol, w[1], sizeof(w[1]))) {
+				bad(&r, "expected: module N BUILD-ID|- PATH, numbered from 0");
+				goto out;
+			}
+			while (s < eol && *s == ' ')
+				s++;
+			size_t plen = (size_t)(eol - s);
+			if (!plen || plen >= 4096) {
+				bad(&r, "module without a path");
+				goto out;
+			}
+			char path[4096];
+			memcpy(path, s, plen);
+			path[plen] = 0;
+			uint8_t id[PM_BUILD_ID_MAX];
+			uint32_t idlen = 0;
+			if (strcmp(w[1], "-")) {
+				size_t hl = strlen(w[1]);
+				if (hl % 2 || hl / 2 > PM_BUILD_ID_MAX) {
+					bad(&r, "bad build-id");
+					goto out;
+				}
+				for (size_t i = 0; i < hl / 2; i++) {
+					unsigned b;
+					if (!isxdigit((unsigned char)w[1][2 * i]) ||
+					    !isxdigit((unsigned char)w[1][2 * i + 1]) ||
+					    sscanf(w[1] + 2 * i, "%2x", &b) != 1) {
+						bad(&r, "bad build-id");
+						goto out;
+					}
+					id[i] = (uint8_t)b;
+				}
+				idlen = (uint32_t)(hl / 2);
+			}
+			uint32_t found = PM_NONE;
+			bool path_match = false;
+			for (uint32_t m = 0; m < pm->nmodules; m++) {
+				const struct pm_module *md = &pm->modules[m];
+				bool same_path = !strcmp(md->path, path);
+				path_match |= same_path;
+				if (idlen ? md->build_id_len == idlen && !memcmp(md->build_id, id, idlen)
+					  : same_path && !md->build_id_len) {
+					found = m;
+					break;
+				}
+			}
+			if (found == PM_NONE) {
+				da_err(err, errlen, path_match
+					       ? "%s: line %u: the plan was made for another build of %s: make the plan again"
+					       : "%s: line %u: module %s is not in the pathmap",
+				       name, r.line, path);
+				goto out;
+			}
+			modmap[nmod++] = found;
+			continue;
+		}
+		int nw = 0;
+		while (nw < 8 && word(&s, eol, w[nw], sizeof(w[nw])))
+			nw++;
+		if (!strcmp(kw, "unit")) {
+			if (nw != 1 || (strcmp(w[0], "functions") && strcmp(w[0], "callsites"))) {
+				bad(&r, "expected: unit functions|callsites");
+				goto out;
+			}
+			plan->summary.unit = strcmp(w[0], "callsites") ? DA_UNIT_FUNCTIONS : DA_UNIT_CALLSITES;
+			have_unit = true;
+		} else if (!strcmp(kw, "seed")) {
+			if (nw != 1 || !num(w[0], &plan->summary.seed, UINT64_MAX)) {
+				bad(&r, "expected: seed N");
+				goto out;
+			}
+		} else if (!strcmp(kw, "paths") || !strcmp(kw, "weight") || !strcmp(kw, "code-bytes")) {
+			struct da_pm_summary *m = &plan->summary;
+			uint64_t *dst = !strcmp(kw, "paths") ? &m->paths
+					: !strcmp(kw, "weight") ? &m->weight : &m->code_bytes;
+			if (nw != 1 || !num(w[0], dst, UINT64_MAX)) {
+				bad(&r, "expected: KEY N");
+				goto out;
+			}
+		} else if (!strcmp(kw, "precise-paths") || !strcmp(kw, "precise-weight")) {
+			struct da_pm_summary *m = &plan->summary;
+			bool p = !strcmp(kw, "precise-paths");
+			if (nw != 2 || !num(w[0], p ? &m->precise_before : &m->precise_weight_before, UINT64_MAX) ||
+			    !num(w[1], p ? &m->precise_after : &m->precise_weight_after, UINT64_MAX)) {
+				bad(&r, "expected: KEY BEFORE AFTER");
+				goto out;
+			}
+		} else if (!strcmp(kw, "growth")) {
+			if (nw != 2 || !dbl(w[0], &plan->summary.max_growth) || plan->summary.max_growth < 0 ||
+			    !sint(w[1], &plan->summary.max_growth_bytes)) {
+				bad(&r, "expected: growth RATIO BYTES");
+				goto out;
+			}
+		} else if (!strcmp(kw, "pad")) {
+			uint64_t mi, addr;
+			uint32_t bytes;
+			if (nw != 4 || !num(w[0], &mi, 4095) || mi >= nmod ||
+			    !num(w[1], &addr, UINT64_MAX) || !amount(w[2], &bytes) || !bytes) {
+				bad(&r, "expected: pad MODULE 0xADDR BYTES NAME (BYTES a nonzero multiple of 16)");
+				goto out;
+			}
+			uint32_t fn = pmi_function_at(&ix, modmap[mi], addr);
+			if (fn == DA_NONE) {
+				bad(&r, "no function of the pathmap starts at that address");
+				goto out;
+			}
+			for (uint32_t i = 0; i < plan->npads; i++)
+				if (plan->pads[i].func == fn) {
+					bad(&r, "function padded twice");
+					goto out;
+				}
+			if (grow_arr((void **)&plan->pads, plan->npads, sizeof(*plan->pads)) < 0)
+				goto oom;
+			plan->pads[plan->npads++] = (struct da_pm_pad){fn, bytes};
+			records++;
+		} else if (!strcmp(kw, "wrap")) {
+			uint64_t mi, addr;
+			uint32_t bytes;
+			if (nw != 3 || !num(w[0], &mi, 4095) || mi >= nmod ||
+			    !num(w[1], &addr, (1ULL << 48) - 1) || !amount(w[2], &bytes) || !bytes) {
+				bad(&r, "expected: wrap MODULE 0xADDR BYTES (BYTES a nonzero multiple of 16)");
+				goto out;
+			}
+			for (uint32_t i = 0; i < plan->nwraps; i++)
+				if (plan->wraps[i].module == modmap[mi] && plan->wraps[i].addr == addr) {
+					bad(&r, "callsite wrapped twice");
+					goto out;
+				}
+			if (grow_arr((void **)&plan->wraps, plan->nwraps, sizeof(*plan->wraps)) < 0)
+				goto oom;
+			plan->wraps[plan->nwraps++] = (struct da_pm_wrap){modmap[mi], addr, bytes};
+			records++;
+		} else if (!strcmp(kw, "clone")) {
+			uint64_t k, mi, addr, ci, caddr;
+			uint32_t bytes;
+			if (nw != 6 || !num(w[0], &k, UINT32_MAX) || k != plan->nclones ||
+			    !num(w[1], &mi, 4095) || mi >= nmod || !num(w[2], &addr, UINT64_MAX) ||
+			    !num(w[3], &ci, 4095) || ci >= nmod || !num(w[4], &caddr, (1ULL << 48) - 1) ||
+			    !amount(w[5], &bytes)) {
+				bad(&r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD, K from 0");
+				goto out;
+			}
+			uint32_t fn = pmi_function_at(&ix, modmap[mi], addr);
+			if (fn == DA_NONE) {
+				bad(&r, "no function of the pathmap starts at that address");
+				goto out;
+			}
+			if (grow_arr((void **)&plan->clones, plan->nclones, sizeof(*plan->clones)) < 0)
+				goto oom;
+			plan->clones[plan->nclones++] = (struct da_pm_clone){fn, modmap[ci], caddr, bytes};
+			records++;
+		} else if (!strcmp(kw, "clone-wrap")) {
+			uint64_t k, mi, addr;
+			uint32_t bytes;
+			if (nw != 4 || !num(w[0], &k, UINT32_MAX) || k >= plan->nclones ||
+			    !num(w[1], &mi, 4095) || mi >= nmod || !num(w[2], &addr, (1ULL << 48) - 1) ||
+			    !amount(w[3], &bytes)) {
+				bad(&r, "expected: clone-wrap K MODULE 0xCALLSITE BYTES, K a clone above");
+				goto out;
+			}
+			if (grow_arr((void **)&plan->clone_wraps, plan->nclone_wraps,
+				     sizeof(*plan->clone_wraps)) < 0)
+				goto oom;
+			plan->clone_wraps[plan->nclone_wraps++] =
+				(struct da_pm_clone_wrap){(uint32_t)k, modmap[mi], addr, bytes};
+			records++;
+		} else if (!strcmp(kw, "end")) {
+			uint64_t n;
+			if (nw != 1 || !num(w[0], &n, UINT64_MAX)) {
+				bad(&r, "expected: end N");
+				goto out;
+			}
+			if (n != records) {
+				bad(&r, "record count does not match: the file is damaged");
+				goto out;
+			}
+			ended = true;
+		} else {
+			bad(&r, "unknown line");
+			goto out;
+		}
+	}
+	if (r.line == 0) {
+		da_err(err, errlen, "%s: empty file, not an icpp plan", name);
+		goto out;
+	}
+	if (!ended) {
+		da_err(err, errlen, "%s: truncated (no end line)", name);
+		goto out;
+	}
+	if (!have_unit) {
+		da_err(err, errlen, "%s: no unit line", name);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	da_err(err, errlen, "out of memory reading %s", name);
+out:
+	pmi_free(&ix);
+	if (rc)
+		da_pm_plan_free(plan);
+	return rc;
+}
+
+int da_plan_read(const char *path, const struct pathmap *pm, struct da_pm_plan *plan,
+		 char *err, size_t errlen)
+{
+	void *buf;
+	size_t len;
+	memset(plan, 0, sizeof(*plan));
+	if (read_file(path, &buf, &len, err, errlen) < 0)
+		return -1;
+	int rc = da_plan_parse(path, buf, len, pm, plan, err, errlen);
+	free(buf);
+	return rc;
+}
