@@ -10,6 +10,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_paths(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 /* Print "icpp: CMD: message" on stderr (printf-style). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -14,6 +14,7 @@ static const struct command {
 	{"paths", cmd_paths, "list the call paths of a pathmap"},
 	{"record", cmd_record, "sample IP, SP and BP of a process, passively (no stack walk)"},
 	{"report", cmd_report, "turn recorded samples into call paths with a pathmap"},
+	{"plan", cmd_plan, "choose paddings that make every call path's CID unique"},
 };
 
 static void usage(FILE *out)

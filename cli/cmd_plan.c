@@ -1,0 +1,377 @@
+/* icpp plan MAP: choose paddings (and wraps, clones) that make CIDs unique at
+ * the least stack cost, write the plan, print before and after
+ * (disambig/disambig.h, disambig/from_pathmap.h, docs/plan-format.md). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binary/binary.h"
+#include "cli/cmds.h"
+#include "disambig/disambig.h"
+#include "disambig/from_pathmap.h"
+#include "pathmap/pathmap.h"
+
+static const char usage_text[] =
+	"usage: icpp plan [-o PLAN] [--max-stack-growth X] [--no-wrap] [--no-clone] [--seed N]\n"
+	"                 [options] MAP\n"
+	"\n"
+	"Choose how to change the program so that every call path of the pathmap MAP\n"
+	"gets a CID (function, stack height) of its own: frame paddings (ARR), callsite\n"
+	"wrappers and function clones, each a multiple of 16 bytes, at the least stack\n"
+	"cost.  Writes the plan (docs/plan-format.md) and prints precision before and\n"
+	"after, the stack growth, and the collisions that remain with the reason.\n"
+	"Until the rewriter analyses the binary, every function may take up to 256\n"
+	"bytes of padding and every callsite a wrapper of up to 256 bytes; nothing is\n"
+	"cloned unless --clone says the rewriter could.\n"
+	"\n"
+	"options:\n"
+	"  -o PLAN                write the plan to PLAN (default: MAP with .plan)\n"
+	"  --max-stack-growth X   no thread's max stack may grow more than X times\n"
+	"                         (default 1.25; 0: no cap)\n"
+	"  --no-wrap              frame padding only, no callsite wrappers\n"
+	"  --no-clone             no clones (even with --clone)\n"
+	"  --clone                assume every function may be cloned\n"
+	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
+	"  --pad-bound B          largest padding per function, bytes (default 256)\n"
+	"  --wrap-bound B         largest wrapper per callsite, bytes (default 256)\n"
+	"  --module SUFFIX        change only modules whose path ends with SUFFIX\n"
+	"  --callsites            a path is a sequence of callsites (default: functions)\n"
+	"  --budget N             search work limit in node moves (default 400 per node)\n"
+	"  --predict OUT          also write the predicted pathmap of the changed program\n"
+	"  --evaluate PLAN        report on an existing plan instead of making one\n"
+	"  --top N                list the N heaviest collisions left (default 5)\n"
+	"  -q, --quiet            no progress on stderr\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"example:\n"
+	"  icpp plan prog.icpp -o prog.plan --max-stack-growth 1.1\n";
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 100.0;
+}
+
+static bool parse_u64(const char *s, uint64_t *v, uint64_t max)
+{
+	char *e;
+	if (!*s || *s == '-')
+		return false;
+	unsigned long long x = strtoull(s, &e, 10);
+	if (*e || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+static void degree_table(const struct da_metrics *b, const struct da_metrics *a)
+{
+	printf("\ndegree of ambiguity   before: paths  %%     entries %%   after: paths  %%     entries %%\n");
+	for (int i = 0; i < DA_DEGREE_BUCKETS; i++) {
+		if (!b->degree_paths[i] && !a->degree_paths[i] && !b->degree_weight[i] &&
+		    !a->degree_weight[i])
+			continue;
+		char deg[8];
+		snprintf(deg, sizeof(deg), i == DA_DEGREE_BUCKETS - 1 ? ">%d" : "%d",
+			 i == DA_DEGREE_BUCKETS - 1 ? i : i + 1);
+		printf("  %6s %19" PRIu64 " %5.1f %9.1f %16" PRIu64 " %5.1f %9.1f\n", deg,
+		       b->degree_paths[i], pct(b->degree_paths[i], b->paths),
+		       pct(b->degree_weight[i], b->weight), a->degree_paths[i],
+		       pct(a->degree_paths[i], a->paths), pct(a->degree_weight[i], a->weight));
+	}
+}
+
+static void report(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
+		   const struct da_pm_plan *pp, long top, bool solved)
+{
+	const struct da_metrics *b = &r->before, *a = &r->after;
+	printf("%-34s %12s %12s\n", "", "before", "after");
+	printf("%-34s %12" PRIu64 " %12" PRIu64 "\n", "paths (distinct function sequences)",
+	       b->paths, a->paths);
+	if (p->unit == DA_UNIT_CALLSITES)
+		printf("  (paths are callsite sequences: --callsites)\n");
+	printf("%-34s %12" PRIu64 " %12" PRIu64 "\n", "CIDs", b->cids, a->cids);
+	printf("%-34s %11.1f%% %11.1f%%\n", "precise paths", pct(b->precise_paths, b->paths),
+	       pct(a->precise_paths, a->paths));
+	printf("%-34s %11.1f%% %11.1f%%\n", "precise, weighted by entries",
+	       pct(b->precise_weight, b->weight), pct(a->precise_weight, a->weight));
+	printf("%-34s %12" PRIu32 " %12" PRIu32 "\n", "worst degree", b->max_degree, a->max_degree);
+	degree_table(b, a);
+
+	printf("\nstack: max growth %.3fx (%" PRId64 " bytes), geomean over %" PRIu32
+	       " thread roots %.3fx\n", r->max_growth, r->max_growth_bytes, r->nroots,
+	       r->geomean_growth);
+	char label[1024];
+	for (uint32_t i = 0; i < r->nroots && i < 8; i++) {
+		const struct da_root_cost *rc = &r->roots[i];
+		if (rc->new_max == rc->old_max && r->nroots > 3)
+			continue;
+		printf("  %-40s %8" PRId64 " -> %8" PRId64 " bytes (%.3fx)\n",
+		       pm_function_label(pm, pm->nodes[rc->node].func, bin_demangle, label, sizeof(label)),
+		       rc->old_max, rc->new_max, rc->growth);
+	}
+	printf("plan: %" PRIu32 " functions padded, %" PRIu32 " callsites wrapped, %" PRIu32
+	       " clones; %" PRIu64 " bytes of new code\n", pp->npads, r->nwraps, pp->nclones,
+	       r->code_bytes);
+	if (solved)
+		printf("solver: %.2f s, %" PRIu64 " moves tried, %" PRIu64 " kept%s\n", r->stats.seconds,
+		       r->stats.evaluations, r->stats.accepted,
+		       r->stats.budget_exhausted ? " (work budget spent: --budget for more)" : "");
+
+	/* what remains, by reason and structure */
+	uint64_t total = 0;
+	for (int l = 0; l < DA_LEFT_N; l++)
+		for (int d = 0; d < 4; d++)
+			total += r->left_by[l][d];
+	if (!total) {
+		printf("\nno ambiguous CIDs left\n");
+		return;
+	}
+	printf("\ncollisions left (pairs of paths at one CID): %" PRIu64 "\n", total);
+	printf("  %-10s %10s %10s %10s %10s\n", "reason", "functions", "edges", "order", "identical");
+	static const char *why[DA_LEFT_N] = {
+		"", "unsolved", "blocked", "disabled", "deeper", "identical",
+	};
+	for (int l = 1; l < DA_LEFT_N; l++) {
+		uint64_t row = 0;
+		for (int d = 0; d < 4; d++)
+			row += r->left_by[l][d];
+		if (!row)
+			continue;
+		printf("  %-10s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", why[l],
+		       r->left_by[l][DA_DIFF_FUNCS], r->left_by[l][DA_DIFF_EDGES],
+		       r->left_by[l][DA_DIFF_ORDER], r->left_by[l][DA_DIFF_NONE]);
+	}
+	printf("  (functions/edges/order: what differs between the two paths, so ARR/wrapping/\n"
+	       "   cloning could separate them; unsolved: no plan within the bounds and the\n"
+	       "   stack cap did; blocked: the functions and callsites that differ may not change;\n"
+	       "   disabled: only a mechanism switched off would; deeper: needs clones of clones)\n");
+	for (uint32_t i = 0; i < r->nleft && i < (uint32_t)top; i++) {
+		const struct da_leftover *l = &r->left[i];
+		const char *fname = l->inst < p->nfuncs
+			? pm_function_label(pm, l->inst, bin_demangle, label, sizeof(label)) : "clone";
+		printf("\n  %s@%" PRId64 ": degree %" PRIu32 ", %" PRIu64 " entries, %s (%s differ, cure %s)\n",
+		       fname, l->height, l->degree, l->weight, da_left_name(l->why.left),
+		       da_diff_name(l->why.diff), da_cure_name(l->why.cure));
+		printf("    ");
+		pm_print_path(stdout, pm, l->a, " > ", 0, bin_demangle);
+		printf("\n    ");
+		pm_print_path(stdout, pm, l->b, " > ", 0, bin_demangle);
+		putchar('\n');
+	}
+}
+
+static char *default_output(const char *map)
+{
+	size_t n = strlen(map);
+	char *out = malloc(n + 8);
+	if (!out)
+		return NULL;
+	strcpy(out, map);
+	if (n > 5 && !strcmp(out + n - 5, ".icpp"))
+		out[n - 5] = 0;
+	strcat(out, ".plan");
+	return out;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"max-stack-growth", required_argument, NULL, 'g'},
+		{"no-wrap", no_argument, NULL, 'W'},
+		{"no-clone", no_argument, NULL, 'C'},
+		{"clone", no_argument, NULL, 'c'},
+		{"seed", required_argument, NULL, 's'},
+		{"pad-bound", required_argument, NULL, 'p'},
+		{"wrap-bound", required_argument, NULL, 'w'},
+		{"module", required_argument, NULL, 'm'},
+		{"callsites", no_argument, NULL, 'S'},
+		{"budget", required_argument, NULL, 'b'},
+		{"predict", required_argument, NULL, 'P'},
+		{"evaluate", required_argument, NULL, 'E'},
+		{"top", required_argument, NULL, 't'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct da_options o;
+	struct da_capability cap;
+	da_options_default(&o);
+	da_capability_default(&cap);
+	const char *output = NULL, *predict = NULL, *evaluate = NULL;
+	bool quiet = false, callsites = false, no_clone = false;
+	long top = 5;
+	uint64_t v;
+	char *end;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'g':
+			o.max_stack_growth = strtod(optarg, &end);
+			if (!*optarg || *end || (o.max_stack_growth != 0 && o.max_stack_growth < 1) ||
+			    o.max_stack_growth > 1e6) {
+				cli_error("plan", "--max-stack-growth wants a factor of at least 1 (or 0 for no cap), not '%s'",
+					  optarg);
+				return 2;
+			}
+			break;
+		case 'W':
+			o.allow_wrap = false;
+			break;
+		case 'C':
+			no_clone = true;
+			break;
+		case 'c':
+			cap.clone = true;
+			break;
+		case 's':
+			if (!parse_u64(optarg, &o.seed, UINT64_MAX)) {
+				cli_error("plan", "--seed wants a number, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+		case 'w':
+			if (!parse_u64(optarg, &v, DA_MAX_STEPS * DA_ALIGN) || v % DA_ALIGN) {
+				cli_error("plan", "--%s wants a multiple of 16 from 0 to %d, not '%s'",
+					  c == 'p' ? "pad-bound" : "wrap-bound", DA_MAX_STEPS * DA_ALIGN, optarg);
+				return 2;
+			}
+			*(c == 'p' ? &cap.pad_bound : &cap.wrap_bound) = (uint32_t)v;
+			break;
+		case 'm':
+			cap.module = optarg;
+			break;
+		case 'S':
+			callsites = true;
+			break;
+		case 'b':
+			if (!parse_u64(optarg, &o.budget, UINT64_MAX) || !o.budget) {
+				cli_error("plan", "--budget wants a positive number of node moves, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			predict = optarg;
+			break;
+		case 'E':
+			evaluate = optarg;
+			break;
+		case 't':
+			top = strtol(optarg, &end, 10);
+			if (!*optarg || *end || top < 0 || top > 100000) {
+				cli_error("plan", "--top wants a count from 0 to 100000, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			cli_error("plan", "unknown option or missing value in '%s'; "
+				  "'icpp plan --help' lists the options", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error("plan", "expected one pathmap; usage: icpp plan [-o PLAN] [options] MAP");
+		return 2;
+	}
+	if (evaluate && output) {
+		cli_error("plan", "--evaluate reports on a plan and writes none: drop -o");
+		return 2;
+	}
+	o.allow_clone = !no_clone;
+	const char *map = argv[optind];
+	char err[1024];
+	struct pathmap *pm = NULL;
+	struct da_bridge br = {0};
+	struct da_result r = {0};
+	struct da_pm_plan pp = {0};
+	struct da_plan plan = {0};
+	char *outpath = NULL;
+	int rc = 1;
+	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
+		cli_error("plan", "%s", err);
+		return 1;
+	}
+	if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br, err,
+			    sizeof(err)) < 0) {
+		cli_error("plan", "%s: %s", map, err);
+		goto out;
+	}
+	bool progress = !quiet && isatty(2);
+	if (evaluate) {
+		if (da_plan_read(evaluate, pm, &pp, err, sizeof(err)) < 0 ||
+		    da_pm_plan_to(&br, &pp, &plan, err, sizeof(err)) < 0 ||
+		    da_evaluate(br.prob, &o, &plan, &r, err, sizeof(err)) < 0) {
+			cli_error("plan", "%s", err);
+			goto out;
+		}
+		printf("plan %s for %s\n\n", evaluate, map);
+	} else {
+		if (progress)
+			fprintf(stderr, "icpp plan: %" PRIu32 " nodes, %" PRIu32 " functions, %" PRIu32
+				" callsites: solving...\n", br.prob->nnodes, br.prob->nfuncs,
+				br.prob->ncallsites);
+		if (da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
+			cli_error("plan", "%s: %s", map, err);
+			goto out;
+		}
+		if (da_pm_plan_from(&br, &r.plan, &pp) < 0) {
+			cli_error("plan", "out of memory");
+			goto out;
+		}
+		pp.summary = (struct da_pm_summary){
+			r.before.paths, r.before.precise_paths, r.after.precise_paths, r.before.weight,
+			r.before.precise_weight, r.after.precise_weight, r.max_growth,
+			r.max_growth_bytes, r.code_bytes, o.seed, br.prob->unit,
+		};
+		outpath = output ? strdup(output) : default_output(map);
+		if (!outpath) {
+			cli_error("plan", "out of memory");
+			goto out;
+		}
+		if (da_plan_write(outpath, pm, &pp, err, sizeof(err)) < 0) {
+			cli_error("plan", "%s", err);
+			goto out;
+		}
+		printf("plan for %s, written to %s\n\n", map, outpath);
+	}
+	if (predict) {
+		struct pathmap *q;
+		if (da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) < 0 ||
+		    pm_write(q, predict, err, sizeof(err)) < 0) {
+			if (q)
+				pm_free(q);
+			cli_error("plan", "%s", err);
+			goto out;
+		}
+		pm_free(q);
+	}
+	report(pm, br.prob, &r, &pp, top, !evaluate);
+	if (predict)
+		printf("\npredicted pathmap written to %s\n", predict);
+	if (fflush(stdout) || ferror(stdout)) {
+		cli_error("plan", "cannot write the output");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(outpath);
+	da_plan_free(&plan);
+	da_pm_plan_free(&pp);
+	da_result_free(&r);
+	da_bridge_free(&br);
+	pm_free(pm);
+	return rc;
+}
