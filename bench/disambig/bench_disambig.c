@@ -1,0 +1,201 @@
+/* bench_disambig: the solver beside the thesis' random search on synthetic
+ * path sets shaped like the thesis' Table 5.1, or on pathmaps.
+ *
+ *   bench_disambig [--profile NAME|all] [--scale X] [--seeds N] [--solvers LIST]
+ *                  [--baseline-limit S] [--fixed F] [--threads T] [--markdown]
+ *   bench_disambig --nodes N --funcs F [--recursive R] ...
+ *
+ * Solvers: thesis (random ARR search, no stack cap), arr (ours, ARR only),
+ * ours (ARR + wrapping), clone (ARR + wrapping + cloning).  One line per run:
+ * paths, precise before/after (distinct paths; % of reducible), weighted
+ * precision, unique CIDs, max and geomean stack growth, wraps, seconds. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/disambig/synth.h"
+#include "bench/disambig/thesis_search.h"
+#include "disambig/internal.h"
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 100.0;
+}
+
+/* Paths that no allowed move can make precise: both sides of every
+ * irreducible leftover pair (their heights move together forever). */
+static uint64_t irreducible_paths(const struct da_problem *p, const struct da_result *r)
+{
+	uint32_t *klass = malloc((p->nnodes + 1) * sizeof(*klass)), ncl;
+	if (!klass || da_classes(p, klass, &ncl) < 0)
+		return 0;
+	uint8_t *mark = calloc(ncl + 1, 1);
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < r->nleft; i++) {
+		enum da_left l = r->left[i].why.left;
+		if (l == DA_LEFT_UNSOLVED)
+			continue;
+		uint32_t c[2] = {klass[r->left[i].a], klass[r->left[i].b]};
+		for (int k = 0; k < 2; k++)
+			if (!mark[c[k]]) {
+				mark[c[k]] = 1;
+				n++;
+			}
+	}
+	free(mark);
+	free(klass);
+	return n;
+}
+
+struct agg {
+	double log_growth, log_geo;
+	double sec;
+	double reducible_pct_sum;
+	uint32_t runs;
+	uint64_t paths, precise, reducible;
+};
+
+static void report(const char *name, const char *solver, const struct da_problem *p,
+		   const struct da_result *r, bool md, struct agg *ag, const char *note)
+{
+	uint64_t irr = irreducible_paths(p, r);
+	uint64_t red = r->after.paths - irr;
+	double red_pct = pct(r->after.precise_paths, red);
+	if (md)
+		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %.2f |%s\n",
+		       name, solver, (unsigned long long)r->after.paths,
+		       pct(r->before.precise_paths, r->before.paths),
+		       pct(r->after.precise_paths, r->after.paths), red_pct,
+		       pct(r->before.precise_weight, r->before.weight),
+		       pct(r->after.precise_weight, r->after.weight),
+		       pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth,
+		       r->nwraps, r->stats.seconds, note ? note : "");
+	else
+		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u %.2fs%s\n",
+		       name, solver, (unsigned long long)r->after.paths,
+		       pct(r->before.precise_paths, r->before.paths),
+		       pct(r->after.precise_paths, r->after.paths), red_pct,
+		       pct(r->before.precise_weight, r->before.weight),
+		       pct(r->after.precise_weight, r->after.weight),
+		       pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth,
+		       r->nwraps, r->plan.nclones, r->stats.seconds, note ? note : "");
+	fflush(stdout);
+	ag->log_growth += log(r->max_growth);
+	ag->log_geo += log(r->geomean_growth);
+	ag->sec += r->stats.seconds;
+	ag->reducible_pct_sum += red_pct;
+	ag->runs++;
+	ag->paths += r->after.paths;
+	ag->precise += r->after.precise_paths;
+	ag->reducible += red;
+}
+
+int main(int argc, char **argv)
+{
+	const char *profile = "all", *solvers = "thesis,arr,ours";
+	double scale = 1, baseline_limit = 120, fixed = 0;
+	uint32_t seeds = 1, threads = 0, nodes = 0, funcs = 0;
+	double recursive = 0.05;
+	bool md = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--profile") && v)
+			profile = argv[++i];
+		else if (!strcmp(a, "--scale") && v)
+			scale = atof(argv[++i]);
+		else if (!strcmp(a, "--seeds") && v)
+			seeds = atoi(argv[++i]);
+		else if (!strcmp(a, "--solvers") && v)
+			solvers = argv[++i];
+		else if (!strcmp(a, "--baseline-limit") && v)
+			baseline_limit = atof(argv[++i]);
+		else if (!strcmp(a, "--fixed") && v)
+			fixed = atof(argv[++i]);
+		else if (!strcmp(a, "--threads") && v)
+			threads = atoi(argv[++i]);
+		else if (!strcmp(a, "--nodes") && v)
+			nodes = atoi(argv[++i]);
+		else if (!strcmp(a, "--funcs") && v)
+			funcs = atoi(argv[++i]);
+		else if (!strcmp(a, "--recursive") && v)
+			recursive = atof(argv[++i]);
+		else if (!strcmp(a, "--markdown"))
+			md = true;
+		else {
+			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
+					"[--solvers thesis,arr,ours,clone] [--baseline-limit S] [--fixed F] "
+					"[--threads T] [--nodes N --funcs F [--recursive R]] [--markdown]\n");
+			return 2;
+		}
+	}
+	struct synth_profile custom[2] = {{"custom", {.nodes = nodes, .nfuncs = funcs, .fanout = 3.5,
+						      .shared = 0.35, .recursive = recursive}},
+					  {NULL, {0}}};
+	const struct synth_profile *profs = nodes ? custom : synth_profiles;
+	if (md)
+		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | seconds |\n"
+		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	struct agg ag[4] = {{0}};
+	const char *names[4] = {"thesis", "arr", "ours", "clone"};
+	for (const struct synth_profile *pr = profs; pr->name; pr++) {
+		if (strcmp(profile, "all") && strcmp(profile, pr->name))
+			continue;
+		for (uint32_t seed = 1; seed <= seeds; seed++) {
+			struct synth_params sp = pr->params;
+			sp.nodes = (uint32_t)(sp.nodes * scale);
+			if (sp.nodes < 8)
+				sp.nodes = 8;
+			sp.nfuncs = (uint32_t)(sp.nfuncs * (scale < 1 ? sqrt(scale) : 1));
+			sp.seed = seed;
+			sp.threads = threads;
+			sp.fixed_frac = fixed;
+			synth_defaults(&sp);
+			struct da_problem *p = synth_problem(&sp);
+			if (!p) {
+				fprintf(stderr, "out of memory\n");
+				return 1;
+			}
+			for (int k = 0; k < 4; k++) {
+				if (!strstr(solvers, names[k]))
+					continue;
+				struct da_result r;
+				char err[256], note[64] = "";
+				int rc;
+				if (k == 0) {
+					struct thesis_params tp = {seed, 0.97, 2000, 100, baseline_limit};
+					struct thesis_stats st;
+					rc = thesis_search(p, &tp, &r, &st, err, sizeof(err));
+					if (!rc && st.timed_out)
+						snprintf(note, sizeof(note), " (stopped at %.0f s)", baseline_limit);
+				} else {
+					struct da_options o;
+					da_options_default(&o);
+					o.seed = seed;
+					o.allow_wrap = k >= 2;
+					o.allow_clone = k == 3;
+					rc = da_solve(p, &o, &r, err, sizeof(err));
+					if (!rc && r.stats.budget_exhausted)
+						snprintf(note, sizeof(note), " (budget)");
+				}
+				if (rc) {
+					fprintf(stderr, "%s %s: %s\n", pr->name, names[k], err);
+					continue;
+				}
+				report(pr->name, names[k], p, &r, md, &ag[k], note);
+				da_result_free(&r);
+			}
+			da_problem_free(p);
+		}
+	}
+	for (int k = 0; k < 4; k++) {
+		if (!ag[k].runs)
+			continue;
+		printf("%s%-6s runs %u: precise %.2f%% of paths, %.2f%% of reducible (pooled), mean per program %.2f%%; growth geomean of max %.3f, of per-root geomean %.3f; %.1f s total%s\n",
+		       md ? "\n" : "", names[k], ag[k].runs, pct(ag[k].precise, ag[k].paths),
+		       pct(ag[k].precise, ag[k].reducible), ag[k].reducible_pct_sum / ag[k].runs,
+		       exp(ag[k].log_growth / ag[k].runs), exp(ag[k].log_geo / ag[k].runs), ag[k].sec,
+		       md ? "\n" : "");
+	}
+	return 0;
+}
