@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uthash.h>
+
 #include "util/fileio.h"
 
 const char *const rp_missing_names[RP_M_NR] = {
@@ -112,6 +114,45 @@ static int open_modules(struct rp_ctx *c, char *err, size_t errlen)
 
 /* ---- resolution ---- */
 
+/* The function and CFA rule at an IP, cached: records share IPs (one per
+ * height and flags), and libdw's CFI lookup is the dearest step. */
+struct ip_info {
+	struct { struct rp_module *mod; uint64_t vaddr; } key;
+	const struct bin_function *fn;
+	int cfa_rc;
+	struct bin_cfa rule;
+	UT_hash_handle hh;
+};
+static struct ip_info *ip_cache;
+
+static struct ip_info *ip_lookup(struct rp_module *mod, uint64_t vaddr)
+{
+	struct ip_info k, *e;
+	memset(&k, 0, sizeof(k));
+	k.key.mod = mod;
+	k.key.vaddr = vaddr;
+	HASH_FIND(hh, ip_cache, &k.key, sizeof(k.key), e);
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = k.key;
+	e->fn = bin_function_at(mod->bin, vaddr);
+	e->cfa_rc = e->fn ? bin_cfa_at(mod->bin, vaddr, &e->rule) : -1;
+	HASH_ADD(hh, ip_cache, key, sizeof(e->key), e);
+	return e;
+}
+
+static void ip_cache_free(void)
+{
+	struct ip_info *e, *t;
+	HASH_ITER(hh, ip_cache, e, t) {
+		HASH_DEL(ip_cache, e);
+		free(e);
+	}
+}
+
 static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -130,7 +171,10 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		s->why = RP_M_NO_SYMBOL;
 		return 0;
 	}
-	s->fn = bin_function_at(s->mod->bin, s->vaddr);
+	struct ip_info *ii = ip_lookup(s->mod, s->vaddr);
+	if (!ii)
+		return -1;
+	s->fn = ii->fn;
 	if (!s->fn) {
 		s->why = RP_M_NO_SYMBOL;
 		return 0;
@@ -143,7 +187,8 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		s->why = RP_M_OFF_STACK;
 		return 0;
 	}
-	if (bin_cfa_at(s->mod->bin, s->vaddr, &s->rule)) {
+	s->rule = ii->rule;
+	if (ii->cfa_rc) {
 		s->why = RP_M_NO_CFI;
 		return 0;
 	}
@@ -251,6 +296,7 @@ out:
 
 static void ctx_free(struct rp_ctx *c)
 {
+	ip_cache_free();
 	if (c->samples)
 		for (uint32_t i = 0; i < c->ss->nrecs; i++) {
 			free(c->samples[i].cand);
