@@ -1,0 +1,1160 @@
+/* analyze.c: feasibility of frame padding and callsite wrapping (rewriter.h
+ * section 1).
+ *
+ * Every function is decoded once with Capstone into compact records (what the
+ * instruction does to rsp, its rsp/rbp-based memory operands, where its
+ * immediate or displacement sits).  A unit is a function plus the fragments
+ * that run in its frame; the dataflow walks it from its entry, then from
+ * landing pads and jump-table targets, keeping per instruction
+ *     k      CFA - rsp (when known)
+ *     PAD    the allocation A has run (the padding would be below rsp)
+ *     RBP    rbp == CFA - 16
+ * and the checks that follow decide the padding mask and the edits, and the
+ * stack-argument bound of every call.
+ */
+#include <capstone/capstone.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriter/internal.h"
+#include "x86/reloc.h"
+
+enum eff {
+	E_OTHER,
+	E_PUSH,         /* k += 8 */
+	E_POP,          /* k -= 8 */
+	E_ADJ,          /* k += imm (sub/add immediate, lea d(%rsp),%rsp) */
+	E_LEA_RBP,      /* rsp = rbp + imm */
+	E_LEAVE,
+	E_DYN,          /* rsp = something unknown */
+	E_REALIGN,      /* and $-N,%rsp */
+	E_BAD,          /* writes rsp in a way the analysis does not follow */
+	E_CALL,
+	E_RET,
+	E_JMP,
+	E_JCC,
+	E_JMP_IND,
+	E_STOP,         /* ud2, hlt */
+};
+
+enum {
+	F_SAVED = 1,    /* push of a callee-saved register */
+	F_POP_RBP = 2,
+	F_SET_RBP = 4,  /* mov %rsp,%rbp */
+	F_CLOBBER_RBP = 8,
+	F_PAD = 16,     /* nop or int3 */
+	F_NORET = 32,   /* call that does not return */
+};
+
+struct mref {
+	int64_t disp;
+	uint16_t size;
+	uint8_t base;   /* 7 rsp, 6 rbp */
+	uint8_t lea;
+	uint8_t disp_off, disp_size;
+};
+
+struct ins {
+	uint64_t addr;
+	uint64_t target;         /* direct branch/call target */
+	uint64_t slot;           /* call/jmp *slot(%rip) */
+	int64_t imm;             /* E_ADJ: k += imm; E_LEA_RBP: displacement */
+	int64_t fld_value;       /* E_ADJ: the encoded immediate/displacement */
+	int8_t fld_coef;         /* E_ADJ: k += fld_coef * field */
+	uint8_t fld_off, fld_size;
+	uint8_t len, eff, flags, nmem;
+	struct mref mem[2];
+};
+
+enum { S_REACH = 1, S_KNOWN = 2, S_PAD = 4, S_RBP = 8 };
+
+struct st {
+	int32_t k;
+	uint8_t f;
+};
+
+struct range {
+	uint32_t func;
+	struct ins *ins;
+	uint32_t n;
+	struct st *st;
+	uint64_t bad;            /* first undecodable address, or 0 */
+	struct eh_callsite *cs;  /* LSDA */
+	uint32_t ncs;
+	bool args_size;
+};
+
+struct unit {
+	struct range *r;
+	uint32_t nr, cap;
+	uint64_t *work;
+	size_t nwork, capwork;
+	/* allocation */
+	int32_t k0, n_alloc;
+	int32_t alloc_r, alloc_i;
+	/* refusal of padding (first reason wins), and of the dataflow */
+	enum rw_pad_why why;
+	uint64_t why_at;
+	bool conflict;           /* states disagree: nothing from this unit is trusted */
+	bool unreached;          /* code left with no state that matters */
+	/* indirect jumps */
+	struct st ind;
+	int nind;                /* distinct states seen (capped at 2) */
+	bool tail;               /* jumps out at k = 8 (tail calls) */
+	int32_t k_save;          /* lowest callee-saved push (CFA - k) */
+};
+
+struct ana {
+	struct rw_binary *b;
+	csh cs;
+	const struct bin_function *bf;
+	size_t nbf;
+	uint32_t *owner;         /* unit (function index) each function belongs to */
+	bool *cand;              /* fragment candidate */
+	int32_t *kc;             /* callee-side stack-argument bound (-1 unknown) */
+	int32_t *call_kr;        /* per call: caller-side bound (-1 unknown) */
+};
+
+/* ------------------------------------------------------------------ names */
+
+static bool name_is(const char *name, const char *const *list)
+{
+	if (!name)
+		return false;
+	size_t n = strcspn(name, "@");
+	for (; *list; list++)
+		if (strlen(*list) == n && !strncmp(name, *list, n))
+			return true;
+	return false;
+}
+
+static bool noreturn_name(const char *name)
+{
+	static const char *const list[] = {
+		"abort", "exit", "_exit", "_Exit", "quick_exit", "__stack_chk_fail",
+		"__cxa_throw", "__cxa_rethrow", "__cxa_bad_cast", "__cxa_bad_typeid",
+		"__cxa_throw_bad_array_new_length", "__cxa_pure_virtual", "_Unwind_Resume",
+		"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "__assert_fail",
+		"__assert_perror_fail", "__fortify_fail", "__chk_fail", "err", "errx", "verr",
+		"verrx", "pthread_exit", "__libc_fatal", "_ZSt9terminatev", NULL};
+	if (name_is(name, list))
+		return true;
+	/* std::__throw_* helpers */
+	return name && !strncmp(name, "_ZSt", 4) && strstr(name, "__throw_");
+}
+
+static bool returns_twice_name(const char *name)
+{
+	static const char *const list[] = {"setjmp", "_setjmp", "__setjmp", "sigsetjmp",
+					   "__sigsetjmp", "savectx", "vfork", "__vfork",
+					   "getcontext", "__getcontext", NULL};
+	return name_is(name, list);
+}
+
+static const struct bin_function *func_at(const struct ana *a, uint64_t addr)
+{
+	return bin_function_at(a->b->bin, addr);
+}
+
+static uint32_t func_index(const struct ana *a, const struct bin_function *f)
+{
+	return f ? (uint32_t)(f - a->bf) : RW_NONE;
+}
+
+/* A PLT stub's target symbol: the GOT slot of its first rip-relative jmp. */
+static const char *plt_name(struct ana *a, uint64_t target)
+{
+	uint8_t code[32];
+	if (bin_read(a->b->bin, target, code, sizeof(code)) < 0)
+		return NULL;
+	const uint8_t *p = code;
+	size_t left = sizeof(code);
+	uint64_t addr = target;
+	cs_insn *insn = cs_malloc(a->cs);
+	const char *name = NULL;
+	for (int i = 0; i < 3 && cs_disasm_iter(a->cs, &p, &left, &addr, insn); i++) {
+		const cs_x86 *x = &insn->detail->x86;
+		if (insn->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
+		    x->operands[0].mem.base == X86_REG_RIP) {
+			name = rw_slot_symbol(a->b, insn->address + insn->size + (uint64_t)x->disp);
+			break;
+		}
+	}
+	cs_free(insn, 1);
+	return name;
+}
+
+static const char *target_name(struct ana *a, uint64_t target, uint64_t slot)
+{
+	if (slot)
+		return rw_slot_symbol(a->b, slot);
+	if (!target)
+		return NULL;
+	for (int i = 0; i < a->b->nplt; i++)
+		if (target >= a->b->plt_lo[i] && target < a->b->plt_hi[i])
+			return plt_name(a, target);
+	const struct bin_function *f = func_at(a, target);
+	return f && f->addr == target ? f->name : NULL;
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+static bool is_reg(const cs_x86_op *op, x86_reg r)
+{
+	return op->type == X86_OP_REG && op->reg == r;
+}
+
+static bool callee_saved(x86_reg r)
+{
+	return r == X86_REG_RBX || r == X86_REG_RBP || r == X86_REG_R12 || r == X86_REG_R13 ||
+	       r == X86_REG_R14 || r == X86_REG_R15;
+}
+
+static bool writes_reg(csh cs, const cs_insn *insn, x86_reg r1, x86_reg r2, x86_reg r3)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return true;
+	for (int i = 0; i < nwr; i++)
+		if (wr[i] == r1 || wr[i] == r2 || wr[i] == r3)
+			return true;
+	return false;
+}
+
+static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
+	o->addr = insn->address;
+	o->len = (uint8_t)insn->size;
+	o->eff = E_OTHER;
+	for (int i = 0; i < x->op_count && o->nmem < 2; i++) {
+		if (op[i].type != X86_OP_MEM || op[i].mem.segment != X86_REG_INVALID)
+			continue;
+		if (op[i].mem.base != X86_REG_RSP && op[i].mem.base != X86_REG_RBP)
+			continue;
+		struct mref *m = &o->mem[o->nmem++];
+		m->disp = op[i].mem.disp;
+		m->size = op[i].size ? op[i].size : 8;
+		m->base = op[i].mem.base == X86_REG_RSP ? 7 : 6;
+		m->lea = insn->id == X86_INS_LEA;
+		m->disp_off = x->encoding.disp_offset;
+		m->disp_size = x->encoding.disp_size;
+	}
+	switch (insn->id) {
+	case X86_INS_NOP:
+	case X86_INS_INT3:
+		o->flags |= F_PAD;
+		if (insn->id == X86_INS_INT3)
+			o->eff = E_STOP;
+		return;
+	case X86_INS_PUSH:
+	case X86_INS_PUSHFQ:
+		if (insn->id == X86_INS_PUSH && op[0].size != 8)
+			o->eff = E_BAD;
+		else
+			o->eff = E_PUSH;
+		if (x->op_count == 1 && op[0].type == X86_OP_REG && callee_saved(op[0].reg))
+			o->flags |= F_SAVED;
+		return;
+	case X86_INS_POP:
+	case X86_INS_POPFQ:
+		o->eff = E_POP;
+		if (insn->id == X86_INS_POP && (op[0].size != 8 || is_reg(&op[0], X86_REG_RSP) ||
+						(op[0].type == X86_OP_MEM && op[0].mem.base == X86_REG_RSP)))
+			o->eff = E_BAD;
+		if (x->op_count == 1 && is_reg(&op[0], X86_REG_RBP))
+			o->flags |= F_POP_RBP;
+		return;
+	case X86_INS_LEAVE:
+		o->eff = E_LEAVE;
+		return;
+	case X86_INS_ENTER:
+		o->eff = E_BAD;
+		return;
+	case X86_INS_CALL:
+		o->eff = E_CALL;
+		o->target = x86_branch_target(insn);
+		if (!o->target && x->op_count == 1 && op[0].type == X86_OP_MEM &&
+		    op[0].mem.base == X86_REG_RIP && op[0].mem.index == X86_REG_INVALID)
+			o->slot = insn->address + insn->size + (uint64_t)x->disp;
+		if (o->target == insn->address + insn->size)
+			o->eff = E_PUSH;          /* call next: pushes its own address */
+		else if (noreturn_name(target_name(a, o->target, o->slot)))
+			o->flags |= F_NORET;
+		return;
+	case X86_INS_RET:
+		o->eff = x->op_count ? E_BAD : E_RET;
+		return;
+	case X86_INS_JMP:
+		o->target = x86_branch_target(insn);
+		o->eff = o->target ? E_JMP : E_JMP_IND;
+		return;
+	case X86_INS_UD2:
+	case X86_INS_HLT:
+		o->eff = E_STOP;
+		return;
+	default:
+		break;
+	}
+	if (o->eff == E_OTHER && x86_branch_target(insn)) {
+		o->eff = E_JCC;            /* jcc, jrcxz, loop */
+		o->target = x86_branch_target(insn);
+		return;
+	}
+	bool to_rsp = x->op_count >= 1 && is_reg(&op[0], X86_REG_RSP);
+	if (to_rsp && (insn->id == X86_INS_SUB || insn->id == X86_INS_ADD)) {
+		if (x->op_count == 2 && op[1].type == X86_OP_IMM) {
+			o->eff = E_ADJ;
+			o->fld_coef = insn->id == X86_INS_SUB ? 1 : -1;
+			o->fld_value = op[1].imm;
+			o->imm = o->fld_coef * op[1].imm;
+			o->fld_off = x->encoding.imm_offset;
+			o->fld_size = x->encoding.imm_size;
+		} else {
+			o->eff = E_DYN;
+		}
+		return;
+	}
+	if (to_rsp && insn->id == X86_INS_LEA) {
+		const x86_op_mem *m = &op[1].mem;
+		if (m->index != X86_REG_INVALID || m->segment != X86_REG_INVALID) {
+			o->eff = E_DYN;
+		} else if (m->base == X86_REG_RSP) {
+			o->eff = E_ADJ;
+			o->fld_coef = -1;
+			o->fld_value = m->disp;
+			o->imm = -m->disp;
+			o->fld_off = x->encoding.disp_offset;
+			o->fld_size = x->encoding.disp_size;
+		} else if (m->base == X86_REG_RBP) {
+			o->eff = E_LEA_RBP;
+			o->imm = m->disp;
+		} else {
+			o->eff = E_DYN;
+		}
+		o->nmem = 0;               /* the lea itself addresses nothing */
+		return;
+	}
+	if (to_rsp && insn->id == X86_INS_MOV) {
+		if (is_reg(&op[1], X86_REG_RBP)) {
+			o->eff = E_LEA_RBP;
+			o->imm = 0;
+		} else {
+			o->eff = E_DYN;
+		}
+		return;
+	}
+	if (to_rsp && insn->id == X86_INS_AND) {
+		o->eff = E_REALIGN;
+		return;
+	}
+	if (insn->id == X86_INS_MOV && x->op_count == 2 && is_reg(&op[0], X86_REG_RBP) &&
+	    is_reg(&op[1], X86_REG_RSP)) {
+		o->flags |= F_SET_RBP;
+		return;
+	}
+	if (writes_reg(a->cs, insn, X86_REG_RSP, X86_REG_ESP, X86_REG_SP))
+		o->eff = E_BAD;
+	if (writes_reg(a->cs, insn, X86_REG_RBP, X86_REG_EBP, X86_REG_BP))
+		o->flags |= F_CLOBBER_RBP;
+}
+
+static int decode(struct ana *a, uint32_t fi, struct range *r)
+{
+	const struct bin_function *f = &a->bf[fi];
+	*r = (struct range){.func = fi};
+	uint8_t *code = malloc(f->size);
+	r->ins = calloc(f->size, sizeof(*r->ins));     /* at most one per byte */
+	if (!code || !r->ins || bin_read(a->b->bin, f->addr, code, f->size) < 0) {
+		free(code);
+		r->bad = f->addr;
+		return code && r->ins ? 0 : -1;
+	}
+	const uint8_t *p = code;
+	size_t left = f->size;
+	uint64_t addr = f->addr;
+	cs_insn *insn = cs_malloc(a->cs);
+	while (left) {
+		if (!cs_disasm_iter(a->cs, &p, &left, &addr, insn)) {
+			/* Trailing padding is fine; anything else is data in text. */
+			for (; left; p++, left--, addr++)
+				if (*p != 0x90 && *p != 0xcc && *p != 0) {
+					r->bad = addr;
+					break;
+				}
+			break;
+		}
+		struct ins *o = &r->ins[r->n++];
+		memset(o, 0, sizeof(*o));
+		classify(a, insn, o);
+	}
+	cs_free(insn, 1);
+	free(code);
+	r->st = calloc(r->n ? r->n : 1, sizeof(*r->st));
+	if (!r->st)
+		return -1;
+	uint32_t fde = eh_fde_at(&a->b->eh, f->addr);
+	if (fde != RW_NONE) {
+		const struct eh_entry *e = &a->b->eh.e[fde];
+		if (e->lsda && eh_lsda(a->b->bin, e->lsda, e->pc_begin, &r->cs, &r->ncs) < 0)
+			r->bad = r->bad ? r->bad : f->addr;
+		r->args_size = eh_args_size(&a->b->eh, fde);
+	}
+	return 0;
+}
+
+static void range_free(struct range *r)
+{
+	free(r->ins);
+	free(r->st);
+	free(r->cs);
+}
+
+/* ------------------------------------------------------------------ dataflow */
+
+static void set_why(struct unit *u, enum rw_pad_why w, uint64_t at)
+{
+	if (u->why == RW_PAD_OK) {
+		u->why = w;
+		u->why_at = at;
+	}
+}
+
+static bool find(const struct unit *u, uint64_t addr, uint32_t *ri, uint32_t *ii)
+{
+	for (uint32_t r = 0; r < u->nr; r++) {
+		const struct range *g = &u->r[r];
+		uint32_t lo = 0, hi = g->n;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (g->ins[mid].addr < addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < g->n && g->ins[lo].addr == addr) {
+			*ri = r;
+			*ii = lo;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool in_unit(const struct unit *u, const struct ana *a, uint64_t addr)
+{
+	for (uint32_t r = 0; r < u->nr; r++) {
+		const struct bin_function *f = &a->bf[u->r[r].func];
+		if (addr >= f->addr && addr < f->addr + f->size)
+			return true;
+	}
+	return false;
+}
+
+static void push_work(struct unit *u, uint32_t r, uint32_t i)
+{
+	if (u->nwork == u->capwork) {
+		size_t cap = u->capwork ? 2 * u->capwork : 256;
+		uint64_t *w = realloc(u->work, cap * sizeof(*w));
+		if (!w) {
+			u->conflict = true;
+			return;
+		}
+		u->work = w;
+		u->capwork = cap;
+	}
+	u->work[u->nwork++] = (uint64_t)r << 32 | i;
+}
+
+static bool same_state(struct st x, struct st y)
+{
+	if ((x.f & ~S_REACH) != (y.f & ~S_REACH))
+		return false;
+	return !(x.f & S_KNOWN) || x.k == y.k;
+}
+
+static void join(struct unit *u, uint32_t r, uint32_t i, struct st s)
+{
+	struct st *t = &u->r[r].st[i];
+	s.f |= S_REACH;
+	if (!(t->f & S_REACH)) {
+		*t = s;
+		push_work(u, r, i);
+		return;
+	}
+	if (!same_state(*t, s)) {
+		u->conflict = true;
+		set_why(u, RW_PAD_STACK_STATE, u->r[r].ins[i].addr);
+	}
+}
+
+/* Add the function containing addr as a fragment of the unit; false when it
+ * cannot be one. */
+static bool add_fragment(struct ana *a, struct unit *u, uint32_t owner, uint64_t addr)
+{
+	const struct bin_function *f = func_at(a, addr);
+	uint32_t g = func_index(a, f);
+	if (g == RW_NONE || !a->cand[g])
+		return false;
+	if (a->owner[g] != RW_NONE && a->owner[g] != owner) {
+		set_why(u, RW_PAD_FRAGMENT_SHARED, addr);
+		u->conflict = true;
+		return false;
+	}
+	if (a->owner[g] == owner)
+		return true;
+	if (u->nr == u->cap) {
+		uint32_t cap = u->cap ? 2 * u->cap : 4;
+		struct range *v = realloc(u->r, cap * sizeof(*v));
+		if (!v)
+			return false;
+		u->r = v;
+		u->cap = cap;
+	}
+	if (decode(a, g, &u->r[u->nr]) < 0)
+		return false;
+	u->nr++;
+	a->owner[g] = owner;
+	return true;
+}
+
+/* Follow a direct branch from state s to target. */
+static void branch(struct ana *a, struct unit *u, uint32_t owner, uint64_t from, uint64_t target,
+		   struct st s)
+{
+	uint32_t r, i;
+	if (!in_unit(u, a, target)) {
+		bool tail = (s.f & S_KNOWN) && s.k == 8 && !(s.f & S_PAD);
+		if (tail) {
+			u->tail = true;
+			return;                         /* a tail call */
+		}
+		if (!add_fragment(a, u, owner, target)) {
+			set_why(u, RW_PAD_STACK_STATE, from);
+			u->conflict = true;
+			return;
+		}
+	}
+	if (find(u, target, &r, &i))
+		join(u, r, i, s);
+	else {
+		set_why(u, RW_PAD_UNDECODABLE, from);   /* into the middle of an insn */
+		u->conflict = true;
+	}
+}
+
+static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint32_t i)
+{
+	struct range *g = &u->r[r];
+	const struct ins *in = &g->ins[i];
+	struct st s = g->st[i];
+	bool known = s.f & S_KNOWN, fall = true;
+	switch (in->eff) {
+	case E_PUSH:
+		if ((in->flags & F_SAVED) && known && !(s.f & S_PAD) && s.k + 8 > u->k_save)
+			u->k_save = s.k + 8;
+		s.k += 8;
+		break;
+	case E_POP:
+		if (in->flags & F_POP_RBP)
+			s.f &= ~S_RBP;
+		s.k -= 8;
+		break;
+	case E_ADJ:
+		if (!known) {
+			if (in->imm < 0 && (s.f & S_PAD))
+				set_why(u, RW_PAD_STACK_STATE, in->addr);
+			break;
+		}
+		if (!(s.f & S_PAD) && in->imm > 0) {
+			/* the allocation */
+			if (u->n_alloc == 0) {
+				u->n_alloc = 1;
+				u->alloc_r = (int32_t)r;
+				u->alloc_i = (int32_t)i;
+				u->k0 = s.k;
+			} else if (u->alloc_r != (int32_t)r || u->alloc_i != (int32_t)i) {
+				u->n_alloc = 2;
+				set_why(u, RW_PAD_MULTI_ALLOC, in->addr);
+			}
+			s.f |= S_PAD;
+		} else if ((s.f & S_PAD) && in->imm < 0 && s.k + in->imm <= u->k0) {
+			s.f &= ~S_PAD;                  /* a deallocation */
+		}
+		s.k += (int32_t)in->imm;
+		break;
+	case E_LEA_RBP:
+		if (!(s.f & S_RBP)) {
+			set_why(u, RW_PAD_STACK_STATE, in->addr);
+			s.f &= ~S_KNOWN;
+			break;
+		}
+		s.k = 16 - (int32_t)in->imm;
+		s.f |= S_KNOWN;
+		if (s.f & S_PAD) {
+			if (s.k <= u->k0)
+				s.f &= ~S_PAD;
+			else
+				set_why(u, RW_PAD_RBP_RESTORE, in->addr);
+		}
+		break;
+	case E_LEAVE:
+		if (!(s.f & S_RBP))
+			set_why(u, RW_PAD_STACK_STATE, in->addr);
+		s.k = 8;
+		s.f = (s.f | S_KNOWN) & ~(S_PAD | S_RBP);
+		break;
+	case E_DYN:
+		if (!(s.f & S_RBP))
+			set_why(u, RW_PAD_DYNAMIC, in->addr);
+		s.f &= ~S_KNOWN;
+		break;
+	case E_REALIGN:
+		set_why(u, RW_PAD_REALIGN, in->addr);
+		s.f &= ~S_KNOWN;
+		break;
+	case E_BAD:
+		set_why(u, RW_PAD_STACK_STATE, in->addr);
+		s.f &= ~S_KNOWN;
+		break;
+	case E_CALL:
+		if (in->flags & F_NORET)
+			fall = false;
+		break;
+	case E_RET:
+		if (!known || s.k != 8 || (s.f & S_PAD))
+			set_why(u, RW_PAD_STACK_STATE, in->addr);
+		fall = false;
+		break;
+	case E_JMP:
+		branch(a, u, owner, in->addr, in->target, s);
+		fall = false;
+		break;
+	case E_JCC:
+		branch(a, u, owner, in->addr, in->target, s);
+		break;
+	case E_JMP_IND:
+		if (known && s.k == 8 && !(s.f & S_PAD))
+			u->tail = true;                 /* maybe a tail call */
+		if (u->nind == 0) {
+			u->ind = s;
+			u->nind = 1;
+		} else if (!same_state(u->ind, s)) {
+			u->nind = 2;
+		}
+		fall = false;
+		break;
+	case E_STOP:
+		fall = false;
+		break;
+	default:
+		break;
+	}
+	if (in->flags & F_SET_RBP) {
+		if (known && s.k == 16)
+			s.f |= S_RBP;
+		else
+			s.f &= ~S_RBP;
+	} else if (in->flags & F_CLOBBER_RBP) {
+		s.f &= ~S_RBP;
+	}
+	if (fall && i + 1 < g->n && g->ins[i + 1].addr == in->addr + in->len)
+		join(u, r, i + 1, s);
+}
+
+static void run(struct ana *a, struct unit *u, uint32_t owner)
+{
+	while (u->nwork && !u->conflict) {
+		uint64_t w = u->work[--u->nwork];
+		step(a, u, owner, (uint32_t)(w >> 32), (uint32_t)w);
+	}
+}
+
+/* Landing pads start with the rsp of the calls they catch. */
+static bool seed_landing_pads(struct ana *a, struct unit *u, uint32_t owner)
+{
+	bool any = false;
+	for (uint32_t r = 0; r < u->nr && !u->conflict; r++) {
+		for (uint32_t c = 0; c < u->r[r].ncs; c++) {
+			const struct eh_callsite *cs = &u->r[r].cs[c];
+			if (!cs->lp)
+				continue;
+			struct range *g = &u->r[r];
+			struct st s = {0};
+			for (uint32_t i = 0; i < g->n; i++)
+				if (g->ins[i].eff == E_CALL && g->ins[i].addr >= cs->start &&
+				    g->ins[i].addr < cs->start + cs->len && (g->st[i].f & S_REACH)) {
+					s = g->st[i];
+					break;
+				}
+			if (!(s.f & S_REACH))
+				continue;
+			if (u->r[r].args_size)
+				s.f &= ~S_KNOWN;
+			if (!in_unit(u, a, cs->lp) && !add_fragment(a, u, owner, cs->lp)) {
+				set_why(u, RW_PAD_STACK_STATE, cs->lp);
+				u->conflict = true;
+				return false;
+			}
+			uint32_t lr, li;
+			if (!find(u, cs->lp, &lr, &li)) {
+				set_why(u, RW_PAD_UNDECODABLE, cs->lp);
+				u->conflict = true;
+				return false;
+			}
+			if (!(u->r[lr].st[li].f & S_REACH))
+				any = true;
+			join(u, lr, li, s);
+		}
+	}
+	return any;
+}
+
+/* Jump-table targets start with the state of the (single) indirect jump. */
+static bool seed_unreached(struct unit *u)
+{
+	if (u->nind != 1)
+		return false;
+	bool any = false;
+	for (uint32_t r = 0; r < u->nr; r++) {
+		struct range *g = &u->r[r];
+		for (uint32_t i = 0; i < g->n; i++) {
+			if ((g->st[i].f & S_REACH) || (g->ins[i].flags & F_PAD))
+				continue;
+			bool start = i == 0 || (g->st[i - 1].f & S_REACH) || (g->ins[i - 1].flags & F_PAD);
+			if (start) {
+				join(u, r, i, u->ind);
+				any = true;
+			}
+		}
+	}
+	return any;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+/* Largest D (multiple of 16) that keeps edit e encodable. */
+static int64_t edit_room(const struct rw_edit *e)
+{
+	int64_t lim = e->size == 1 ? (e->sign > 0 ? INT8_MAX - e->value : e->value - INT8_MIN)
+				   : (e->sign > 0 ? INT32_MAX - e->value : e->value - INT32_MIN);
+	return lim < 0 ? 0 : lim & ~(int64_t)15;
+}
+
+static int add_edit(struct rw_unit *ru, uint64_t at, int64_t value, int size, int sign)
+{
+	for (uint32_t i = 0; i < ru->nedits; i++)
+		if (ru->edits[i].at == at)
+			return 0;
+	struct rw_edit *v = realloc(ru->edits, (ru->nedits + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	ru->edits = v;
+	ru->edits[ru->nedits++] = (struct rw_edit){at, value, (uint8_t)size, (int8_t)sign};
+	return 0;
+}
+
+static int add_call(struct ana *a, const struct ins *in, uint32_t owner, int32_t kr)
+{
+	struct rw_binary *b = a->b;
+	if (b->ncalls == b->capcalls) {
+		size_t cap = b->capcalls ? 2 * b->capcalls : 1024;
+		struct rw_call *v = realloc(b->calls, cap * sizeof(*v));
+		int32_t *k = realloc(a->call_kr, cap * sizeof(*k));
+		if (k)
+			a->call_kr = k;
+		if (!v || !k)
+			return -1;
+		b->calls = v;
+		b->capcalls = cap;
+	}
+	a->call_kr[b->ncalls] = kr;
+	b->calls[b->ncalls++] = (struct rw_call){
+		.insn = in->addr,
+		.site = in->addr + in->len - 1,
+		.len = in->len,
+		.target = in->target,
+		.slot = in->slot,
+		.func = owner,
+	};
+	return 0;
+}
+
+/* Check the CFI against the dataflow at one instruction. */
+static void check_cfi(struct ana *a, struct unit *u, const struct ins *in, struct st s)
+{
+	struct bin_cfa cfa;
+	if (bin_cfa_at(a->b->bin, in->addr, &cfa) < 0) {
+		set_why(u, RW_PAD_NO_CFI, in->addr);
+		return;
+	}
+	if (cfa.reg == BIN_CFA_RBP) {
+		if (!(s.f & S_RBP) || cfa.offset != 16)
+			set_why(u, RW_PAD_CFI_MISMATCH, in->addr);
+	} else if ((s.f & S_KNOWN) && cfa.offset != s.k) {
+		set_why(u, RW_PAD_CFI_MISMATCH, in->addr);
+	}
+}
+
+static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
+{
+	struct rw_binary *b = a->b;
+	struct rw_func *rf = &b->funcs[owner];
+	struct rw_unit *ru = &b->units[owner];
+	bool fp = false;
+	int64_t lmin = 0;            /* lowest rbp-relative reference */
+	uint32_t ncalls = 0, calls_out = 0;
+	uint64_t call_out_at = 0;
+	bool kc_unknown = u->conflict || u->tail;
+	int64_t kc = 0;
+
+	for (uint32_t r = 0; r < u->nr; r++) {
+		const struct range *g = &u->r[r];
+		if (g->bad)
+			set_why(u, RW_PAD_UNDECODABLE, g->bad);
+		for (uint32_t i = 0; i < g->n; i++) {
+			const struct ins *in = &g->ins[i];
+			struct st s = g->st[i];
+			if (!(s.f & S_REACH)) {
+				if (!(in->flags & F_PAD) && (in->eff != E_OTHER || in->nmem)) {
+					u->unreached = true;
+					set_why(u, RW_PAD_STACK_STATE, in->addr);
+				}
+				if (in->eff == E_CALL)
+					add_call(a, in, owner, -1);
+				continue;
+			}
+			check_cfi(a, u, in, s);
+			if (in->eff == E_CALL) {
+				ncalls++;
+				if (!(s.f & S_PAD) && !calls_out++)
+					call_out_at = in->addr;
+			}
+			for (int m = 0; m < in->nmem; m++) {
+				const struct mref *mr = &in->mem[m];
+				if (mr->base == 6 && (s.f & S_RBP)) {
+					if (mr->disp < lmin)
+						lmin = mr->disp;
+					if (mr->disp >= 16) {
+						if (mr->lea)
+							kc_unknown = true;
+						else if (mr->disp - 16 + mr->size > kc)
+							kc = mr->disp - 16 + mr->size;
+					}
+				}
+				if (mr->base == 7 && (s.f & S_KNOWN) && mr->disp >= s.k) {
+					if (mr->lea)
+						kc_unknown = true;
+					else if (mr->disp - s.k + mr->size > kc)
+						kc = mr->disp - s.k + mr->size;
+				}
+			}
+		}
+	}
+	a->kc[owner] = kc_unknown || u->unreached ? -1 : (int32_t)kc;
+
+	/* the allocation and its frame kind */
+	const struct ins *alloc = NULL;
+	struct st as = {0};
+	if (u->n_alloc == 1) {
+		alloc = &u->r[u->alloc_r].ins[u->alloc_i];
+		as = u->r[u->alloc_r].st[u->alloc_i];
+		fp = as.f & S_RBP;
+	}
+	rf->frame = alloc ? (fp ? RW_FRAME_FP : RW_FRAME_SP) : RW_FRAME_NONE;
+	rf->alloc = alloc ? (uint32_t)alloc->imm : 0;
+	rf->ncalls = ncalls;
+	int64_t k0 = u->k0, k1 = alloc ? u->k0 + alloc->imm : 0;
+	/* Caller-side bound of stack arguments: what lies between rsp at a call
+	 * and the lowest slot known not to be an argument (saved registers;
+	 * with rbp, also the lowest rbp-relative local). */
+	int64_t top_sp = u->k_save > 8 ? u->k_save : 8;
+	int64_t top_fp = u->k_save > 16 ? u->k_save : 16;
+	if (16 - lmin > top_fp)
+		top_fp = 16 - lmin;
+
+	/* calls and their caller-side stack-argument bound */
+	for (uint32_t r = 0; r < u->nr; r++) {
+		const struct range *g = &u->r[r];
+		for (uint32_t i = 0; i < g->n; i++) {
+			const struct ins *in = &g->ins[i];
+			struct st s = g->st[i];
+			if (in->eff != E_CALL || !(s.f & S_REACH))
+				continue;
+			int64_t t = (s.f & S_RBP) ? top_fp : top_sp;
+			int32_t kr = (s.f & S_KNOWN) && !u->conflict ? (int32_t)(s.k - t) : -1;
+			if (kr < -1)
+				kr = 0;
+			add_call(a, in, owner, kr);
+		}
+	}
+
+	/* padding */
+	if (!alloc && u->n_alloc == 0)
+		set_why(u, ncalls ? RW_PAD_NO_ALLOC : RW_PAD_LEAF, 0);
+	if (alloc && !ncalls)
+		set_why(u, RW_PAD_LEAF, 0);
+	if (calls_out)
+		set_why(u, RW_PAD_CALL_OUTSIDE, call_out_at);
+	if (u->why == RW_PAD_OK && alloc) {
+		add_edit(ru, alloc->addr + alloc->fld_off, alloc->fld_value, alloc->fld_size,
+			 alloc->fld_coef);
+		for (uint32_t r = 0; r < u->nr && u->why == RW_PAD_OK; r++) {
+			const struct range *g = &u->r[r];
+			for (uint32_t i = 0; i < g->n; i++) {
+				const struct ins *in = &g->ins[i];
+				struct st s = g->st[i];
+				if (!(s.f & S_REACH))
+					continue;
+				if (!fp && (s.f & S_KNOWN) && ((s.f & S_PAD) ? s.k < k1 : s.k >= k1))
+					set_why(u, RW_PAD_STACK_STATE, in->addr);
+				if (!(s.f & S_PAD))
+					continue;
+				if (in->eff == E_ADJ && in->imm < 0 && (s.f & S_KNOWN) &&
+				    s.k + in->imm <= k0)
+					add_edit(ru, in->addr + in->fld_off, in->fld_value, in->fld_size,
+						 -in->fld_coef);
+				for (int m = 0; m < in->nmem; m++) {
+					const struct mref *mr = &in->mem[m];
+					if (mr->base != 7)
+						continue;
+					int64_t k = (s.f & S_KNOWN) ? s.k : k1;
+					if (fp) {
+						/* outgoing area only: below the locals */
+						if (mr->disp >= 0 && mr->disp + (mr->lea ? 1 : mr->size) > k - top_fp)
+							set_why(u, RW_PAD_RSP_LOCALS, in->addr);
+						continue;
+					}
+					if (!(s.f & S_KNOWN)) {
+						set_why(u, RW_PAD_DYNAMIC, in->addr);
+						continue;
+					}
+					int64_t thr = s.k - k0;
+					if (mr->disp >= thr) {
+						if (!mr->disp_size)
+							set_why(u, RW_PAD_STRADDLE, in->addr);
+						else
+							add_edit(ru, in->addr + mr->disp_off, mr->disp,
+								 mr->disp_size, 1);
+					} else if (mr->disp + (mr->lea ? 1 : mr->size) > thr) {
+						set_why(u, RW_PAD_STRADDLE, in->addr);
+					}
+				}
+			}
+		}
+	}
+	int64_t room = RW_MAX_AMOUNT;
+	if (u->why == RW_PAD_OK && alloc) {
+		if (k1 >= 4096 - 16)
+			set_why(u, RW_PAD_LARGE_FRAME, alloc->addr);
+		else if (4096 - 16 - k1 < room)
+			room = (4096 - 16 - k1) & ~(int64_t)15;
+		for (uint32_t e = 0; e < ru->nedits && u->why == RW_PAD_OK; e++) {
+			int64_t er = edit_room(&ru->edits[e]);
+			if (er < room)
+				room = er;
+		}
+		if (room < 16 && u->why == RW_PAD_OK)
+			set_why(u, ru->nedits > 0 && edit_room(&ru->edits[0]) < 16 ? RW_PAD_IMM_FULL
+										   : RW_PAD_DISP_FULL,
+				alloc->addr);
+	}
+	if (u->why == RW_PAD_OK && !fp && alloc) {
+		/* the FDEs of the unit must be re-encodable */
+		for (uint32_t r = 0; r < u->nr && u->why == RW_PAD_OK; r++) {
+			uint32_t fde = eh_fde_at(&b->eh, a->bf[u->r[r].func].addr);
+			if (fde == RW_NONE || eh_edit_cfa(&b->eh, fde, k0, k1, 16, NULL) < 0) {
+				set_why(u, RW_PAD_CFI_EDIT, a->bf[u->r[r].func].addr);
+				break;
+			}
+			uint32_t *v = realloc(ru->fdes, (ru->nfdes + 1) * sizeof(*v));
+			if (!v)
+				break;
+			ru->fdes = v;
+			ru->fdes[ru->nfdes++] = fde;
+		}
+	}
+	if (u->why == RW_PAD_OK && alloc) {
+		rf->pad_mask = rw_mask_range(16, (uint32_t)room);
+		rf->pad_why = RW_PAD_OK;
+	} else {
+		rf->pad_mask = 1;
+		rf->pad_why = u->why == RW_PAD_OK ? RW_PAD_NO_ALLOC : u->why;
+		rf->why_at = u->why_at;
+		free(ru->edits);
+		free(ru->fdes);
+		ru->edits = NULL;
+		ru->fdes = NULL;
+		ru->nedits = ru->nfdes = 0;
+	}
+	/* k0 for the FDE edits */
+	for (uint32_t r = 1; r < u->nr; r++) {
+		struct rw_func *fr = &b->funcs[u->r[r].func];
+		fr->parent = owner;
+		fr->pad_mask = 1;
+		fr->pad_why = RW_PAD_FRAGMENT;
+		fr->frame = rf->frame;
+	}
+	ru->k1 = k1;
+	ru->k0 = k0;
+}
+
+static void analyse_unit(struct ana *a, uint32_t fi)
+{
+	struct unit u = {0};
+	u.r = calloc(4, sizeof(*u.r));
+	u.cap = 4;
+	if (!u.r || decode(a, fi, &u.r[0]) < 0) {
+		free(u.r);
+		a->b->funcs[fi].pad_mask = 1;
+		a->b->funcs[fi].pad_why = RW_PAD_UNDECODABLE;
+		return;
+	}
+	u.nr = 1;
+	a->owner[fi] = fi;
+	struct st entry = {.k = 8, .f = S_KNOWN};
+	struct bin_cfa cfa;
+	if (bin_cfa_at(a->b->bin, a->bf[fi].addr, &cfa) == 0) {
+		if (cfa.reg == BIN_CFA_RSP)
+			entry.k = (int32_t)cfa.offset;
+		else
+			entry = (struct st){.f = S_RBP};   /* a fragment of an fp frame */
+	}
+	if (u.r[0].n) {
+		join(&u, 0, 0, entry);
+		for (;;) {
+			run(a, &u, fi);
+			if (u.conflict)
+				break;
+			if (seed_landing_pads(a, &u, fi))
+				continue;
+			run(a, &u, fi);
+			if (u.conflict || !seed_unreached(&u))
+				break;
+		}
+	}
+	finish_unit(a, &u, fi);
+	for (uint32_t r = 0; r < u.nr; r++)
+		range_free(&u.r[r]);
+	free(u.r);
+	free(u.work);
+}
+
+/* ------------------------------------------------------------------ calls */
+
+static int cmp_call(const void *x, const void *y)
+{
+	const struct rw_call *a = x, *b = y;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+static void resolve_calls(struct ana *a)
+{
+	struct rw_binary *b = a->b;
+	for (size_t c = 0; c < b->ncalls; c++) {
+		struct rw_call *rc = &b->calls[c];
+		rc->target_name = target_name(a, rc->target, rc->slot);
+		rc->wrap_mask = 1;
+		rc->wrap_why = RW_WRAP_OK;
+		int32_t kr = a->call_kr[c], kc = -1;
+		if (rc->target) {
+			const struct bin_function *f = func_at(a, rc->target);
+			if (f && f->addr == rc->target)
+				kc = a->kc[func_index(a, f)];
+		}
+		int32_t k = kr < 0 ? kc : (kc < 0 || kr < kc ? kr : kc);
+		if (!rc->target && !rc->slot)
+			rc->wrap_why = RW_WRAP_INDIRECT;
+		else if (rc->len < 5)
+			rc->wrap_why = RW_WRAP_INDIRECT;
+		else if (returns_twice_name(rc->target_name))
+			rc->wrap_why = RW_WRAP_RETURNS_TWICE;
+		else if (b->funcs[rc->func].pad_why == RW_PAD_UNDECODABLE)
+			rc->wrap_why = RW_WRAP_CALLER;
+		else if (k < 0)
+			rc->wrap_why = RW_WRAP_ARGS_UNKNOWN;
+		else if (k > RW_MAX_COPY)
+			rc->wrap_why = RW_WRAP_ARGS_LARGE;
+		if (rc->wrap_why != RW_WRAP_OK)
+			continue;
+		rc->stack_args = (uint32_t)(k + 7) & ~7u;
+		uint32_t lo = (rc->stack_args + 8 + 15) & ~15u;
+		rc->wrap_mask = rw_mask_range(lo < 16 ? 16 : lo, RW_MAX_AMOUNT);
+	}
+	qsort(b->calls, b->ncalls, sizeof(*b->calls), cmp_call);
+	/* one record per site (a call reached twice is impossible; keep the first) */
+	size_t k = 0;
+	for (size_t c = 0; c < b->ncalls; c++)
+		if (!k || b->calls[k - 1].site != b->calls[c].site)
+			b->calls[k++] = b->calls[c];
+	b->ncalls = k;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+static bool is_cold_name(const char *name)
+{
+	if (!name)
+		return false;
+	const char *p = strstr(name, ".cold");
+	return p && (p[5] == 0 || p[5] == '.');
+}
+
+int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
+{
+	struct ana a = {.b = b};
+	a.bf = bin_functions(b->bin, &a.nbf);
+	if (!x86_open(&a.cs)) {
+		rw_errf(err, errlen, "cannot start the disassembler");
+		return -1;
+	}
+	b->nfuncs = a.nbf;
+	b->funcs = calloc(a.nbf ? a.nbf : 1, sizeof(*b->funcs));
+	b->units = calloc(a.nbf ? a.nbf : 1, sizeof(*b->units));
+	a.owner = malloc((a.nbf ? a.nbf : 1) * sizeof(*a.owner));
+	a.cand = calloc(a.nbf ? a.nbf : 1, sizeof(*a.cand));
+	a.kc = malloc((a.nbf ? a.nbf : 1) * sizeof(*a.kc));
+	if (!b->funcs || !b->units || !a.owner || !a.cand || !a.kc) {
+		rw_errf(err, errlen, "out of memory analysing %s", b->path);
+		goto fail;
+	}
+	for (size_t i = 0; i < a.nbf; i++) {
+		const struct bin_function *f = &a.bf[i];
+		b->funcs[i] = (struct rw_func){.addr = f->addr, .size = f->size, .name = f->name,
+					       .parent = RW_NONE, .pad_mask = 1};
+		a.owner[i] = RW_NONE;
+		a.kc[i] = -1;
+		struct bin_cfa cfa;
+		bool entry_ok = bin_cfa_at(b->bin, f->addr, &cfa) == 0 && cfa.reg == BIN_CFA_RSP &&
+				cfa.offset == 8;
+		a.cand[i] = is_cold_name(f->name) || (!f->name && !entry_ok);
+	}
+	/* functions entered by calls first: they claim their fragments */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < a.nbf; i++) {
+			if (a.owner[i] != RW_NONE || a.cand[i] != (pass == 1))
+				continue;
+			analyse_unit(&a, (uint32_t)i);
+			if (pass == 1) {
+				/* a fragment nobody claimed: never entered by a call */
+				b->funcs[i].pad_mask = 1;
+				b->funcs[i].pad_why = RW_PAD_FRAGMENT;
+			}
+		}
+	resolve_calls(&a);
+	cs_close(&a.cs);
+	free(a.owner);
+	free(a.cand);
+	free(a.kc);
+	free(a.call_kr);
+	return 0;
+fail:
+	cs_close(&a.cs);
+	free(a.owner);
+	free(a.cand);
+	free(a.kc);
+	free(a.call_kr);
+	return -1;
+}

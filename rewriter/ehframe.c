@@ -1,0 +1,867 @@
+/* ehframe.c: .eh_frame as the rewriter needs it -- entries with the places
+ * of their pointers, LSDA call-site tables, CFA programs re-encoded for
+ * no-frame-pointer padding, and the merged .eh_frame + sorted .eh_frame_hdr
+ * of the output.  libdw reads CFI but writes none, hence this file. */
+#include <dwarf.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriter/internal.h"
+
+/* ------------------------------------------------------------------ buffers */
+
+static void rb_grow(struct rbuf *b, size_t need)
+{
+	if (b->oom || b->n + need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->n + need)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+void rb_put(struct rbuf *b, const void *d, size_t n)
+{
+	rb_grow(b, n);
+	if (b->oom)
+		return;
+	if (n)
+		memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+void rb_u8(struct rbuf *b, uint8_t v) { rb_put(b, &v, 1); }
+void rb_u32(struct rbuf *b, uint32_t v) { rb_put(b, &v, 4); }
+void rb_u64(struct rbuf *b, uint64_t v) { rb_put(b, &v, 8); }
+
+void rb_uleb(struct rbuf *b, uint64_t v)
+{
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		rb_u8(b, c | (v ? 0x80 : 0));
+	} while (v);
+}
+
+void rb_sleb(struct rbuf *b, int64_t v)
+{
+	for (;;) {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		if ((v == 0 && !(c & 0x40)) || (v == -1 && (c & 0x40))) {
+			rb_u8(b, c);
+			return;
+		}
+		rb_u8(b, c | 0x80);
+	}
+}
+
+void rb_align(struct rbuf *b, size_t a, uint8_t fill)
+{
+	while (b->n % a)
+		rb_u8(b, fill);
+}
+
+void rb_free(struct rbuf *b)
+{
+	free(b->p);
+	*b = (struct rbuf){0};
+}
+
+void rw_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+static int get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t c = *(*p)++;
+		r |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int get_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t r = 0;
+	int shift = 0;
+	uint8_t c = 0x80;
+	while (*p < end && shift < 64 && (c & 0x80)) {
+		c = *(*p)++;
+		r |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	}
+	if (c & 0x80)
+		return -1;
+	if (shift < 64 && (c & 0x40))
+		r |= ~0ULL << shift;
+	*v = (int64_t)r;
+	return 0;
+}
+
+static size_t enc_size(int enc)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return 2;
+	default:
+		return 0;            /* leb128 forms */
+	}
+}
+
+int eh_read_enc(int enc, const uint8_t **p, const uint8_t *end, uint64_t at, uint64_t *v)
+{
+	if (enc == DW_EH_PE_omit)
+		return -1;
+	int app = enc & 0x70;
+	if (app != DW_EH_PE_absptr && app != DW_EH_PE_pcrel)
+		return -1;
+	uint64_t raw = 0;
+	size_t n = enc_size(enc);
+	if ((enc & 0x0f) == DW_EH_PE_uleb128) {
+		if (get_uleb(p, end, &raw))
+			return -1;
+	} else if ((enc & 0x0f) == DW_EH_PE_sleb128) {
+		int64_t s;
+		if (get_sleb(p, end, &s))
+			return -1;
+		raw = (uint64_t)s;
+	} else {
+		if (!n || (size_t)(end - *p) < n)
+			return -1;
+		memcpy(&raw, *p, n);
+		if ((enc & DW_EH_PE_signed) && n < 8 && (raw >> (8 * n - 1)) & 1)
+			raw |= ~0ULL << (8 * n);
+		*p += n;
+	}
+	/* libgcc: a zero value is a null pointer, never made pc-relative. */
+	*v = raw && app == DW_EH_PE_pcrel ? at + raw : raw;
+	return 0;
+}
+
+/* Fixed-size encodings the rewriter can move (leb128 pointers cannot be
+ * re-encoded in place). */
+static bool movable_enc(int enc)
+{
+	if (enc == DW_EH_PE_omit)
+		return true;
+	int app = enc & 0x70;
+	return enc_size(enc) && (app == DW_EH_PE_absptr || app == DW_EH_PE_pcrel);
+}
+
+static int parse_cie(const uint8_t *base, struct eh_entry *e, char *err, size_t errlen)
+{
+	const uint8_t *s = base + e->off, *end = s + e->size, *p = s + 8;
+	e->fde_enc = DW_EH_PE_absptr;
+	e->lsda_enc = e->per_enc = DW_EH_PE_omit;
+	if (p >= end)
+		goto bad;
+	uint8_t version = *p++;
+	const char *aug = (const char *)p;
+	size_t alen = strnlen(aug, (size_t)(end - p));
+	if (p + alen >= end || (version != 1 && version != 3))
+		goto bad;
+	p += alen + 1;
+	uint64_t ra;
+	if (get_uleb(&p, end, &e->code_align) || get_sleb(&p, end, &e->data_align))
+		goto bad;
+	if (version == 1) {
+		if (p >= end)
+			goto bad;
+		p++;
+	} else if (get_uleb(&p, end, &ra)) {
+		goto bad;
+	}
+	if (aug[0] == 'z') {
+		uint64_t zlen;
+		if (get_uleb(&p, end, &zlen) || zlen > (uint64_t)(end - p))
+			goto bad;
+		const uint8_t *zend = p + zlen;
+		for (const char *a = aug + 1; *a; a++) {
+			uint64_t v;
+			switch (*a) {
+			case 'P':
+				if (p >= zend)
+					goto bad;
+				e->per_enc = *p++;
+				e->per_field = (uint32_t)(p - s);
+				if (eh_read_enc(e->per_enc & 0x7f, &p, zend, 0, &v))
+					goto bad;
+				break;
+			case 'L':
+				if (p >= zend)
+					goto bad;
+				e->lsda_enc = *p++;
+				break;
+			case 'R':
+				if (p >= zend)
+					goto bad;
+				e->fde_enc = *p++;
+				break;
+			case 'S':
+			case 'B':
+				break;
+			default:
+				rw_errf(err, errlen, "CIE at .eh_frame+0x%llx: augmentation \"%s\" not supported",
+					(unsigned long long)e->off, aug);
+				return -1;
+			}
+		}
+		p = zend;
+	} else if (aug[0]) {
+		rw_errf(err, errlen, "CIE at .eh_frame+0x%llx: augmentation \"%s\" not supported",
+			(unsigned long long)e->off, aug);
+		return -1;
+	}
+	if (!movable_enc(e->fde_enc) || !movable_enc(e->lsda_enc) ||
+	    !movable_enc(e->per_enc == DW_EH_PE_omit ? e->per_enc : e->per_enc & 0x7f)) {
+		rw_errf(err, errlen, "CIE at .eh_frame+0x%llx: pointer encoding not supported",
+			(unsigned long long)e->off);
+		return -1;
+	}
+	e->insn_off = (uint32_t)(p - s);
+	return 0;
+bad:
+	rw_errf(err, errlen, "CIE at .eh_frame+0x%llx is malformed", (unsigned long long)e->off);
+	return -1;
+}
+
+static int parse_fde(const uint8_t *base, uint64_t vaddr, struct eh_entry *e,
+		     const struct eh_entry *cie, char *err, size_t errlen)
+{
+	const uint8_t *s = base + e->off, *end = s + e->size, *p = s + 8;
+	e->pc_field = 8;
+	if (eh_read_enc(cie->fde_enc, &p, end, vaddr + e->off + 8, &e->pc_begin))
+		goto bad;
+	if (eh_read_enc(cie->fde_enc & 0x0f, &p, end, 0, &e->pc_range))
+		goto bad;
+	/* augmentation data: present when the CIE's augmentation starts with z,
+	 * which every CIE with an 'L' or 'R' has */
+	const uint8_t *cs = base + cie->off + 9;
+	if (*cs == 'z') {
+		uint64_t zlen;
+		if (get_uleb(&p, end, &zlen) || zlen > (uint64_t)(end - p))
+			goto bad;
+		const uint8_t *zend = p + zlen;
+		if (cie->lsda_enc != DW_EH_PE_omit && zlen) {
+			e->lsda_field = (uint32_t)(p - s);
+			if (eh_read_enc(cie->lsda_enc, &p, zend, vaddr + e->off + e->lsda_field, &e->lsda))
+				goto bad;
+		}
+		p = zend;
+	}
+	e->insn_off = (uint32_t)(p - s);
+	return 0;
+bad:
+	rw_errf(err, errlen, "FDE at .eh_frame+0x%llx is malformed", (unsigned long long)e->off);
+	return -1;
+}
+
+static const struct eh_frame *sort_eh;
+
+static int cmp_fde_pc(const void *a, const void *b)
+{
+	uint64_t x = sort_eh->e[*(const uint32_t *)a].pc_begin;
+	uint64_t y = sort_eh->e[*(const uint32_t *)b].pc_begin;
+	return x < y ? -1 : x > y;
+}
+
+int eh_parse(const uint8_t *data, size_t size, uint64_t vaddr, struct eh_frame *eh, char *err,
+	     size_t errlen)
+{
+	*eh = (struct eh_frame){.data = data, .size = size, .vaddr = vaddr};
+	uint32_t cap = 0;
+	size_t off = 0;
+	while (off + 4 <= size) {
+		uint32_t len;
+		memcpy(&len, data + off, 4);
+		if (len == 0) {
+			/* the terminator: nothing may follow but zeros */
+			for (size_t i = off; i < size; i++)
+				if (data[i]) {
+					rw_errf(err, errlen, ".eh_frame has entries after its terminator");
+					return -1;
+				}
+			off = size;
+			break;
+		}
+		if (len == 0xffffffffu || len < 4 || len > size - off - 4) {
+			rw_errf(err, errlen, ".eh_frame+0x%zx: entry length not supported", off);
+			return -1;
+		}
+		if (eh->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct eh_entry *v = realloc(eh->e, cap * sizeof(*v));
+			if (!v)
+				goto oom;
+			eh->e = v;
+		}
+		struct eh_entry *e = &eh->e[eh->n];
+		*e = (struct eh_entry){.off = off, .size = len + 4, .cie_index = RW_NONE};
+		uint32_t id;
+		memcpy(&id, data + off + 4, 4);
+		if (id == 0) {
+			e->cie = true;
+			if (parse_cie(data, e, err, errlen))
+				return -1;
+		} else {
+			uint64_t cie_off = off + 4 - id;
+			uint32_t ci = RW_NONE;
+			for (uint32_t i = eh->n; i-- > 0;)
+				if (eh->e[i].off == cie_off && eh->e[i].cie) {
+					ci = i;
+					break;
+				}
+			if (ci == RW_NONE) {
+				rw_errf(err, errlen, "FDE at .eh_frame+0x%zx names no earlier CIE", off);
+				return -1;
+			}
+			e->cie = false;
+			e->cie_index = ci;
+			if (parse_fde(data, vaddr, e, &eh->e[ci], err, errlen))
+				return -1;
+			eh->nfde++;
+		}
+		eh->n++;
+		off += len + 4;
+	}
+	eh->by_pc = malloc((eh->nfde ? eh->nfde : 1) * sizeof(*eh->by_pc));
+	if (!eh->by_pc)
+		goto oom;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < eh->n; i++)
+		if (!eh->e[i].cie)
+			eh->by_pc[k++] = i;
+	sort_eh = eh;
+	qsort(eh->by_pc, eh->nfde, sizeof(*eh->by_pc), cmp_fde_pc);
+	return 0;
+oom:
+	rw_errf(err, errlen, "out of memory reading .eh_frame");
+	return -1;
+}
+
+void eh_free(struct eh_frame *eh)
+{
+	free(eh->e);
+	free(eh->by_pc);
+	*eh = (struct eh_frame){0};
+}
+
+uint32_t eh_fde_at(const struct eh_frame *eh, uint64_t pc)
+{
+	uint32_t lo = 0, hi = eh->nfde;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (eh->e[eh->by_pc[mid]].pc_begin <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the FDE starting last at or before pc; zero-length ones never match */
+	for (uint32_t i = lo; i-- > 0;) {
+		const struct eh_entry *e = &eh->e[eh->by_pc[i]];
+		if (pc < e->pc_begin + e->pc_range)
+			return eh->by_pc[i];
+		if (e->pc_range)
+			break;
+	}
+	return RW_NONE;
+}
+
+/* ------------------------------------------------------------------ LSDA */
+
+int eh_lsda(const struct bin_module *m, uint64_t lsda, uint64_t func_start,
+	    struct eh_callsite **out, uint32_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	uint8_t hdr[32];
+	/* Read generously: the table length is known after the header. */
+	size_t avail = sizeof(hdr);
+	while (avail && bin_read(m, lsda, hdr, avail) < 0)
+		avail /= 2;
+	if (avail < 4)
+		return -1;
+	const uint8_t *p = hdr, *end = hdr + avail;
+	uint64_t lpstart = func_start, v;
+	int lpenc = *p++;
+	if (lpenc != DW_EH_PE_omit && eh_read_enc(lpenc, &p, end, lsda + (uint64_t)(p - hdr), &lpstart))
+		return -1;
+	if (p >= end)
+		return -1;
+	int ttenc = *p++;
+	if (ttenc != DW_EH_PE_omit && get_uleb(&p, end, &v))
+		return -1;
+	if (p >= end)
+		return -1;
+	int csenc = *p++;
+	uint64_t cslen;
+	if (get_uleb(&p, end, &cslen) || cslen > (1u << 24))
+		return -1;
+	uint64_t table = lsda + (uint64_t)(p - hdr);
+	uint8_t *t = malloc(cslen ? cslen : 1);
+	if (!t || (cslen && bin_read(m, table, t, cslen) < 0)) {
+		free(t);
+		return -1;
+	}
+	struct eh_callsite *v_ = NULL;
+	uint32_t cnt = 0, cap = 0;
+	const uint8_t *q = t, *qend = t + cslen;
+	while (q < qend) {
+		uint64_t st, len, lp, action;
+		if (eh_read_enc(csenc, &q, qend, 0, &st) || eh_read_enc(csenc, &q, qend, 0, &len) ||
+		    eh_read_enc(csenc, &q, qend, 0, &lp) || get_uleb(&q, qend, &action))
+			goto bad;
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 16;
+			struct eh_callsite *nv = realloc(v_, cap * sizeof(*nv));
+			if (!nv)
+				goto bad;
+			v_ = nv;
+		}
+		v_[cnt++] = (struct eh_callsite){func_start + st, len, lp ? lpstart + lp : 0};
+	}
+	free(t);
+	*out = v_;
+	*n = cnt;
+	return 0;
+bad:
+	free(t);
+	free(v_);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ CFA programs */
+
+#define EH_STACK 16
+
+/* Copy the CFA program [p, end) to out, adjusting for
+ * padding d: the CFA offset of an rsp rule that is >= k1, and the CFA offset
+ * s of a register saved at CFA - s with s > k0 (a slot in the allocated
+ * area).  *reg and *off carry the CFA rule in and out (the CIE's initial program
+ * runs first with d = 0). */
+static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry *cie, int64_t k0,
+		    int64_t k1, int64_t d, uint64_t *reg, int64_t *off, struct rbuf *out,
+		    bool *args_size)
+{
+	uint64_t stack_reg[EH_STACK];
+	int64_t stack_off[EH_STACK];
+	int depth = 0;
+	int64_t da = cie->data_align;
+	while (p < end) {
+		const uint8_t *op = p;
+		uint8_t c = *p++;
+		uint8_t hi = c & 0xc0;
+		uint64_t a, b;
+		int64_t s;
+		if (hi == DW_CFA_advance_loc || hi == DW_CFA_restore) {
+			rb_put(out, op, 1);
+			continue;
+		}
+		if (hi == DW_CFA_offset) {
+			if (get_uleb(&p, end, &a))
+				return -1;
+			int64_t slot = -(int64_t)a * da;    /* saved at CFA - slot */
+			if (d && slot > k0) {
+				if ((slot + d) % (-da))
+					return -1;
+				rb_u8(out, c);
+				rb_uleb(out, (uint64_t)((slot + d) / -da));
+			} else {
+				rb_put(out, op, (size_t)(p - op));
+			}
+			continue;
+		}
+		switch (c) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+			if (c == DW_CFA_remember_state) {
+				if (depth == EH_STACK)
+					return -1;
+				stack_reg[depth] = *reg;
+				stack_off[depth++] = *off;
+			} else if (c == DW_CFA_restore_state) {
+				if (!depth)
+					return -1;
+				*reg = stack_reg[--depth];
+				*off = stack_off[depth];
+			}
+			rb_put(out, op, 1);
+			break;
+		case DW_CFA_set_loc:
+			return -1;       /* absolute addresses: not produced by gcc */
+		case DW_CFA_advance_loc1:
+			p += 1;
+			goto copy;
+		case DW_CFA_advance_loc2:
+			p += 2;
+			goto copy;
+		case DW_CFA_advance_loc4:
+			p += 4;
+			goto copy;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_GNU_args_size:
+			if (get_uleb(&p, end, &a))
+				return -1;
+			if (c == DW_CFA_GNU_args_size && a && args_size)
+				*args_size = true;
+			goto copy;
+		case DW_CFA_register:
+			if (get_uleb(&p, end, &a) || get_uleb(&p, end, &b))
+				return -1;
+			goto copy;
+		case DW_CFA_offset_extended:
+		case DW_CFA_offset_extended_sf:
+			if (get_uleb(&p, end, &a))
+				return -1;
+			if (c == DW_CFA_offset_extended) {
+				if (get_uleb(&p, end, &b))
+					return -1;
+				s = (int64_t)b;
+			} else if (get_sleb(&p, end, &s)) {
+				return -1;
+			}
+			if (d && -s * da > k0) {
+				int64_t slot = -s * da + d;
+				if (slot % (-da))
+					return -1;
+				rb_u8(out, c);
+				rb_uleb(out, a);
+				if (c == DW_CFA_offset_extended)
+					rb_uleb(out, (uint64_t)(slot / -da));
+				else
+					rb_sleb(out, slot / -da);
+				break;
+			}
+			goto copy;
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			/* rare; refuse when padding would have to move them */
+			if (get_uleb(&p, end, &a))
+				return -1;
+			if (c == DW_CFA_val_offset_sf) {
+				if (get_sleb(&p, end, &s))
+					return -1;
+			} else if (get_uleb(&p, end, &b)) {
+				return -1;
+			}
+			if (d)
+				return -1;
+			goto copy;
+		case DW_CFA_def_cfa:
+		case DW_CFA_def_cfa_sf:
+			if (get_uleb(&p, end, &a))
+				return -1;
+			if (c == DW_CFA_def_cfa) {
+				if (get_uleb(&p, end, &b))
+					return -1;
+				s = (int64_t)b;
+			} else {
+				if (get_sleb(&p, end, &s))
+					return -1;
+				s *= da;
+			}
+			*reg = a;
+			*off = s;
+			if (d && a == 7 && s >= k1) {
+				*off = s + d;
+				rb_u8(out, DW_CFA_def_cfa);
+				rb_uleb(out, a);
+				rb_uleb(out, (uint64_t)(s + d));
+				break;
+			}
+			goto copy;
+		case DW_CFA_def_cfa_register:
+			if (get_uleb(&p, end, &a))
+				return -1;
+			*reg = a;
+			goto copy;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf:
+			if (c == DW_CFA_def_cfa_offset) {
+				if (get_uleb(&p, end, &b))
+					return -1;
+				s = (int64_t)b;
+			} else {
+				if (get_sleb(&p, end, &s))
+					return -1;
+				s *= da;
+			}
+			*off = s;
+			if (d && *reg == 7 && s >= k1) {
+				*off = s + d;
+				rb_u8(out, DW_CFA_def_cfa_offset);
+				rb_uleb(out, (uint64_t)(s + d));
+				break;
+			}
+			goto copy;
+		case DW_CFA_def_cfa_expression:
+			if (get_uleb(&p, end, &a) || a > (uint64_t)(end - p))
+				return -1;
+			p += a;
+			if (d)
+				return -1;
+			*reg = UINT64_MAX;
+			goto copy;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			if (get_uleb(&p, end, &a) || get_uleb(&p, end, &b) || b > (uint64_t)(end - p))
+				return -1;
+			p += b;
+			goto copy;
+		default:
+			return -1;
+		}
+		continue;
+copy:
+		if (p > end)
+			return -1;
+		rb_put(out, op, (size_t)(p - op));
+	}
+	return 0;
+}
+
+int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
+		struct rbuf *out)
+{
+	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
+	uint64_t reg = 7;
+	int64_t off = 8;
+	struct rbuf scratch = {0};
+	const uint8_t *cs = eh->data + cie->off;
+	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, k0, k1, 0, &reg, &off, &scratch,
+			 NULL);
+	rb_free(&scratch);
+	if (r)
+		return -1;
+	const uint8_t *fs = eh->data + e->off;
+	struct rbuf tmp = {0};
+	r = walk_cfa(fs + e->insn_off, fs + e->size, cie, k0, k1, d, &reg, &off, out ? out : &tmp,
+		     NULL);
+	rb_free(&tmp);
+	return r;
+}
+
+bool eh_args_size(const struct eh_frame *eh, uint32_t fde)
+{
+	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
+	uint64_t reg = 7;
+	int64_t off = 8;
+	bool seen = false;
+	struct rbuf tmp = {0};
+	const uint8_t *cs = eh->data + cie->off, *fs = eh->data + e->off;
+	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, 0, 0, 0, &reg, &off, &tmp, &seen);
+	if (!r)
+		r = walk_cfa(fs + e->insn_off, fs + e->size, cie, 0, 0, 0, &reg, &off, &tmp, &seen);
+	rb_free(&tmp);
+	return r || seen;
+}
+
+/* ------------------------------------------------------------------ output */
+
+static void put_at(struct rbuf *b, size_t at, const void *d, size_t n)
+{
+	if (!b->oom)
+		memcpy(b->p + at, d, n);
+}
+
+/* Re-encode a pointer field copied from old_at to new_at (both vaddrs). */
+static int move_ptr(struct rbuf *b, size_t at, int enc, uint64_t old_at, uint64_t new_at)
+{
+	if (enc == DW_EH_PE_omit || (enc & 0x70) != DW_EH_PE_pcrel || b->oom)
+		return 0;
+	size_t n = enc_size(enc);
+	int64_t raw = 0;
+	memcpy(&raw, b->p + at, n);
+	if (n < 8)
+		raw = (int64_t)((uint64_t)raw << (64 - 8 * n)) >> (64 - 8 * n);   /* sign-extend */
+	if (!raw)
+		return 0;
+	int64_t v = raw + (int64_t)(old_at - new_at);
+	if (n == 4 && (v < INT32_MIN || v > INT32_MAX))
+		return -1;
+	if (n == 2 && (v < INT16_MIN || v > INT16_MAX))
+		return -1;
+	put_at(b, at, &v, n);
+	return 0;
+}
+
+struct hdr_ent {
+	uint64_t pc, fde;
+};
+
+static int cmp_hdr(const void *a, const void *b)
+{
+	const struct hdr_ent *x = a, *y = b;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_t nedits,
+	     const struct eh_newfde *nf, uint32_t nnew, uint64_t vaddr, uint64_t hdr_vaddr,
+	     struct rbuf *frame, struct rbuf *hdr, char *err, size_t errlen)
+{
+	uint64_t *newoff = malloc((eh->n + 1) * sizeof(*newoff));
+	struct hdr_ent *tab = malloc((eh->nfde + nnew + 1) * sizeof(*tab));
+	uint32_t ntab = 0;
+	if (!newoff || !tab)
+		goto oom;
+	for (uint32_t i = 0; i < eh->n; i++) {
+		const struct eh_entry *e = &eh->e[i];
+		const uint8_t *src = eh->data + e->off;
+		size_t start = frame->n;
+		newoff[i] = start;
+		const struct eh_fde_edit *ed = NULL;
+		for (uint32_t j = 0; !e->cie && j < nedits; j++)
+			if (edits[j].fde == i)
+				ed = &edits[j];
+		if (!ed) {
+			rb_put(frame, src, e->size);
+		} else {
+			rb_put(frame, src, e->insn_off);
+			if (eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, frame) < 0) {
+				rw_errf(err, errlen, "FDE of 0x%llx cannot be re-encoded",
+					(unsigned long long)e->pc_begin);
+				goto fail;
+			}
+			/* keep entries 8-aligned with DW_CFA_nop */
+			while ((frame->n - start) % 8)
+				rb_u8(frame, DW_CFA_nop);
+			uint32_t len = (uint32_t)(frame->n - start - 4);
+			put_at(frame, start, &len, 4);
+		}
+		if (frame->oom)
+			goto oom;
+		uint64_t old_base = eh->vaddr + e->off, new_base = vaddr + start;
+		if (e->cie) {
+			const struct eh_entry *c = e;
+			if (c->per_field && move_ptr(frame, start + c->per_field, c->per_enc & 0x7f,
+						     old_base + c->per_field, new_base + c->per_field))
+				goto range;
+			continue;
+		}
+		const struct eh_entry *cie = &eh->e[e->cie_index];
+		uint32_t cptr = (uint32_t)(start + 4 - newoff[e->cie_index]);
+		put_at(frame, start + 4, &cptr, 4);
+		if (move_ptr(frame, start + e->pc_field, cie->fde_enc, old_base + e->pc_field,
+			     new_base + e->pc_field))
+			goto range;
+		if (e->lsda_field && move_ptr(frame, start + e->lsda_field, cie->lsda_enc,
+					      old_base + e->lsda_field, new_base + e->lsda_field))
+			goto range;
+		if (e->pc_range)
+			tab[ntab++] = (struct hdr_ent){e->pc_begin, vaddr + start};
+	}
+	if (nnew) {
+		/* CIE: version 1, "zR", code 1, data -8, ra 16, pcrel|sdata4;
+		 * CFA = rsp + 8, return address at CFA - 8. */
+		size_t cie = frame->n;
+		static const uint8_t body[] = {0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+					       DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1};
+		rb_u32(frame, 0);
+		rb_put(frame, body, sizeof(body));
+		rb_align(frame, 8, DW_CFA_nop);
+		uint32_t len = (uint32_t)(frame->n - cie - 4);
+		put_at(frame, cie, &len, 4);
+		for (uint32_t i = 0; i < nnew; i++) {
+			size_t start = frame->n;
+			rb_u32(frame, 0);
+			rb_u32(frame, (uint32_t)(start + 4 - cie));
+			int64_t rel = (int64_t)(nf[i].start - (vaddr + start + 8));
+			if (rel < INT32_MIN || rel > INT32_MAX)
+				goto range;
+			rb_u32(frame, (uint32_t)(int32_t)rel);
+			rb_u32(frame, nf[i].size);
+			rb_uleb(frame, 0);              /* augmentation data */
+			uint32_t pc = 0, cfa = 8;
+			for (uint32_t r = 0; r < nf[i].nrows; r++) {
+				const struct eh_row *row = &nf[i].rows[r];
+				if (row->pc > pc) {
+					uint32_t adv = row->pc - pc;
+					if (adv < 64) {
+						rb_u8(frame, DW_CFA_advance_loc | adv);
+					} else {
+						rb_u8(frame, DW_CFA_advance_loc1);
+						rb_u8(frame, (uint8_t)adv);
+					}
+					pc = row->pc;
+				}
+				if (row->cfa != cfa) {
+					rb_u8(frame, DW_CFA_def_cfa_offset);
+					rb_uleb(frame, row->cfa);
+					cfa = row->cfa;
+				}
+			}
+			rb_align(frame, 8, DW_CFA_nop);
+			len = (uint32_t)(frame->n - start - 4);
+			put_at(frame, start, &len, 4);
+			tab[ntab++] = (struct hdr_ent){nf[i].start, vaddr + start};
+		}
+	}
+	rb_u32(frame, 0);                           /* terminator */
+	if (frame->oom)
+		goto oom;
+
+	qsort(tab, ntab, sizeof(*tab), cmp_hdr);
+	rb_u8(hdr, 1);
+	rb_u8(hdr, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
+	rb_u8(hdr, DW_EH_PE_udata4);
+	rb_u8(hdr, DW_EH_PE_datarel | DW_EH_PE_sdata4);
+	int64_t rel = (int64_t)(vaddr - (hdr_vaddr + 4));
+	if (rel < INT32_MIN || rel > INT32_MAX)
+		goto range;
+	rb_u32(hdr, (uint32_t)(int32_t)rel);
+	rb_u32(hdr, ntab);
+	for (uint32_t i = 0; i < ntab; i++) {
+		int64_t a = (int64_t)(tab[i].pc - hdr_vaddr), f = (int64_t)(tab[i].fde - hdr_vaddr);
+		if (a < INT32_MIN || a > INT32_MAX || f < INT32_MIN || f > INT32_MAX)
+			goto range;
+		rb_u32(hdr, (uint32_t)(int32_t)a);
+		rb_u32(hdr, (uint32_t)(int32_t)f);
+	}
+	if (hdr->oom)
+		goto oom;
+	free(newoff);
+	free(tab);
+	return 0;
+range:
+	rw_errf(err, errlen, "merged .eh_frame: a pointer no longer fits its encoding");
+	goto fail;
+oom:
+	rw_errf(err, errlen, "out of memory building .eh_frame");
+fail:
+	free(newoff);
+	free(tab);
+	return -1;
+}

@@ -1,0 +1,173 @@
+/* internal.h: what the rewriter's files share.  Not part of the contract. */
+#ifndef ICPP_REWRITER_INTERNAL_H
+#define ICPP_REWRITER_INTERNAL_H
+
+#include <gelf.h>
+
+#include "binary/binary.h"
+#include "rewriter/rewriter.h"
+
+/* A growable byte buffer. */
+struct rbuf {
+	uint8_t *p;
+	size_t n, cap;
+	bool oom;
+};
+void rb_put(struct rbuf *b, const void *d, size_t n);
+void rb_u8(struct rbuf *b, uint8_t v);
+void rb_u32(struct rbuf *b, uint32_t v);
+void rb_u64(struct rbuf *b, uint64_t v);
+void rb_uleb(struct rbuf *b, uint64_t v);
+void rb_sleb(struct rbuf *b, int64_t v);
+void rb_align(struct rbuf *b, size_t a, uint8_t fill);
+void rb_free(struct rbuf *b);
+
+void rw_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------ .eh_frame */
+
+struct eh_entry {
+	uint64_t off;                /* in the section */
+	uint32_t size;               /* whole entry, length field included */
+	bool cie;
+	/* CIE */
+	int fde_enc, lsda_enc, per_enc;   /* DW_EH_PE_*; 0xff when absent */
+	uint32_t per_field;          /* offset of the personality pointer in the entry (0: none) */
+	uint64_t code_align;
+	int64_t data_align;
+	uint32_t insn_off;           /* initial instructions (CIE) / instructions (FDE) */
+	/* FDE */
+	uint32_t cie_index;          /* index of its CIE */
+	uint32_t pc_field;           /* offset of pc_begin in the entry */
+	uint64_t pc_begin, pc_range;
+	uint32_t lsda_field;         /* offset of the LSDA pointer (0: none) */
+	uint64_t lsda;               /* 0: none */
+};
+
+struct eh_frame {
+	const uint8_t *data;         /* the section's bytes (owned by the ELF) */
+	size_t size;
+	uint64_t vaddr;
+	struct eh_entry *e;
+	uint32_t n;
+	uint32_t *by_pc;             /* FDE entry indices sorted by pc_begin */
+	uint32_t nfde;
+};
+
+int eh_parse(const uint8_t *data, size_t size, uint64_t vaddr, struct eh_frame *eh, char *err,
+	     size_t errlen);
+void eh_free(struct eh_frame *eh);
+/* The FDE covering pc (entry index), or RW_NONE. */
+uint32_t eh_fde_at(const struct eh_frame *eh, uint64_t pc);
+/* Read a DW_EH_PE-encoded value at p (field at vaddr `at`); advances *p.
+ * Supports absptr, (s|u)data2/4/8, (s|u)leb128, pcrel; -1 otherwise. */
+int eh_read_enc(int enc, const uint8_t **p, const uint8_t *end, uint64_t at, uint64_t *v);
+
+/* One call-site record of an LSDA: [start, start+len) lands on lp (0: none). */
+struct eh_callsite {
+	uint64_t start, len, lp;
+};
+/* Parse the LSDA at vaddr `lsda` of a function starting at func_start.
+ * *out is malloc'd.  0 or -1. */
+int eh_lsda(const struct bin_module *m, uint64_t lsda, uint64_t func_start,
+	    struct eh_callsite **out, uint32_t *n);
+
+/* Whether FDE `fde` uses DW_CFA_GNU_args_size with a non-zero size (landing
+ * pads then start below the call's rsp), or cannot be read. */
+bool eh_args_size(const struct eh_frame *eh, uint32_t fde);
+
+/* Re-encode the CFA program of FDE `fde` for no-frame-pointer padding d:
+ * every CFA offset >= k1 of an rsp-based rule, and every register slot saved
+ * at CFA - s with s > k0 (inside the allocation), grow by d.  Appends the new
+ * instruction bytes to out (may be NULL); -1 when the program holds something
+ * that cannot be adjusted (an expression CFA, set_loc, unknown opcodes). */
+int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
+		struct rbuf *out);
+
+/* A new FDE for generated code: rows of CFA = rsp + off from pc onwards. */
+struct eh_row {
+	uint32_t pc;                 /* offset from start */
+	uint32_t cfa;                /* rsp + cfa */
+};
+struct eh_newfde {
+	uint64_t start;
+	uint32_t size;
+	const struct eh_row *rows;   /* first row at pc 0 must be cfa 8 */
+	uint32_t nrows;
+};
+/* Per-FDE edits for rw_write: replace FDE `fde`'s instructions. */
+struct eh_fde_edit {
+	uint32_t fde;
+	int64_t k0, k1, d;
+};
+/* Build the merged .eh_frame for address `vaddr`: the old entries in their
+ * order (pointers re-encoded, edits applied), then one CIE and the new FDEs,
+ * then the terminator.  Also the sorted .eh_frame_hdr for address hdr_vaddr
+ * (may be computed with a guess and rebuilt: sizes depend only on counts). */
+int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_t nedits,
+	     const struct eh_newfde *nf, uint32_t nnew, uint64_t vaddr, uint64_t hdr_vaddr,
+	     struct rbuf *frame, struct rbuf *hdr, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ analysis */
+
+/* A field to grow by D when a function is padded: the immediate or
+ * displacement at vaddr `at` (size 1 or 4 bytes) holding `value`; the new value
+ * is value + sign * D. */
+struct rw_edit {
+	uint64_t at;
+	int64_t value;
+	uint8_t size;
+	int8_t sign;
+};
+
+struct rw_unit {
+	struct rw_edit *edits;
+	uint32_t nedits;
+	uint32_t *fdes;              /* FDEs to re-encode (no-fp): entry indices */
+	uint32_t nfdes;
+	int64_t k0;                  /* CFA - SP just before the allocation */
+	int64_t k1;                  /* CFA - SP right after the allocation */
+};
+
+struct rw_slot_name {
+	uint64_t slot;
+	const char *name;
+};
+
+struct rw_binary {
+	char *path;
+	struct bin_module *bin;
+	int fd;
+	Elf *elf;
+	GElf_Ehdr ehdr;
+	size_t shnum, shstrndx;
+	size_t eh_scn, hdr_scn;      /* section indices of .eh_frame(_hdr) */
+	struct eh_frame eh;
+	struct rw_func *funcs;
+	size_t nfuncs;
+	struct rw_unit *units;       /* per function (fragments: empty) */
+	struct rw_call *calls;
+	size_t ncalls, capcalls;
+	struct rw_slot_name *slots;  /* GOT slot -> symbol, sorted */
+	size_t nslots;
+	uint64_t plt_lo[4], plt_hi[4];   /* .plt, .plt.sec, .plt.got ranges */
+	int nplt;
+};
+
+/* Decode and analyse every function (analyze.c). */
+int rw_analyse(struct rw_binary *b, char *err, size_t errlen);
+
+/* Name of the symbol whose GOT slot is `slot` (PLT and -fno-plt calls). */
+const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot);
+
+/* SHA-1 (build-ids). */
+struct rw_sha1 {
+	uint32_t h[5];
+	uint64_t len;
+	uint8_t buf[64];
+};
+void rw_sha1_init(struct rw_sha1 *s);
+void rw_sha1_update(struct rw_sha1 *s, const void *d, size_t n);
+void rw_sha1_final(struct rw_sha1 *s, uint8_t out[20]);
+
+#endif

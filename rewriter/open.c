@@ -1,0 +1,466 @@
+/* open.c: opening an input for rewriting (what icpp refuses, and why), the
+ * GOT-slot names of PLT calls, the capability accessors and reports. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rewriter/internal.h"
+
+#ifndef SHT_RELR
+#define SHT_RELR 19
+#endif
+#ifndef DT_RELRSZ
+#define DT_RELRSZ 35
+#define DT_RELR 36
+#define DT_RELRENT 37
+#endif
+
+/* ------------------------------------------------------------------ masks, names */
+
+rw_mask rw_mask_range(uint32_t lo, uint32_t hi)
+{
+	rw_mask m = 1;
+	uint32_t b0 = (lo + RW_ALIGN - 1) / RW_ALIGN, b1 = hi / RW_ALIGN;
+	if (b0 == 0)
+		b0 = 1;
+	if (b1 > 63)
+		b1 = 63;
+	for (uint32_t b = b0; b <= b1; b++)
+		m |= 1ull << b;
+	return m;
+}
+
+uint32_t rw_mask_max(rw_mask m)
+{
+	for (int b = 63; b > 0; b--)
+		if (m & (1ull << b))
+			return (uint32_t)b * RW_ALIGN;
+	return 0;
+}
+
+bool rw_mask_allows(rw_mask m, uint32_t bytes)
+{
+	if (bytes % RW_ALIGN || bytes / RW_ALIGN > 63)
+		return false;
+	return bytes == 0 || (m >> (bytes / RW_ALIGN)) & 1;
+}
+
+const char *rw_pad_why_name(enum rw_pad_why w)
+{
+	static const char *const names[RW_PAD_N] = {
+		[RW_PAD_OK] = "ok",
+		[RW_PAD_FRAGMENT] = "fragment of another function's frame",
+		[RW_PAD_LEAF] = "leaf: calls nothing, padding would move no frame",
+		[RW_PAD_NO_ALLOC] = "no sub/add/lea immediate allocates the frame",
+		[RW_PAD_MULTI_ALLOC] = "several frame allocations (shrink-wrapped)",
+		[RW_PAD_IMM_FULL] = "allocation immediate has no room (imm8 holds 127)",
+		[RW_PAD_DISP_FULL] = "an rsp-relative disp8 above the padding has no room",
+		[RW_PAD_STRADDLE] = "an rsp-relative access spans the padding's place",
+		[RW_PAD_LARGE_FRAME] = "frame near 4 KiB (stack-clash probing)",
+		[RW_PAD_DYNAMIC] = "dynamic stack allocation without a frame pointer",
+		[RW_PAD_REALIGN] = "stack realignment",
+		[RW_PAD_CALL_OUTSIDE] = "a call outside the allocated frame (shrink-wrapped)",
+		[RW_PAD_RSP_LOCALS] = "frame-pointer function reaches its locals through rsp",
+		[RW_PAD_RBP_RESTORE] = "rsp restored from rbp inside the allocation",
+		[RW_PAD_UNDECODABLE] = "undecodable bytes or a jump into an instruction (data in text)",
+		[RW_PAD_NO_CFI] = "no CFI, or a CFA rule that is not register+offset",
+		[RW_PAD_CFI_MISMATCH] = "CFI disagrees with the code",
+		[RW_PAD_CFI_EDIT] = "FDE cannot be re-encoded",
+		[RW_PAD_STACK_STATE] = "unknown or inconsistent stack pointer",
+		[RW_PAD_FRAGMENT_SHARED] = "a code fragment shared by two functions",
+	};
+	return w < RW_PAD_N && names[w] ? names[w] : "?";
+}
+
+const char *rw_wrap_why_name(enum rw_wrap_why w)
+{
+	static const char *const names[RW_WRAP_N] = {
+		[RW_WRAP_OK] = "ok",
+		[RW_WRAP_INDIRECT] = "indirect call",
+		[RW_WRAP_RETURNS_TWICE] = "returns-twice callee (setjmp, vfork, ...)",
+		[RW_WRAP_ARGS_UNKNOWN] = "stack arguments cannot be bounded",
+		[RW_WRAP_ARGS_LARGE] = "too many possible stack-argument bytes to copy",
+		[RW_WRAP_CALLER] = "calling code could not be analysed",
+	};
+	return w < RW_WRAP_N && names[w] ? names[w] : "?";
+}
+
+const char *rw_frame_name(enum rw_frame f)
+{
+	switch (f) {
+	case RW_FRAME_NONE:
+		return "frameless";
+	case RW_FRAME_FP:
+		return "fp";
+	case RW_FRAME_SP:
+		return "sp";
+	default:
+		return "?";
+	}
+}
+
+/* ------------------------------------------------------------------ slots */
+
+static int cmp_slot(const void *x, const void *y)
+{
+	const struct rw_slot_name *a = x, *b = y;
+	return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot)
+{
+	size_t lo = 0, hi = b->nslots;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b->slots[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nslots && b->slots[lo].slot == slot ? b->slots[lo].name : NULL;
+}
+
+static int load_slots(struct rw_binary *b)
+{
+	size_t cap = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(b->elf, scn));) {
+		GElf_Shdr sh, lsh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(d = elf_getdata(scn, NULL)))
+			continue;
+		Elf_Scn *link = elf_getscn(b->elf, sh.sh_link);
+		Elf_Data *syms;
+		if (!link || !gelf_getshdr(link, &lsh) || lsh.sh_type != SHT_DYNSYM ||
+		    !(syms = elf_getdata(link, NULL)))
+			continue;
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			GElf_Sym s;
+			if (!gelf_getrela(d, (int)i, &r))
+				continue;
+			unsigned type = GELF_R_TYPE(r.r_info);
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
+				continue;
+			const char *name = elf_strptr(b->elf, lsh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (b->nslots == cap) {
+				cap = cap ? 2 * cap : 64;
+				struct rw_slot_name *v = realloc(b->slots, cap * sizeof(*v));
+				if (!v)
+					return -1;
+				b->slots = v;
+			}
+			b->slots[b->nslots++] = (struct rw_slot_name){r.r_offset, name};
+		}
+	}
+	if (b->nslots)
+		qsort(b->slots, b->nslots, sizeof(*b->slots), cmp_slot);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static const char *scn_name(const struct rw_binary *b, const GElf_Shdr *sh)
+{
+	const char *n = elf_strptr(b->elf, b->shstrndx, sh->sh_name);
+	return n ? n : "";
+}
+
+/* Bytes inside a PT_LOAD that no section or header covers must be zero:
+ * libelf writes only what sections hold. */
+static int check_uncovered(struct rw_binary *b, char *err, size_t errlen)
+{
+	size_t fsize;
+	const char *img = elf_rawfile(b->elf, &fsize);
+	size_t phnum;
+	if (!img || elf_getphdrnum(b->elf, &phnum))
+		return 0;
+	uint8_t *cov = calloc(fsize ? fsize : 1, 1);
+	if (!cov)
+		return 0;
+	memset(cov, 1, fsize < 64 ? fsize : 64);
+	uint64_t ph_end = b->ehdr.e_phoff + (uint64_t)phnum * b->ehdr.e_phentsize;
+	for (uint64_t o = b->ehdr.e_phoff; o < ph_end && o < fsize; o++)
+		cov[o] = 1;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(b->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		for (uint64_t o = sh.sh_offset; o < sh.sh_offset + sh.sh_size && o < fsize; o++)
+			cov[o] = 1;
+	}
+	int ret = 0;
+	for (size_t i = 0; i < phnum && !ret; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(b->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		for (uint64_t o = ph.p_offset; o < ph.p_offset + ph.p_filesz && o < fsize; o++)
+			if (!cov[o] && img[o]) {
+				rw_errf(err, errlen, "%s: byte at file offset 0x%llx is in a segment but in "
+					"no section: icpp rewrite cannot keep it", b->path,
+					(unsigned long long)o);
+				ret = -1;
+				break;
+			}
+	}
+	free(cov);
+	return ret;
+}
+
+static int check_input(struct rw_binary *b, char *err, size_t errlen)
+{
+	size_t phnum;
+	bool interp = false, dynamic = false, pie = false, relr = false, ehhdr = false;
+	if (elf_getphdrnum(b->elf, &phnum))
+		goto notelf;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(b->elf, (int)i, &ph))
+			goto notelf;
+		interp |= ph.p_type == PT_INTERP;
+		dynamic |= ph.p_type == PT_DYNAMIC;
+		ehhdr |= ph.p_type == PT_GNU_EH_FRAME;
+	}
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(b->elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh))
+			goto notelf;
+		const char *name = scn_name(b, &sh);
+		if (!strcmp(name, ".eh_frame"))
+			b->eh_scn = elf_ndxscn(scn);
+		else if (!strcmp(name, ".eh_frame_hdr"))
+			b->hdr_scn = elf_ndxscn(scn);
+		else if ((!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+			  !strcmp(name, ".plt.got")) && b->nplt < 4) {
+			b->plt_lo[b->nplt] = sh.sh_addr;
+			b->plt_hi[b->nplt++] = sh.sh_addr + sh.sh_size;
+		}
+		if ((sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) && sh.sh_link) {
+			GElf_Shdr lsh;
+			Elf_Scn *l = elf_getscn(b->elf, sh.sh_link);
+			if (l && gelf_getshdr(l, &lsh) && lsh.sh_type == SHT_SYMTAB) {
+				rw_errf(err, errlen, "%s has static relocations (%s, linked with "
+					"--emit-relocs): icpp rewrite does not support them", b->path, name);
+				return -1;
+			}
+		}
+		if (sh.sh_type == SHT_RELR) {
+			relr = true;
+		}
+		if (sh.sh_type == SHT_DYNAMIC && (d = elf_getdata(scn, NULL))) {
+			size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+			for (size_t i = 0; i < n; i++) {
+				GElf_Dyn dyn;
+				if (!gelf_getdyn(d, (int)i, &dyn))
+					break;
+				if (dyn.d_tag == DT_RELR || dyn.d_tag == DT_RELRSZ || dyn.d_tag == DT_RELRENT)
+					relr = true;
+				if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+					pie = true;
+			}
+		}
+	}
+	if (relr) {
+		rw_errf(err, errlen, "%s uses DT_RELR relative relocations, which icpp rewrite does "
+			"not support (link without -z pack-relative-relocs)", b->path);
+		return -1;
+	}
+	if (!interp && (b->ehdr.e_type == ET_EXEC || pie || !dynamic)) {
+		rw_errf(err, errlen, "%s is statically linked%s: icpp rewrite needs a dynamically "
+			"linked program or a shared object", b->path, pie ? " (static PIE)" : "");
+		return -1;
+	}
+	if (!b->eh_scn || !b->hdr_scn || !ehhdr) {
+		rw_errf(err, errlen, "%s has no .eh_frame/.eh_frame_hdr: icpp rewrite needs the "
+			"unwind tables to add its own", b->path);
+		return -1;
+	}
+	return check_uncovered(b, err, errlen);
+notelf:
+	rw_errf(err, errlen, "%s: cannot read its ELF headers: %s", b->path, elf_errmsg(-1));
+	return -1;
+}
+
+/* ------------------------------------------------------------------ open/close */
+
+struct rw_binary *rw_open(const char *path, char *err, size_t errlen)
+{
+	struct rw_binary *b = calloc(1, sizeof(*b));
+	if (!b) {
+		rw_errf(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->fd = -1;
+	b->path = strdup(path);
+	b->bin = bin_open(path, err, errlen);
+	if (!b->path || !b->bin)
+		goto fail;
+	elf_version(EV_CURRENT);
+	b->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (b->fd < 0 || !(b->elf = elf_begin(b->fd, ELF_C_READ_MMAP, NULL)) ||
+	    !gelf_getehdr(b->elf, &b->ehdr) || elf_getshdrnum(b->elf, &b->shnum) ||
+	    elf_getshdrstrndx(b->elf, &b->shstrndx)) {
+		rw_errf(err, errlen, "%s: cannot read it as ELF", path);
+		goto fail;
+	}
+	if (b->shnum >= SHN_LORESERVE || b->ehdr.e_shnum == 0) {
+		rw_errf(err, errlen, "%s: extended section numbering is not supported", path);
+		goto fail;
+	}
+	if (check_input(b, err, errlen))
+		goto fail;
+	Elf_Scn *escn = elf_getscn(b->elf, b->eh_scn);
+	GElf_Shdr esh;
+	Elf_Data *ed = escn ? elf_rawdata(escn, NULL) : NULL;
+	if (!ed || !gelf_getshdr(escn, &esh)) {
+		rw_errf(err, errlen, "%s: cannot read .eh_frame", path);
+		goto fail;
+	}
+	char e2[256];
+	if (eh_parse(ed->d_buf, ed->d_size, esh.sh_addr, &b->eh, e2, sizeof(e2))) {
+		rw_errf(err, errlen, "%s: %s", path, e2);
+		goto fail;
+	}
+	if (load_slots(b)) {
+		rw_errf(err, errlen, "out of memory reading %s", path);
+		goto fail;
+	}
+	if (rw_analyse(b, err, errlen))
+		goto fail;
+	return b;
+fail:
+	rw_close(b);
+	return NULL;
+}
+
+void rw_close(struct rw_binary *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; b->units && i < b->nfuncs; i++) {
+		free(b->units[i].edits);
+		free(b->units[i].fdes);
+	}
+	free(b->units);
+	free(b->funcs);
+	free(b->calls);
+	free(b->slots);
+	eh_free(&b->eh);
+	if (b->elf)
+		elf_end(b->elf);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->bin)
+		bin_close(b->bin);
+	free(b->path);
+	free(b);
+}
+
+struct bin_module *rw_module(const struct rw_binary *b) { return b->bin; }
+const char *rw_path(const struct rw_binary *b) { return b->path; }
+
+const struct rw_func *rw_functions(const struct rw_binary *b, size_t *n)
+{
+	*n = b->nfuncs;
+	return b->funcs;
+}
+
+const struct rw_call *rw_calls(const struct rw_binary *b, size_t *n)
+{
+	*n = b->ncalls;
+	return b->calls;
+}
+
+uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr)
+{
+	size_t lo = 0, hi = b->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b->funcs[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nfuncs && b->funcs[lo].addr == addr ? (uint32_t)lo : RW_NONE;
+}
+
+uint32_t rw_call_index(const struct rw_binary *b, uint64_t site)
+{
+	size_t lo = 0, hi = b->ncalls;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b->calls[mid].site < site)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->ncalls && b->calls[lo].site == site ? (uint32_t)lo : RW_NONE;
+}
+
+/* ------------------------------------------------------------------ reports */
+
+void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < b->nfuncs; i++) {
+		const struct rw_func *f = &b->funcs[i];
+		s->funcs++;
+		if (f->pad_mask > 1)
+			s->paddable++;
+		else
+			s->pad_refused[f->pad_why]++;
+		s->fp += f->frame == RW_FRAME_FP;
+		s->sp += f->frame == RW_FRAME_SP;
+		s->frameless += f->frame == RW_FRAME_NONE;
+	}
+	for (size_t i = 0; i < b->ncalls; i++) {
+		s->calls++;
+		if (b->calls[i].wrap_mask > 1)
+			s->wrappable++;
+		else
+			s->wrap_refused[b->calls[i].wrap_why]++;
+	}
+}
+
+void rw_explain(const struct rw_binary *b, FILE *out)
+{
+	char buf[512];
+	for (size_t i = 0; i < b->nfuncs; i++) {
+		const struct rw_func *f = &b->funcs[i];
+		const char *name = f->name ? bin_demangle(f->name, buf, sizeof(buf)) : "?";
+		fprintf(out, "func 0x%llx %-9s alloc %-5u calls %-4u ", (unsigned long long)f->addr,
+			rw_frame_name(f->frame), f->alloc, f->ncalls);
+		if (f->pad_mask > 1)
+			fprintf(out, "pad <=%-5u", rw_mask_max(f->pad_mask));
+		else if (f->why_at)
+			fprintf(out, "refused (%s at 0x%llx)", rw_pad_why_name(f->pad_why),
+				(unsigned long long)f->why_at);
+		else
+			fprintf(out, "refused (%s)", rw_pad_why_name(f->pad_why));
+		fprintf(out, " %s\n", name);
+	}
+	for (size_t i = 0; i < b->ncalls; i++) {
+		const struct rw_call *c = &b->calls[i];
+		const struct rw_func *f = &b->funcs[c->func];
+		const char *tn = c->target_name ? bin_demangle(c->target_name, buf, sizeof(buf)) : NULL;
+		fprintf(out, "call 0x%llx in %s+0x%llx -> ", (unsigned long long)c->site,
+			f->name ? f->name : "?", (unsigned long long)(c->insn - f->addr));
+		if (tn)
+			fprintf(out, "%s", tn);
+		else if (c->target)
+			fprintf(out, "0x%llx", (unsigned long long)c->target);
+		else
+			fprintf(out, "*");
+		if (c->wrap_mask > 1)
+			fprintf(out, ": wrap >=%u (copies %u)\n", (unsigned)(__builtin_ctzll(c->wrap_mask & ~1ull) * 16),
+				c->stack_args);
+		else
+			fprintf(out, ": refused (%s)\n", rw_wrap_why_name(c->wrap_why));
+	}
+}

@@ -1,0 +1,222 @@
+/* plan.c: the rewriter's plan (addresses in the rewritten file), its text form
+ * (kept in the output's note) and its check against the capability. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriter/internal.h"
+#include "util/fileio.h"
+
+static int add_item(struct rw_plan_item **v, uint32_t *n, uint64_t addr, uint32_t bytes)
+{
+	struct rw_plan_item *nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[(*n)++] = (struct rw_plan_item){addr, bytes};
+	return 0;
+}
+
+static int cmp_item(const void *x, const void *y)
+{
+	const struct rw_plan_item *a = x, *b = y;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Sort; refuse duplicates; drop zero amounts. */
+static int normalise(struct rw_plan_item *v, uint32_t *n, const char *what, char *err, size_t errlen)
+{
+	qsort(v, *n, sizeof(*v), cmp_item);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < *n; i++) {
+		if (i && v[i].addr == v[i - 1].addr) {
+			rw_errf(err, errlen, "plan names %s 0x%" PRIx64 " twice", what, v[i].addr);
+			return -1;
+		}
+		if (v[i].bytes)
+			v[k++] = v[i];
+	}
+	*n = k;
+	return 0;
+}
+
+int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes)
+{
+	return wrap ? add_item(&p->wraps, &p->nwraps, addr, bytes)
+		    : add_item(&p->pads, &p->npads, addr, bytes);
+}
+
+void rw_plan_free(struct rw_plan *p)
+{
+	free(p->pads);
+	free(p->wraps);
+	*p = (struct rw_plan){0};
+}
+
+int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen)
+{
+	*p = (struct rw_plan){0};
+	size_t line = 0;
+	bool header = false;
+	for (size_t at = 0; at < len;) {
+		size_t eol = at;
+		while (eol < len && text[eol] != '\n')
+			eol++;
+		char buf[512];
+		size_t n = eol - at < sizeof(buf) - 1 ? eol - at : sizeof(buf) - 1;
+		memcpy(buf, text + at, n);
+		buf[n] = 0;
+		at = eol + 1;
+		line++;
+		char *hash = strchr(buf, '#');
+		if (hash)
+			*hash = 0;
+		char kw[16];
+		unsigned long long addr;
+		unsigned bytes;
+		int used = 0;
+		if (sscanf(buf, " %15s%n", kw, &used) != 1)
+			continue;
+		if (!header) {
+			unsigned ver;
+			if (strcmp(kw, "icpp-plan") || sscanf(buf + used, " %u", &ver) != 1 || ver != 1) {
+				rw_errf(err, errlen, "line %zu: not an icpp rewrite plan (want \"icpp-plan 1\")", line);
+				goto fail;
+			}
+			header = true;
+			continue;
+		}
+		char extra[2];
+		if ((strcmp(kw, "pad") && strcmp(kw, "wrap")) ||
+		    sscanf(buf + used, " %llx %u %1s", &addr, &bytes, extra) != 2 || bytes % RW_ALIGN ||
+		    bytes > RW_MAX_AMOUNT) {
+			rw_errf(err, errlen, "line %zu: want \"pad 0xADDR BYTES\" or \"wrap 0xSITE BYTES\" "
+				"with BYTES a multiple of 16 up to %d", line, RW_MAX_AMOUNT);
+			goto fail;
+		}
+		if (rw_plan_add(p, kw[0] == 'w', addr, bytes)) {
+			rw_errf(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
+	if (!header) {
+		rw_errf(err, errlen, "empty plan (want \"icpp-plan 1\")");
+		goto fail;
+	}
+	if (normalise(p->pads, &p->npads, "function", err, errlen) ||
+	    normalise(p->wraps, &p->nwraps, "callsite", err, errlen))
+		goto fail;
+	return 0;
+fail:
+	rw_plan_free(p);
+	return -1;
+}
+
+int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen)
+{
+	void *buf;
+	size_t len;
+	char e2[512];
+	if (read_file(path, &buf, &len, err, errlen) < 0)
+		return -1;
+	int r = rw_plan_parse(buf, len, p, e2, sizeof(e2));
+	if (r)
+		rw_errf(err, errlen, "%s: %s", path, e2);
+	free(buf);
+	return r;
+}
+
+char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
+{
+	struct rbuf o = {0};
+	char line[640], nb[512];
+	rb_put(&o, "icpp-plan 1\n", 12);
+	for (uint32_t i = 0; i < p->npads; i++) {
+		uint32_t fi = b ? rw_func_index(b, p->pads[i].addr) : RW_NONE;
+		const char *name = fi != RW_NONE && b->funcs[fi].name
+					   ? bin_demangle(b->funcs[fi].name, nb, sizeof(nb)) : NULL;
+		int n = snprintf(line, sizeof(line), "pad 0x%" PRIx64 " %u%s%s\n", p->pads[i].addr,
+				 p->pads[i].bytes, name ? "  # " : "", name ? name : "");
+		rb_put(&o, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+	for (uint32_t i = 0; i < p->nwraps; i++) {
+		int n = snprintf(line, sizeof(line), "wrap 0x%" PRIx64 " %u\n", p->wraps[i].addr,
+				 p->wraps[i].bytes);
+		rb_put(&o, line, (size_t)n);
+	}
+	rb_u8(&o, 0);
+	if (o.oom) {
+		rb_free(&o);
+		return NULL;
+	}
+	return (char *)o.p;
+}
+
+int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < p->npads; i++) {
+		uint32_t fi = rw_func_index(b, p->pads[i].addr);
+		if (fi == RW_NONE) {
+			rw_errf(err, errlen, "plan pads 0x%" PRIx64 ", which is no function of %s",
+				p->pads[i].addr, b->path);
+			return -1;
+		}
+		const struct rw_func *f = &b->funcs[fi];
+		if (!rw_mask_allows(f->pad_mask, p->pads[i].bytes)) {
+			if (f->pad_mask > 1)
+				rw_errf(err, errlen, "plan pads %s (0x%" PRIx64 ") by %u bytes; at most %u can be added",
+					f->name ? f->name : "?", f->addr, p->pads[i].bytes, rw_mask_max(f->pad_mask));
+			else
+				rw_errf(err, errlen, "plan pads %s (0x%" PRIx64 "), which cannot be padded: %s",
+					f->name ? f->name : "?", f->addr, rw_pad_why_name(f->pad_why));
+			return -1;
+		}
+	}
+	for (uint32_t i = 0; i < p->nwraps; i++) {
+		uint32_t ci = rw_call_index(b, p->wraps[i].addr);
+		if (ci == RW_NONE) {
+			rw_errf(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which is no call "
+				"instruction's return address - 1 in %s", p->wraps[i].addr, b->path);
+			return -1;
+		}
+		const struct rw_call *c = &b->calls[ci];
+		if (!rw_mask_allows(c->wrap_mask, p->wraps[i].bytes)) {
+			if (c->wrap_mask > 1)
+				rw_errf(err, errlen, "plan wraps callsite 0x%" PRIx64 " by %u bytes; it allows "
+					"%u to %u", c->site, p->wraps[i].bytes,
+					(unsigned)(__builtin_ctzll(c->wrap_mask & ~1ull) * RW_ALIGN),
+					rw_mask_max(c->wrap_mask));
+			else
+				rw_errf(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which cannot be "
+					"wrapped: %s", c->site, rw_wrap_why_name(c->wrap_why));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p)
+{
+	*p = (struct rw_plan){0};
+	for (size_t i = 0; pad && i < b->nfuncs; i++) {
+		const struct rw_func *f = &b->funcs[i];
+		uint32_t amt = pad;
+		while (amt && !rw_mask_allows(f->pad_mask, amt))
+			amt -= RW_ALIGN;
+		if (amt && rw_plan_add(p, false, f->addr, amt))
+			goto oom;
+	}
+	for (size_t i = 0; wrap && i < b->ncalls; i++) {
+		const struct rw_call *c = &b->calls[i];
+		uint32_t amt = wrap;
+		while (amt <= RW_MAX_AMOUNT && !rw_mask_allows(c->wrap_mask, amt))
+			amt += RW_ALIGN;
+		if (amt <= RW_MAX_AMOUNT && c->wrap_mask > 1 && rw_plan_add(p, true, c->site, amt))
+			goto oom;
+	}
+	return 0;
+oom:
+	rw_plan_free(p);
+	return -1;
+}

@@ -1,0 +1,326 @@
+/* rewriter: what `icpp rewrite` may change in an x86-64 ELF, and changing it.
+ *
+ * Read shared/design/method.md ("Ambiguity and its cures") and
+ * shared/design/rewriting.md first.  The solver (disambig/) decides how much
+ * height to add where; this module says what is possible (the capability),
+ * applies a plan, predicts the rewritten binary's pathmap, and checks a
+ * trained map of the rewritten binary against that prediction (icpp verify).
+ *
+ * ---------------------------------------------------------------------------
+ * 1. Feasibility (analyze.c), per function and per call instruction
+ *
+ * rw_open() decodes every function the binary layer finds (symbols and FDEs)
+ * with Capstone and follows its stack pointer through its control flow: the
+ * state at each instruction is k = CFA - SP (SP = CFA - k), whether the
+ * frame's padding is below SP ("padded"), and whether rbp = CFA - 16.  Edges
+ * are direct jumps and fall-throughs; landing pads (from the FDE's LSDA) start
+ * with the SP of the calls they catch; jump-table targets start with the state
+ * of the function's indirect jump.  A direct jump out of the function with a
+ * frame still allocated must land on a fragment (gcc's .cold part: a function
+ * entered without a call), which then shares this function's frame and its
+ * analysis.  Where the CFI gives CFA = rsp + k, it must agree with k.
+ *
+ * Frame padding (activation record resizing) by D bytes, D a multiple of 16
+ * (so every SP keeps its alignment), at the function's single frame
+ * allocation A (`sub $N,%rsp`, `add $-N,%rsp` or `lea -N(%rsp),%rsp`):
+ *  - frame-pointer functions (CFA = rbp + 16 in the body): A allocates N + D;
+ *    the padding lies between the outgoing-argument area (rsp-relative) and
+ *    the locals (rbp-relative), so only A and every deallocation that adds
+ *    the allocation back (`add $M,%rsp` before the pops; leave, mov/lea from
+ *    rbp need nothing) change.  Refused when an rsp-relative access reaches
+ *    the locals or saved registers (the padding would split them).
+ *  - frame-pointer-less functions: the padding lies between the saved
+ *    registers and the locals: A, every deallocation, every rsp-relative
+ *    memory operand or lea that addresses at or above the padding (saved
+ *    registers, return address, incoming stack arguments, va_start), and
+ *    every CFA offset of the function's FDEs (and its fragments') that is at
+ *    or below the allocation grow by D.  The FDE is re-encoded in the merged
+ *    .eh_frame.  gdb's view of CFA-based locals of such a frame moves by D.
+ *  - either way: every call of the function (and its fragments) must happen
+ *    inside the allocation, so that padding moves every frame called from it
+ *    (the solver's model); immediates and displacements must fit their
+ *    encoding (imm8/disp8 hold 127); the frame stays below 4 KiB (no
+ *    stack-clash probing needed).  Refusals carry an rw_pad_why.
+ * A padded function moves exactly the frames called from inside it by D
+ * (disambig.h section 2, "ARR").
+ *
+ * Callsite wrapping by W bytes (W a multiple of 16, at least 16): a 5-byte
+ * `call rel32` (or a longer call with prefixes, or `call *slot(%rip)`) is
+ * replaced, at the same return address, by a call to a trampoline in a new
+ * executable segment:
+ *     lea -(W-8-K)(%rsp),%rsp; K/8 x pushq (W-8)(%rsp); call target;
+ *     lea (W-8)(%rsp),%rsp; ret
+ * K bytes of stack arguments are copied down (the callee finds them above its
+ * return address as before).  K is bounded from the callee (reads above its
+ * CFA, when it never takes their address and makes no tail call) and from the
+ * caller (what lies between SP at the call and its saved registers/locals);
+ * the smaller known bound wins; W >= K + 8.  Flags, %rax (varargs count) and
+ * %r10 (static chain) are untouched.  Refused: indirect calls through a
+ * register, returns-twice callees (setjmp, vfork, getcontext, ...), unknown or
+ * too large stack arguments.  A wrapped callsite adds W to the height of the
+ * frame it enters and of every frame below it (disambig.h, "Wrapping").
+ *
+ * Cloning and callee-entry wrappers are not implemented: every function says
+ * cloneable = false.
+ *
+ * Masks use disambig's da_mask convention (bit k allows 16*k bytes, bit 0 is
+ * "unchanged" and always set), so the solver's bridge copies them as they
+ * are.
+ *
+ * ---------------------------------------------------------------------------
+ * 2. The output (write.c), written with libelf, never over the input
+ *
+ * Every existing section keeps its index, address and file offset (only the
+ * bytes of patched code change), so symbols, relocations and DWARF stay
+ * valid.  Added after the old file contents, at addresses above every
+ * existing segment and within +-2 GiB of the code:
+ *  - an R+X PT_LOAD with .icpp.text (the trampolines, rip-relative only, so
+ *    PIE needs no new relocation);
+ *  - an R PT_LOAD with the merged .eh_frame (the old CIEs/FDEs with their
+ *    pc-relative pointers re-encoded and no-FP FDEs edited, then one CIE and
+ *    one FDE per trampoline), a rebuilt sorted .eh_frame_hdr (datarel sdata4
+ *    table) that PT_GNU_EH_FRAME points at, the notes, and, last, the new
+ *    program header table (PT_PHDR).  The new segments sit at
+ *    vaddr = first-load bias + file offset when that is above every segment
+ *    (old kernels derive AT_PHDR that way) -- the file is padded up to 1 MiB
+ *    for it -- otherwise just above the last segment (Linux >= 5.18 finds
+ *    AT_PHDR through the PT_LOAD that holds it).
+ * The old .eh_frame/.eh_frame_hdr stay in place, renamed .icpp.old.*; .symtab
+ * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>); a
+ * stripped input gets a .symtab made of its .dynsym plus those.
+ * The GNU build-id note is replaced by a new id (SHA-1 of the input, the plan
+ * and the rewriter version), and a note "icpp" (type NT_ICPP_REWRITE) names
+ * the original build-id, carries the plan and the trampoline table
+ * (rw_note_read).  OUT is written to a temporary file beside it and renamed,
+ * with the input's permission bits.
+ * Refused inputs (one line, nothing written): not ELF / not x86-64, static
+ * executables and static PIE, DT_RELR, no .eh_frame_hdr, static relocations
+ * (--emit-relocs), extended section numbering, bytes of a segment outside
+ * every section and header.
+ *
+ * ---------------------------------------------------------------------------
+ * 3. Prediction and verification (verify.c)
+ *
+ * OUT's pathmap is predicted by disambig (da_predict_pathmap): every node's
+ * height grows by
+ *     delta(n) = delta(parent) + pad(func(parent)) + wrap(callsite(n))
+ * (disambig.h without clones); functions and callsites keep their addresses,
+ * the rewritten module takes OUT's path and build-id.
+ * A trained map of OUT has trampoline frames between a wrapped caller and its
+ * callee; rw_collapse() removes them (the callee takes the trampoline's
+ * callsite) using the note's table.  rw_verify() then matches every observed
+ * node to the predicted node with the same callsite path and height.
+ */
+#ifndef ICPP_REWRITER_H
+#define ICPP_REWRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pathmap/pathmap.h"
+
+#define RW_NONE UINT32_MAX
+#define RW_ALIGN 16                /* every amount is a multiple of this */
+#define RW_MAX_AMOUNT 1008         /* 63 * 16: what a mask can say */
+#define RW_MAX_COPY 128            /* stack-argument bytes a trampoline copies at most */
+#define RW_VERSION "icpp-rewrite 1"
+#define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
+
+/* Bit k allows 16*k bytes (disambig's da_mask). */
+typedef uint64_t rw_mask;
+rw_mask rw_mask_range(uint32_t lo, uint32_t hi);   /* bit 0 plus 16-multiples in [lo, hi] */
+uint32_t rw_mask_max(rw_mask m);
+bool rw_mask_allows(rw_mask m, uint32_t bytes);
+
+enum rw_frame {
+	RW_FRAME_UNKNOWN,          /* not analysed (see pad_why) */
+	RW_FRAME_NONE,             /* SP only moves by pushes, or not at all */
+	RW_FRAME_FP,               /* rbp = CFA - 16 in the body */
+	RW_FRAME_SP,               /* allocated, no frame pointer */
+};
+
+enum rw_pad_why {
+	RW_PAD_OK,
+	RW_PAD_FRAGMENT,           /* part of another function's frame (.cold) */
+	RW_PAD_LEAF,               /* calls nothing: padding would move no frame */
+	RW_PAD_NO_ALLOC,           /* no sub/add/lea immediate allocates the frame */
+	RW_PAD_MULTI_ALLOC,        /* several allocations (shrink-wrapped paths) */
+	RW_PAD_IMM_FULL,           /* an imm8/imm32 of the allocation has no room */
+	RW_PAD_DISP_FULL,          /* an rsp-relative disp8 above the padding has no room */
+	RW_PAD_STRADDLE,           /* an rsp-relative access spans the padding's place */
+	RW_PAD_LARGE_FRAME,        /* frame near or above 4 KiB (stack-clash probes) */
+	RW_PAD_DYNAMIC,            /* dynamic stack allocation without a frame pointer */
+	RW_PAD_REALIGN,            /* stack realignment (and $-N,%rsp) */
+	RW_PAD_CALL_OUTSIDE,       /* a call before the allocation or after its release */
+	RW_PAD_RSP_LOCALS,         /* fp function reaching its locals through rsp */
+	RW_PAD_RBP_RESTORE,        /* rsp restored from rbp inside the allocation */
+	RW_PAD_UNDECODABLE,        /* data in text, undecodable bytes, jump into an insn */
+	RW_PAD_NO_CFI,             /* no FDE, or a CFA rule that is not reg+offset */
+	RW_PAD_CFI_MISMATCH,       /* the CFI disagrees with the code */
+	RW_PAD_CFI_EDIT,           /* a no-fp FDE that cannot be re-encoded */
+	RW_PAD_STACK_STATE,        /* inconsistent/unknown stack state, odd rsp write */
+	RW_PAD_FRAGMENT_SHARED,    /* a fragment claimed by two functions */
+	RW_PAD_N
+};
+
+enum rw_wrap_why {
+	RW_WRAP_OK,
+	RW_WRAP_INDIRECT,          /* through a register or non-rip memory */
+	RW_WRAP_RETURNS_TWICE,     /* setjmp, vfork, getcontext, ... */
+	RW_WRAP_ARGS_UNKNOWN,      /* stack arguments cannot be bounded */
+	RW_WRAP_ARGS_LARGE,        /* more than RW_MAX_COPY bytes might be arguments */
+	RW_WRAP_CALLER,            /* the calling code could not be analysed */
+	RW_WRAP_N
+};
+
+const char *rw_pad_why_name(enum rw_pad_why w);
+const char *rw_wrap_why_name(enum rw_wrap_why w);
+const char *rw_frame_name(enum rw_frame f);
+
+struct rw_func {
+	uint64_t addr, size;
+	const char *name;            /* NULL for an unnamed FDE */
+	enum rw_frame frame;
+	uint32_t alloc;              /* N of the allocation (0: none) */
+	rw_mask pad_mask;            /* allowed paddings; 1 when refused */
+	enum rw_pad_why pad_why;     /* RW_PAD_OK when pad_mask > 1 */
+	uint64_t why_at;             /* instruction that caused the refusal, or 0 */
+	uint32_t parent;             /* a fragment: the function whose frame it shares */
+	uint32_t ncalls;             /* call instructions (own code and fragments) */
+	bool cloneable;              /* always false (cloning not implemented) */
+};
+
+struct rw_call {
+	uint64_t insn;               /* the call instruction */
+	uint64_t site;               /* return address - 1: the pathmap's callsite */
+	uint8_t len;                 /* instruction bytes */
+	uint64_t target;             /* direct target, 0 when indirect */
+	uint64_t slot;               /* call *slot(%rip): the pointer's address, else 0 */
+	const char *target_name;     /* function, PLT or GOT symbol; NULL unknown */
+	uint32_t func;               /* function whose frame makes the call */
+	uint32_t stack_args;         /* bytes a trampoline copies (K) */
+	rw_mask wrap_mask;           /* allowed wraps; 1 when refused */
+	enum rw_wrap_why wrap_why;
+};
+
+struct rw_binary;
+
+/* Open and analyse an executable or shared object.  NULL with one line in
+ * err (naming path) for what icpp cannot rewrite. */
+struct rw_binary *rw_open(const char *path, char *err, size_t errlen);
+void rw_close(struct rw_binary *b);
+
+struct bin_module *rw_module(const struct rw_binary *b);
+const char *rw_path(const struct rw_binary *b);
+/* Sorted by address (the binary layer's functions, same order and count). */
+const struct rw_func *rw_functions(const struct rw_binary *b, size_t *n);
+/* Sorted by site. */
+const struct rw_call *rw_calls(const struct rw_binary *b, size_t *n);
+uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr);    /* exact start */
+uint32_t rw_call_index(const struct rw_binary *b, uint64_t site);    /* exact site */
+
+/* Capability summary, for reports. */
+struct rw_summary {
+	uint32_t funcs, paddable, pad_refused[RW_PAD_N];
+	uint32_t fp, sp, frameless;
+	uint32_t calls, wrappable, wrap_refused[RW_WRAP_N];
+};
+void rw_summarize(const struct rw_binary *b, struct rw_summary *s);
+/* One line per function and call (`icpp rewrite --explain`). */
+void rw_explain(const struct rw_binary *b, FILE *out);
+
+/* ------------------------------------------------------------------ plans
+ * A plan says how much to pad which function and wrap which callsite.  Its
+ * text form (what `--plan FILE` reads, and the note keeps):
+ *     icpp-plan 1
+ *     pad  0xFUNC BYTES     [# comment]
+ *     wrap 0xSITE BYTES     (SITE = return address - 1)
+ * '#' starts a comment; blank lines are ignored. */
+struct rw_plan_item {
+	uint64_t addr;               /* function start, or callsite */
+	uint32_t bytes;
+};
+struct rw_plan {
+	struct rw_plan_item *pads, *wraps;   /* sorted by addr, no duplicates */
+	uint32_t npads, nwraps;
+};
+int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen);
+int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen);
+/* Canonical text (malloc'd), with names as comments when b is given. */
+char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b);
+/* Refuses an amount the capability does not allow (-1 and one line). */
+int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen);
+/* Every function and callsite the capability allows, each with the largest
+ * allowed amount <= pad (resp. the smallest allowed >= wrap, else none):
+ * the stress plan of the tests (`icpp rewrite --everything`). */
+int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p);
+int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes);
+void rw_plan_free(struct rw_plan *p);
+
+/* ------------------------------------------------------------------ writing */
+struct rw_write_stats {
+	uint32_t pads, wraps, patched_bytes;
+	uint64_t in_size, out_size;
+	uint64_t tramp_bytes;
+	uint64_t new_vaddr;          /* where the added segments start */
+	bool phdr_compact;           /* needs Linux >= 5.18 (see section 2) */
+	uint8_t build_id[20];
+	uint32_t build_id_len;
+};
+/* Apply p (checked with rw_plan_check) and write out atomically.  out must
+ * not name the input. */
+int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *out,
+	     struct rw_write_stats *st, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ notes */
+struct rw_note_wrap {
+	uint64_t tramp;              /* trampoline start */
+	uint32_t size;
+	uint32_t bytes;              /* W */
+	uint64_t site;               /* the original callsite it serves */
+};
+struct rw_note {
+	uint8_t orig_id[PM_BUILD_ID_MAX];
+	uint32_t orig_id_len;
+	char *plan;                  /* plan text */
+	struct rw_note_wrap *wraps;  /* sorted by tramp */
+	uint32_t nwraps;
+};
+/* 0 and the note; 1 when path has no icpp note (not rewritten); -1 and err. */
+int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen);
+void rw_note_free(struct rw_note *n);
+
+/* ------------------------------------------------------------------ pathmaps
+ * The predicted pathmap of OUT is disambig's da_predict_pathmap() with the
+ * rewritten module renamed to OUT and given OUT's build-id
+ * (rw_rename_module). */
+
+/* The module of pm that is b's file: same build-id, else same real path.
+ * PM_NONE when none. */
+uint32_t rw_find_module(const struct pathmap *pm, const struct rw_binary *b);
+/* Give module `module` of pm the path and build-id of another file. */
+int rw_rename_module(struct pathmap *pm, uint32_t module, const char *path, const uint8_t *id,
+		     uint32_t idlen);
+/* A copy of a trained map of OUT without trampoline frames: nodes of
+ * trampolines (module `module`, addresses in the note's table) disappear and
+ * their children take the trampoline frame's callsite; a callsite inside a
+ * trampoline becomes the callsite the trampoline serves. */
+int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_note *n,
+		struct pathmap **out, char *err, size_t errlen);
+
+struct rw_verify_result {
+	uint64_t observed;           /* nodes of the collapsed trained map */
+	uint64_t matched;            /* same callsite path, same height */
+	uint64_t mismatched;         /* same callsite path, other height(s) */
+	uint64_t unpredicted;        /* callsite path the prediction lacks */
+	uint64_t unobserved;         /* predicted nodes training did not see */
+	double precise_predicted, precise_observed;   /* % of paths (pm_stats) */
+};
+/* Compare observed (collapsed) with predicted; modules match by build-id,
+ * else path.  Prints up to `show` offending paths to out (may be NULL). */
+int rw_verify(struct pathmap *predicted, struct pathmap *observed, FILE *out, unsigned show,
+	      struct rw_verify_result *r, char *err, size_t errlen);
+
+#endif

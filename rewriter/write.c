@@ -1,0 +1,923 @@
+/* write.c: apply a plan and write the output with libelf (rewriter.h
+ * section 2).
+ *
+ * Output layout, by file offset:
+ *   [0, old load end)        every PT_LOAD byte of the input, sections at their
+ *                            offsets; patched code and the build-id differ
+ *   non-alloc sections       moved here (symtab, strtab, shstrtab rebuilt)
+ *   section header table
+ *   R+X segment              .icpp.text (trampolines)
+ *   R segment                .eh_frame, .eh_frame_hdr, notes, program headers
+ * The program header table is the very last thing in the file: libelf fills
+ * the gaps it sees between sections with zeros, and it counts the program
+ * header table as written before all of them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rewriter/internal.h"
+#include "util/fileio.h"
+
+#define PAGE 4096ull
+#define MAX_PAD_FILE (1ull << 20)   /* file padding accepted for old-kernel PHDR placement */
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return a > 1 ? (v + a - 1) / a * a : v;
+}
+
+/* ------------------------------------------------------------------ trampolines */
+
+struct tramp {
+	uint64_t addr;               /* in .icpp.text */
+	uint32_t size;
+	const struct rw_call *call;
+	uint32_t bytes;              /* W */
+	struct eh_row rows[4];
+	uint32_t nrows;
+};
+
+/* lea disp(%rsp),%rsp */
+static void lea_rsp(struct rbuf *o, int64_t disp)
+{
+	if (disp >= INT8_MIN && disp <= INT8_MAX) {
+		static const uint8_t op[] = {0x48, 0x8d, 0x64, 0x24};
+		rb_put(o, op, 4);
+		rb_u8(o, (uint8_t)(int8_t)disp);
+	} else {
+		static const uint8_t op[] = {0x48, 0x8d, 0xa4, 0x24};
+		rb_put(o, op, 4);
+		rb_u32(o, (uint32_t)(int32_t)disp);
+	}
+}
+
+/* One trampoline at t->addr:
+ *   lea -(W-8-K)(%rsp),%rsp; K/8 x pushq (W-8)(%rsp); call target;
+ *   lea (W-8)(%rsp),%rsp; ret                                          */
+static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
+{
+	const struct rw_call *c = t->call;
+	size_t start = o->n;
+	int64_t w8 = (int64_t)t->bytes - 8, k = c->stack_args, low = w8 - k;
+	t->nrows = 0;
+	t->rows[t->nrows++] = (struct eh_row){0, 8};
+	if (low > 0) {
+		lea_rsp(o, -low);
+		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), (uint32_t)(8 + low)};
+	}
+	for (int64_t i = 0; i < k / 8; i++) {
+		if (w8 <= INT8_MAX) {
+			static const uint8_t op[] = {0xff, 0x74, 0x24};
+			rb_put(o, op, 3);
+			rb_u8(o, (uint8_t)w8);
+		} else {
+			static const uint8_t op[] = {0xff, 0xb4, 0x24};
+			rb_put(o, op, 3);
+			rb_u32(o, (uint32_t)w8);
+		}
+	}
+	/* CFA = rsp + W from here until the restoring lea */
+	if (k)
+		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), (uint32_t)t->bytes};
+	uint64_t at = t->addr + (o->n - start);
+	int64_t rel;
+	if (c->slot) {
+		rel = (int64_t)(c->slot - (at + 6));
+		rb_u8(o, 0xff);
+		rb_u8(o, 0x15);
+	} else {
+		rel = (int64_t)(c->target - (at + 5));
+		rb_u8(o, 0xe8);
+	}
+	if (rel < INT32_MIN || rel > INT32_MAX) {
+		rw_errf(err, errlen, "trampoline for callsite 0x%" PRIx64 " is out of rel32 reach of "
+			"its target", c->site);
+		return -1;
+	}
+	rb_u32(o, (uint32_t)(int32_t)rel);
+	lea_rsp(o, w8);
+	t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), 8};
+	rb_u8(o, 0xc3);
+	t->size = (uint32_t)(o->n - start);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ patches */
+
+struct patch {
+	uint64_t at;
+	uint8_t bytes[16];
+	uint8_t len;
+};
+
+struct patches {
+	struct patch *v;
+	uint32_t n, cap;
+};
+
+static int patch_add(struct patches *p, uint64_t at, const void *bytes, uint8_t len)
+{
+	if (p->n == p->cap) {
+		uint32_t cap = p->cap ? 2 * p->cap : 64;
+		struct patch *v = realloc(p->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		p->v = v;
+		p->cap = cap;
+	}
+	struct patch *x = &p->v[p->n++];
+	x->at = at;
+	x->len = len;
+	memcpy(x->bytes, bytes, len);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ sections */
+
+struct osec {
+	GElf_Shdr sh;
+	const void *data;            /* NULL for NOBITS */
+	size_t size;
+	void *owned;                 /* data we allocated */
+	const char *name;
+};
+
+struct out {
+	struct osec *s;
+	size_t n, cap;
+};
+
+static struct osec *sec_add(struct out *o)
+{
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 64;
+		struct osec *v = realloc(o->s, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		o->s = v;
+		o->cap = cap;
+	}
+	struct osec *x = &o->s[o->n++];
+	memset(x, 0, sizeof(*x));
+	return x;
+}
+
+static void *own_copy(struct osec *s)
+{
+	if (s->owned)
+		return s->owned;
+	s->owned = malloc(s->size ? s->size : 1);
+	if (s->owned && s->size)
+		memcpy(s->owned, s->data, s->size);
+	s->data = s->owned;
+	return s->owned;
+}
+
+/* ------------------------------------------------------------------ notes */
+
+static void note_put(struct rbuf *o, const char *name, uint32_t type, const void *desc, uint32_t dlen)
+{
+	uint32_t nlen = (uint32_t)strlen(name) + 1;
+	rb_u32(o, nlen);
+	rb_u32(o, dlen);
+	rb_u32(o, type);
+	rb_put(o, name, nlen);
+	rb_align(o, 4, 0);
+	rb_put(o, desc, dlen);
+	rb_align(o, 4, 0);
+}
+
+static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const struct tramp *t,
+		      uint32_t nt, const char *plan)
+{
+	rb_u32(d, 1);
+	rb_u32(d, idlen);
+	rb_put(d, id, idlen);
+	rb_align(d, 4, 0);
+	rb_u32(d, nt);
+	for (uint32_t i = 0; i < nt; i++) {
+		rb_u64(d, t[i].addr);
+		rb_u32(d, t[i].size);
+		rb_u32(d, t[i].bytes);
+		rb_u64(d, t[i].call->site);
+	}
+	uint32_t plen = (uint32_t)strlen(plan);
+	rb_u32(d, plen);
+	rb_put(d, plan, plen);
+	rb_align(d, 4, 0);
+}
+
+/* Replace the desc of the NT_GNU_BUILD_ID note in a copy of the section. */
+static bool replace_build_id(uint8_t *data, size_t size, const uint8_t *id, uint32_t *idlen)
+{
+	size_t off = 0;
+	while (off + 12 <= size) {
+		uint32_t nsz, dsz, type;
+		memcpy(&nsz, data + off, 4);
+		memcpy(&dsz, data + off + 4, 4);
+		memcpy(&type, data + off + 8, 4);
+		size_t name = off + 12, desc = name + align_up(nsz, 4);
+		if (desc + dsz > size)
+			return false;
+		if (type == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(data + name, "GNU", 4)) {
+			for (uint32_t i = 0; i < dsz; i++)
+				data[desc + i] = id[i % 20];
+			*idlen = dsz;
+			return true;
+		}
+		off = desc + align_up(dsz, 4);
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------ main */
+
+struct plan_state {
+	struct tramp *t;
+	uint32_t nt;
+	struct patches patches;
+	struct eh_fde_edit *fedits;
+	uint32_t nfedits;
+	struct rbuf text;
+};
+
+static void plan_state_free(struct plan_state *ps)
+{
+	free(ps->t);
+	free(ps->patches.v);
+	free(ps->fedits);
+	rb_free(&ps->text);
+}
+
+static int cmp_patch(const void *x, const void *y)
+{
+	const struct patch *a = x, *b = y;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Code edits of the plan, trampolines laid out from text_vaddr. */
+static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t text_vaddr,
+		      struct plan_state *ps, char *err, size_t errlen)
+{
+	plan_state_free(ps);
+	memset(ps, 0, sizeof(*ps));
+	for (uint32_t i = 0; i < p->npads; i++) {
+		uint32_t fi = rw_func_index(b, p->pads[i].addr);
+		const struct rw_unit *u = &b->units[fi];
+		int64_t d = p->pads[i].bytes;
+		for (uint32_t e = 0; e < u->nedits; e++) {
+			const struct rw_edit *ed = &u->edits[e];
+			int64_t v = ed->value + ed->sign * d;
+			uint8_t bytes[4];
+			memcpy(bytes, &v, 4);      /* little-endian: the low bytes */
+			if (patch_add(&ps->patches, ed->at, bytes, ed->size))
+				goto oom;
+		}
+		for (uint32_t k = 0; k < u->nfdes; k++) {
+			struct eh_fde_edit *v = realloc(ps->fedits, (ps->nfedits + 1) * sizeof(*v));
+			if (!v)
+				goto oom;
+			ps->fedits = v;
+			v[ps->nfedits++] = (struct eh_fde_edit){u->fdes[k], u->k0, u->k1, d};
+		}
+	}
+	ps->t = calloc(p->nwraps ? p->nwraps : 1, sizeof(*ps->t));
+	if (!ps->t)
+		goto oom;
+	for (uint32_t i = 0; i < p->nwraps; i++) {
+		const struct rw_call *c = &b->calls[rw_call_index(b, p->wraps[i].addr)];
+		rb_align(&ps->text, 16, 0xcc);
+		struct tramp *t = &ps->t[ps->nt++];
+		t->addr = text_vaddr + ps->text.n;
+		t->call = c;
+		t->bytes = p->wraps[i].bytes;
+		if (emit_tramp(&ps->text, t, err, errlen))
+			return -1;
+		/* the call: nops, then call rel32 ending at the same address */
+		uint8_t bytes[16];
+		memset(bytes, 0x90, c->len);
+		int64_t rel = (int64_t)(t->addr - (c->insn + c->len));
+		if (rel < INT32_MIN || rel > INT32_MAX || c->len > sizeof(bytes)) {
+			rw_errf(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the new code",
+				c->site);
+			return -1;
+		}
+		bytes[c->len - 5] = 0xe8;
+		int32_t r32 = (int32_t)rel;
+		memcpy(bytes + c->len - 4, &r32, 4);
+		if (patch_add(&ps->patches, c->insn, bytes, c->len))
+			goto oom;
+	}
+	rb_align(&ps->text, 16, 0xcc);
+	if (ps->text.oom)
+		goto oom;
+	qsort(ps->patches.v, ps->patches.n, sizeof(*ps->patches.v), cmp_patch);
+	for (uint32_t i = 1; i < ps->patches.n; i++)
+		if (ps->patches.v[i].at < ps->patches.v[i - 1].at + ps->patches.v[i - 1].len) {
+			rw_errf(err, errlen, "two changes of the plan overlap at 0x%" PRIx64,
+				ps->patches.v[i].at);
+			return -1;
+		}
+	return 0;
+oom:
+	rw_errf(err, errlen, "out of memory applying the plan");
+	return -1;
+}
+
+/* Build-id: SHA-1 of the input, the plan and the rewriter's version. */
+static void new_build_id(const struct rw_binary *b, const char *plan, uint8_t id[20])
+{
+	struct rw_sha1 s;
+	size_t size;
+	const char *img = elf_rawfile(b->elf, &size);
+	rw_sha1_init(&s);
+	rw_sha1_update(&s, img, img ? size : 0);
+	rw_sha1_update(&s, plan, strlen(plan));
+	rw_sha1_update(&s, RW_VERSION, sizeof(RW_VERSION));
+	rw_sha1_final(&s, id);
+}
+
+struct strtab {
+	struct rbuf b;
+};
+
+static uint32_t str_add(struct strtab *t, const char *s)
+{
+	if (!t->b.n)
+		rb_u8(&t->b, 0);
+	if (!*s)
+		return 0;
+	uint32_t at = (uint32_t)t->b.n;
+	rb_put(&t->b, s, strlen(s) + 1);
+	return at;
+}
+
+/* Adds the trampoline symbols; *tsec and *tfirst say where they are (their
+ * values are fixed up once the trampolines have their final address). */
+static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_t text_idx,
+			const struct plan_state *ps, size_t *new_strtab, size_t *tsec, size_t *tfirst,
+			char *err, size_t errlen)
+{
+	/* trampoline symbols */
+	size_t nt = ps->nt;
+	GElf_Sym *ts = calloc(nt ? nt : 1, sizeof(*ts));
+	struct strtab names = {0};
+	if (!ts)
+		goto oom;
+	if (symtab == SIZE_MAX) {
+		/* stripped: a new .symtab from .dynsym plus the trampolines */
+		Elf_Scn *dscn = NULL;
+		GElf_Shdr dsh;
+		for (Elf_Scn *s = NULL; (s = elf_nextscn(b->elf, s));)
+			if (gelf_getshdr(s, &dsh) && dsh.sh_type == SHT_DYNSYM) {
+				dscn = s;
+				break;
+			}
+		Elf_Data *dd = dscn ? elf_getdata(dscn, NULL) : NULL;
+		size_t dn = dd ? dsh.sh_size / sizeof(Elf64_Sym) : 0;
+		struct rbuf syms = {0};
+		Elf64_Sym null = {0};
+		rb_put(&syms, &null, sizeof(null));
+		str_add(&names, "");
+		char nm[64];
+		for (size_t i = 0; i < nt; i++) {
+			snprintf(nm, sizeof(nm), "__icpp_wrap_%" PRIx64, ps->t[i].call->site);
+			Elf64_Sym s = {.st_name = str_add(&names, nm),
+				       .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC),
+				       .st_shndx = (uint16_t)text_idx,
+				       .st_value = ps->t[i].addr,
+				       .st_size = ps->t[i].size};
+			rb_put(&syms, &s, sizeof(s));
+		}
+		for (size_t i = 1; i < dn; i++) {
+			GElf_Sym g;
+			if (!gelf_getsym(dd, (int)i, &g) || g.st_shndx == SHN_UNDEF)
+				continue;
+			const char *n = elf_strptr(b->elf, dsh.sh_link, g.st_name);
+			Elf64_Sym s = {.st_name = str_add(&names, n ? n : ""), .st_info = g.st_info,
+				       .st_other = g.st_other, .st_shndx = g.st_shndx,
+				       .st_value = g.st_value, .st_size = g.st_size};
+			rb_put(&syms, &s, sizeof(s));
+		}
+		if (syms.oom || names.b.oom) {
+			rb_free(&syms);
+			goto oom;
+		}
+		if (!sec_add(o) || !sec_add(o)) {
+			rb_free(&syms);
+			goto oom;
+		}
+		struct osec *st = &o->s[o->n - 2], *str = &o->s[o->n - 1];
+		*new_strtab = o->n - 1;
+		*tsec = o->n - 2;
+		*tfirst = 1;
+		st->name = ".symtab";
+		st->sh = (GElf_Shdr){.sh_type = SHT_SYMTAB, .sh_size = syms.n,
+				     .sh_link = (GElf_Word)(o->n - 1), .sh_info = (GElf_Word)(1 + nt),
+				     .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym)};
+		st->data = st->owned = syms.p;
+		st->size = syms.n;
+		str->name = ".strtab";
+		str->sh = (GElf_Shdr){.sh_type = SHT_STRTAB, .sh_size = names.b.n, .sh_addralign = 1};
+		str->data = str->owned = names.b.p;
+		str->size = names.b.n;
+		free(ts);
+		return 0;
+	}
+	/* insert the trampoline symbols as locals before the first global */
+	struct osec *st = &o->s[symtab];
+	struct osec *str = &o->s[st->sh.sh_link];
+	size_t n = st->size / sizeof(Elf64_Sym), first_global = st->sh.sh_info;
+	if (first_global > n)
+		first_global = n;
+	rb_put(&names.b, str->data, str->size);
+	char nm[64];
+	uint8_t *sym = malloc((n + nt) * sizeof(Elf64_Sym) + 1);
+	if (!sym)
+		goto oom;
+	memcpy(sym, st->data, first_global * sizeof(Elf64_Sym));
+	for (size_t i = 0; i < nt; i++) {
+		snprintf(nm, sizeof(nm), "__icpp_wrap_%" PRIx64, ps->t[i].call->site);
+		uint32_t at = (uint32_t)names.b.n;
+		rb_put(&names.b, nm, strlen(nm) + 1);
+		Elf64_Sym s = {.st_name = at, .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC),
+			       .st_shndx = (uint16_t)text_idx, .st_value = ps->t[i].addr,
+			       .st_size = ps->t[i].size};
+		memcpy(sym + (first_global + i) * sizeof(Elf64_Sym), &s, sizeof(s));
+	}
+	memcpy(sym + (first_global + nt) * sizeof(Elf64_Sym),
+	       (const uint8_t *)st->data + first_global * sizeof(Elf64_Sym),
+	       (n - first_global) * sizeof(Elf64_Sym));
+	if (names.b.oom) {
+		free(sym);
+		goto oom;
+	}
+	free(st->owned);
+	st->data = st->owned = sym;
+	st->size = st->sh.sh_size = (n + nt) * sizeof(Elf64_Sym);
+	st->sh.sh_info = (GElf_Word)(first_global + nt);
+	free(str->owned);
+	str->data = str->owned = names.b.p;
+	str->size = str->sh.sh_size = names.b.n;
+	*new_strtab = st->sh.sh_link;
+	*tsec = symtab;
+	*tfirst = first_global;
+	free(ts);
+	return 0;
+oom:
+	free(ts);
+	rb_free(&names.b);
+	rw_errf(err, errlen, "out of memory writing the symbol table");
+	return -1;
+}
+
+int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
+	     struct rw_write_stats *st, char *err, size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	struct plan_state ps = {0};
+	struct out o = {0};
+	struct rbuf frame = {0}, hdr = {0}, notes = {0}, desc = {0}, phbuf = {0};
+	struct strtab shstr = {0};
+	char *plan_text = NULL;
+	Elf *e = NULL;
+	struct atomic_file af = {0};
+	bool af_open_ok = false;
+	GElf_Phdr *ph = NULL;
+	int ret = -1;
+
+	if (rw_plan_check(b, p, err, errlen))
+		return -1;
+	plan_text = rw_plan_format(p, NULL);
+	if (!plan_text)
+		goto oom;
+
+	/* ---------------- the input's layout */
+	size_t phnum;
+	elf_getphdrnum(b->elf, &phnum);
+	uint64_t load_end = 0, vmax = 0, bias = 0;
+	bool have_bias = false, have_phdr = false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr h;
+		gelf_getphdr(b->elf, (int)i, &h);
+		if (h.p_type == PT_PHDR)
+			have_phdr = true;
+		if (h.p_type != PT_LOAD)
+			continue;
+		if (!have_bias) {
+			bias = h.p_vaddr - h.p_offset;
+			have_bias = true;
+		}
+		if (h.p_offset + h.p_filesz > load_end)
+			load_end = h.p_offset + h.p_filesz;
+		if (h.p_vaddr + h.p_memsz > vmax)
+			vmax = h.p_vaddr + h.p_memsz;
+	}
+	vmax = align_up(vmax, PAGE);
+
+	/* ---------------- copy the sections */
+	sec_add(&o);                                   /* index 0 */
+	size_t symtab = SIZE_MAX, buildid = SIZE_MAX;
+	for (size_t i = 1; i < b->shnum; i++) {
+		Elf_Scn *scn = elf_getscn(b->elf, i);
+		struct osec *s = sec_add(&o);
+		if (!s || !gelf_getshdr(scn, &s->sh))
+			goto oom;
+		s->name = elf_strptr(b->elf, b->shstrndx, s->sh.sh_name);
+		if (!s->name)
+			s->name = "";
+		if (s->sh.sh_type != SHT_NOBITS) {
+			Elf_Data *d = elf_rawdata(scn, NULL);
+			s->data = d ? d->d_buf : NULL;
+			s->size = d ? d->d_size : 0;
+		}
+		if (s->sh.sh_type == SHT_SYMTAB)
+			symtab = i;
+		if (s->sh.sh_type == SHT_NOTE && !strcmp(s->name, ".note.gnu.build-id"))
+			buildid = i;
+		if (s->sh.sh_type == SHT_SYMTAB_SHNDX) {
+			rw_errf(err, errlen, "%s: extended section indices are not supported", b->path);
+			goto fail;
+		}
+	}
+	o.s[b->eh_scn].name = ".icpp.old.eh_frame";
+	o.s[b->hdr_scn].name = ".icpp.old.eh_frame_hdr";
+	GElf_Word eh_type = o.s[b->eh_scn].sh.sh_type;
+	o.s[b->eh_scn].sh.sh_type = SHT_PROGBITS;
+	o.s[b->hdr_scn].sh.sh_type = SHT_PROGBITS;
+
+	/* ---------------- new sections (sizes first) */
+	size_t nold = o.n;
+	bool wraps = p->nwraps > 0;
+	size_t text_idx = wraps ? nold : SIZE_MAX;
+	size_t frame_idx = nold + wraps, hdr_idx = frame_idx + 1, note_idx = hdr_idx + 1;
+	/* trampolines at a provisional address to size them (sizes do not depend
+	 * on it); eh_frame likewise */
+	if (apply_plan(b, p, vmax, &ps, err, errlen))
+		goto fail;
+	struct eh_newfde *nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
+	if (!nf)
+		goto oom;
+	for (uint32_t i = 0; i < ps.nt; i++)
+		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
+	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, nf, ps.nt, vmax, vmax, &frame, &hdr, err, errlen);
+	free(nf);
+	if (r)
+		goto fail;
+	size_t text_size = ps.text.n, frame_size = frame.n, hdr_size = hdr.n;
+
+	uint8_t id[20];
+	new_build_id(b, plan_text, id);
+	const uint8_t *orig_id;
+	size_t orig_len = bin_build_id(b->bin, &orig_id);
+	/* notes: icpp (+ a GNU build-id when the input has none) */
+	bool add_buildid = buildid == SIZE_MAX;
+	size_t nphdr_new = phnum + 1 + wraps + 1;       /* R load, RX load, PT_NOTE */
+	size_t phsize = nphdr_new * sizeof(Elf64_Phdr);
+
+	/* ---------------- file layout */
+	uint64_t off = load_end;
+	/* non-alloc sections after the loaded part */
+	struct {
+		size_t idx;
+		uint64_t off;
+	} *order = malloc((o.n + 8) * sizeof(*order));
+	if (!order)
+		goto oom;
+	size_t nord = 0;
+	for (size_t i = 1; i < nold; i++)
+		if (!(o.s[i].sh.sh_flags & SHF_ALLOC) && o.s[i].sh.sh_type != SHT_NOBITS)
+			order[nord++].idx = i, order[nord - 1].off = o.s[i].sh.sh_offset;
+	/* keep their relative order */
+	for (size_t i = 1; i < nord; i++)
+		for (size_t j = i; j > 0 && order[j].off < order[j - 1].off; j--) {
+			__typeof__(*order) t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+
+	/* symbols (may add .symtab/.strtab for a stripped input) */
+	size_t strtab_idx = SIZE_MAX, tsec = SIZE_MAX, tfirst = 0;
+	/* .icpp.text, .eh_frame, .eh_frame_hdr, .note.icpp take their indices
+	 * first; a new .symtab/.strtab follows */
+	struct osec *ns;
+	if (wraps) {
+		ns = sec_add(&o);
+		if (!ns)
+			goto oom;
+		ns->name = ".icpp.text";
+		ns->sh = (GElf_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+				     .sh_addralign = 16};
+	}
+	ns = sec_add(&o);
+	if (!ns)
+		goto oom;
+	ns->name = ".eh_frame";
+	ns->sh = (GElf_Shdr){.sh_type = eh_type, .sh_flags = SHF_ALLOC, .sh_addralign = 8};
+	ns = sec_add(&o);
+	if (!ns)
+		goto oom;
+	ns->name = ".eh_frame_hdr";
+	ns->sh = (GElf_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addralign = 4};
+	ns = sec_add(&o);
+	if (!ns)
+		goto oom;
+	ns->name = ".note.icpp";
+	ns->sh = (GElf_Shdr){.sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC, .sh_addralign = 4};
+	size_t gnu_note_idx = SIZE_MAX;
+	if (add_buildid) {
+		ns = sec_add(&o);
+		if (!ns)
+			goto oom;
+		gnu_note_idx = o.n - 1;
+		ns->name = ".note.gnu.build-id";
+		ns->sh = (GElf_Shdr){.sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC, .sh_addralign = 4};
+	}
+	if ((wraps || symtab != SIZE_MAX) &&
+	    build_symtab(b, &o, symtab, text_idx, &ps, &strtab_idx, &tsec, &tfirst, err, errlen))
+		goto fail;
+	bool new_symtab = symtab == SIZE_MAX && wraps;
+	if (new_symtab)
+		for (size_t i = o.n - 2; i < o.n; i++)
+			order[nord++] = (__typeof__(*order)){i, UINT64_MAX};
+
+	/* .shstrtab: every name again */
+	size_t shstrndx = b->shstrndx;
+	for (size_t i = 1; i < o.n; i++)
+		o.s[i].sh.sh_name = str_add(&shstr, o.s[i].name);
+	o.s[shstrndx].sh.sh_name = str_add(&shstr, ".shstrtab");
+	if (shstr.b.oom)
+		goto oom;
+	free(o.s[shstrndx].owned);
+	o.s[shstrndx].data = o.s[shstrndx].owned = shstr.b.p;
+	o.s[shstrndx].size = o.s[shstrndx].sh.sh_size = shstr.b.n;
+	shstr.b = (struct rbuf){0};
+
+	for (size_t k = 0; k < nord; k++) {
+		struct osec *s = &o.s[order[k].idx];
+		off = align_up(off, s->sh.sh_addralign ? s->sh.sh_addralign : 1);
+		s->sh.sh_offset = off;
+		s->sh.sh_size = s->size;
+		off += s->size;
+	}
+	free(order);
+	uint64_t shoff = align_up(off, 8);
+	off = shoff + o.n * sizeof(Elf64_Shdr);
+
+	/* the new segments */
+	uint64_t x1 = align_up(off, PAGE);
+	if (bias + x1 < vmax) {
+		uint64_t gap = vmax - (bias + x1);
+		if (gap <= MAX_PAD_FILE)
+			x1 += gap;                       /* consistent: vaddr = bias + offset */
+		else
+			st->phdr_compact = true;
+	}
+	uint64_t v1 = st->phdr_compact ? vmax : bias + x1;
+	uint64_t x2 = wraps ? align_up(x1 + text_size, PAGE) : x1, v2 = v1 + (x2 - x1);
+	uint64_t frame_off = x2, hdr_off = align_up(frame_off + frame_size, 4);
+	uint64_t frame_va = v2, hdr_va = v2 + (hdr_off - x2);
+
+	/* final code and unwind tables at the real addresses */
+	if (apply_plan(b, p, v1, &ps, err, errlen))
+		goto fail;
+	nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
+	if (!nf)
+		goto oom;
+	for (uint32_t i = 0; i < ps.nt; i++)
+		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
+	rb_free(&frame);
+	rb_free(&hdr);
+	r = eh_build(&b->eh, ps.fedits, ps.nfedits, nf, ps.nt, frame_va, hdr_va, &frame, &hdr, err,
+		     errlen);
+	free(nf);
+	if (r)
+		goto fail;
+	if (frame.n != frame_size || hdr.n != hdr_size || ps.text.n != text_size) {
+		rw_errf(err, errlen, "internal error: new sections changed size between passes");
+		goto fail;
+	}
+	/* the trampoline symbols were built in the first pass */
+	if (tsec != SIZE_MAX && ps.nt) {
+		Elf64_Sym *sy = own_copy(&o.s[tsec]);
+		if (!sy)
+			goto oom;
+		for (uint32_t i = 0; i < ps.nt; i++)
+			sy[tfirst + i].st_value = ps.t[i].addr;
+	}
+	uint64_t note_off = align_up(hdr_off + hdr_size, 4);
+
+	/* notes */
+	icpp_desc(&desc, orig_id, (uint32_t)orig_len, ps.t, ps.nt, plan_text);
+	note_put(&notes, "icpp", NT_ICPP_REWRITE, desc.p, (uint32_t)desc.n);
+	size_t icpp_note_size = notes.n;
+	uint32_t idlen = 20;
+	if (add_buildid)
+		note_put(&notes, "GNU", NT_GNU_BUILD_ID, id, 20);
+	if (notes.oom || desc.oom)
+		goto oom;
+	uint64_t ph_off = align_up(note_off + notes.n, 8);
+	uint64_t end = ph_off + phsize;
+
+	if (wraps) {
+		struct osec *s = &o.s[text_idx];
+		s->sh.sh_addr = v1;
+		s->sh.sh_offset = x1;
+		s->data = ps.text.p;
+		s->size = s->sh.sh_size = text_size;
+	}
+	struct osec *fs = &o.s[frame_idx], *hs = &o.s[hdr_idx], *nts = &o.s[note_idx];
+	fs->sh.sh_addr = frame_va;
+	fs->sh.sh_offset = frame_off;
+	fs->data = frame.p;
+	fs->size = fs->sh.sh_size = frame.n;
+	hs->sh.sh_addr = hdr_va;
+	hs->sh.sh_offset = hdr_off;
+	hs->data = hdr.p;
+	hs->size = hs->sh.sh_size = hdr.n;
+	nts->sh.sh_addr = v2 + (note_off - x2);
+	nts->sh.sh_offset = note_off;
+	nts->data = notes.p;
+	nts->size = nts->sh.sh_size = icpp_note_size;
+	if (add_buildid) {
+		struct osec *g = &o.s[gnu_note_idx];
+		g->sh.sh_addr = nts->sh.sh_addr + icpp_note_size;
+		g->sh.sh_offset = note_off + icpp_note_size;
+		g->data = notes.p + icpp_note_size;
+		g->size = g->sh.sh_size = notes.n - icpp_note_size;
+	} else {
+		uint8_t *bd = own_copy(&o.s[buildid]);
+		if (!bd)
+			goto oom;
+		if (!replace_build_id(bd, o.s[buildid].size, id, &idlen)) {
+			rw_errf(err, errlen, "%s: its .note.gnu.build-id has no GNU build-id note", b->path);
+			goto fail;
+		}
+	}
+
+	/* code patches into the sections that hold them */
+	for (uint32_t i = 0; i < ps.patches.n; i++) {
+		const struct patch *pt = &ps.patches.v[i];
+		bool done = false;
+		for (size_t s = 1; s < nold && !done; s++) {
+			struct osec *sec = &o.s[s];
+			if (!(sec->sh.sh_flags & SHF_ALLOC) || sec->sh.sh_type == SHT_NOBITS ||
+			    pt->at < sec->sh.sh_addr || pt->at + pt->len > sec->sh.sh_addr + sec->size)
+				continue;
+			uint8_t *d = own_copy(sec);
+			if (!d)
+				goto oom;
+			memcpy(d + (pt->at - sec->sh.sh_addr), pt->bytes, pt->len);
+			done = true;
+		}
+		if (!done) {
+			rw_errf(err, errlen, "internal error: no section holds 0x%" PRIx64, pt->at);
+			goto fail;
+		}
+		st->patched_bytes += pt->len;
+	}
+
+	/* ---------------- program headers */
+	ph = calloc(nphdr_new, sizeof(*ph));
+	if (!ph)
+		goto oom;
+	size_t k = 0;
+	size_t last_load = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr h;
+		gelf_getphdr(b->elf, (int)i, &h);
+		if (h.p_type == PT_LOAD)
+			last_load = i;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr h;
+		gelf_getphdr(b->elf, (int)i, &h);
+		if (h.p_type == PT_PHDR) {
+			h.p_offset = ph_off;
+			h.p_vaddr = h.p_paddr = v2 + (ph_off - x2);
+			h.p_filesz = h.p_memsz = phsize;
+		} else if (h.p_type == PT_GNU_EH_FRAME) {
+			h.p_offset = hdr_off;
+			h.p_vaddr = h.p_paddr = hdr_va;
+			h.p_filesz = h.p_memsz = hdr_size;
+		}
+		ph[k++] = h;
+		if (i == last_load) {
+			if (wraps)
+				ph[k++] = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+						      .p_offset = x1, .p_vaddr = v1, .p_paddr = v1,
+						      .p_filesz = text_size, .p_memsz = text_size,
+						      .p_align = PAGE};
+			ph[k++] = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = PF_R, .p_offset = x2,
+					      .p_vaddr = v2, .p_paddr = v2, .p_filesz = end - x2,
+					      .p_memsz = end - x2, .p_align = PAGE};
+		}
+	}
+	ph[k++] = (GElf_Phdr){.p_type = PT_NOTE, .p_flags = PF_R, .p_offset = note_off,
+			      .p_vaddr = nts->sh.sh_addr, .p_paddr = nts->sh.sh_addr,
+			      .p_filesz = notes.n, .p_memsz = notes.n, .p_align = 4};
+	(void)have_phdr;
+
+	/* ---------------- write */
+	struct stat sb;
+	if (fstat(b->fd, &sb) < 0) {
+		rw_errf(err, errlen, "cannot stat %s: %s", b->path, strerror(errno));
+		goto fail;
+	}
+	if (af_open(&af, outpath, sb.st_mode & 0777, err, errlen) < 0)
+		goto fail;
+	af_open_ok = true;
+	int fd = fileno(af.f);
+	if (fchmod(fd, sb.st_mode & 0777) < 0) {
+		rw_errf(err, errlen, "cannot set the mode of %s: %s", af.tmp, strerror(errno));
+		goto fail;
+	}
+	e = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!e || !gelf_newehdr(e, ELFCLASS64))
+		goto elferr;
+	GElf_Ehdr eh = b->ehdr;
+	eh.e_phoff = ph_off;
+	eh.e_phnum = (GElf_Half)nphdr_new;
+	eh.e_shoff = shoff;
+	eh.e_shnum = (GElf_Half)o.n;
+	eh.e_shstrndx = (GElf_Half)shstrndx;
+	if (!gelf_update_ehdr(e, &eh) || !gelf_newphdr(e, nphdr_new))
+		goto elferr;
+	for (size_t i = 0; i < nphdr_new; i++)
+		if (!gelf_update_phdr(e, (int)i, &ph[i]))
+			goto elferr;
+	for (size_t i = 1; i < o.n; i++) {
+		struct osec *s = &o.s[i];
+		Elf_Scn *scn = elf_newscn(e);
+		Elf_Data *d = scn ? elf_newdata(scn) : NULL;
+		if (!d)
+			goto elferr;
+		d->d_type = ELF_T_BYTE;
+		d->d_align = 1;
+		d->d_off = 0;
+		d->d_version = EV_CURRENT;
+		if (s->sh.sh_type == SHT_NOBITS) {
+			d->d_buf = NULL;
+			d->d_size = s->sh.sh_size;
+		} else {
+			d->d_buf = (void *)s->data;
+			d->d_size = s->size;
+			s->sh.sh_size = s->size;
+		}
+		if (!gelf_update_shdr(scn, &s->sh))
+			goto elferr;
+	}
+	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
+	elf_flagphdr(e, ELF_C_SET, ELF_F_DIRTY);
+	if (elf_update(e, ELF_C_WRITE) < 0)
+		goto elferr;
+	elf_end(e);
+	e = NULL;
+	if (af_commit(&af, err, errlen) < 0) {
+		af_open_ok = false;
+		goto fail;
+	}
+	af_open_ok = false;
+
+	st->pads = p->npads;
+	st->wraps = p->nwraps;
+	size_t insize;
+	elf_rawfile(b->elf, &insize);
+	st->in_size = insize;
+	st->out_size = end;
+	st->tramp_bytes = text_size;
+	st->new_vaddr = v1;
+	memcpy(st->build_id, id, 20);
+	st->build_id_len = idlen < 20 ? idlen : 20;
+	ret = 0;
+	goto done;
+elferr:
+	rw_errf(err, errlen, "cannot write %s: %s", outpath, elf_errmsg(-1));
+	goto fail;
+oom:
+	rw_errf(err, errlen, "out of memory writing %s", outpath);
+fail:
+	ret = -1;
+done:
+	if (e)
+		elf_end(e);
+	if (af_open_ok)
+		af_abort(&af);
+	for (size_t i = 0; i < o.n; i++)
+		free(o.s[i].owned);
+	free(o.s);
+	free(ph);
+	plan_state_free(&ps);
+	rb_free(&frame);
+	rb_free(&hdr);
+	rb_free(&notes);
+	rb_free(&desc);
+	rb_free(&phbuf);
+	rb_free(&shstr.b);
+	free(plan_text);
+	return ret;
+}
