@@ -100,10 +100,12 @@
  * counts as 16) and growth_bytes(r) = new_max - old_max.  Recursion multiplies
  * padding through the paths themselves: a node under 100 frames of f moves by
  * 100 * pad[f].  --max-stack-growth caps the ratio, per root.
- * Code: every wrapped callsite (original or copy) costs DA_WRAP_CODE_BYTES of
- * trampoline; every clone costs its function's code_bytes (or
- * DA_CLONE_DEFAULT_BYTES when unknown), rounded up to 16.  Trampolines that
- * could be shared (same target and amount) are not counted as shared.
+ * Code: a trampoline costs DA_WRAP_CODE_BYTES; wrapped callsites (originals
+ * or copies in clones) that call one function (the one function all their
+ * nodes enter) with one amount share a trampoline, any other wrapped callsite
+ * (several callees: indirect) has its own; every clone costs its function's
+ * code_bytes (or DA_CLONE_DEFAULT_BYTES when unknown), rounded up to 16.
+ * nwraps counts wrapped callsites, not trampolines.
  *
  * ---------------------------------------------------------------------------
  * 4. What can cure a collision (da_classify)
@@ -143,11 +145,12 @@
  * the nodes it moves, and undone the same way.
  * Objective (maximised), with N paths and total weight W:
  *     (precise paths) + hot_weight * N * (weight of nodes whose CID is
- *     unique) / W - stack_weight * sum over roots r of (nodes under r) *
- *     ln(growth(r)) - code_weight * (new code bytes) - 1e-4 per 16 bytes of
- *     padding (a tie-break towards small amounts).
- * So one path made precise is worth as much as 1/N of the weight, and 1% of
- * stack growth of a root costs about 1% of its nodes.  Moves never leave the
+ *     unique) / W - stack_weight * sum over roots r of (distinct paths under
+ *     r) * ln(growth(r)) - code_weight * (new code bytes) - 1e-4 per 16
+ *     bytes of padding (a tie-break towards small amounts).
+ * So one path made precise is worth as much as 1/N of the weight, and (with
+ * the default stack_weight 0.1) 1% of stack growth of a root costs about 0.1%
+ * of its paths: precision is bought with stack, within the cap.  Moves never leave the
  * allowed masks and never exceed the stack cap.
  * Search, deterministic for a seed and a work budget:
  *  1. greedy: colliding CIDs hottest first; for each, the variables that
@@ -309,9 +312,9 @@ struct da_options {
 	bool anneal;                /* run phase 2 */
 	int verbose;                /* progress on stderr */
 };
-/* seed 1, cap 1.25, ARR and wrapping on, cloning off, hot_weight 1,
- * stack_weight 1, code_weight 1/128, budget 0 (= 400 node moves per node,
- * at least 5M), anneal on. */
+/* seed 1, cap 1.25, ARR and wrapping on, cloning off, hot_weight 0.25,
+ * stack_weight 0.1, code_weight 1/128, budget 0 (= 250 node moves per node,
+ * at least 20M: about 10 s at 200k paths), anneal on. */
 void da_options_default(struct da_options *o);
 /* What classify and the solver may use: options and capability together. */
 struct da_classification {
@@ -380,7 +383,7 @@ struct da_result {
 	double max_growth, geomean_growth;      /* over roots */
 	int64_t max_growth_bytes;
 	uint64_t code_bytes;
-	uint32_t nwraps;            /* wrapped callsites and copies */
+	uint32_t nwraps;            /* wrapped callsites and copies (not trampolines) */
 	struct da_leftover *left;   /* heaviest first */
 	uint32_t nleft;
 	uint64_t left_by[DA_LEFT_N][4];         /* pairs by reason and da_diff */

@@ -825,14 +825,43 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 		logsum += log(rc->growth > 0 ? rc->growth : 1);
 	}
 	r->geomean_growth = nroots ? exp(logsum / nroots) : 1;
+	/* code (disambig.h section 3): one trampoline per (callee, amount) of
+	 * wrapped callsites with one callee, one per other wrapped callsite */
 	r->code_bytes = 0;
 	r->nwraps = 0;
+	uint32_t *callee = malloc((p->ncallsites + 1) * sizeof(*callee));
+	struct u64map seen;
+	if (!callee || u64map_init(&seen, 64) < 0) {
+		free(callee);
+		free(root);
+		free(slot);
+		return -1;
+	}
+	for (uint32_t c = 0; c < p->ncallsites; c++)
+		callee[c] = DA_NONE - 1;                /* not seen yet */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = p->nodes[i].callsite;
+		if (c == DA_NONE)
+			continue;
+		if (callee[c] == DA_NONE - 1)
+			callee[c] = p->nodes[i].func;
+		else if (callee[c] != p->nodes[i].func)
+			callee[c] = DA_NONE;
+	}
+#define WRAPPED(c, amount)                                                                   \
+	do {                                                                                 \
+		r->nwraps++;                                                                 \
+		if (callee[c] >= DA_NONE - 1) {                                              \
+			r->code_bytes += DA_WRAP_CODE_BYTES;                                 \
+		} else if (u64map_get(&seen, da_pair(callee[c], (amount))) == DA_NONE) {     \
+			r->code_bytes += DA_WRAP_CODE_BYTES;                                 \
+			u64map_put(&seen, da_pair(callee[c], (amount)), 1);                  \
+		}                                                                            \
+	} while (0)
 	for (uint32_t c = 0; c < plan->ncallsites; c++)
-		if (plan->wrap[c]) {
-			r->nwraps++;
-			r->code_bytes += DA_WRAP_CODE_BYTES;
-		}
-	/* a clone's copies of wrapped callsites are trampolines of their own */
+		if (plan->wrap[c])
+			WRAPPED(c, plan->wrap[c]);
+	/* a clone's copies of wrapped callsites call trampolines too */
 	for (uint32_t k = 0; k < plan->nclones; k++) {
 		r->code_bytes += da_clone_bytes(p, plan->clones[k].func);
 		for (uint32_t c = 0; c < p->ncallsites; c++) {
@@ -842,12 +871,13 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 			for (uint32_t i = 0; i < plan->nclone_wraps; i++)
 				if (plan->clone_wraps[i].clone == k && plan->clone_wraps[i].callsite == c)
 					amount = plan->clone_wraps[i].amount;
-			if (amount) {
-				r->nwraps++;
-				r->code_bytes += DA_WRAP_CODE_BYTES;
-			}
+			if (amount)
+				WRAPPED(c, amount);
 		}
 	}
+#undef WRAPPED
+	u64map_free(&seen);
+	free(callee);
 	free(root);
 	free(slot);
 	return 0;

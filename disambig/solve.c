@@ -7,7 +7,11 @@
 #include "disambig/internal.h"
 #include "disambig/state.h"
 
-enum { VPAD, VWRAP };
+/* Variables: the padding of a function or clone, the wrap of a callsite or
+ * of its copy in a clone, and (unit functions) an edge group: every callsite
+ * by which one function calls another, wrapped by one amount, so that the
+ * callsite variants of a path move together. */
+enum { VPAD, VWRAP, VGROUP };
 
 struct var {
 	uint32_t *anch;         /* positions anchoring it, ascending */
@@ -19,6 +23,10 @@ struct var {
 	uint8_t dead;           /* a clone's variable after the clone was undone */
 	uint32_t id;            /* function or callsite index */
 	uint32_t clone;         /* clone index, DA_NONE for originals */
+	uint32_t callee;        /* wraps: the one function called, or DA_NONE */
+	uint32_t group;         /* wraps: the edge group, or DA_NONE */
+	uint32_t *mem;          /* groups: member wraps */
+	uint32_t nmem;
 };
 
 struct bent {
@@ -69,7 +77,7 @@ struct ds {
 	/* roots, by slot */
 	uint32_t nroots;
 	uint32_t *rootslot;     /* position of a root -> slot */
-	uint32_t *rpos, *rnodes;
+	uint32_t *rpos, *rnodes;        /* rnodes: distinct paths under the root */
 	int64_t *rold;          /* old max height (at least 16) */
 	double *rpen;
 	/* variables */
@@ -83,6 +91,9 @@ struct ds {
 	uint32_t nclones, capclones;
 	struct u64map clonemap; /* (func, callsite) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
+	struct u64map tramp;    /* (callee, amount) -> wrapped callsites sharing it */
+	uint32_t *gsave;        /* a group's member values during a trial */
+	uint32_t maxmem;
 	/* buckets */
 	struct bucket *B;
 	uint32_t nB, capB;
@@ -108,6 +119,13 @@ struct ds {
 	} *snap;
 	uint32_t nsnap;
 	double snap_pen;
+	/* CIDs that became ambiguous during a move, while log_new is set */
+	bool log_new;
+	uint32_t nnew;
+	struct {
+		uint32_t inst;
+		int64_t h;
+	} newcoll[8];
 	/* scratch */
 	uint32_t *stk;
 	/* score components */
@@ -120,7 +138,8 @@ struct ds {
 	double hotk;
 	bool violated;
 	/* accounting */
-	uint64_t work, evals, accepted;
+	uint64_t work, evals, accepted, chains, rescans;
+	bool chaining;          /* improve_bucket may try ejection chains */
 	uint64_t budget;
 	uint64_t attempt_work;  /* node moves one collision may spend per attempt */
 	struct timespec t0;
@@ -266,6 +285,13 @@ static void coll_add(struct ds *s, uint32_t b)
 	}
 	s->B[b].coll = s->ncoll;
 	s->coll[s->ncoll++] = b;
+	if (s->log_new) {
+		if (s->nnew < 8) {
+			s->newcoll[s->nnew].inst = s->B[b].inst;
+			s->newcoll[s->nnew].h = s->B[b].h;
+		}
+		s->nnew++;
+	}
 }
 
 static void coll_del(struct ds *s, uint32_t b)
@@ -309,10 +335,11 @@ static void node_in(struct ds *s, uint32_t x)
 			continue;
 		e->count++;
 		e->weight += w;
-		if (B->nent >= 2)
+		if (B->nent >= 2) {
 			bad_add(s, c, 1);
-		else
+		} else {
 			s->uniq_weight += w;
+		}
 		return;
 	}
 	if (B->nent >= 2 && B->nent - 2 == B->cap) {
@@ -358,10 +385,11 @@ static void node_out(struct ds *s, uint32_t x)
 	struct bent *e = ent(B, i);
 	e->count--;
 	e->weight -= w;
-	if (B->nent >= 2)
+	if (B->nent >= 2) {
 		bad_add(s, c, -1);
-	else
+	} else {
 		s->uniq_weight -= w;
+	}
 	if (e->count)
 		return;
 	*e = *ent(B, --B->nent);
@@ -456,7 +484,8 @@ static void root_rescan(struct ds *s, uint32_t slot)
 	}
 	s->rmax[slot] = m;
 	s->rcnt[slot] = c;
-	s->work += s->end[r] - r;
+	s->work += (s->end[r] - r) / 32;   /* a scan costs far less than a move */
+	s->rescans++;
 }
 
 static void roots_commit(struct ds *s)
@@ -486,16 +515,24 @@ static void trial_begin(struct ds *s, uint32_t v)
 {
 	s->nsnap = 0;
 	s->snap_pen = s->pen;
+	if (s->vars[v].kind == VGROUP)
+		for (uint32_t j = 0; j < s->vars[v].nmem; j++)
+			s->gsave[j] = s->vars[s->vars[v].mem[j]].value;
 	if (!s->track_stack)
 		return;
 	roots_begin(s);
 	const struct var *V = &s->vars[v];
-	for (uint32_t i = 0; i < V->nanch; i++) {
-		uint32_t slot = s->rootslot[s->root[V->anch[i]]];
-		if (s->rstamp[slot] == s->rstampv)
-			continue;
-		s->rstamp[slot] = s->rstampv;
-		s->snap[s->nsnap++] = (struct rsnap){slot, s->rcnt[slot], s->rmax[slot], s->rpen[slot]};
+	uint32_t nm = V->kind == VGROUP ? V->nmem : 1;
+	for (uint32_t j = 0; j < nm; j++) {
+		const struct var *W = V->kind == VGROUP ? &s->vars[V->mem[j]] : V;
+		for (uint32_t i = 0; i < W->nanch; i++) {
+			uint32_t slot = s->rootslot[s->root[W->anch[i]]];
+			if (s->rstamp[slot] == s->rstampv)
+				continue;
+			s->rstamp[slot] = s->rstampv;
+			s->snap[s->nsnap++] =
+				(struct rsnap){slot, s->rcnt[slot], s->rmax[slot], s->rpen[slot]};
+		}
 	}
 }
 
@@ -541,6 +578,8 @@ static uint32_t var_new(struct ds *s, uint8_t kind, uint32_t id, uint32_t clone,
 	v->clone = clone;
 	v->mask = mask | 1;
 	v->value = value;
+	v->callee = DA_NONE;
+	v->group = DA_NONE;
 	return s->nvars++;
 }
 
@@ -589,9 +628,32 @@ static void anch_remove(struct ds *s, uint32_t v, uint32_t x)
 	}
 }
 
-static uint32_t var_code(const struct var *V)
+/* Code of wraps (disambig.h section 3): wrapped callsites calling one
+ * function with one amount share a trampoline; others have their own. */
+static void code_change(struct ds *s, const struct var *V, int dir)
 {
-	return V->kind == VWRAP && V->value && !V->dead ? DA_WRAP_CODE_BYTES : 0;
+	if (V->kind != VWRAP || !V->value || V->dead)
+		return;
+	if (V->callee == DA_NONE) {
+		s->code_bytes += dir * DA_WRAP_CODE_BYTES;
+		return;
+	}
+	uint64_t key = da_pair(V->callee, V->value);
+	uint32_t n = u64map_get(&s->tramp, key);
+	n = n == DA_NONE ? 0 : n;
+	if (dir > 0) {
+		if (!n)
+			s->code_bytes += DA_WRAP_CODE_BYTES;
+		if (u64map_put(&s->tramp, key, n + 1) < 0)
+			s->oom = true;
+	} else {
+		if (n == 1) {
+			s->code_bytes -= DA_WRAP_CODE_BYTES;
+			u64map_del(&s->tramp, key);
+		} else if (n) {
+			u64map_put(&s->tramp, key, n - 1);
+		}
+	}
 }
 
 /* Set variable v to value: moves every node under its anchors, by the
@@ -610,10 +672,10 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 		s->violated = false;
 	if (!d)
 		return;
-	s->code_bytes -= var_code(V);
+	code_change(s, V, -1);
 	s->pad16 += d / DA_ALIGN;
 	V->value = value;
-	s->code_bytes += var_code(V);
+	code_change(s, V, +1);
 	bool pad = V->kind == VPAD;
 	uint32_t off = pad ? 1 : 0, depth = 0, at = 0;
 	for (uint32_t i = 0; i <= V->nanch; i++) {
@@ -655,6 +717,37 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 static void set_var(struct ds *s, uint32_t v, uint32_t value)
 {
 	set_var_ex(s, v, value, true);
+}
+
+/* Set a variable of any kind (a group: all its members). */
+static void set_any(struct ds *s, uint32_t v, uint32_t value)
+{
+	struct var *V = &s->vars[v];
+	if (V->kind != VGROUP) {
+		set_var(s, v, value);
+		return;
+	}
+	bool viol = false;
+	for (uint32_t i = 0; i < V->nmem; i++) {
+		set_var(s, V->mem[i], value);
+		viol |= s->violated;
+	}
+	V->value = value;
+	s->violated = viol;
+}
+
+/* Back to the state trial_begin(v) saw, v's value having been cur. */
+static void revert_any(struct ds *s, uint32_t v, uint32_t cur)
+{
+	struct var *V = &s->vars[v];
+	if (V->kind != VGROUP) {
+		set_var_ex(s, v, cur, false);
+	} else {
+		for (uint32_t i = 0; i < V->nmem; i++)
+			set_var_ex(s, V->mem[i], s->gsave[i], false);
+		V->value = cur;
+	}
+	trial_restore(s);
 }
 
 static double score(const struct ds *s)
@@ -699,8 +792,9 @@ static void recompute(struct ds *s, uint32_t top)
 					s->oom = true;
 					return;
 				}
+				s->vars[ex].callee = s->vars[s->nf + cs].callee;
 				s->pad16 += s->vars[ex].value / DA_ALIGN;
-				s->code_bytes += var_code(&s->vars[ex]);
+				code_change(s, &s->vars[ex], +1);
 			}
 		} else {
 			ex = cs == DA_NONE ? DA_NONE : s->nf + cs;
@@ -816,7 +910,7 @@ static void clone_destroy(struct ds *s, uint32_t k)
 		if (V->clone != k || V->dead)
 			continue;
 		s->pad16 -= V->value / DA_ALIGN;
-		s->code_bytes -= var_code(V);
+		code_change(s, V, -1);
 		V->dead = 1;
 		if (V->kind == VWRAP)
 			u64map_del(&s->copymap, da_pair(k, V->id));
@@ -824,6 +918,74 @@ static void clone_destroy(struct ds *s, uint32_t k)
 }
 
 /* ---------------------------------------------------------------- building */
+
+/* Edge groups: the wrappable callsites of one caller that call one callee. */
+static int build_groups(struct ds *s)
+{
+	const struct da_problem *p = s->p;
+	struct u64map m;
+	if (u64map_init(&m, s->ncs) < 0)
+		return -1;
+	uint32_t *cnt = calloc(s->ncs + 1, sizeof(*cnt)), ng = 0;
+	uint32_t *gid = malloc((s->ncs + 1) * sizeof(*gid));
+	if (!cnt || !gid)
+		goto fail;
+	for (uint32_t c = 0; c < s->ncs; c++) {
+		const struct var *W = &s->vars[s->nf + c];
+		gid[c] = DA_NONE;
+		if (W->callee == DA_NONE || p->callsites[c].owner == DA_NONE || W->mask <= 1)
+			continue;
+		uint64_t key = da_pair(p->callsites[c].owner, W->callee);
+		uint32_t g = u64map_get(&m, key);
+		if (g == DA_NONE) {
+			g = ng++;
+			if (u64map_put(&m, key, g) < 0)
+				goto fail;
+		}
+		gid[c] = g;
+		cnt[g]++;
+	}
+	/* groups of two or more become variables */
+	uint32_t *var_of = malloc((ng + 1) * sizeof(*var_of));
+	if (!var_of)
+		goto fail;
+	for (uint32_t g = 0; g < ng; g++)
+		var_of[g] = DA_NONE;
+	for (uint32_t c = 0; c < s->ncs; c++) {
+		uint32_t g = gid[c];
+		if (g == DA_NONE || cnt[g] < 2)
+			continue;
+		if (var_of[g] == DA_NONE) {
+			var_of[g] = var_new(s, VGROUP, g, DA_NONE, ~(da_mask)0, 0);
+			if (var_of[g] == DA_NONE) {
+				free(var_of);
+				goto fail;
+			}
+			s->vars[var_of[g]].mem = malloc(cnt[g] * sizeof(uint32_t));
+			if (!s->vars[var_of[g]].mem) {
+				free(var_of);
+				goto fail;
+			}
+			if (cnt[g] > s->maxmem)
+				s->maxmem = cnt[g];
+		}
+		struct var *G = &s->vars[var_of[g]];
+		G->mem[G->nmem++] = s->nf + c;
+		G->mask &= s->vars[s->nf + c].mask;
+		s->vars[s->nf + c].group = var_of[g];
+	}
+	free(var_of);
+	free(cnt);
+	free(gid);
+	u64map_free(&m);
+	s->gsave = malloc((s->maxmem + 1) * sizeof(*s->gsave));
+	return s->gsave ? 0 : -1;
+fail:
+	free(cnt);
+	free(gid);
+	u64map_free(&m);
+	return -1;
+}
 
 static int build(struct ds *s)
 {
@@ -927,16 +1089,22 @@ static int build(struct ds *s)
 	ALLOC(rmax, s->nroots); ALLOC(pmax, s->nroots); ALLOC(rcnt, s->nroots);
 	ALLOC(pcnt, s->nroots); ALLOC(snap, s->nroots);
 #undef ALLOC
+	/* rnodes counts the distinct paths of each root (a path under two
+	 * roots counts for both); nbad serves as scratch, zeroed below */
 	for (uint32_t x = 0; x < n; x++) {
 		uint32_t slot = s->rootslot[s->root[x]];
 		if (s->parent[x] == DA_NONE) {
 			s->rpos[slot] = x;
 			s->rold[slot] = 16;
 		}
-		s->rnodes[slot]++;
+		if (s->nbad[s->klass[x]] != slot + 1) {
+			s->nbad[s->klass[x]] = slot + 1;
+			s->rnodes[slot]++;
+		}
 		if (s->h0[x] > s->rold[slot])
 			s->rold[slot] = s->h0[x];
 	}
+	memset(s->nbad, 0, s->nclasses * sizeof(*s->nbad));
 	/* variables: pads of functions, wraps of callsites */
 	for (uint32_t f = 0; f < s->nf; f++)
 		if (var_new(s, VPAD, f, DA_NONE, s->o.allow_arr ? p->funcs[f].pad_mask : 1, 0) ==
@@ -946,7 +1114,24 @@ static int build(struct ds *s)
 		if (var_new(s, VWRAP, c, DA_NONE, s->o.allow_wrap ? p->callsites[c].wrap_mask : 1,
 			    0) == DA_NONE)
 			return -1;
-	if (u64map_init(&s->clonemap, 16) < 0 || u64map_init(&s->copymap, 16) < 0)
+	if (u64map_init(&s->clonemap, 16) < 0 || u64map_init(&s->copymap, 16) < 0 ||
+	    u64map_init(&s->tramp, 64) < 0)
+		return -1;
+	/* the callee of each callsite: the one function its nodes enter */
+	for (uint32_t x = 0; x < n; x++) {
+		if (s->cs[x] == DA_NONE)
+			continue;
+		struct var *W = &s->vars[s->nf + s->cs[x]];
+		if (W->group == DA_NONE) {              /* group: "seen" until below */
+			W->group = 0;
+			W->callee = s->func[x];
+		} else if (W->callee != s->func[x]) {
+			W->callee = DA_NONE;
+		}
+	}
+	for (uint32_t c = 0; c < s->ncs; c++)
+		s->vars[s->nf + c].group = DA_NONE;
+	if (s->p->unit == DA_UNIT_FUNCTIONS && s->o.allow_wrap && build_groups(s) < 0)
 		return -1;
 	for (uint32_t x = 0; x < n; x++) {
 		s->inst[x] = s->func[x];
@@ -981,8 +1166,8 @@ void da_options_default(struct da_options *o)
 	o->allow_arr = true;
 	o->allow_wrap = true;
 	o->allow_clone = false;
-	o->hot_weight = 1;
-	o->stack_weight = 1;
+	o->hot_weight = 0.25;
+	o->stack_weight = 0.1;
 	o->code_weight = 1.0 / 128;
 	o->anneal = true;
 }
@@ -1012,9 +1197,9 @@ struct ds *ds_new(const struct da_problem *p, const struct da_options *o, char *
 	}
 	uint64_t b = o->budget;
 	if (!b) {
-		b = (uint64_t)p->nnodes * 400;
-		if (b < 5000000ULL)
-			b = 5000000ULL;
+		b = (uint64_t)p->nnodes * 250;
+		if (b < 20000000ULL)
+			b = 20000000ULL;
 	}
 	s->budget = b;
 	s->attempt_work = 20000 + 4 * (uint64_t)p->nnodes / 10;
@@ -1030,8 +1215,12 @@ void ds_free(struct ds *s)
 	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
 	free(s->next); free(s->prev); free(s->stk); free(s->rootslot); free(s->nbad);
 	free(s->rpos); free(s->rnodes); free(s->rold); free(s->rpen); free(s->rstamp);
-	for (uint32_t v = 0; v < s->nvars; v++)
+	for (uint32_t v = 0; v < s->nvars; v++) {
 		free(s->vars[v].anch);
+		free(s->vars[v].mem);
+	}
+	free(s->gsave);
+	u64map_free(&s->tramp);
 	free(s->vars); free(s->cnt); free(s->stamp); free(s->clones);
 	u64map_free(&s->clonemap);
 	u64map_free(&s->copymap);
@@ -1175,6 +1364,18 @@ static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct 
 			const struct var *V = &s->vars[tmp[i]];
 			uint64_t cost = (V->reach + 1) * (V->kind == VWRAP ? WRAP_FACTOR : 1);
 			cand[nc++] = (struct cand){tmp[i], V->kind, cost};
+			/* its edge group, which moves a path's callsite variants together */
+			uint32_t g = V->kind == VWRAP ? V->group : DA_NONE;
+			bool gdup = g == DA_NONE;
+			for (uint32_t j = 0; j < nc && !gdup; j++)
+				gdup = cand[j].var == g;
+			if (!gdup && nc < MAXCAND) {
+				const struct var *G = &s->vars[g];
+				uint64_t r = 0;
+				for (uint32_t j = 0; j < G->nmem; j++)
+					r += s->vars[G->mem[j]].reach;
+				cand[nc++] = (struct cand){g, VWRAP, (r + 1) * WRAP_FACTOR};
+			}
 		}
 	}
 	qsort(cand, nc, sizeof(*cand), cmp_cand);
@@ -1198,7 +1399,7 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw)
 		uint32_t w = k * DA_ALIGN;
 		if (w == cur)
 			continue;
-		set_var(s, v, w);
+		set_any(s, v, w);
 		s->evals++;
 		double d = score(s) - base;
 		if (!s->violated && d > best + 1e-9) {
@@ -1208,8 +1409,7 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw)
 		if (out_of_time(s))
 			break;
 	}
-	set_var_ex(s, v, cur, false);
-	trial_restore(s);
+	revert_any(s, v, cur);
 	return best;
 }
 
@@ -1225,7 +1425,7 @@ static bool first_value(struct ds *s, uint32_t v)
 	for (uint32_t k = 0; k <= DA_MAX_STEPS; k++) {
 		if (!((m >> k) & 1) || k * DA_ALIGN == cur)
 			continue;
-		set_var(s, v, k * DA_ALIGN);
+		set_any(s, v, k * DA_ALIGN);
 		s->evals++;
 		if (!s->violated && score(s) - base > 1e-9) {
 			s->accepted++;
@@ -1234,8 +1434,7 @@ static bool first_value(struct ds *s, uint32_t v)
 		if (out_of_time(s))
 			break;
 	}
-	set_var_ex(s, v, cur, false);
-	trial_restore(s);
+	revert_any(s, v, cur);
 	return false;
 }
 
@@ -1322,8 +1521,11 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 	return true;
 }
 
-/* One improving move for bucket b; true when one was applied. */
-static bool improve_bucket(struct ds *s, uint32_t b)
+/* One improving move among the variables separating bucket b's paths
+ * (except `exclude`), cheapest first, spending at most `allow` node moves.
+ * On success *var and *old say what changed. */
+static bool improve_once(struct ds *s, uint32_t b, uint32_t exclude, uint64_t allow,
+			 uint32_t *var, uint32_t *old)
 {
 	uint32_t rep[MAXREP];
 	struct cand cand[MAXCAND];
@@ -1331,14 +1533,94 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 	if (nrep < 2)
 		return false;
 	uint32_t nc = gather_cands(s, rep, nrep, cand);
-	/* first improvement, cheapest first, within a work allowance */
 	uint64_t start = s->work;
 	for (uint32_t i = 0; i < nc && !out_of_time(s); i++) {
-		if (first_value(s, cand[i].var))
+		if (cand[i].var == exclude || (exclude != DA_NONE && s->vars[cand[i].var].kind == VGROUP))
+			continue;               /* repairs in a chain: single variables */
+		uint32_t o = s->vars[cand[i].var].value;
+		if (first_value(s, cand[i].var)) {
+			*var = cand[i].var;
+			*old = o;
 			return true;
-		if (s->work - start > s->attempt_work)
+		}
+		if (s->work - start > allow)
 			return false;
 	}
+	return false;
+}
+
+/* Ejection chains: a move that separates the bucket's heaviest path from
+ * another but makes a few other CIDs ambiguous, followed by one improving
+ * repair move for each of those; kept when the whole chain improves. */
+#define CHAIN_VARS 4
+#define CHAIN_NEW 4
+static bool chain_bucket(struct ds *s, uint32_t b)
+{
+	uint32_t rep[MAXREP];
+	struct cand cand[MAXCAND];
+	uint32_t nrep = bucket_reps(s, b, rep);
+	if (nrep < 2)
+		return false;
+	uint32_t nc = gather_cands(s, rep, nrep, cand);
+	uint64_t start = s->work;
+	for (uint32_t i = 0, tried = 0; i < nc && tried < CHAIN_VARS && !out_of_time(s); i++) {
+		uint32_t v = cand[i].var, cur = s->vars[v].value;
+		if (s->vars[v].kind == VGROUP)
+			continue;
+		tried++;
+		da_mask m = s->vars[v].mask;
+		for (uint32_t k = 0; k <= DA_MAX_STEPS && !out_of_time(s); k++) {
+			if (!((m >> k) & 1) || k * DA_ALIGN == cur)
+				continue;
+			double base = score(s);
+			s->log_new = true;
+			s->nnew = 0;
+			set_var(s, v, k * DA_ALIGN);
+			s->log_new = false;
+			s->evals++;
+			uint32_t xa = rep[0], xb = rep[1];
+			bool separated = s->inst[xa] != s->inst[xb] || s->h[xa] != s->h[xb];
+			if (s->violated || !separated || !s->nnew || s->nnew > CHAIN_NEW) {
+				set_var(s, v, cur);
+				continue;
+			}
+			struct {
+				uint32_t var, old;
+			} undo[CHAIN_NEW];
+			uint32_t nundo = 0, nnew = s->nnew;
+			for (uint32_t j = 0; j < nnew; j++) {
+				uint32_t nb = tab_find(s, s->newcoll[j].inst, s->newcoll[j].h);
+				if (nb == DA_NONE || s->B[nb].nent < 2)
+					continue;
+				uint32_t rv, ro;
+				if (improve_once(s, nb, v, s->attempt_work / 4, &rv, &ro)) {
+					undo[nundo].var = rv;
+					undo[nundo++].old = ro;
+				}
+			}
+			if (score(s) > base + 1e-9 && !s->violated) {
+				s->accepted++;
+				s->chains++;
+				return true;
+			}
+			while (nundo--)
+				set_var(s, undo[nundo].var, undo[nundo].old);
+			set_var(s, v, cur);
+		}
+		if (s->work - start > 4 * s->attempt_work)
+			break;
+	}
+	return false;
+}
+
+/* One improving move for bucket b; true when one was applied. */
+static bool improve_bucket(struct ds *s, uint32_t b)
+{
+	uint32_t var, old;
+	if (improve_once(s, b, DA_NONE, s->attempt_work, &var, &old))
+		return true;
+	uint32_t rep[MAXREP];
+	uint32_t nrep = bucket_reps(s, b, rep);
 	if (s->o.allow_clone && !out_of_time(s)) {
 		/* only for pairs that nothing cheaper separates */
 		for (uint32_t r = 1; r < nrep; r++) {
@@ -1349,6 +1631,8 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 				return true;
 		}
 	}
+	if (s->chaining && !out_of_time(s))
+		return chain_bucket(s, b);
 	return false;
 }
 
@@ -1498,6 +1782,60 @@ static void anneal(struct ds *s, uint64_t work_share)
 	free(log);
 }
 
+/* Spread moves (the thesis' move, scored exactly): for a random ambiguous
+ * pair, pad the functions whose counts differ, in path order, by 16, 32,
+ * 48, ... more than now until the pair separates; keep the whole change when
+ * the score improves.  Distinct amounts on several functions at once reach
+ * states that single moves cannot. */
+static void spread(struct ds *s, uint64_t work_share)
+{
+	uint64_t rng = (s->o.seed ? s->o.seed : 1) * 0x9e3779b97f4a7c15ULL, stop = s->work + work_share;
+	uint64_t fruitless = 0, limit = 200 + 4 * (uint64_t)s->ncoll;
+	uint32_t list[MAXCAND], old[MAXCAND], tmp[MAXCAND];
+	while (s->ncoll && s->work < stop && !out_of_time(s) && fruitless < limit) {
+		s->work++;
+		uint32_t b = s->coll[da_rand_below(&rng, s->ncoll)];
+		uint32_t rep[MAXREP], nrep = bucket_reps(s, b, rep);
+		if (nrep < 2) {
+			fruitless++;
+			continue;
+		}
+		uint32_t xa = rep[da_rand_below(&rng, nrep)], xb = rep[da_rand_below(&rng, nrep)];
+		if (xa == xb)
+			xb = rep[xa == rep[0] ? 1 : 0];
+		uint32_t nv = diff_vars(s, xa, xb, tmp, MAXCAND), n = 0;
+		for (uint32_t i = 0; i < nv; i++)
+			if (s->vars[tmp[i]].kind == VPAD)
+				list[n++] = tmp[i];
+		if (!n) {
+			fruitless++;
+			continue;
+		}
+		double base = score(s);
+		uint32_t changed = 0;
+		bool separated = false, viol = false;
+		for (uint32_t i = 0; i < n && !separated; i++) {
+			uint32_t v = list[i], w = s->vars[v].value + DA_ALIGN * (i + 1);
+			if (!da_mask_allows(s->vars[v].mask, w))
+				continue;
+			old[changed] = s->vars[v].value;
+			list[changed++] = v;
+			set_var(s, v, w);
+			viol |= s->violated;
+			separated = s->inst[xa] != s->inst[xb] || s->h[xa] != s->h[xb];
+		}
+		s->evals++;
+		if (separated && !viol && score(s) > base + 1e-9) {
+			s->accepted++;
+			fruitless = 0;
+			continue;
+		}
+		while (changed--)
+			set_var(s, list[changed], old[changed]);
+		fruitless++;
+	}
+}
+
 static int cmp_shrink(const void *x, const void *y, void *ctx)
 {
 	const struct ds *s = ctx;
@@ -1518,7 +1856,7 @@ static void shrink(struct ds *s)
 		return;
 	}
 	for (uint32_t v = 0; v < s->nvars; v++)
-		if (s->vars[v].value && !s->vars[v].dead)
+		if (s->vars[v].value && !s->vars[v].dead && s->vars[v].kind != VGROUP)
 			order[n++] = v;
 	qsort_r(order, n, sizeof(*order), cmp_shrink, s);
 	for (uint32_t i = 0; i < n; i++) {
@@ -1625,8 +1963,29 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	uint64_t budget = s->budget;
 	/* greedy may use the whole budget; annealing gets a share of what is
 	 * left, shrink is always run (it only lowers amounts). */
-	s->budget = budget * 7 / 10;
-	uint32_t sweeps = greedy(s);
+	s->budget = budget * 3 / 10;
+	uint32_t sweeps = greedy(s);            /* single moves */
+	if (o->verbose)
+		fprintf(stderr, "disambig: after greedy: work %llu of %llu, %lld precise, %u ambiguous CIDs\n",
+			(unsigned long long)s->work, (unsigned long long)budget, (long long)s->nprecise, s->ncoll);
+	if (s->ncoll && !s->oom) {
+		s->out_of_budget = false;       /* spread moves, then single again */
+		s->budget = budget * 6 / 10;
+		if (s->work < s->budget)
+			spread(s, s->budget - s->work);
+		if (o->verbose)
+			fprintf(stderr, "disambig: after spread: work %llu, %lld precise, %u ambiguous CIDs, %llu kept\n",
+				(unsigned long long)s->work, (long long)s->nprecise, s->ncoll, (unsigned long long)s->accepted);
+		s->out_of_budget = false;
+		s->budget = budget * 7 / 10;
+		sweeps += greedy(s);
+	}
+	if (s->ncoll && !s->oom) {
+		s->chaining = true;             /* then ejection chains */
+		s->out_of_budget = false;
+		s->budget = budget * 8 / 10;
+		sweeps += greedy(s);
+	}
 	if (o->anneal && s->ncoll && !s->oom) {
 		s->out_of_budget = false;
 		s->budget = budget * 9 / 10;
@@ -1637,6 +1996,10 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 			sweeps += greedy(s);
 		}
 	}
+	if (o->verbose)
+		fprintf(stderr, "disambig: %llu node moves, %llu rescans, %llu chains, %llu evaluations\n",
+			(unsigned long long)s->work, (unsigned long long)s->rescans,
+			(unsigned long long)s->chains, (unsigned long long)s->evals);
 	bool exhausted = s->out_of_budget;
 	s->out_of_budget = false;
 	s->budget = UINT64_MAX;

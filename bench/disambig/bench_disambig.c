@@ -4,6 +4,7 @@
  *   bench_disambig [--profile NAME|all] [--scale X] [--seeds N] [--solvers LIST]
  *                  [--baseline-limit S] [--fixed F] [--threads T] [--markdown]
  *   bench_disambig --nodes N --funcs F [--recursive R] ...
+ *   bench_disambig --pathmap FILE [--pathmap FILE ...] (default capability)
  *
  * Solvers: thesis (random ARR search, no stack cap), arr (ours, ARR only),
  * ours (ARR + wrapping), clone (ARR + wrapping + cloning).  One line per run:
@@ -15,7 +16,13 @@
 
 #include "bench/disambig/synth.h"
 #include "bench/disambig/thesis_search.h"
+#include "disambig/from_pathmap.h"
 #include "disambig/internal.h"
+
+struct agg;
+static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
+		    const char *solvers, double baseline_limit, bool md, struct agg *ag);
+static void summary(struct agg *ag, bool md);
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -97,6 +104,8 @@ int main(int argc, char **argv)
 	uint32_t seeds = 1, threads = 0, nodes = 0, funcs = 0;
 	double recursive = 0.05;
 	bool md = false;
+	const char *maps[64];
+	int nmaps = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -120,6 +129,8 @@ int main(int argc, char **argv)
 			funcs = atoi(argv[++i]);
 		else if (!strcmp(a, "--recursive") && v)
 			recursive = atof(argv[++i]);
+		else if (!strcmp(a, "--pathmap") && v && nmaps < 64)
+			maps[nmaps++] = argv[++i];
 		else if (!strcmp(a, "--markdown"))
 			md = true;
 		else {
@@ -137,8 +148,9 @@ int main(int argc, char **argv)
 		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | seconds |\n"
 		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	struct agg ag[4] = {{0}};
-	const char *names[4] = {"thesis", "arr", "ours", "clone"};
 	for (const struct synth_profile *pr = profs; pr->name; pr++) {
+		if (nmaps && !nodes && !strcmp(profile, "all"))
+			break;          /* pathmaps only, unless a profile is named */
 		if (strcmp(profile, "all") && strcmp(profile, pr->name))
 			continue;
 		for (uint32_t seed = 1; seed <= seeds; seed++) {
@@ -156,6 +168,40 @@ int main(int argc, char **argv)
 				fprintf(stderr, "out of memory\n");
 				return 1;
 			}
+			run_all(pr->name, p, seed, solvers, baseline_limit, md, ag);
+			da_problem_free(p);
+		}
+	}
+	for (int i = 0; i < nmaps; i++) {
+		struct pathmap *pm;
+		char err[512];
+		if (pm_read(maps[i], &pm, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s\n", err);
+			return 1;
+		}
+		struct da_capability cap;
+		da_capability_default(&cap);
+		struct da_bridge br;
+		if (da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s: %s\n", maps[i], err);
+			return 1;
+		}
+		const char *base = strrchr(maps[i], '/') ? strrchr(maps[i], '/') + 1 : maps[i];
+		for (uint32_t seed = 1; seed <= seeds; seed++)
+			run_all(base, br.prob, seed, solvers, baseline_limit, md, ag);
+		da_bridge_free(&br);
+		pm_free(pm);
+	}
+	summary(ag, md);
+	return 0;
+}
+
+static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
+		    const char *solvers, double baseline_limit, bool md, struct agg *ag)
+{
+	const char *names[4] = {"thesis", "arr", "ours", "clone"};
+	{
+		{
 			for (int k = 0; k < 4; k++) {
 				if (!strstr(solvers, names[k]))
 					continue;
@@ -179,15 +225,19 @@ int main(int argc, char **argv)
 						snprintf(note, sizeof(note), " (budget)");
 				}
 				if (rc) {
-					fprintf(stderr, "%s %s: %s\n", pr->name, names[k], err);
+					fprintf(stderr, "%s %s: %s\n", name, names[k], err);
 					continue;
 				}
-				report(pr->name, names[k], p, &r, md, &ag[k], note);
+				report(name, names[k], p, &r, md, &ag[k], note);
 				da_result_free(&r);
 			}
-			da_problem_free(p);
 		}
 	}
+}
+
+static void summary(struct agg *ag, bool md)
+{
+	const char *names[4] = {"thesis", "arr", "ours", "clone"};
 	for (int k = 0; k < 4; k++) {
 		if (!ag[k].runs)
 			continue;
@@ -197,5 +247,4 @@ int main(int argc, char **argv)
 		       exp(ag[k].log_growth / ag[k].runs), exp(ag[k].log_geo / ag[k].runs), ag[k].sec,
 		       md ? "\n" : "");
 	}
-	return 0;
 }
