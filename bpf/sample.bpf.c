@@ -159,17 +159,7 @@ int icpp_sample(struct bpf_perf_event_data *ctx)
 	}
 	key.tgid = tgid;
 	key.ip = ip;
-	if (base == 0) {
-		key.flags |= ICPP_K_NO_BASE;
-	} else {
-		if (sp > base)
-			key.flags |= ICPP_K_SP_OUTSIDE;
-		key.sp_off = (__s64)(base - sp);
-		if (bp >= sp && bp < base) {
-			key.flags |= ICPP_K_BP_VALID;
-			key.bp_off = (__s64)(base - bp);
-		}
-	}
+	icpp_key_offsets(&key, base, sp, bp);
 
 	if (!validate) {
 		if (active)

@@ -46,6 +46,23 @@ struct icpp_key {
 	__s64 bp_off;               /* base - BP when ICPP_K_BP_VALID, else 0 */
 };
 
+/* Fill key's offsets and flags from the thread's base, SP and BP: the one
+ * definition both backends use (the BPF program and the perf backend). */
+static inline void icpp_key_offsets(struct icpp_key *key, __u64 base, __u64 sp, __u64 bp)
+{
+	if (base == 0) {
+		key->flags |= ICPP_K_NO_BASE;
+		return;
+	}
+	if (sp > base)
+		key->flags |= ICPP_K_SP_OUTSIDE;
+	key->sp_off = (__s64)(base - sp);
+	if (bp >= sp && bp < base) {
+		key->flags |= ICPP_K_BP_VALID;
+		key->bp_off = (__s64)(base - bp);
+	}
+}
+
 /* --validate: the key also carries the frame-pointer walk of the user stack
  * (bpf_get_stackid, BPF_F_USER_STACK) and the first user stack words at SP,
  * from which report recovers the caller a frame-pointer walk misses when the

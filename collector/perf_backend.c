@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "collector/recorder.h"
+#include "sample.h"
 
 struct perf_state {
 	int *fds;
@@ -248,21 +249,16 @@ static void on_sample(struct recorder *r, struct perf_state *p, const struct per
 	} else {
 		base = procs_thread_base(r->procs, s.pid, sp);
 	}
+	struct icpp_key key = {.flags = rec.flags};
+	icpp_key_offsets(&key, base, sp, bp);   /* as the BPF program does */
 	rec.tgid = s.pid;
 	rec.ip = ip;
 	rec.stack = SF_NONE;
-	if (!base) {
-		rec.flags |= SF_R_NO_BASE;
+	rec.flags = key.flags;
+	rec.sp_off = key.sp_off;
+	rec.bp_off = key.bp_off;
+	if (!base)
 		p->c.unknown_base++;
-	} else {
-		if (sp > base)
-			rec.flags |= SF_R_SP_OUTSIDE;
-		rec.sp_off = (int64_t)(base - sp);
-		if (bp >= sp && bp < base) {
-			rec.flags |= SF_R_BP_VALID;
-			rec.bp_off = (int64_t)(base - bp);
-		}
-	}
 	rec.count = 1;
 	if (r->o->validate) {
 		if (s.nr_chain)

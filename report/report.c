@@ -23,7 +23,7 @@ const char *const rp_missing_names[RP_M_NR] = {
 	[RP_M_OFF_STACK] = "SP off the thread's stack",
 };
 
-static const char *base_name(const char *p)
+const char *rp_base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
 	return s && s[1] ? s + 1 : p;
@@ -49,7 +49,7 @@ void rp_missing_label(struct rp_ctx *c, const struct rp_sample *s, char *buf, si
 		snprintf(buf, len, "[unknown] 0x%" PRIx64, s->rec->ip);
 		return;
 	}
-	const char *mod = base_name(s->mod->path);
+	const char *mod = rp_base_name(s->mod->path);
 	if (s->fn && s->fn->name)
 		snprintf(buf, len, "%s (%s)", bin_demangle(s->fn->name, name, sizeof(name)), mod);
 	else if (s->fn)
@@ -153,28 +153,42 @@ static void ip_cache_free(void)
 	}
 }
 
+int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location *loc)
+{
+	memset(loc, 0, sizeof(*loc));
+	loc->cfa_rc = -1;
+	const struct sf_module *m = sf_module_at(c->ss, tgid, addr);
+	if (!m)
+		return -1;
+	loc->mod = &c->mods[c->sf_mod[m - c->ss->mods]];
+	loc->vaddr = addr - m->bias;
+	if (!loc->mod->bin || !m->bias_known)
+		return 0;
+	struct ip_info *ii = ip_lookup(loc->mod, loc->vaddr);
+	if (ii) {
+		loc->fn = ii->fn;
+		loc->rule = ii->rule;
+		loc->cfa_rc = ii->cfa_rc;
+	}
+	return 0;
+}
+
 static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample *s)
 {
+	struct rp_location loc;
 	memset(s, 0, sizeof(*s));
 	s->rec = r;
 	s->func = PM_NONE;
 	s->status = RP_MISSING;
 
-	const struct sf_module *m = sf_module_at(c->ss, r->tgid, r->ip);
-	if (!m) {
+	if (rp_locate(c, r->tgid, r->ip, &loc)) {
 		s->why = RP_M_NO_MAPPING;
 		return 0;
 	}
-	s->mod = &c->mods[c->sf_mod[m - c->ss->mods]];
-	s->vaddr = r->ip - m->bias;
-	if (!s->mod->bin || !m->bias_known) {
-		s->why = RP_M_NO_SYMBOL;
-		return 0;
-	}
-	struct ip_info *ii = ip_lookup(s->mod, s->vaddr);
-	if (!ii)
-		return -1;
-	s->fn = ii->fn;
+	s->mod = loc.mod;
+	s->vaddr = loc.vaddr;
+	s->fn = loc.fn;
+	s->rule = loc.rule;
 	if (!s->fn) {
 		s->why = RP_M_NO_SYMBOL;
 		return 0;
@@ -187,8 +201,7 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		s->why = RP_M_OFF_STACK;
 		return 0;
 	}
-	s->rule = ii->rule;
-	if (ii->cfa_rc) {
+	if (loc.cfa_rc) {
 		s->why = RP_M_NO_CFI;
 		return 0;
 	}

@@ -100,6 +100,19 @@ struct rp_ctx {
 	uint64_t n_missing[RP_M_NR];
 };
 
+/* Where an address of process tgid is: its module, ELF vaddr, function and
+ * CFA rule (cfa_rc 0 when there is one).  -1 when no recorded module maps it;
+ * fn is NULL when the module file is unusable or no function covers it. */
+struct rp_location {
+	struct rp_module *mod;
+	uint64_t vaddr;
+	const struct bin_function *fn;
+	int cfa_rc;
+	struct bin_cfa rule;
+};
+int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location *loc);
+/* The file name of a path (after the last '/'). */
+const char *rp_base_name(const char *path);
 /* The label of pathmap function func (demangled, or FILE+0xADDR). */
 const char *rp_func_label(struct rp_ctx *c, uint32_t func, char *buf, size_t len);
 /* The module of the sample file that holds pathmap module pm_module, or NULL. */

@@ -11,12 +11,6 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s && s[1] ? s + 1 : p;
-}
-
 struct path_row {
 	uint32_t id;                /* function-sequence id */
 	uint32_t rep;               /* a node with that sequence */
@@ -95,7 +89,7 @@ static void print_line(struct rp_ctx *c, const struct rp_sample *s, FILE *out)
 	if (!s || !s->mod || !s->mod->bin)
 		return;
 	if (bin_symbolize(s->mod->bin, s->vaddr, &sym) >= -1 && sym.file)
-		fprintf(out, "  (%s:%d)", base_name(sym.file), sym.line);
+		fprintf(out, "  (%s:%d)", rp_base_name(sym.file), sym.line);
 }
 
 static void header(struct rp_ctx *c, FILE *out)

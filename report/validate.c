@@ -45,26 +45,16 @@ struct truth {
  * unknown; *fp tells whether that caller keeps a frame pointer there. */
 static uint32_t caller_of(struct rp_ctx *c, uint32_t tgid, uint64_t ra, bool *fp, bool *resolved)
 {
+	struct rp_location loc;
 	*fp = false;
 	*resolved = false;
-	if (ra == 0)
-		return PM_NONE;
-	const struct sf_module *m = sf_module_at(c->ss, tgid, ra - 1);
-	if (!m || !m->bias_known)
-		return PM_NONE;
-	struct rp_module *rm = &c->mods[c->sf_mod[m - c->ss->mods]];
-	if (!rm->bin)
-		return PM_NONE;
-	uint64_t va = ra - 1 - m->bias;
-	const struct bin_function *fn = bin_function_at(rm->bin, va);
-	if (!fn)
+	if (ra == 0 || rp_locate(c, tgid, ra - 1, &loc) || !loc.fn)
 		return PM_NONE;
 	*resolved = true;
-	struct bin_cfa rule;
-	*fp = bin_cfa_at(rm->bin, va, &rule) == 0 && rule.reg == BIN_CFA_RBP && rule.offset == 16;
-	if (rm->pm_module == PM_NONE)
+	*fp = loc.cfa_rc == 0 && loc.rule.reg == BIN_CFA_RBP && loc.rule.offset == 16;
+	if (loc.mod->pm_module == PM_NONE)
 		return PM_NONE;
-	return pm_function_at(c->pm, rm->pm_module, fn->addr);
+	return pm_function_at(c->pm, loc.mod->pm_module, loc.fn->addr);
 }
 
 static void push(struct truth *t, uint32_t f)
