@@ -111,6 +111,14 @@ static int bpf_open(struct recorder *r, char *err, size_t errlen)
 		bpf_map__set_max_entries(b->skel->maps.vcounts1, 1);
 		bpf_map__set_max_entries(b->skel->maps.stacks, 1);
 	}
+	/* ICPP_RECORD_MAP_ENTRIES (tests): a smaller count map, to see drops
+	 * counted and reported. */
+	const char *me = getenv("ICPP_RECORD_MAP_ENTRIES");
+	if (me && atoi(me) > 0) {
+		uint32_t n = (uint32_t)atoi(me);
+		bpf_map__set_max_entries(r->o->validate ? b->skel->maps.vcounts0 : b->skel->maps.counts0, n);
+		bpf_map__set_max_entries(r->o->validate ? b->skel->maps.vcounts1 : b->skel->maps.counts1, n);
+	}
 	if (r->o->bpf_stats)
 		b->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	e = sample_bpf__load(b->skel);

@@ -3,6 +3,7 @@
 # icpp record / icpp report on rt_prog (see rt_prog.c for its call trees).
 #   train         train rt_prog once into WORKDIR/rt.icpp (fixture)
 #   bpf | perf    launch rt_prog under that backend, report, check everything
+#                 (bpf: also a tiny count map, whose drops must be reported)
 #   attach_bpf | attach_perf   the same, attached to a running rt_prog (-p)
 #   interrupt     Ctrl-C (SIGINT) ends recording with a complete file
 #   unprivileged  the perf backend as an unprivileged user (created if root)
@@ -110,6 +111,20 @@ bpf|perf)
 	[ "$MODE" = bpf ] && [ "$(id -u)" != 0 ] && { echo "SKIP: the bpf backend needs root"; exit 77; }
 	record_launch "$MODE" "launch_$MODE.samples"
 	check_report "launch_$MODE.samples" "launch_$MODE"
+	if [ "$MODE" = bpf ]; then
+		# A count map of 3 entries: the samples that do not fit are counted
+		# and reported, and records + drops = samples.
+		ICPP_RECORD_MAP_ENTRIES=3 "$ICPP" record -o small.samples -- "$PROG" 60 2> small.log ||
+			{ cat small.log >&2; fail "record with a tiny map"; }
+		grep -Eq "LOST [1-9][0-9]* \(map full [1-9]" small.log || { cat small.log >&2; fail "record did not report the drops"; }
+		"$ICPP" report -i small.samples -m "$MAP" > small.txt || fail "report of the tiny-map file"
+		grep -Eq "^LOST while recording: [1-9][0-9]* samples \([1-9][0-9]* count map full" small.txt ||
+			fail "report does not show the drops"
+		kept=$(awk '/^icpp report:/ { print $3; exit }' small.txt)
+		lost=$(sed -n 's/^LOST while recording: \([0-9]*\) samples.*/\1/p' small.txt)
+		note "tiny map: $kept samples kept, $lost dropped"
+		[ "$kept" -gt 0 ] && [ "$lost" -gt 0 ] || fail "tiny map: $kept kept, $lost dropped"
+	fi
 	;;
 attach_bpf|attach_perf)
 	be=${MODE#attach_}
