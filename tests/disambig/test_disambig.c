@@ -264,7 +264,9 @@ static void test_fig55(void)
 	CHECK_EQ_INT(r.nleft, 0);
 	CHECK_EQ_INT(r.plan.nclones, 1);
 	CHECK_EQ_INT(r.plan.clones[0].func, A);
-	CHECK_EQ_INT(r.plan.clones[0].callsite, aa);
+	/* A for the A->A call (the thesis' choice) or for the B->A call */
+	bool via_aa = r.plan.clones[0].callsite == aa;
+	CHECK(via_aa || r.plan.clones[0].callsite == ba);
 	CHECK_EQ_INT(r.plan.clones[0].pad, 0);
 	uint32_t wrapped = 0;
 	for (uint32_t i = 0; i < r.plan.nclone_wraps; i++)
@@ -278,9 +280,9 @@ static void test_fig55(void)
 		CHECK_EQ_INT(r.plan.pad[f], 0);
 	for (uint32_t cs = 0; cs < p->ncallsites; cs++)
 		CHECK_EQ_INT(r.plan.wrap[cs], 0);
-	/* the frame entered by the A->A call from an original A is the clone */
-	CHECK_EQ_INT(r.inst[xp], p->nfuncs + 0);
-	CHECK_EQ_INT(r.inst[yp], A);
+	/* the frame entered by the redirected call from an original A is the clone */
+	CHECK_EQ_INT(r.inst[xp], via_aa ? p->nfuncs + 0 : A);
+	CHECK_EQ_INT(r.inst[yp], via_aa ? A : p->nfuncs + 0);
 	CHECK(height_of(&r, x) != height_of(&r, y));
 	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
 	check_predict(p, &r);

@@ -1,0 +1,476 @@
+/* disambig with pathmaps: the bridge (callsites, owners, capability), plans in
+ * pathmap terms, the plan file (round trip and refusals), the predicted
+ * pathmap (heights and pm_stats agree with the solver), and icpp plan
+ * called in-process (cli/cmd_plan.c is compiled into this test). */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cmds.h"
+#include "disambig/disambig.h"
+#include "disambig/from_pathmap.h"
+#include "tests/check.h"
+
+static char dir[] = "/tmp/icpp-plan-test-XXXXXX";
+
+static const char *path_in(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	return buf[k];
+}
+
+/* A program module with a build-id and a library without one:
+ *  root M (called from libc) calls A and E, both call D: M-A-D and M-E-D at
+ *  one height (Figure 5.3), and M calls B and C each of which calls the
+ *  other first (M-B-C-G vs M-C-B-G: Figure 5.4).  Every function is 0x100
+ *  bytes at 0x1000 * (index + 1); callsites at +0x10, +0x20 ... */
+static const uint8_t ID[] = {0x12, 0x34, 0x56, 0x78};
+static struct pathmap *sample(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog", ID, sizeof(ID));
+	uint32_t lib = pm_add_module(pm, "/lib/libc.so.6", NULL, 0);
+	const char *names[] = {"M", "A", "E", "D", "B", "C", "G"};
+	uint32_t f[7];
+	for (int i = 0; i < 7; i++)
+		f[i] = pm_add_function(pm, m, 0x1000 * (i + 1), 0x100, names[i]);
+	uint32_t libf = pm_add_function(pm, lib, 0x27000, 0x200, "__libc_start_call_main");
+	enum { M, A, E, D, B, C, G };
+#define CS(fn, k) (0x1000 * ((fn) + 1) + 0x10 * (k))
+	int64_t size[] = {48, 32, 32, 16, 64, 80, 16};
+	uint32_t r = pm_add_node(pm, PM_NONE, f[M], lib, 0x27100, 100, 1);
+	(void)libf;
+	uint32_t a = pm_add_node(pm, r, f[A], m, CS(M, 1), 100 + size[M], 5);
+	uint32_t e = pm_add_node(pm, r, f[E], m, CS(M, 2), 100 + size[M], 5);
+	pm_add_node(pm, a, f[D], m, CS(A, 1), 100 + size[M] + size[A], 50);
+	pm_add_node(pm, e, f[D], m, CS(E, 1), 100 + size[M] + size[E], 70);
+	uint32_t b = pm_add_node(pm, r, f[B], m, CS(M, 3), 100 + size[M], 3);
+	uint32_t c = pm_add_node(pm, r, f[C], m, CS(M, 4), 100 + size[M], 3);
+	uint32_t bc = pm_add_node(pm, b, f[C], m, CS(B, 1), 100 + size[M] + size[B], 2);
+	uint32_t cb = pm_add_node(pm, c, f[B], m, CS(C, 1), 100 + size[M] + size[C], 2);
+	pm_add_node(pm, bc, f[G], m, CS(C, 2), 100 + size[M] + size[B] + size[C], 9);
+	pm_add_node(pm, cb, f[G], m, CS(B, 2), 100 + size[M] + size[B] + size[C], 9);
+	/* a frame whose callsite is unknown */
+	pm_add_node(pm, r, f[G], PM_NONE, 0, 100 + size[M] + 8, 1);
+	return pm;
+}
+
+static void test_bridge(void)
+{
+	struct pathmap *pm = sample();
+	struct da_capability cap;
+	da_capability_default(&cap);
+	struct da_bridge br;
+	char err[256];
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	const struct da_problem *p = br.prob;
+	CHECK_EQ_INT(p->nfuncs, pm->nfuncs);
+	CHECK_EQ_INT(p->nnodes, pm->nnodes);
+	/* callsites: the root's (in libc) and 10 in the program */
+	CHECK_EQ_INT(p->ncallsites, 11);
+	uint32_t root_cs = da_bridge_callsite(&br, 1, 0x27100);
+	CHECK(root_cs != DA_NONE);
+	CHECK_EQ_INT(p->callsites[root_cs].owner, 7);          /* __libc_start_call_main */
+	uint32_t ma = da_bridge_callsite(&br, 0, 0x1010);
+	CHECK_EQ_INT(p->callsites[ma].owner, 0);               /* inside M */
+	CHECK_EQ_INT(p->callsites[ma].wrap_mask, da_mask_upto(256));
+	CHECK(!p->callsites[ma].redirectable);                 /* no cloning by default */
+	CHECK_EQ_INT(p->funcs[3].pad_mask, da_mask_upto(256));
+	CHECK(!p->funcs[3].cloneable);
+	CHECK_EQ_INT(p->nodes[pm->nnodes - 1].callsite, DA_NONE);
+	CHECK_EQ_INT(da_bridge_callsite(&br, 0, 0x9999), DA_NONE);
+	da_bridge_free(&br);
+
+	/* only the program may change; clones allowed; smaller bounds */
+	cap.module = "bin/prog";
+	cap.clone = true;
+	cap.pad_bound = 64;
+	cap.wrap_bound = 32;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_CALLSITES, &br, err, sizeof(err)) == 0);
+	p = br.prob;
+	CHECK_EQ_INT(p->unit, DA_UNIT_CALLSITES);
+	CHECK_EQ_INT(p->funcs[7].pad_mask, 1);                 /* libc: fixed */
+	CHECK(!p->funcs[7].cloneable);
+	CHECK_EQ_INT(p->funcs[1].pad_mask, da_mask_upto(64));
+	CHECK(p->funcs[1].cloneable);
+	root_cs = da_bridge_callsite(&br, 1, 0x27100);
+	CHECK_EQ_INT(p->callsites[root_cs].wrap_mask, 1);
+	ma = da_bridge_callsite(&br, 0, 0x1010);
+	CHECK_EQ_INT(p->callsites[ma].wrap_mask, da_mask_upto(32));
+	CHECK(p->callsites[ma].redirectable);
+	da_bridge_free(&br);
+	cap.pad_bound = 24;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "multiples of 16") != NULL);
+	pm_free(pm);
+}
+
+/* Solve, write, read back, predict: everything agrees. */
+static void test_round_trip(void)
+{
+	struct pathmap *pm = sample();
+	struct da_capability cap;
+	da_capability_default(&cap);
+	struct da_bridge br;
+	char err[256];
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	struct da_options o;
+	da_options_default(&o);
+	struct da_result r;
+	CHECK(da_solve(br.prob, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.before.paths, 12);
+	CHECK_EQ_INT(r.before.precise_paths, 8);
+	CHECK_EQ_INT(r.after.precise_paths, 12);
+	struct da_pm_plan pp;
+	CHECK(da_pm_plan_from(&br, &r.plan, &pp) == 0);
+	CHECK(pp.npads + pp.nwraps >= 2);
+	pp.summary.paths = r.before.paths;
+	pp.summary.precise_before = r.before.precise_paths;
+	pp.summary.precise_after = r.after.precise_paths;
+	pp.summary.max_growth = r.max_growth;
+	pp.summary.seed = 7;
+	const char *file = path_in("p.plan");
+	CHECK(da_plan_write(file, pm, &pp, err, sizeof(err)) == 0);
+	struct da_pm_plan back;
+	CHECK(da_plan_read(file, pm, &back, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(back.npads, pp.npads);
+	CHECK_EQ_INT(back.nwraps, pp.nwraps);
+	for (uint32_t i = 0; i < pp.npads && i < back.npads; i++) {
+		CHECK_EQ_INT(back.pads[i].func, pp.pads[i].func);
+		CHECK_EQ_INT(back.pads[i].bytes, pp.pads[i].bytes);
+	}
+	for (uint32_t i = 0; i < pp.nwraps && i < back.nwraps; i++) {
+		CHECK_EQ_INT(back.wraps[i].module, pp.wraps[i].module);
+		CHECK_EQ_INT(back.wraps[i].addr, pp.wraps[i].addr);
+		CHECK_EQ_INT(back.wraps[i].bytes, pp.wraps[i].bytes);
+	}
+	CHECK_EQ_INT(back.summary.seed, 7);
+	CHECK_EQ_INT(back.summary.precise_after, 12);
+	CHECK(back.summary.max_growth > 0.999 * r.max_growth && back.summary.max_growth < 1.001 * r.max_growth);
+	/* back to indices: the same plan */
+	struct da_plan plan;
+	CHECK(da_pm_plan_to(&br, &back, &plan, err, sizeof(err)) == 0);
+	CHECK(!memcmp(plan.pad, r.plan.pad, br.prob->nfuncs * sizeof(*plan.pad)));
+	CHECK(!memcmp(plan.wrap, r.plan.wrap, br.prob->ncallsites * sizeof(*plan.wrap)));
+	/* the predicted pathmap: the solver's heights; pm_stats agrees */
+	struct pathmap *q;
+	CHECK(da_predict_pathmap(pm, &back, &q, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(q->nnodes, pm->nnodes);
+	CHECK_EQ_INT(q->nfuncs, pm->nfuncs);
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		if (q->nodes[i].height != r.height[i] || q->nodes[i].func != pm->nodes[i].func ||
+		    q->nodes[i].entries != pm->nodes[i].entries)
+			bad++;
+	CHECK_EQ_INT(bad, 0);
+	struct pm_stats st;
+	CHECK(pm_stats(q, &st) == 0);
+	CHECK_EQ_INT(st.paths, r.after.paths);
+	CHECK_EQ_INT(st.precise_paths, r.after.precise_paths);
+	CHECK_EQ_INT(st.precise_entries, r.after.precise_weight);
+	CHECK(pm_stats(pm, &st) == 0);
+	CHECK_EQ_INT(st.precise_paths, r.before.precise_paths);
+	CHECK_EQ_INT(st.precise_entries, r.before.precise_weight);
+	/* it is a valid pathmap that can be written and read */
+	CHECK(pm_write(q, path_in("pred.icpp"), err, sizeof(err)) == 0);
+	pm_free(q);
+	da_plan_free(&plan);
+	da_pm_plan_free(&back);
+	da_pm_plan_free(&pp);
+	da_result_free(&r);
+	da_bridge_free(&br);
+	pm_free(pm);
+}
+
+/* Clones survive the file and the predicted pathmap (Figure 5.5 shape). */
+static void test_clone_file(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog", ID, sizeof(ID));
+	uint32_t A = pm_add_function(pm, m, 0x1000, 0x100, "A");
+	uint32_t B = pm_add_function(pm, m, 0x2000, 0x100, "B");
+	uint32_t D = pm_add_function(pm, m, 0x3000, 0x100, "D");
+	/* A-B-A-A-D vs A-A-B-A-D; ab, aa, ad in A; ba in B */
+	uint64_t ab = 0x1010, aa = 0x1020, ad = 0x1030, ba = 0x2010;
+	uint32_t r = pm_add_node(pm, PM_NONE, A, PM_NONE, 0, 16, 1);
+	uint32_t x1 = pm_add_node(pm, r, B, m, ab, 48, 1);
+	uint32_t x2 = pm_add_node(pm, x1, A, m, ba, 96, 1);
+	uint32_t x3 = pm_add_node(pm, x2, A, m, aa, 128, 1);
+	uint32_t x4 = pm_add_node(pm, x3, D, m, ad, 160, 1);
+	uint32_t y1 = pm_add_node(pm, r, A, m, aa, 48, 1);
+	uint32_t y2 = pm_add_node(pm, y1, B, m, ab, 80, 1);
+	uint32_t y3 = pm_add_node(pm, y2, A, m, ba, 128, 1);
+	uint32_t y4 = pm_add_node(pm, y3, D, m, ad, 160, 1);
+	struct da_capability cap;
+	da_capability_default(&cap);
+	cap.clone = true;
+	struct da_bridge br;
+	char err[256];
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	struct da_options o;
+	da_options_default(&o);
+	o.allow_clone = true;
+	o.max_stack_growth = 0;
+	struct da_result res;
+	CHECK(da_solve(br.prob, &o, &res, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(res.after.precise_paths, res.after.paths);
+	CHECK_EQ_INT(res.plan.nclones, 1);
+	struct da_pm_plan pp;
+	CHECK(da_pm_plan_from(&br, &res.plan, &pp) == 0);
+	CHECK_EQ_INT(pp.nclones, 1);
+	/* A cloned for the A->A call (the thesis' choice) or for the B->A call:
+	 * both separate the pairs */
+	CHECK_EQ_INT(pp.clones[0].func, A);
+	CHECK(pp.clones[0].cs_addr == aa || pp.clones[0].cs_addr == ba);
+	const char *file = path_in("c.plan");
+	CHECK(da_plan_write(file, pm, &pp, err, sizeof(err)) == 0);
+	struct da_pm_plan back;
+	CHECK(da_plan_read(file, pm, &back, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(back.nclones, 1);
+	CHECK_EQ_INT(back.nclone_wraps, pp.nclone_wraps);
+	struct pathmap *q;
+	CHECK(da_predict_pathmap(pm, &back, &q, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(q->nmodules, 2);
+	CHECK_EQ_STR(q->modules[1].path, "[icpp-clones]");
+	CHECK_EQ_INT(q->nfuncs, 4);
+	CHECK_EQ_STR(q->funcs[3].name, "A.icpp_clone.0");
+	/* the frames entered by the redirected call are the clone */
+	bool via_aa = pp.clones[0].cs_addr == aa;
+	CHECK_EQ_INT(q->nodes[x3].func, via_aa ? 3 : A);
+	CHECK_EQ_INT(q->nodes[y1].func, via_aa ? 3 : A);
+	CHECK_EQ_INT(q->nodes[y3].func, via_aa ? A : 3);
+	CHECK_EQ_INT(q->nodes[x2].func, via_aa ? A : 3);
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		CHECK_EQ_INT(q->nodes[i].height, res.height[i]);
+		CHECK_EQ_INT(q->nodes[i].func, res.inst[i]);   /* clone k is function 3 + k */
+	}
+	CHECK(q->nodes[x4].height != q->nodes[y4].height);
+	struct pm_stats st;
+	CHECK(pm_stats(q, &st) == 0);
+	CHECK_EQ_INT(st.precise_paths, st.paths);
+	pm_free(q);
+	da_pm_plan_free(&back);
+	da_pm_plan_free(&pp);
+	da_result_free(&res);
+	da_bridge_free(&br);
+	pm_free(pm);
+}
+
+static void write_text(const char *file, const char *text)
+{
+	FILE *f = fopen(file, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Every damaged or foreign plan is refused with a line saying why. */
+static void test_refusals(void)
+{
+	struct pathmap *pm = sample();
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{"", "empty file"},
+		{"hello 1\n", "not an icpp plan"},
+		{"icpp-plan 2\nunit functions\nend 0\n", "plan format 2"},
+		{"icpp-plan 1\nunit functions\n", "truncated (no end line)"},
+		{"icpp-plan 1\nunit functions\nend 0", "no newline"},
+		{"icpp-plan 1\nend 0\n", "no unit line"},
+		{"icpp-plan 1\nunit functions\nend 1\n", "record count"},
+		{"icpp-plan 1\nunit functions\nend 0\npad 0 0x1000 16 M\n", "after the end"},
+		{"icpp-plan 1\nunit functions\nfrobnicate 3\nend 0\n", "unknown line"},
+		{"icpp-plan 1\nunit both\nend 0\n", "unit functions|callsites"},
+		{"icpp-plan 1\nunit functions\npad 0 0x1000 16 M\nend 1\n", "pad MODULE"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1000 24 M\nend 1\n",
+		 "nonzero multiple of 16"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1004 16 M\nend 1\n",
+		 "no function of the pathmap starts"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1000 16 M\n"
+		 "pad 0 0x1000 32 M\nend 2\n", "padded twice"},
+		{"icpp-plan 1\nunit functions\nmodule 0 99999999 /usr/bin/prog\nend 0\n", "another build"},
+		{"icpp-plan 1\nunit functions\nmodule 0 - /usr/bin/other\nend 0\n", "not in the pathmap"},
+		{"icpp-plan 1\nunit functions\nmodule 1 12345678 /usr/bin/prog\nend 0\n", "numbered from 0"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nwrap 0 0x1010 2048\nend 1\n",
+		 "wrap MODULE"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nclone-wrap 0 0 0x1010 16\nend 1\n",
+		 "a clone above"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nclone 1 0 0x1000 0 0x1010 0\nend 1\n",
+		 "K from 0"},
+	};
+	char err[512];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *file = path_in("bad.plan");
+		write_text(file, cases[i].text);
+		struct da_pm_plan pp;
+		int rc = da_plan_read(file, pm, &pp, err, sizeof(err));
+		CHECK(rc < 0);
+		if (rc == 0) {
+			fprintf(stderr, "case %zu accepted\n", i);
+			da_pm_plan_free(&pp);
+		} else if (!strstr(err, cases[i].want)) {
+			fprintf(stderr, "case %zu: \"%s\" lacks \"%s\"\n", i, err, cases[i].want);
+			check_failures++;
+		}
+		CHECK(!strncmp(err, file, strlen(file)));    /* names the file */
+	}
+	/* a binary file */
+	const char *file = path_in("bin.plan");
+	FILE *f = fopen(file, "w");
+	fwrite("icpp-plan 1\n\0\n", 1, 14, f);
+	fclose(f);
+	struct da_pm_plan pp;
+	CHECK(da_plan_read(file, pm, &pp, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "binary") != NULL);
+	CHECK(da_plan_read(path_in("missing.plan"), pm, &pp, err, sizeof(err)) < 0);
+	/* a valid hand-written plan with a comment, a blank line and spaces in a path */
+	write_text(path_in("ok.plan"),
+		   "icpp-plan 1\n# comment\n\nunit callsites\nseed 3\nmodule 0 12345678 /usr/bin/prog\n"
+		   "pad 0 0x1000 32 M\nwrap 0 0x1010 16\nend 2\n");
+	CHECK(da_plan_read(path_in("ok.plan"), pm, &pp, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(pp.npads, 1);
+	CHECK_EQ_INT(pp.pads[0].func, 0);
+	CHECK_EQ_INT(pp.pads[0].bytes, 32);
+	CHECK_EQ_INT(pp.nwraps, 1);
+	CHECK_EQ_INT(pp.summary.unit, DA_UNIT_CALLSITES);
+	CHECK_EQ_INT(pp.summary.seed, 3);
+	da_pm_plan_free(&pp);
+	/* writing into a missing directory fails and leaves nothing */
+	struct da_pm_plan empty = {0};
+	CHECK(da_plan_write(path_in("no/such/dir.plan"), pm, &empty, err, sizeof(err)) < 0);
+	pm_free(pm);
+}
+
+/* ---------------------------------------------------------------- icpp plan */
+
+static char out[1 << 16], errbuf[4096];
+
+static void slurp(int fd, char *buf, size_t len)
+{
+	lseek(fd, 0, SEEK_SET);
+	ssize_t n = read(fd, buf, len - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(fd);
+}
+
+static int run(const char *first, ...)
+{
+	char *argv[24];
+	int argc = 0;
+	va_list ap;
+	va_start(ap, first);
+	argv[argc++] = (char *)"plan";
+	for (const char *a = first; a && argc < 23; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	char o[] = "/tmp/icpp-plan-out-XXXXXX", e[] = "/tmp/icpp-plan-err-XXXXXX";
+	int fo = mkstemp(o), fe = mkstemp(e);
+	unlink(o);
+	unlink(e);
+	fflush(stdout);
+	fflush(stderr);
+	int so = dup(1), se = dup(2);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	int rc = cmd_plan(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	slurp(fo, out, sizeof(out));
+	slurp(fe, errbuf, sizeof(errbuf));
+	return rc;
+}
+
+#define CONTAINS(hay, needle)                                                            \
+	do {                                                                            \
+		if (!strstr(hay, needle)) {                                             \
+			fprintf(stderr, "%s:%d: missing \"%s\" in:\n%s\n", __FILE__, __LINE__, \
+				needle, hay);                                           \
+			check_failures++;                                               \
+		}                                                                       \
+	} while (0)
+
+static void test_cli(void)
+{
+	struct pathmap *pm = sample();
+	char err[256];
+	char map[256], plan[256], pred[256];
+	snprintf(map, sizeof(map), "%s", path_in("s.icpp"));
+	CHECK(pm_write(pm, map, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(run("--help", NULL), 0);
+	CONTAINS(out, "usage: icpp plan");
+	CONTAINS(out, "example:");
+	CHECK_EQ_INT(run(NULL), 2);
+	CONTAINS(errbuf, "icpp: plan: expected one pathmap");
+	CHECK_EQ_INT(run("--frob", map, NULL), 2);
+	CONTAINS(errbuf, "icpp plan --help");
+	CHECK_EQ_INT(run("--max-stack-growth", "0.5", map, NULL), 2);
+	CONTAINS(errbuf, "at least 1");
+	CHECK_EQ_INT(run("--pad-bound", "20", map, NULL), 2);
+	CHECK_EQ_INT(run("--seed", "x", map, NULL), 2);
+	CHECK_EQ_INT(run(path_in("missing.icpp"), NULL), 1);
+	CHECK(strchr(errbuf, '\n') == errbuf + strlen(errbuf) - 1);   /* one line */
+
+	/* default output: the map's name with .plan */
+	CHECK_EQ_INT(run("-q", map, NULL), 0);
+	CONTAINS(out, "written to ");
+	CONTAINS(out, "s.plan");
+	CONTAINS(out, "precise paths                             66.7%       100.0%");
+	CONTAINS(out, "no ambiguous CIDs left");
+	struct stat sb;
+	CHECK(stat(path_in("s.plan"), &sb) == 0);
+
+	/* ARR only: Figure 5.4's pair stays, reported as disabled */
+	snprintf(plan, sizeof(plan), "%s", path_in("arr.plan"));
+	snprintf(pred, sizeof(pred), "%s", path_in("arr.icpp"));
+	CHECK_EQ_INT(run("--no-wrap", "-o", plan, "--predict", pred, "--seed", "5", map, NULL), 0);
+	CONTAINS(out, "collisions left (pairs of paths at one CID): 1");
+	CONTAINS(out, "disabled");
+	CONTAINS(out, "G@");
+	CONTAINS(out, "M > B > C > G");
+	CONTAINS(out, "predicted pathmap written to");
+	CHECK(stat(pred, &sb) == 0);
+	struct pathmap *q;
+	CHECK(pm_read(pred, &q, err, sizeof(err)) == 0);
+	struct pm_stats st;
+	CHECK(pm_stats(q, &st) == 0);
+	CHECK_EQ_INT(st.precise_paths, 10);         /* 12 less the Figure 5.4 pair */
+	pm_free(q);
+	/* the same plan evaluated from its file: the same figures */
+	char first[1 << 16];
+	strcpy(first, strstr(out, "precise paths"));
+	*strstr(first, "plan:") = 0;
+	CHECK_EQ_INT(run("--no-wrap", "--evaluate", plan, map, NULL), 0);
+	CONTAINS(out, first);
+	CHECK_EQ_INT(run("--evaluate", plan, "-o", plan, map, NULL), 2);
+	write_text(path_in("junk.plan"), "junk\n");
+	CHECK_EQ_INT(run("--evaluate", path_in("junk.plan"), map, NULL), 1);
+	CONTAINS(errbuf, "not an icpp plan");
+	pm_free(pm);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_bridge();
+	test_round_trip();
+	test_clone_file();
+	test_refusals();
+	test_cli();
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (!check_failures && system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return check_exit();
+}
