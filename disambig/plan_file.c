@@ -341,7 +341,8 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 		} else if (!strcmp(kw, "pad")) {
 			uint64_t mi, addr;
 			uint32_t bytes;
-			if (nw != 4 || !num(w[0], &mi, 4095) || mi >= nmod ||
+			/* the name (informational) may in principle hold spaces */
+			if (nw < 4 || !num(w[0], &mi, 4095) || mi >= nmod ||
 			    !num(w[1], &addr, UINT64_MAX) || !amount(w[2], &bytes) || !bytes) {
 				bad(&r, "expected: pad MODULE 0xADDR BYTES NAME (BYTES a nonzero multiple of 16)");
 				goto out;
