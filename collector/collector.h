@@ -3,7 +3,7 @@
  * Two backends write the same sample file:
  *   bpf   bpf/sample.bpf.c on one system-wide perf event per CPU, filtered by
  *         the target's tgid set (children added by a fork tracepoint); counts
- *         live in a BPF hash map that user space drains once a second (double
+ *         live in a BPF hash map that user space drains twice a second (double
  *         buffered), modules come from a side-band perf event (MMAP2 records).
  *         Needs root (CAP_BPF + CAP_PERFMON).
  *   perf  perf_event_open on the target itself (inherited by its threads and

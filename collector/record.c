@@ -262,7 +262,7 @@ opened:
 		nanosleep(&ts, NULL);
 		bk->poll(&r);
 		uint64_t t = now_ns(CLOCK_MONOTONIC);
-		if (t - last_drain >= 1000000000ull) {
+		if (t - last_drain >= 500000000ull) {   /* twice a second: progress shows drained counts */
 			bk->drain(&r);
 			last_drain = t;
 		}

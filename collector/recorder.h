@@ -37,7 +37,7 @@ struct backend {
 	int (*open)(struct recorder *r, char *err, size_t errlen);
 	/* Read what has arrived (side-band, samples).  Cheap; called often. */
 	void (*poll)(struct recorder *r);
-	/* Move aggregated counts into r->ss (BPF maps); called about once a second. */
+	/* Move aggregated counts into r->ss (BPF maps); called twice a second. */
 	void (*drain)(struct recorder *r);
 	/* Stop sampling (then a last poll and drain collect the rest). */
 	void (*stop)(struct recorder *r);
