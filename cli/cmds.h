@@ -11,6 +11,8 @@ int cmd_paths(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_rewrite(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* Print "icpp: CMD: message" on stderr (printf-style). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

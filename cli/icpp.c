@@ -15,6 +15,8 @@ static const struct command {
 	{"record", cmd_record, "sample IP, SP and BP of a process, passively (no stack walk)"},
 	{"report", cmd_report, "turn recorded samples into call paths with a pathmap"},
 	{"plan", cmd_plan, "choose paddings that make every call path's CID unique"},
+	{"rewrite", cmd_rewrite, "write a program changed by a plan, and its predicted pathmap"},
+	{"verify", cmd_verify, "train a rewritten program and check its heights against the prediction"},
 };
 
 static void usage(FILE *out)

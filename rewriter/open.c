@@ -216,6 +216,7 @@ static int check_input(struct rw_binary *b, char *err, size_t errlen)
 {
 	size_t phnum;
 	bool interp = false, dynamic = false, pie = false, relr = false, ehhdr = false;
+	const char *static_rel = NULL;
 	if (elf_getphdrnum(b->elf, &phnum))
 		goto notelf;
 	for (size_t i = 0; i < phnum; i++) {
@@ -244,11 +245,8 @@ static int check_input(struct rw_binary *b, char *err, size_t errlen)
 		if ((sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) && sh.sh_link) {
 			GElf_Shdr lsh;
 			Elf_Scn *l = elf_getscn(b->elf, sh.sh_link);
-			if (l && gelf_getshdr(l, &lsh) && lsh.sh_type == SHT_SYMTAB) {
-				rw_errf(err, errlen, "%s has static relocations (%s, linked with "
-					"--emit-relocs): icpp rewrite does not support them", b->path, name);
-				return -1;
-			}
+			if (l && gelf_getshdr(l, &lsh) && lsh.sh_type == SHT_SYMTAB && !static_rel)
+				static_rel = name;
 		}
 		if (sh.sh_type == SHT_RELR) {
 			relr = true;
@@ -274,6 +272,11 @@ static int check_input(struct rw_binary *b, char *err, size_t errlen)
 	if (!interp && (b->ehdr.e_type == ET_EXEC || pie || !dynamic)) {
 		rw_errf(err, errlen, "%s is statically linked%s: icpp rewrite needs a dynamically "
 			"linked program or a shared object", b->path, pie ? " (static PIE)" : "");
+		return -1;
+	}
+	if (static_rel) {
+		rw_errf(err, errlen, "%s has static relocations (%s, linked with --emit-relocs): "
+			"icpp rewrite does not support them", b->path, static_rel);
 		return -1;
 	}
 	if (!b->eh_scn || !b->hdr_scn || !ehhdr) {

@@ -198,9 +198,17 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 
 int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p)
 {
+	return rw_plan_everything_seen(b, NULL, pad, wrap, p);
+}
+
+int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibility *v, uint32_t pad,
+			    uint32_t wrap, struct rw_plan *p)
+{
 	*p = (struct rw_plan){0};
 	for (size_t i = 0; pad && i < b->nfuncs; i++) {
 		const struct rw_func *f = &b->funcs[i];
+		if (v && (!v->in_map[i] || v->no_pad[i]))
+			continue;
 		uint32_t amt = pad;
 		while (amt && !rw_mask_allows(f->pad_mask, amt))
 			amt -= RW_ALIGN;
@@ -209,6 +217,8 @@ int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, s
 	}
 	for (size_t i = 0; wrap && i < b->ncalls; i++) {
 		const struct rw_call *c = &b->calls[i];
+		if (v && v->no_wrap[i])
+			continue;
 		uint32_t amt = wrap;
 		while (amt <= RW_MAX_AMOUNT && !rw_mask_allows(c->wrap_mask, amt))
 			amt += RW_ALIGN;

@@ -303,6 +303,31 @@ uint32_t rw_find_module(const struct pathmap *pm, const struct rw_binary *b);
 /* Give module `module` of pm the path and build-id of another file. */
 int rw_rename_module(struct pathmap *pm, uint32_t module, const char *path, const uint8_t *id,
 		     uint32_t idlen);
+/* Frames training did not see.  A node whose callsite lies outside its
+ * parent's function P was called from a function U training did not hook (a
+ * hidden frame; P may even be a sibling that had already returned, which the
+ * entry-only training could not notice).  Padding U or P, or wrapping a call
+ * into U (or the call into P), would move the node without the pathmap
+ * showing why, so the prediction would be wrong: those changes are left out.
+ * Functions never seen in the map that call a hidden function are taken to
+ * be hidden too (transitively).  When U is in another module, the calls of P
+ * and of P's caller into other modules are not wrapped.
+ *   no_pad[f]    function f (index into rw_functions) may not be padded
+ *   no_wrap[c]   call c (index into rw_calls) may not be wrapped
+ *   in_map[f]    f is a function of the pathmap (training saw it run)
+ * malloc'd; rw_visibility_free releases them. */
+struct rw_visibility {
+	bool *no_pad, *no_wrap, *in_map;
+	uint32_t hidden_nodes;       /* nodes showing a hidden frame above them */
+	uint32_t hidden_funcs;       /* functions of the module taken as hidden */
+};
+int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
+		  struct rw_visibility *v);
+void rw_visibility_free(struct rw_visibility *v);
+/* rw_plan_everything restricted by v: pads only functions training saw. */
+int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibility *v, uint32_t pad,
+			    uint32_t wrap, struct rw_plan *p);
+
 /* A copy of a trained map of OUT without trampoline frames: nodes of
  * trampolines (module `module`, addresses in the note's table) disappear and
  * their children take the trampoline frame's callsite; a callsite inside a

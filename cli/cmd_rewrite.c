@@ -1,0 +1,465 @@
+/* icpp rewrite PROG: ask the rewriter what it may change, solve (or take a
+ * plan), write the rewritten program and its predicted pathmap
+ * (rewriter/rewriter.h, disambig/from_pathmap.h). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "binary/binary.h"
+#include "cli/cmds.h"
+#include "disambig/disambig.h"
+#include "disambig/from_pathmap.h"
+#include "pathmap/pathmap.h"
+#include "rewriter/rewriter.h"
+
+static const char usage_text[] =
+	"usage: icpp rewrite PROG [-m MAP] [-o OUT] [--plan PLAN | --everything[=P,W]] [options]\n"
+	"\n"
+	"Rewrite the program PROG so that the call paths of its pathmap MAP get CIDs of\n"
+	"their own: the rewriter says which frames it can pad and which callsites it can\n"
+	"wrap, the solver chooses, and the result is written to OUT with its predicted\n"
+	"pathmap OUT.icpp.  PROG is never modified.  Check the result with\n"
+	"'icpp verify OUT -- ARGS'.\n"
+	"\n"
+	"options:\n"
+	"  -m, --map MAP          PROG's pathmap (default: PROG's name + .icpp)\n"
+	"  -o, --output OUT       the rewritten program (default: PROG's name + .rw)\n"
+	"  --plan PLAN            apply PLAN (written by icpp plan) instead of solving\n"
+	"  --everything[=P,W]     pad every function the analysis allows by up to P bytes\n"
+	"                         and wrap every callsite it allows by at least W (default\n"
+	"                         32,16): exercises the rewriter, disambiguates nothing\n"
+	"  --explain              print what can be changed, per function and callsite\n"
+	"  --max-stack-growth X   as icpp plan (default 1.25; 0: no cap)\n"
+	"  --no-wrap              frame padding only\n"
+	"  --pad-bound B, --wrap-bound B, --seed N, --budget N, --callsites   as icpp plan\n"
+	"  -q, --quiet            no summary on stderr\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"example:\n"
+	"  icpp train -o lua.icpp -- lua5.4 bench.lua\n"
+	"  icpp rewrite /usr/bin/lua5.4 -m lua.icpp -o lua.rw\n"
+	"  icpp verify lua.rw -- bench.lua\n";
+
+struct capctx {
+	const struct rw_binary *b;
+	uint32_t module;
+	const struct rw_visibility *vis;
+};
+
+static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
+		      bool *cloneable)
+{
+	const struct capctx *c = ctx;
+	size_t n;
+	const struct rw_func *f = rw_functions(c->b, &n);
+	uint32_t i = pm->funcs[func].module == c->module ? rw_func_index(c->b, pm->funcs[func].addr)
+							 : RW_NONE;
+	*mask &= i == RW_NONE || c->vis->no_pad[i] ? 1 : f[i].pad_mask;
+	*cloneable = false;
+}
+
+static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+			  da_mask *mask, bool *redirectable)
+{
+	const struct capctx *c = ctx;
+	size_t n;
+	const struct rw_call *cs = rw_calls(c->b, &n);
+	uint32_t i = module == c->module ? rw_call_index(c->b, addr) : RW_NONE;
+	(void)pm;
+	*mask &= i == RW_NONE || c->vis->no_wrap[i] ? 1 : cs[i].wrap_mask;
+	*redirectable = false;
+}
+
+/* A plan in pathmap terms -> the rewriter's plan (module `m` only). */
+static int to_rw_plan(const struct pathmap *pm, uint32_t m, const struct da_pm_plan *pp,
+		      struct rw_plan *p, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	if (pp->nclones) {
+		snprintf(err, errlen, "the plan clones functions, which icpp rewrite does not implement "
+			 "(plan again with --no-clone)");
+		return -1;
+	}
+	for (uint32_t i = 0; i < pp->npads; i++) {
+		const struct pm_function *f = &pm->funcs[pp->pads[i].func];
+		if (f->module != m) {
+			snprintf(err, errlen, "the plan pads 0x%" PRIx64 " in %s, not in the program "
+				 "being rewritten", f->addr, pm->modules[f->module].path);
+			return -1;
+		}
+		if (rw_plan_add(p, false, f->addr, pp->pads[i].bytes))
+			goto oom;
+	}
+	for (uint32_t i = 0; i < pp->nwraps; i++) {
+		if (pp->wraps[i].module != m) {
+			snprintf(err, errlen, "the plan wraps callsite 0x%" PRIx64 " in %s, not in the "
+				 "program being rewritten", pp->wraps[i].addr,
+				 pm->modules[pp->wraps[i].module].path);
+			return -1;
+		}
+		if (rw_plan_add(p, true, pp->wraps[i].addr, pp->wraps[i].bytes))
+			goto oom;
+	}
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* The rewriter's plan -> pathmap terms, for the prediction: functions and
+ * callsites the pathmap never saw move nothing in it. */
+static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, struct da_pm_plan *pp)
+{
+	memset(pp, 0, sizeof(*pp));
+	pp->pads = calloc(p->npads ? p->npads : 1, sizeof(*pp->pads));
+	pp->wraps = calloc(p->nwraps ? p->nwraps : 1, sizeof(*pp->wraps));
+	if (!pp->pads || !pp->wraps)
+		return -1;
+	for (uint32_t i = 0; i < p->npads; i++) {
+		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);
+		if (f != PM_NONE)
+			pp->pads[pp->npads++] = (struct da_pm_pad){f, p->pads[i].bytes};
+	}
+	for (uint32_t i = 0; i < p->nwraps; i++)
+		pp->wraps[pp->nwraps++] = (struct da_pm_wrap){m, p->wraps[i].addr, p->wraps[i].bytes};
+	return 0;
+}
+
+/* A fragment (gcc's .cold part) runs in its parent's frame, and training sees
+ * it as a frame that replaces its parent's: whatever it calls moves with the
+ * parent's padding.  The solver cannot tie two paddings together, so the
+ * prediction gives each fragment in the pathmap its parent's padding. */
+static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_binary *b,
+			     struct da_pm_plan *pp)
+{
+	size_t n;
+	const struct rw_func *f = rw_functions(b, &n);
+	uint32_t base = pp->npads;
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].parent == RW_NONE)
+			continue;
+		uint32_t g = pm_function_at(pm, m, f[i].addr);
+		uint32_t parent = pm_function_at(pm, m, f[f[i].parent].addr);
+		uint32_t bytes = 0;
+		for (uint32_t k = 0; k < base && parent != PM_NONE; k++)
+			if (pp->pads[k].func == parent)
+				bytes = pp->pads[k].bytes;
+		if (g == PM_NONE || !bytes)
+			continue;
+		struct da_pm_pad *v = realloc(pp->pads, (pp->npads + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		pp->pads = v;
+		pp->pads[pp->npads++] = (struct da_pm_pad){g, bytes};
+	}
+	return 0;
+}
+
+static char *default_name(const char *prog, const char *suffix)
+{
+	const char *base = strrchr(prog, '/');
+	base = base ? base + 1 : prog;
+	size_t n = strlen(base) + strlen(suffix) + 1;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s%s", base, suffix);
+	return s;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 100.0;
+}
+
+static void print_capability(const struct rw_binary *b)
+{
+	struct rw_summary s;
+	rw_summarize(b, &s);
+	fprintf(stderr, "icpp rewrite: %u functions: %u paddable in place (%u fp, %u no-fp frames, "
+		"%u frameless)\n", s.funcs, s.paddable, s.fp, s.sp, s.frameless);
+	for (int i = 1; i < RW_PAD_N; i++)
+		if (s.pad_refused[i])
+			fprintf(stderr, "  %6u not paddable: %s\n", s.pad_refused[i],
+				rw_pad_why_name((enum rw_pad_why)i));
+	fprintf(stderr, "icpp rewrite: %u call instructions: %u wrappable\n", s.calls, s.wrappable);
+	for (int i = 1; i < RW_WRAP_N; i++)
+		if (s.wrap_refused[i])
+			fprintf(stderr, "  %6u not wrappable: %s\n", s.wrap_refused[i],
+				rw_wrap_why_name((enum rw_wrap_why)i));
+}
+
+static bool parse_u64(const char *s, uint64_t *v, uint64_t max)
+{
+	char *e;
+	if (!*s || *s == '-')
+		return false;
+	unsigned long long x = strtoull(s, &e, 10);
+	if (*e || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+int cmd_rewrite(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"map", required_argument, NULL, 'm'},
+		{"output", required_argument, NULL, 'o'},
+		{"plan", required_argument, NULL, 'P'},
+		{"everything", optional_argument, NULL, 'E'},
+		{"explain", no_argument, NULL, 'x'},
+		{"max-stack-growth", required_argument, NULL, 'g'},
+		{"no-wrap", no_argument, NULL, 'W'},
+		{"pad-bound", required_argument, NULL, 'p'},
+		{"wrap-bound", required_argument, NULL, 'w'},
+		{"seed", required_argument, NULL, 's'},
+		{"budget", required_argument, NULL, 'b'},
+		{"callsites", no_argument, NULL, 'S'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct da_options o;
+	struct da_capability cap;
+	da_options_default(&o);
+	da_capability_default(&cap);
+	o.allow_clone = false;
+	const char *map = NULL, *output = NULL, *planfile = NULL;
+	bool everything = false, explain = false, quiet = false, callsites = false;
+	uint64_t ev_pad = 32, ev_wrap = 16, v;
+	char *end;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "m:o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			map = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'P':
+			planfile = optarg;
+			break;
+		case 'E':
+			everything = true;
+			if (optarg) {
+				unsigned long long a, b_;
+				char extra;
+				if (sscanf(optarg, "%llu,%llu%c", &a, &b_, &extra) != 2 || a % 16 || b_ % 16 ||
+				    a > RW_MAX_AMOUNT || b_ > RW_MAX_AMOUNT) {
+					cli_error("rewrite", "--everything wants PAD,WRAP, multiples of 16 up to %d, not '%s'",
+						  RW_MAX_AMOUNT, optarg);
+					return 2;
+				}
+				ev_pad = a;
+				ev_wrap = b_;
+			}
+			break;
+		case 'x':
+			explain = true;
+			break;
+		case 'g':
+			o.max_stack_growth = strtod(optarg, &end);
+			if (!*optarg || *end || (o.max_stack_growth != 0 && o.max_stack_growth < 1)) {
+				cli_error("rewrite", "--max-stack-growth wants a factor of at least 1 (or 0), not '%s'",
+					  optarg);
+				return 2;
+			}
+			break;
+		case 'W':
+			o.allow_wrap = false;
+			break;
+		case 'p':
+		case 'w':
+			if (!parse_u64(optarg, &v, RW_MAX_AMOUNT) || v % 16) {
+				cli_error("rewrite", "--%s wants a multiple of 16 from 0 to %d, not '%s'",
+					  c == 'p' ? "pad-bound" : "wrap-bound", RW_MAX_AMOUNT, optarg);
+				return 2;
+			}
+			*(c == 'p' ? &cap.pad_bound : &cap.wrap_bound) = (uint32_t)v;
+			break;
+		case 's':
+		case 'b':
+			if (!parse_u64(optarg, &v, UINT64_MAX) || (c == 'b' && !v)) {
+				cli_error("rewrite", "--%s wants a number, not '%s'", c == 's' ? "seed" : "budget",
+					  optarg);
+				return 2;
+			}
+			*(c == 's' ? &o.seed : &o.budget) = v;
+			break;
+		case 'S':
+			callsites = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			cli_error("rewrite", "unknown option or missing value in '%s'; "
+				  "'icpp rewrite --help' lists the options", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error("rewrite", "expected one program; usage: icpp rewrite PROG [-m MAP] [-o OUT]");
+		return 2;
+	}
+	if (planfile && everything) {
+		cli_error("rewrite", "--plan and --everything exclude each other");
+		return 2;
+	}
+	const char *prog = argv[optind];
+	char err[1024];
+	int rc = 1;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct rw_binary *b = rw_open(prog, err, sizeof(err));
+	if (!b) {
+		cli_error("rewrite", "%s", err);
+		return 1;
+	}
+	if (explain) {
+		rw_explain(b, stdout);
+		print_capability(b);
+		rw_close(b);
+		return fflush(stdout) ? 1 : 0;
+	}
+	char *defmap = map ? NULL : default_name(prog, ".icpp");
+	char *defout = output ? NULL : default_name(prog, ".rw");
+	char *predpath = NULL;
+	struct pathmap *pm = NULL, *pred = NULL;
+	struct da_bridge br = {0};
+	struct da_result r = {0};
+	struct da_pm_plan pp = {0};
+	struct rw_plan plan = {0};
+	struct rw_visibility vis = {0};
+	bool solved = false;
+	if ((!map && !defmap) || (!output && !defout))
+		goto oom;
+	map = map ? map : defmap;
+	output = output ? output : defout;
+	{
+		char a[PATH_MAX], o2[PATH_MAX];
+		if (realpath(prog, a) && realpath(output, o2) && !strcmp(a, o2)) {
+			cli_error("rewrite", "OUT (%s) is PROG itself: icpp rewrite never modifies its input",
+				  output);
+			goto out;
+		}
+	}
+	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s (train first: icpp train -o %s -- %s ...)", err, map, prog);
+		goto out;
+	}
+	uint32_t m = rw_find_module(pm, b);
+	if (m == PM_NONE) {
+		cli_error("rewrite", "pathmap %s has no module with the build-id of %s: train this "
+			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
+		goto out;
+	}
+	if (!quiet)
+		print_capability(b);
+	if (rw_visibility(b, pm, m, &vis) < 0)
+		goto oom;
+	if (!quiet && vis.hidden_nodes)
+		fprintf(stderr, "icpp rewrite: %u call paths pass through functions training did not "
+			"hook (%u here): those and their callers stay as they are\n", vis.hidden_nodes,
+			vis.hidden_funcs);
+	if (everything) {
+		if (rw_plan_everything_seen(b, &vis, (uint32_t)ev_pad, (uint32_t)ev_wrap, &plan) ||
+		    to_pm_plan(pm, m, &plan, &pp))
+			goto oom;
+	} else {
+		if (planfile) {
+			if (da_plan_read(planfile, pm, &pp, err, sizeof(err)) < 0) {
+				cli_error("rewrite", "%s", err);
+				goto out;
+			}
+		} else {
+			struct capctx ctx = {b, m, &vis};
+			cap.func_hook = func_hook;
+			cap.callsite_hook = callsite_hook;
+			cap.ctx = &ctx;
+			if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
+					    err, sizeof(err)) < 0 ||
+			    da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
+				cli_error("rewrite", "%s: %s", map, err);
+				goto out;
+			}
+			if (da_pm_plan_from(&br, &r.plan, &pp) < 0)
+				goto oom;
+			solved = true;
+		}
+		if (to_rw_plan(pm, m, &pp, &plan, err, sizeof(err)) < 0) {
+			cli_error("rewrite", "%s", err);
+			goto out;
+		}
+	}
+	if (add_fragment_pads(pm, m, b, &pp) < 0)
+		goto oom;
+	struct rw_write_stats st;
+	if (rw_write(b, &plan, output, &st, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s", err);
+		goto out;
+	}
+	/* the predicted pathmap of OUT */
+	char real[PATH_MAX];
+	size_t pl = strlen(output) + 6;
+	predpath = malloc(pl);
+	if (!predpath)
+		goto oom;
+	snprintf(predpath, pl, "%s.icpp", output);
+	if (!realpath(output, real) || da_predict_pathmap(pm, &pp, &pred, err, sizeof(err)) < 0 ||
+	    rw_rename_module(pred, m, real, st.build_id, st.build_id_len) < 0 ||
+	    pm_write(pred, predpath, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s written, but not its predicted pathmap: %s", output, err);
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (!quiet) {
+		struct pm_stats sb, sa;
+		fprintf(stderr, "icpp rewrite: %u functions padded, %u callsites wrapped, %u bytes patched, "
+			"%" PRIu64 " bytes of trampolines; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%) in %.2f s\n",
+			st.pads, st.wraps, st.patched_bytes, st.tramp_bytes, st.in_size, st.out_size,
+			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0,
+			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		if (pm_stats(pm, &sb) == 0 && pm_stats(pred, &sa) == 0)
+			fprintf(stderr, "icpp rewrite: precise paths %.1f%% -> %.1f%% predicted "
+				"(weighted %.1f%% -> %.1f%%)%s\n", pct(sb.precise_paths, sb.paths),
+				pct(sa.precise_paths, sa.paths), pct(sb.precise_entries, sb.entries),
+				pct(sa.precise_entries, sa.entries), everything ? " [--everything]" : "");
+		if (solved)
+			fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
+				r.max_growth, r.max_growth_bytes);
+		if (st.phdr_compact)
+			fprintf(stderr, "icpp rewrite: note: %s's program headers need Linux >= 5.18 "
+				"(its .bss is too large to place them the old way)\n", output);
+		fprintf(stderr, "icpp rewrite: wrote %s and %s; check with: icpp verify %s -- ARGS\n",
+			output, predpath, output);
+	}
+	rc = 0;
+	goto out;
+oom:
+	cli_error("rewrite", "out of memory");
+out:
+	free(defmap);
+	free(defout);
+	free(predpath);
+	rw_plan_free(&plan);
+	rw_visibility_free(&vis);
+	da_pm_plan_free(&pp);
+	da_result_free(&r);
+	da_bridge_free(&br);
+	pm_free(pm);
+	pm_free(pred);
+	rw_close(b);
+	return rc;
+}

@@ -1,0 +1,185 @@
+/* icpp verify OUT -- ARGS: train a program written by icpp rewrite and check
+ * every observed call path against the height the rewrite predicted
+ * (rewriter/rewriter.h section 3; training is train/train.h's). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "binary/binary.h"
+#include "cli/cmds.h"
+#include "pathmap/pathmap.h"
+#include "rewriter/rewriter.h"
+#include "train/train.h"
+
+static const char usage_text[] =
+	"usage: icpp verify OUT [-m MAP] [--allow-new] [--show N] [-q] -- [ARGS...]\n"
+	"\n"
+	"Run OUT, a program written by icpp rewrite, once with ARGS under icpp train, and\n"
+	"check that every call path it takes has exactly the stack height the rewrite\n"
+	"predicted (MAP).  Trampoline frames of wrapped callsites are removed first.\n"
+	"OUT's output, but not its exit status, is its own.  Exit status 0 when every\n"
+	"observed path matches, 1 when some path has another height or (without\n"
+	"--allow-new) is not in the prediction, 2 on a usage error.\n"
+	"\n"
+	"options:\n"
+	"  -m, --map MAP   the predicted pathmap (default: OUT + .icpp)\n"
+	"  --allow-new     paths the prediction lacks are not a failure (ARGS differ from\n"
+	"                  the training run's)\n"
+	"  --show N        list up to N offending paths (default 10)\n"
+	"  -q, --quiet     only the verdict\n"
+	"  -h, --help      show this help\n"
+	"\n"
+	"example:\n"
+	"  icpp rewrite ./app -m app.icpp -o app.rw && icpp verify app.rw -- input.txt\n";
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"map", required_argument, NULL, 'm'},
+		{"allow-new", no_argument, NULL, 'a'},
+		{"show", required_argument, NULL, 's'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *map = NULL;
+	bool allow_new = false, quiet = false;
+	long show = 10;
+	char *end;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+m:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			map = optarg;
+			break;
+		case 'a':
+			allow_new = true;
+			break;
+		case 's':
+			show = strtol(optarg, &end, 10);
+			if (!*optarg || *end || show < 0 || show > 100000) {
+				cli_error("verify", "--show wants a count, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			cli_error("verify", "unknown option or missing value in '%s'; "
+				  "'icpp verify --help' lists the options", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc || !strcmp(argv[optind], "--")) {
+		cli_error("verify", "expected a program; usage: icpp verify OUT [-m MAP] -- ARGS");
+		return 2;
+	}
+	const char *prog = argv[optind++];
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	else if (optind < argc) {
+		cli_error("verify", "put the program's arguments after '--': icpp verify %s -- ARGS",
+			  prog);
+		return 2;
+	}
+	char err[1024], mapbuf[4096], runtime[4096];
+	if (!map) {
+		snprintf(mapbuf, sizeof(mapbuf), "%s.icpp", prog);
+		map = mapbuf;
+	}
+	struct rw_note note = {0};
+	struct pathmap *pred = NULL, *trained = NULL, *obs = NULL;
+	struct train_result res = {0};
+	struct bin_module *bm = NULL;
+	char **targv = NULL;
+	int rc = 1;
+	int nr = rw_note_read(prog, &note, err, sizeof(err));
+	if (nr < 0) {
+		cli_error("verify", "%s", err);
+		return 1;
+	}
+	if (nr > 0) {
+		cli_error("verify", "%s was not written by icpp rewrite (it has no icpp note)", prog);
+		return 1;
+	}
+	if (pm_read(map, &pred, err, sizeof(err)) < 0) {
+		cli_error("verify", "%s", err);
+		goto out;
+	}
+	if (!(bm = bin_open(prog, err, sizeof(err)))) {
+		cli_error("verify", "%s", err);
+		goto out;
+	}
+	if (train_find_runtime(runtime, sizeof(runtime), err, sizeof(err)) < 0) {
+		cli_error("verify", "%s", err);
+		goto out;
+	}
+	targv = calloc((size_t)(argc - optind) + 2, sizeof(*targv));
+	trained = pm_new();
+	if (!targv || !trained) {
+		cli_error("verify", "out of memory");
+		goto out;
+	}
+	/* OUT is a file, not a command to look up in PATH */
+	char exe[4096];
+	snprintf(exe, sizeof(exe), "%s%s", strchr(prog, '/') ? "" : "./", prog);
+	targv[0] = exe;
+	for (int i = optind; i < argc; i++)
+		targv[i - optind + 1] = argv[i];
+	if (train_run(targv, runtime, trained, &res, err, sizeof(err)) < 0) {
+		cli_error("verify", "training %s failed: %s", prog, err);
+		goto out;
+	}
+	const uint8_t *id;
+	size_t idlen = bin_build_id(bm, &id);
+	uint32_t m = idlen ? pm_module_by_build_id(trained, id, (uint32_t)idlen) : PM_NONE;
+	if (m == PM_NONE) {
+		cli_error("verify", "%s ran, but training recorded no call of it", prog);
+		goto out;
+	}
+	if (rw_collapse(trained, m, &note, &obs, err, sizeof(err)) < 0) {
+		cli_error("verify", "%s", err);
+		goto out;
+	}
+	struct rw_verify_result vr;
+	if (rw_verify(pred, obs, quiet ? NULL : stderr, (unsigned)show, &vr, err, sizeof(err)) < 0) {
+		cli_error("verify", "%s", err);
+		goto out;
+	}
+	bool ok = !vr.mismatched && (allow_new || !vr.unpredicted);
+	if (!quiet) {
+		int ws = res.wait_status;
+		if (WIFEXITED(ws))
+			fprintf(stderr, "icpp verify: %s exited with status %d\n", prog, WEXITSTATUS(ws));
+		else if (WIFSIGNALED(ws))
+			fprintf(stderr, "icpp verify: %s was killed by signal %d\n", prog, WTERMSIG(ws));
+		fprintf(stderr, "icpp verify: %" PRIu64 " call paths observed: %" PRIu64 " at their "
+			"predicted height, %" PRIu64 " at another height, %" PRIu64 " not predicted; %"
+			PRIu64 " predicted paths not taken\n", vr.observed, vr.matched, vr.mismatched,
+			vr.unpredicted, vr.unobserved);
+		fprintf(stderr, "icpp verify: precise paths: %.1f%% predicted, %.1f%% observed\n",
+			vr.precise_predicted, vr.precise_observed);
+	}
+	fprintf(stderr, "%s: %s\n", prog, ok ? "ok: every observed call path has its predicted height"
+				   : vr.mismatched ? "FAILED: call paths at another height than predicted"
+						   : "FAILED: call paths the prediction lacks (--allow-new accepts them)");
+	rc = ok ? 0 : 1;
+out:
+	free(targv);
+	train_result_free(&res);
+	rw_note_free(&note);
+	pm_free(pred);
+	pm_free(trained);
+	pm_free(obs);
+	if (bm)
+		bin_close(bm);
+	return rc;
+}

@@ -1,0 +1,427 @@
+/* verify.c: pathmaps of rewritten binaries -- which module is the rewritten
+ * file, trampoline frames removed from a trained map, and the comparison of
+ * a trained map with the prediction (rewriter.h section 3). */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binary/binary.h"
+#include "rewriter/internal.h"
+
+uint32_t rw_find_module(const struct pathmap *pm, const struct rw_binary *b)
+{
+	const uint8_t *id;
+	size_t len = bin_build_id(b->bin, &id);
+	if (len) {
+		uint32_t m = pm_module_by_build_id(pm, id, (uint32_t)len);
+		if (m != PM_NONE)
+			return m;
+	}
+	char real[PATH_MAX];
+	if (!realpath(b->path, real))
+		return PM_NONE;
+	for (uint32_t i = 0; i < pm->nmodules; i++)
+		if (!strcmp(pm->modules[i].path, real) && (!len || !pm->modules[i].build_id_len))
+			return i;
+	return PM_NONE;
+}
+
+int rw_rename_module(struct pathmap *pm, uint32_t module, const char *path, const uint8_t *id,
+		     uint32_t idlen)
+{
+	char *p = strdup(path);
+	if (!p || module >= pm->nmodules || idlen > PM_BUILD_ID_MAX) {
+		free(p);
+		return -1;
+	}
+	free(pm->modules[module].path);
+	pm->modules[module].path = p;
+	memcpy(pm->modules[module].build_id, id, idlen);
+	pm->modules[module].build_id_len = idlen;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ hidden frames */
+
+/* The unit owning the function that contains addr (a fragment's parent). */
+static uint32_t owner_at(const struct rw_binary *b, uint64_t addr)
+{
+	size_t lo = 0, hi = b->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= b->funcs[lo - 1].addr + b->funcs[lo - 1].size)
+		return RW_NONE;
+	uint32_t f = (uint32_t)(lo - 1);
+	return b->funcs[f].parent != RW_NONE ? b->funcs[f].parent : f;
+}
+
+/* Does the code of pathmap function pf contain (csm, csa)? */
+static bool contains(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
+		     uint32_t pf, uint32_t csm, uint64_t csa)
+{
+	const struct pm_function *f = &pm->funcs[pf];
+	if (f->module != csm)
+		return false;
+	if (csm == module) {
+		uint32_t o = owner_at(b, csa), of = rw_func_index(b, f->addr);
+		return o != RW_NONE && o == (of != RW_NONE && b->funcs[of].parent != RW_NONE
+						     ? b->funcs[of].parent : of);
+	}
+	return csa >= f->addr && (f->size ? csa < f->addr + f->size : true);
+}
+
+static bool external(const struct rw_call *c)
+{
+	return c->slot || !c->target;
+}
+
+int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
+		  struct rw_visibility *v)
+{
+	memset(v, 0, sizeof(*v));
+	size_t n = b->nfuncs ? b->nfuncs : 1, nc = b->ncalls ? b->ncalls : 1;
+	bool *hidden = calloc(n, sizeof(bool)), *ext_in = calloc(n, sizeof(bool));
+	v->no_pad = calloc(n, sizeof(bool));
+	v->in_map = calloc(n, sizeof(bool));
+	v->no_wrap = calloc(nc, sizeof(bool));
+	if (!hidden || !ext_in || !v->no_pad || !v->in_map || !v->no_wrap) {
+		free(hidden);
+		free(ext_in);
+		rw_visibility_free(v);
+		return -1;
+	}
+	for (uint32_t i = 0; i < pm->nfuncs; i++)
+		if (pm->funcs[i].module == module) {
+			uint32_t f = rw_func_index(b, pm->funcs[i].addr);
+			if (f != RW_NONE)
+				v->in_map[f] = true;
+		}
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *x = &pm->nodes[i];
+		if (x->cs_module == PM_NONE)
+			continue;
+		const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
+		if (p && contains(b, pm, module, p->func, x->cs_module, x->cs_addr))
+			continue;
+		v->hidden_nodes++;
+		if (x->cs_module == module) {
+			uint32_t u = owner_at(b, x->cs_addr);
+			if (u != RW_NONE)
+				hidden[u] = true;
+		}
+		if (!p || pm->funcs[p->func].module != module)
+			continue;
+		/* P: not padded, the call into P not wrapped */
+		uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
+		if (pf != RW_NONE) {
+			v->no_pad[pf] = true;
+			if (x->cs_module != module)
+				ext_in[pf] = true;
+		}
+		if (p->cs_module == module) {
+			uint32_t c = rw_call_index(b, p->cs_addr);
+			if (c != RW_NONE)
+				v->no_wrap[c] = true;
+		}
+		/* U elsewhere: the caller of P may be the real caller of U */
+		const struct pm_node *pp = p->parent == PM_NONE ? NULL : &pm->nodes[p->parent];
+		if (x->cs_module != module && pp && pm->funcs[pp->func].module == module) {
+			uint32_t cf = owner_at(b, pm->funcs[pp->func].addr);
+			if (cf != RW_NONE)
+				ext_in[cf] = true;
+		}
+	}
+	/* callers of hidden functions that training never saw are hidden too */
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t c = 0; c < b->ncalls; c++) {
+			const struct rw_call *rc = &b->calls[c];
+			uint32_t t = rc->target ? rw_func_index(b, rc->target) : RW_NONE;
+			if (t == RW_NONE || !hidden[t] || hidden[rc->func] || v->in_map[rc->func])
+				continue;
+			hidden[rc->func] = changed = true;
+		}
+	}
+	for (size_t f = 0; f < b->nfuncs; f++)
+		if (hidden[f]) {
+			v->no_pad[f] = true;
+			v->hidden_funcs++;
+		}
+	for (size_t c = 0; c < b->ncalls; c++) {
+		const struct rw_call *rc = &b->calls[c];
+		uint32_t t = rc->target ? rw_func_index(b, rc->target) : RW_NONE;
+		if ((t != RW_NONE && hidden[t]) || (ext_in[rc->func] && (external(rc) || t == RW_NONE)))
+			v->no_wrap[c] = true;
+	}
+	free(hidden);
+	free(ext_in);
+	return 0;
+}
+
+void rw_visibility_free(struct rw_visibility *v)
+{
+	free(v->no_wrap);
+	free(v->no_pad);
+	free(v->in_map);
+	memset(v, 0, sizeof(*v));
+}
+
+/* The trampoline (index into n->wraps) holding addr, or RW_NONE. */
+static uint32_t tramp_at(const struct rw_note *n, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n->nwraps;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (n->wraps[mid].tramp <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < n->wraps[lo - 1].tramp + n->wraps[lo - 1].size)
+		return lo - 1;
+	return RW_NONE;
+}
+
+static int cmp_wrap(const void *x, const void *y)
+{
+	const struct rw_note_wrap *a = x, *b = y;
+	return a->tramp < b->tramp ? -1 : a->tramp > b->tramp;
+}
+
+int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note *note,
+		struct pathmap **out, char *err, size_t errlen)
+{
+	struct rw_note n = *note;
+	n.wraps = malloc((n.nwraps ? n.nwraps : 1) * sizeof(*n.wraps));
+	uint32_t *mods = malloc((in->nmodules ? in->nmodules : 1) * sizeof(*mods));
+	uint32_t *funcs = malloc((in->nfuncs ? in->nfuncs : 1) * sizeof(*funcs));
+	uint32_t *nodes = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*nodes));
+	bool *gone = calloc(in->nnodes ? in->nnodes : 1, sizeof(*gone));
+	struct pathmap *pm = pm_new();
+	if (!n.wraps || !mods || !funcs || !nodes || !gone || !pm)
+		goto oom;
+	memcpy(n.wraps, note->wraps, n.nwraps * sizeof(*n.wraps));
+	qsort(n.wraps, n.nwraps, sizeof(*n.wraps), cmp_wrap);
+	for (uint32_t i = 0; i < in->nmodules; i++) {
+		const struct pm_module *m = &in->modules[i];
+		mods[i] = pm_add_module(pm, m->path, m->build_id, m->build_id_len);
+		if (mods[i] == PM_NONE)
+			goto oom;
+		pm->modules[mods[i]].functions_found = m->functions_found;
+		pm->modules[mods[i]].functions_hooked = m->functions_hooked;
+	}
+	for (uint32_t i = 0; i < in->nfuncs; i++) {
+		const struct pm_function *f = &in->funcs[i];
+		funcs[i] = PM_NONE;
+		if (f->module == module && tramp_at(&n, f->addr) != RW_NONE)
+			continue;
+		funcs[i] = pm_add_function(pm, mods[f->module], f->addr, f->size, f->name);
+		if (funcs[i] == PM_NONE)
+			goto oom;
+	}
+	/* For a removed trampoline node, nodes[i] is its parent's new index and
+	 * its callsite is what its children take. */
+	for (uint32_t i = 0; i < in->nnodes; i++) {
+		const struct pm_node *x = &in->nodes[i];
+		uint32_t parent = x->parent == PM_NONE ? PM_NONE : nodes[x->parent];
+		uint32_t csm = x->cs_module;
+		uint64_t csa = x->cs_addr;
+		if (x->parent != PM_NONE && gone[x->parent]) {
+			const struct pm_node *t = &in->nodes[x->parent];
+			csm = t->cs_module;
+			csa = t->cs_addr;
+		}
+		if (csm == module) {
+			uint32_t w = tramp_at(&n, csa);
+			if (w != RW_NONE)
+				csa = n.wraps[w].site;       /* a trampoline training did not hook */
+		}
+		if (funcs[x->func] == PM_NONE) {
+			gone[i] = true;
+			nodes[i] = parent;        /* its children take its callsite */
+			continue;
+		}
+		nodes[i] = pm_add_node(pm, parent, funcs[x->func], csm == PM_NONE ? PM_NONE : mods[csm],
+				       csm == PM_NONE ? 0 : csa, x->height, x->entries);
+		if (nodes[i] == PM_NONE)
+			goto oom;
+	}
+	free(n.wraps);
+	free(mods);
+	free(funcs);
+	free(nodes);
+	free(gone);
+	*out = pm;
+	return 0;
+oom:
+	rw_errf(err, errlen, "out of memory removing trampoline frames");
+	free(n.wraps);
+	free(mods);
+	free(funcs);
+	free(nodes);
+	free(gone);
+	pm_free(pm);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ compare */
+
+struct key {
+	uint32_t parent, func, csm;
+	uint64_t csa;
+	int64_t height;
+	uint32_t node;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct key *a = x, *b = y;
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	if (a->csm != b->csm)
+		return a->csm < b->csm ? -1 : 1;
+	if (a->csa != b->csa)
+		return a->csa < b->csa ? -1 : 1;
+	return a->height < b->height ? -1 : a->height > b->height;
+}
+
+/* First key >= k (height included when exact). */
+static size_t lower(const struct key *v, size_t n, const struct key *k)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cmp_key(&v[mid], k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool same_site(const struct key *a, const struct key *b)
+{
+	return a->parent == b->parent && a->func == b->func && a->csm == b->csm && a->csa == b->csa;
+}
+
+static uint32_t match_module(const struct pathmap *pred, const struct pm_module *m)
+{
+	if (m->build_id_len) {
+		uint32_t i = pm_module_by_build_id(pred, m->build_id, m->build_id_len);
+		if (i != PM_NONE)
+			return i;
+	}
+	for (uint32_t i = 0; i < pred->nmodules; i++)
+		if (!strcmp(pred->modules[i].path, m->path) &&
+		    (!m->build_id_len || !pred->modules[i].build_id_len))
+			return i;
+	return PM_NONE;
+}
+
+enum { V_MATCH, V_MISMATCH, V_UNPREDICTED };
+
+int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned show,
+	      struct rw_verify_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	struct key *keys = malloc((pred->nnodes ? pred->nnodes : 1) * sizeof(*keys));
+	uint32_t *mods = malloc((obs->nmodules ? obs->nmodules : 1) * sizeof(*mods));
+	uint32_t *funcs = malloc((obs->nfuncs ? obs->nfuncs : 1) * sizeof(*funcs));
+	uint32_t *match = malloc((obs->nnodes ? obs->nnodes : 1) * sizeof(*match));
+	uint8_t *state = malloc(obs->nnodes ? obs->nnodes : 1);
+	bool *seen = calloc(pred->nnodes ? pred->nnodes : 1, sizeof(*seen));
+	if (!keys || !mods || !funcs || !match || !state || !seen) {
+		rw_errf(err, errlen, "out of memory comparing pathmaps");
+		goto fail;
+	}
+	for (uint32_t i = 0; i < pred->nnodes; i++) {
+		const struct pm_node *x = &pred->nodes[i];
+		keys[i] = (struct key){x->parent, x->func, x->cs_module, x->cs_addr, x->height, i};
+	}
+	qsort(keys, pred->nnodes, sizeof(*keys), cmp_key);
+	for (uint32_t i = 0; i < obs->nmodules; i++)
+		mods[i] = match_module(pred, &obs->modules[i]);
+	for (uint32_t i = 0; i < obs->nfuncs; i++) {
+		const struct pm_function *f = &obs->funcs[i];
+		funcs[i] = mods[f->module] == PM_NONE ? PM_NONE
+						      : pm_function_at(pred, mods[f->module], f->addr);
+	}
+	unsigned shown = 0;
+	for (uint32_t i = 0; i < obs->nnodes; i++) {
+		const struct pm_node *x = &obs->nodes[i];
+		r->observed++;
+		match[i] = PM_NONE;
+		if (x->parent != PM_NONE && state[x->parent] != V_MATCH) {
+			state[i] = state[x->parent];        /* below an unmatched frame */
+		} else {
+			struct key k = {x->parent == PM_NONE ? PM_NONE : match[x->parent], funcs[x->func],
+					x->cs_module == PM_NONE ? PM_NONE : mods[x->cs_module],
+					x->cs_addr, x->height, 0};
+			size_t at = lower(keys, pred->nnodes, &k);
+			if (funcs[x->func] != PM_NONE && at < pred->nnodes && !cmp_key(&keys[at], &k)) {
+				state[i] = V_MATCH;
+				match[i] = keys[at].node;
+				seen[keys[at].node] = true;
+			} else {
+				struct key lo = k;
+				lo.height = INT64_MIN;
+				size_t j = lower(keys, pred->nnodes, &lo);
+				state[i] = funcs[x->func] != PM_NONE && j < pred->nnodes &&
+							   same_site(&keys[j], &k)
+						   ? V_MISMATCH
+						   : V_UNPREDICTED;
+				if (out && shown < show) {
+					shown++;
+					fprintf(out, "  %s: height %" PRId64, state[i] == V_MISMATCH
+										? "wrong height"
+										: "not predicted",
+						x->height);
+					if (state[i] == V_MISMATCH) {
+						fprintf(out, ", predicted");
+						for (; j < pred->nnodes && same_site(&keys[j], &k); j++)
+							fprintf(out, " %" PRId64, keys[j].height);
+					}
+					fprintf(out, "\n    ");
+					pm_print_path(out, obs, i, " > ", PM_PRINT_CALLSITES, bin_demangle);
+					fputc('\n', out);
+				}
+			}
+		}
+		if (state[i] == V_MATCH)
+			r->matched++;
+		else if (state[i] == V_MISMATCH)
+			r->mismatched++;
+		else
+			r->unpredicted++;
+	}
+	for (uint32_t i = 0; i < pred->nnodes; i++)
+		r->unobserved += !seen[i];
+	struct pm_stats sp, so;
+	if (pm_stats(pred, &sp) == 0 && pm_stats(obs, &so) == 0) {
+		r->precise_predicted = sp.paths ? 100.0 * (double)sp.precise_paths / (double)sp.paths : 100;
+		r->precise_observed = so.paths ? 100.0 * (double)so.precise_paths / (double)so.paths : 100;
+	}
+	free(keys);
+	free(mods);
+	free(funcs);
+	free(match);
+	free(state);
+	free(seen);
+	return 0;
+fail:
+	free(keys);
+	free(mods);
+	free(funcs);
+	free(match);
+	free(state);
+	free(seen);
+	return -1;
+}
