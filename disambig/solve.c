@@ -31,17 +31,17 @@ struct var {
 
 struct bent {
 	uint32_t klass, count;
+	uint32_t rep;           /* a node of the class here, or DA_NONE: find one */
 	uint64_t weight;
 };
 
-/* A CID: its nodes (a list through next/prev) and per-class counts; the
- * first two classes inline (most CIDs hold one or two).  An emptied bucket
+/* A CID: per-class counts, weights and a representative node; the first two
+ * classes inline (most CIDs hold one or two).  An emptied bucket
  * stays in the hash for reuse (trial moves come straight back) until the
  * table is compacted. */
 struct bucket {
 	int64_t h;
 	uint32_t inst;
-	uint32_t head;          /* first node (position) of its list */
 	uint32_t nent, cap;     /* classes; cap: room in more */
 	uint32_t coll;          /* index in s->coll while nent >= 2, else DA_NONE */
 	struct bent e[2];
@@ -70,7 +70,8 @@ struct ds {
 	uint64_t *weight;
 	int64_t *h0, *h;
 	uint32_t *inst, *exec;
-	uint32_t *bkt, *next, *prev;
+	uint32_t *bkt;          /* position -> its CID's bucket */
+	uint32_t *cstart, *cnodes;      /* class -> its nodes (positions) */
 	/* classes */
 	uint32_t nclasses;
 	uint32_t *nbad;
@@ -99,7 +100,11 @@ struct ds {
 	uint32_t nB, capB;
 	uint32_t *freeB;
 	uint32_t nfreeB, capfreeB;
-	uint32_t *tab;
+	struct slot {           /* the CID hash: the key beside the bucket, so that
+	                         * probing never touches a bucket */
+		int64_t h;
+		uint32_t inst, b;
+	} *tab;
 	size_t tabcap, tabn;
 	uint32_t *coll;         /* colliding buckets */
 	uint32_t ncoll, capcoll;
@@ -158,29 +163,34 @@ static uint32_t tab_find(const struct ds *s, uint32_t inst, int64_t h)
 {
 	size_t mask = s->tabcap - 1;
 	for (size_t i = bhash(inst, h) & mask;; i = (i + 1) & mask) {
-		uint32_t b = s->tab[i];
-		if (b == DA_NONE)
+		const struct slot *t = &s->tab[i];
+		if (t->b == DA_NONE)
 			return DA_NONE;
-		if (s->B[b].h == h && s->B[b].inst == inst)
-			return b;
+		if (t->h == h && t->inst == inst)
+			return t->b;
 	}
+}
+
+static void slots_clear(struct slot *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		t[i].b = DA_NONE;
 }
 
 static bool tab_grow(struct ds *s)
 {
 	size_t cap = s->tabcap ? s->tabcap * 2 : 1024;
-	uint32_t *t = malloc(cap * sizeof(*t));
+	struct slot *t = malloc(cap * sizeof(*t));
 	if (!t)
 		return false;
-	memset(t, 0xff, cap * sizeof(*t));
+	slots_clear(t, cap);
 	for (size_t i = 0; i < s->tabcap; i++) {
-		uint32_t b = s->tab[i];
-		if (b == DA_NONE)
+		if (s->tab[i].b == DA_NONE)
 			continue;
-		size_t j = bhash(s->B[b].inst, s->B[b].h) & (cap - 1);
-		while (t[j] != DA_NONE)
+		size_t j = bhash(s->tab[i].inst, s->tab[i].h) & (cap - 1);
+		while (t[j].b != DA_NONE)
 			j = (j + 1) & (cap - 1);
-		t[j] = b;
+		t[j] = s->tab[i];
 	}
 	free(s->tab);
 	s->tab = t;
@@ -191,9 +201,9 @@ static bool tab_grow(struct ds *s)
 static void tab_insert(struct ds *s, uint32_t b)
 {
 	size_t mask = s->tabcap - 1, i = bhash(s->B[b].inst, s->B[b].h) & mask;
-	while (s->tab[i] != DA_NONE)
+	while (s->tab[i].b != DA_NONE)
 		i = (i + 1) & mask;
-	s->tab[i] = b;
+	s->tab[i] = (struct slot){s->B[b].h, s->B[b].inst, b};
 	s->tabn++;
 }
 
@@ -214,7 +224,7 @@ static bool free_push(struct ds *s, uint32_t b)
 /* Drop the emptied buckets from the table. */
 static void tab_compact(struct ds *s)
 {
-	memset(s->tab, 0xff, s->tabcap * sizeof(*s->tab));
+	slots_clear(s->tab, s->tabcap);
 	s->tabn = 0;
 	for (uint32_t b = 0; b < s->nB; b++) {
 		struct bucket *B = &s->B[b];
@@ -260,7 +270,6 @@ static uint32_t bucket_get(struct ds *s, uint32_t inst, int64_t h)
 	}
 	s->B[b].h = h;
 	s->B[b].inst = inst;
-	s->B[b].head = DA_NONE;
 	s->B[b].nent = 0;
 	s->B[b].coll = DA_NONE;
 	tab_insert(s, b);
@@ -322,11 +331,6 @@ static void node_in(struct ds *s, uint32_t x)
 		return;
 	struct bucket *B = &s->B[b];
 	s->bkt[x] = b;
-	s->prev[x] = DA_NONE;
-	s->next[x] = B->head;
-	if (B->head != DA_NONE)
-		s->prev[B->head] = x;
-	B->head = x;
 	uint32_t c = s->klass[x];
 	uint64_t w = s->weight[x];
 	for (uint32_t i = 0; i < B->nent; i++) {
@@ -335,6 +339,8 @@ static void node_in(struct ds *s, uint32_t x)
 			continue;
 		e->count++;
 		e->weight += w;
+		if (e->rep == DA_NONE)
+			e->rep = x;
 		if (B->nent >= 2) {
 			bad_add(s, c, 1);
 		} else {
@@ -352,7 +358,7 @@ static void node_in(struct ds *s, uint32_t x)
 		B->more = e;
 		B->cap = nc;
 	}
-	*ent(B, B->nent++) = (struct bent){c, 1, w};
+	*ent(B, B->nent++) = (struct bent){c, 1, x, w};
 	if (B->nent == 1) {
 		s->uniq_weight += w;
 		s->nuniq++;
@@ -371,12 +377,6 @@ static void node_out(struct ds *s, uint32_t x)
 {
 	uint32_t b = s->bkt[x];
 	struct bucket *B = &s->B[b];
-	if (s->prev[x] != DA_NONE)
-		s->next[s->prev[x]] = s->next[x];
-	else
-		B->head = s->next[x];
-	if (s->next[x] != DA_NONE)
-		s->prev[s->next[x]] = s->prev[x];
 	uint32_t c = s->klass[x];
 	uint64_t w = s->weight[x];
 	uint32_t i = 0;
@@ -385,6 +385,8 @@ static void node_out(struct ds *s, uint32_t x)
 	struct bent *e = ent(B, i);
 	e->count--;
 	e->weight -= w;
+	if (e->rep == x)
+		e->rep = DA_NONE;
 	if (B->nent >= 2) {
 		bad_add(s, c, -1);
 	} else {
@@ -998,7 +1000,7 @@ static int build(struct ds *s)
 	ALLOC(node, n); ALLOC(pos, n); ALLOC(parent, n); ALLOC(end, n); ALLOC(root, n);
 	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
-	ALLOC(next, n); ALLOC(prev, n); ALLOC(stk, n); ALLOC(rootslot, n);
+	ALLOC(stk, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
 	/* DFS preorder: children in index order */
 	uint32_t *first = malloc((n + 1) * sizeof(*first)), *sib = malloc((n + 1) * sizeof(*sib));
 	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
@@ -1084,6 +1086,14 @@ static int build(struct ds *s)
 	}
 	free(cls);
 	ALLOC(nbad, s->nclasses);
+	ALLOC(cstart, s->nclasses + 1);
+	for (uint32_t x = 0; x < n; x++)
+		s->cstart[s->klass[x] + 1]++;
+	for (uint32_t c = 0; c < s->nclasses; c++)
+		s->cstart[c + 1] += s->cstart[c];
+	for (uint32_t x = 0; x < n; x++)
+		s->cnodes[s->cstart[s->klass[x]] + s->nbad[s->klass[x]]++] = x;
+	memset(s->nbad, 0, s->nclasses * sizeof(*s->nbad));
 	ALLOC(rpos, s->nroots); ALLOC(rnodes, s->nroots); ALLOC(rold, s->nroots);
 	ALLOC(rpen, s->nroots); ALLOC(rstamp, s->nroots); ALLOC(rtouched, s->nroots);
 	ALLOC(rmax, s->nroots); ALLOC(pmax, s->nroots); ALLOC(rcnt, s->nroots);
@@ -1213,7 +1223,7 @@ void ds_free(struct ds *s)
 	free(s->node); free(s->pos); free(s->parent); free(s->end); free(s->root);
 	free(s->depth); free(s->klass); free(s->func); free(s->cs); free(s->weight);
 	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
-	free(s->next); free(s->prev); free(s->stk); free(s->rootslot); free(s->nbad);
+	free(s->cstart); free(s->cnodes); free(s->stk); free(s->rootslot); free(s->nbad);
 	free(s->rpos); free(s->rnodes); free(s->rold); free(s->rpen); free(s->rstamp);
 	for (uint32_t v = 0; v < s->nvars; v++) {
 		free(s->vars[v].anch);
@@ -1316,6 +1326,20 @@ static int cmp_cand(const void *x, const void *y)
 #define MAXREP 16
 #define MAXCAND 256
 
+/* A node of entry e of bucket b (found among its class's nodes when the
+ * one remembered has left). */
+static uint32_t entry_rep(struct ds *s, uint32_t b, struct bent *e)
+{
+	if (e->rep == DA_NONE) {
+		for (uint32_t i = s->cstart[e->klass]; i < s->cstart[e->klass + 1]; i++)
+			if (s->bkt[s->cnodes[i]] == b) {
+				e->rep = s->cnodes[i];
+				break;
+			}
+	}
+	return e->rep;
+}
+
 /* Representatives of the classes in bucket b: rep[0] of the heaviest class. */
 static uint32_t bucket_reps(struct ds *s, uint32_t b, uint32_t *rep)
 {
@@ -1327,26 +1351,11 @@ static uint32_t bucket_reps(struct ds *s, uint32_t b, uint32_t *rep)
 		    (e->count == h->count && e->klass < h->klass))))
 			heavy = i;
 	}
-	uint32_t hk = ent(B, heavy)->klass, n = 1;
-	rep[0] = DA_NONE;
-	/* first node of each class in list order, the heaviest class first */
-	uint32_t seen[MAXREP];
-	for (uint32_t x = B->head; x != DA_NONE; x = s->next[x]) {
-		uint32_t c = s->klass[x];
-		if (c == hk) {
-			if (rep[0] == DA_NONE)
-				rep[0] = x;
-			continue;
-		}
-		bool dup = false;
-		for (uint32_t i = 1; i < n; i++)
-			if (seen[i] == c)
-				dup = true;
-		if (!dup && n < MAXREP) {
-			seen[n] = c;
-			rep[n++] = x;
-		}
-	}
+	uint32_t n = 1;
+	rep[0] = entry_rep(s, b, ent(B, heavy));
+	for (uint32_t i = 0; i < B->nent && n < MAXREP; i++)
+		if (i != heavy)
+			rep[n++] = entry_rep(s, b, ent(B, i));
 	return n;
 }
 
@@ -1639,15 +1648,22 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 struct ckey {
 	uint32_t inst;
 	int64_t h;
-	uint64_t weight;
+	double prio;            /* what fixing it is worth per node moved */
 	uint32_t nent;
+	double value;           /* what fixing it is worth */
 };
 
 static int cmp_ckey(const void *x, const void *y)
 {
 	const struct ckey *a = x, *b = y;
-	if (a->weight != b->weight)
-		return a->weight > b->weight ? -1 : 1;
+	/* hot CIDs (their weight worth more than a path) first, hottest first */
+	bool ha = a->value > a->nent + 1, hb = b->value > b->nent + 1;
+	if (ha != hb)
+		return ha ? -1 : 1;
+	if (ha && a->value != b->value)
+		return a->value > b->value ? -1 : 1;
+	if (a->prio != b->prio)
+		return a->prio > b->prio ? -1 : 1;
 	if (a->nent != b->nent)
 		return a->nent > b->nent ? -1 : 1;
 	if (a->inst != b->inst)
@@ -1655,7 +1671,10 @@ static int cmp_ckey(const void *x, const void *y)
 	return a->h < b->h ? -1 : a->h > b->h;
 }
 
-/* The colliding CIDs, hottest first, in an order independent of the hash. */
+/* The colliding CIDs: hot ones first (hottest first), then best value for
+ * the work (what separating its paths is worth: the paths and their weight,
+ * over the nodes its cheapest separating variable moves); in an order
+ * independent of the hash. */
 static struct ckey *colliding_keys(struct ds *s, uint32_t *n)
 {
 	struct ckey *k = malloc((s->ncoll + 1) * sizeof(*k));
@@ -1664,12 +1683,26 @@ static struct ckey *colliding_keys(struct ds *s, uint32_t *n)
 		*n = 0;
 		return NULL;
 	}
+	uint32_t tmp[MAXCAND];
 	for (uint32_t i = 0; i < s->ncoll; i++) {
 		struct bucket *B = &s->B[s->coll[i]];
 		uint64_t w = 0;
 		for (uint32_t j = 0; j < B->nent; j++)
 			w += ent(B, j)->weight;
-		k[i] = (struct ckey){B->inst, B->h, w, B->nent};
+		uint32_t rep[MAXREP], nrep = bucket_reps(s, s->coll[i], rep);
+		uint64_t cost = UINT64_MAX;
+		for (uint32_t r = 1; r < nrep && r < 4; r++) {
+			uint32_t nv = diff_vars(s, rep[0], rep[r], tmp, MAXCAND);
+			for (uint32_t j = 0; j < nv; j++) {
+				const struct var *V = &s->vars[tmp[j]];
+				uint64_t c = (V->reach + 1) * (V->kind == VWRAP ? WRAP_FACTOR : 1);
+				if (c < cost)
+					cost = c;
+			}
+		}
+		double value = B->nent + s->hotk * (double)w;
+		k[i] = (struct ckey){B->inst, B->h,
+				     cost == UINT64_MAX ? 0 : value / (double)(cost + 16), B->nent, value};
 	}
 	qsort(k, s->ncoll, sizeof(*k), cmp_ckey);
 	*n = s->ncoll;
@@ -1682,10 +1715,18 @@ static uint32_t greedy(struct ds *s)
 	for (sweep = 0; sweep < 50 && !out_of_time(s); sweep++) {
 		uint32_t nk;
 		struct ckey *keys = colliding_keys(s, &nk);
+		/* each CID may spend a share of what is left in proportion to
+		 * its value, within bounds */
+		uint64_t left = s->budget > s->work ? s->budget - s->work : 0;
+		double total = 0;
+		for (uint32_t i = 0; i < nk; i++)
+			total += keys[i].value;
 		if (!keys)
 			return sweep;
 		uint64_t improved = 0;
 		for (uint32_t i = 0; i < nk && !out_of_time(s); i++) {
+			double share = total > 0 ? 4.0 * (double)left * keys[i].value / total : 0;
+			s->attempt_work = share < 4000 ? 4000 : share > 1e6 ? 1000000 : (uint64_t)share;
 			for (int t = 0; t < 8; t++) {
 				uint32_t b = tab_find(s, keys[i].inst, keys[i].h);
 				if (b == DA_NONE || s->B[b].nent < 2)
@@ -2047,13 +2088,7 @@ bool ds_random_collision(struct ds *s, uint64_t *rng, uint32_t *a, uint32_t *b)
 	uint32_t i = da_rand_below(rng, B->nent), j = da_rand_below(rng, B->nent - 1);
 	if (j >= i)
 		j++;
-	uint32_t ca = ent(B, i)->klass, cb = ent(B, j)->klass, xa = DA_NONE, xb = DA_NONE;
-	for (uint32_t x = B->head; x != DA_NONE; x = s->next[x]) {
-		if (xa == DA_NONE && s->klass[x] == ca)
-			xa = x;
-		if (xb == DA_NONE && s->klass[x] == cb)
-			xb = x;
-	}
+	uint32_t xa = entry_rep(s, bk, ent(B, i)), xb = entry_rep(s, bk, ent(B, j));
 	*a = s->node[xa];
 	*b = s->node[xb];
 	return true;

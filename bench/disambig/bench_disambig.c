@@ -200,38 +200,34 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag)
 {
 	const char *names[4] = {"thesis", "arr", "ours", "clone"};
-	{
-		{
-			for (int k = 0; k < 4; k++) {
-				if (!strstr(solvers, names[k]))
-					continue;
-				struct da_result r;
-				char err[256], note[64] = "";
-				int rc;
-				if (k == 0) {
-					struct thesis_params tp = {seed, 0.97, 2000, 100, baseline_limit};
-					struct thesis_stats st;
-					rc = thesis_search(p, &tp, &r, &st, err, sizeof(err));
-					if (!rc && st.timed_out)
-						snprintf(note, sizeof(note), " (stopped at %.0f s)", baseline_limit);
-				} else {
-					struct da_options o;
-					da_options_default(&o);
-					o.seed = seed;
-					o.allow_wrap = k >= 2;
-					o.allow_clone = k == 3;
-					rc = da_solve(p, &o, &r, err, sizeof(err));
-					if (!rc && r.stats.budget_exhausted)
-						snprintf(note, sizeof(note), " (budget)");
-				}
-				if (rc) {
-					fprintf(stderr, "%s %s: %s\n", name, names[k], err);
-					continue;
-				}
-				report(name, names[k], p, &r, md, &ag[k], note);
-				da_result_free(&r);
-			}
+	for (int k = 0; k < 4; k++) {
+		if (!strstr(solvers, names[k]))
+			continue;
+		struct da_result r;
+		char err[256], note[64] = "";
+		int rc;
+		if (k == 0) {
+			struct thesis_params tp = {seed, 0.97, 2000, 100, baseline_limit};
+			struct thesis_stats st;
+			rc = thesis_search(p, &tp, &r, &st, err, sizeof(err));
+			if (!rc && st.timed_out)
+				snprintf(note, sizeof(note), " (stopped at %.0f s)", baseline_limit);
+		} else {
+			struct da_options o;
+			da_options_default(&o);
+			o.seed = seed;
+			o.allow_wrap = k >= 2;
+			o.allow_clone = k == 3;
+			rc = da_solve(p, &o, &r, err, sizeof(err));
+			if (!rc && r.stats.budget_exhausted)
+				snprintf(note, sizeof(note), " (budget)");
 		}
+		if (rc) {
+			fprintf(stderr, "%s %s: %s\n", name, names[k], err);
+			continue;
+		}
+		report(name, names[k], p, &r, md, &ag[k], note);
+		da_result_free(&r);
 	}
 }
 
