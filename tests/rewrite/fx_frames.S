@@ -1,0 +1,414 @@
+/* fx_frames.S: functions with known answers for the rewriter's feasibility
+ * analysis (test_rewrite.c checks each).  Every function has CFI, as gcc
+ * would emit it.  fx_run (called by fx_main.c) runs the ones that can run, so
+ * a rewritten fixture can be executed too. */
+	.text
+
+/* leaf: nothing to pad; callee-side stack arguments: none */
+	.globl fx_leaf
+	.type fx_leaf, @function
+fx_leaf:
+	.cfi_startproc
+	mov %rdi, %rax
+	ret
+	.cfi_endproc
+	.size fx_leaf, .-fx_leaf
+
+/* fp, sub imm8 16, leave: pad <= 96 (imm8 holds 127) */
+	.globl fx_fp_leave
+	.type fx_fp_leave, @function
+fx_fp_leave:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub $16, %rsp
+	mov %rdi, -8(%rbp)
+	call fx_leaf
+	add -8(%rbp), %rax
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_fp_leave, .-fx_fp_leave
+
+/* fp with a saved register and an add epilogue: two edits, pad <= 112 */
+	.globl fx_fp_add
+	.type fx_fp_add, @function
+fx_fp_add:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	push %rbx
+	.cfi_offset %rbx, -24
+	sub $8, %rsp
+	mov %rdi, %rbx
+	call fx_leaf
+	add %rbx, %rax
+	add $8, %rsp
+	pop %rbx
+	pop %rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_fp_add, .-fx_fp_add
+
+/* fp, sub imm32 0x100: pad up to the mask's limit */
+	.globl fx_fp_imm32
+	.type fx_fp_imm32, @function
+fx_fp_imm32:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub $0x100, %rsp
+	call fx_leaf
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_fp_imm32, .-fx_fp_imm32
+
+/* fp, sub $0x78: imm8 without room */
+	.globl fx_fp_full
+	.type fx_fp_full, @function
+fx_fp_full:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub $0x78, %rsp
+	call fx_leaf
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_fp_full, .-fx_fp_full
+
+/* no frame pointer: push, sub 16, reads its second stack argument at
+ * 40(%rsp) (CFA + 8) and a local at 8(%rsp).  Edits: the sub, the add, the
+ * disp 40 -> pad <= 80 (127 - 40), FDE offsets 32 -> 32 + D.  Callee-side
+ * stack arguments: 16 bytes. */
+	.globl fx_sp
+	.type fx_sp, @function
+fx_sp:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	sub $16, %rsp
+	.cfi_def_cfa_offset 32
+	mov 40(%rsp), %rbx
+	mov %rdi, 8(%rsp)
+	call fx_leaf
+	add 8(%rsp), %rax
+	add %rbx, %rax
+	add $16, %rsp
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_sp, .-fx_sp
+
+/* no frame pointer, an 8-byte load at 12(%rsp) spans the padding's place */
+	.globl fx_sp_straddle
+	.type fx_sp_straddle, @function
+fx_sp_straddle:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	sub $16, %rsp
+	.cfi_def_cfa_offset 32
+	mov 12(%rsp), %rax
+	call fx_leaf
+	add $16, %rsp
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_sp_straddle, .-fx_sp_straddle
+
+/* no frame pointer, an incoming argument at disp8 120: no room */
+	.globl fx_sp_dispfull
+	.type fx_sp_dispfull, @function
+fx_sp_dispfull:
+	.cfi_startproc
+	sub $24, %rsp
+	.cfi_def_cfa_offset 32
+	mov 120(%rsp), %rax
+	call fx_leaf
+	add $24, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_sp_dispfull, .-fx_sp_dispfull
+
+/* frame made of pushes only */
+	.globl fx_noalloc
+	.type fx_noalloc, @function
+fx_noalloc:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	call fx_leaf
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_noalloc, .-fx_noalloc
+
+/* stack realignment */
+	.globl fx_realign
+	.type fx_realign, @function
+fx_realign:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	and $-32, %rsp
+	sub $32, %rsp
+	call fx_leaf
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_realign, .-fx_realign
+
+/* dynamic allocation with a frame pointer (a VLA): paddable, pad <= 96;
+ * the call after it has no caller-side bound (fx_leaf's own bound, 0, wins) */
+	.globl fx_fp_vla
+	.type fx_fp_vla, @function
+fx_fp_vla:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub $16, %rsp
+	lea 15(%rdi), %rax
+	and $-16, %rax
+	sub %rax, %rsp
+	call fx_leaf
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_fp_vla, .-fx_fp_vla
+
+/* dynamic allocation without a frame pointer */
+	.globl fx_sp_dyn
+	.type fx_sp_dyn, @function
+fx_sp_dyn:
+	.cfi_startproc
+	sub $24, %rsp
+	.cfi_def_cfa_offset 32
+	sub %rdi, %rsp
+	call fx_leaf
+	ud2
+	.cfi_endproc
+	.size fx_sp_dyn, .-fx_sp_dyn
+
+/* a call before the allocation (shrink-wrapped fast path) */
+	.globl fx_call_outside
+	.type fx_call_outside, @function
+fx_call_outside:
+	.cfi_startproc
+	test %edi, %edi
+	jne 1f
+	jmp fx_leaf
+1:	call fx_leaf
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub $16, %rsp
+	call fx_leaf
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_call_outside, .-fx_call_outside
+
+/* fp function reaching an rbp-addressed local through rsp */
+	.globl fx_fp_rsplocal
+	.type fx_fp_rsplocal, @function
+fx_fp_rsplocal:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub $16, %rsp
+	movl $1, -4(%rbp)
+	mov 12(%rsp), %eax
+	call fx_leaf
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_fp_rsplocal, .-fx_fp_rsplocal
+
+/* data in text: a jump over bytes that decode to nothing */
+	.globl fx_data
+	.type fx_data, @function
+fx_data:
+	.cfi_startproc
+	sub $8, %rsp
+	.cfi_def_cfa_offset 16
+	call fx_leaf
+	jmp 1f
+	.byte 0xff, 0xff, 0xff, 0xff
+1:	add $8, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_data, .-fx_data
+
+/* two allocations on two paths */
+	.globl fx_multi
+	.type fx_multi, @function
+fx_multi:
+	.cfi_startproc
+	test %edi, %edi
+	je 1f
+	sub $16, %rsp
+	.cfi_remember_state
+	.cfi_def_cfa_offset 24
+	call fx_leaf
+	add $16, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_restore_state
+1:	sub $32, %rsp
+	.cfi_def_cfa_offset 40
+	call fx_leaf
+	add $32, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_multi, .-fx_multi
+
+/* varargs-like callee: takes the address of its incoming stack arguments */
+	.globl fx_va
+	.type fx_va, @function
+fx_va:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	lea 16(%rbp), %rax
+	pop %rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_va, .-fx_va
+
+/* A caller of everything: an fp frame with 32 bytes allocated (caller-side
+ * stack-argument bound 32).
+ *   call fx_leaf   callee bound 0          -> wrap >= 16
+ *   call fx_sp     callee bound 16         -> copies 16, wrap >= 32
+ *   call fx_va     callee unknown, caller 32 -> copies 32, wrap >= 48
+ *   call *%rax     indirect
+ *   call _setjmp   returns twice
+ * Runs only the first two (fx_run). */
+	.globl fx_calls
+	.type fx_calls, @function
+fx_calls:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub $32, %rsp
+	movq $5, 0(%rsp)
+	movq $7, 8(%rsp)
+	call fx_leaf
+	call fx_sp
+	test %edi, %edi
+	jne 1f
+	call fx_va
+	lea fx_leaf(%rip), %rax
+	call *%rax
+	lea fx_jb(%rip), %rdi
+	call _setjmp@PLT
+1:	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_calls, .-fx_calls
+
+/* A big no-fp frame calling outside the module: every byte of it might be a
+ * stack argument -> too many to copy */
+	.globl fx_big
+	.type fx_big, @function
+fx_big:
+	.cfi_startproc
+	sub $200, %rsp
+	.cfi_def_cfa_offset 208
+	call getpid@PLT
+	add $200, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_big, .-fx_big
+
+/* fx_run(x): runs the functions that can run, returns a checksum. */
+	.globl fx_run
+	.type fx_run, @function
+fx_run:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	push %rbx
+	.cfi_offset %rbx, -24
+	sub $24, %rsp
+	mov %rdi, %rbx
+	call fx_fp_leave
+	mov %rax, -24(%rbp)
+	mov %rbx, %rdi
+	call fx_fp_add
+	add %rax, -24(%rbp)
+	mov %rbx, %rdi
+	call fx_fp_imm32
+	add %rax, -24(%rbp)
+	mov $1, %edi
+	call fx_calls
+	add %rax, -24(%rbp)
+	mov -24(%rbp), %rax
+	add $24, %rsp
+	pop %rbx
+	pop %rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size fx_run, .-fx_run
+
+	.bss
+	.align 16
+fx_jb:	.zero 256
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Bad inputs to icpp rewrite and icpp verify: exit 1 (2 for usage), one line
+# on stderr, nothing written.
+#
+#   run_bad.sh ICPP CC WORK FIXTURE
+set -u
+icpp=$1 cc=$2 work=$3 fx=$4
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail=0
+printf 'int main(void){return 0;}\n' > m.c
+"$cc" -static m.c -o static 2>/dev/null
+"$cc" -static-pie m.c -o static-pie 2>/dev/null
+"$cc" -Wl,-z,pack-relative-relocs m.c -o relr 2>/dev/null
+printf '#!/bin/sh\necho hi\n' > script && chmod +x script
+
+# expect RC WHAT ARGS...: exit status RC, exactly one line on stderr
+# containing WHAT, and no out.rw
+expect() {
+	local rc=$1 what=$2
+	shift 2
+	rm -f out.rw out.rw.icpp
+	"$icpp" "$@" > bad.out 2> bad.err
+	local got=$?
+	if [ $got -ne "$rc" ] || [ "$(wc -l < bad.err)" -ne 1 ] || ! grep -q -- "$what" bad.err ||
+	   [ -e out.rw ]; then
+		echo "FAIL: icpp $*: exit $got (want $rc), stderr:"
+		cat bad.err
+		fail=1
+	else
+		echo "ok: icpp $*: $(cat bad.err)"
+	fi
+}
+
+expect 1 "No such file" rewrite /nonexistent/prog -o out.rw
+expect 1 "not an ELF" rewrite script -o out.rw
+expect 1 "statically linked" rewrite static -o out.rw
+[ -e static-pie ] && expect 1 "static PIE" rewrite static-pie -o out.rw
+if [ -e relr ] && readelf -d relr | grep -q RELR; then
+	expect 1 "DT_RELR" rewrite relr -o out.rw
+fi
+expect 1 "train first" rewrite "$fx" -m missing.icpp -o out.rw
+expect 2 "expected one program" rewrite
+expect 2 "unknown option" rewrite --bogus "$fx"
+cp "$fx" fx
+expect 1 "never modifies its input" rewrite fx -m x.icpp -o fx
+expect 1 "not written by icpp rewrite" verify fx -- 
+expect 2 "expected a program" verify
+# a map of another program
+"$cc" m.c -o dyn
+"$icpp" train -q -o fx.icpp -- ./fx > /dev/null 2>&1
+expect 1 "no module with the build-id" rewrite dyn -m fx.icpp -o out.rw
+expect 1 "not an icpp pathmap" rewrite fx -m m.c -o out.rw
+exit $fail

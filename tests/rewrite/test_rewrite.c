@@ -1,0 +1,405 @@
+/* test_rewrite: the rewriter against fixtures with known answers.
+ *
+ *   test_rewrite FIXTURE WORKDIR
+ *
+ * FIXTURE is fx_frames.S + fx_main.c linked (PIE or not).  Checks the
+ * feasibility analysis function by function and call by call, then rewrites
+ * the fixture with a plan that pads and wraps what it can and checks the
+ * output: input untouched, mode bits, program headers, the merged
+ * .eh_frame/.eh_frame_hdr (through libdw: CFA rules of padded frames and of
+ * trampolines), patched bytes, symbols, build-id and note, and that it runs
+ * and prints what the original prints.  Then refusals: plans outside the
+ * capability, bad inputs. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "binary/binary.h"
+#include "rewriter/rewriter.h"
+#include "tests/check.h"
+
+static const struct rw_func *func(const struct rw_binary *b, const char *name)
+{
+	size_t n;
+	const struct rw_func *f = rw_functions(b, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].name && !strcmp(f[i].name, name))
+			return &f[i];
+	fprintf(stderr, "no function %s\n", name);
+	exit(1);
+}
+
+/* The call in `caller` to `callee` (NULL: indirect), the k-th such. */
+static const struct rw_call *call(const struct rw_binary *b, const char *caller, const char *callee)
+{
+	const struct rw_func *f = func(b, caller);
+	size_t n;
+	const struct rw_call *c = rw_calls(b, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].insn < f->addr || c[i].insn >= f->addr + f->size)
+			continue;
+		if (callee ? (c[i].target_name && !strcmp(c[i].target_name, callee))
+			   : (!c[i].target && !c[i].slot))
+			return &c[i];
+	}
+	fprintf(stderr, "no call %s -> %s\n", caller, callee ? callee : "*");
+	exit(1);
+}
+
+static uint32_t min_wrap(rw_mask m)
+{
+	return m > 1 ? (uint32_t)__builtin_ctzll(m & ~1ull) * 16 : 0;
+}
+
+static void check_pad(const struct rw_binary *b, const char *name, enum rw_frame frame,
+		      uint32_t max, enum rw_pad_why why)
+{
+	const struct rw_func *f = func(b, name);
+	if (f->frame != frame || rw_mask_max(f->pad_mask) != max || f->pad_why != why)
+		fprintf(stderr, "  %s: frame %s max %u why %s\n", name, rw_frame_name(f->frame),
+			rw_mask_max(f->pad_mask), rw_pad_why_name(f->pad_why));
+	CHECK_EQ_INT(f->frame, frame);
+	CHECK_EQ_INT(rw_mask_max(f->pad_mask), max);
+	CHECK_EQ_INT(f->pad_why, why);
+}
+
+static void check_analysis(const struct rw_binary *b)
+{
+	check_pad(b, "fx_leaf", RW_FRAME_NONE, 0, RW_PAD_LEAF);
+	check_pad(b, "fx_fp_leave", RW_FRAME_FP, 96, RW_PAD_OK);
+	check_pad(b, "fx_fp_add", RW_FRAME_FP, 112, RW_PAD_OK);
+	check_pad(b, "fx_fp_imm32", RW_FRAME_FP, RW_MAX_AMOUNT, RW_PAD_OK);
+	check_pad(b, "fx_fp_full", RW_FRAME_FP, 0, RW_PAD_IMM_FULL);
+	check_pad(b, "fx_sp", RW_FRAME_SP, 80, RW_PAD_OK);
+	check_pad(b, "fx_sp_straddle", RW_FRAME_SP, 0, RW_PAD_STRADDLE);
+	check_pad(b, "fx_sp_dispfull", RW_FRAME_SP, 0, RW_PAD_DISP_FULL);
+	check_pad(b, "fx_noalloc", RW_FRAME_NONE, 0, RW_PAD_NO_ALLOC);
+	CHECK_EQ_INT(func(b, "fx_realign")->pad_why, RW_PAD_REALIGN);
+	check_pad(b, "fx_fp_vla", RW_FRAME_FP, 96, RW_PAD_OK);
+	CHECK_EQ_INT(func(b, "fx_sp_dyn")->pad_why, RW_PAD_DYNAMIC);
+	CHECK_EQ_INT(func(b, "fx_call_outside")->pad_why, RW_PAD_CALL_OUTSIDE);
+	CHECK_EQ_INT(func(b, "fx_fp_rsplocal")->pad_why, RW_PAD_RSP_LOCALS);
+	CHECK_EQ_INT(func(b, "fx_data")->pad_why, RW_PAD_UNDECODABLE);
+	CHECK_EQ_INT(func(b, "fx_multi")->pad_why, RW_PAD_MULTI_ALLOC);
+	check_pad(b, "fx_calls", RW_FRAME_FP, 80, RW_PAD_OK);
+	check_pad(b, "fx_big", RW_FRAME_SP, RW_MAX_AMOUNT, RW_PAD_OK);
+	CHECK_EQ_INT(func(b, "fx_calls")->ncalls, 5);
+	CHECK_EQ_INT(func(b, "fx_sp")->alloc, 16);
+
+	const struct rw_call *c = call(b, "fx_calls", "fx_leaf");
+	CHECK_EQ_INT(c->wrap_why, RW_WRAP_OK);
+	CHECK_EQ_INT(c->stack_args, 0);
+	CHECK_EQ_INT(min_wrap(c->wrap_mask), 16);
+	CHECK_EQ_INT(rw_mask_max(c->wrap_mask), RW_MAX_AMOUNT);
+	CHECK_EQ_INT(c->site, c->insn + 4);
+	c = call(b, "fx_calls", "fx_sp");         /* the callee's bound (16) beats the caller's (32) */
+	CHECK_EQ_INT(c->stack_args, 16);
+	CHECK_EQ_INT(min_wrap(c->wrap_mask), 32);
+	c = call(b, "fx_calls", "fx_va");         /* address taken: the caller's bound */
+	CHECK_EQ_INT(c->stack_args, 32);
+	CHECK_EQ_INT(min_wrap(c->wrap_mask), 48);
+	CHECK_EQ_INT(call(b, "fx_calls", NULL)->wrap_why, RW_WRAP_INDIRECT);
+	CHECK_EQ_INT(call(b, "fx_calls", "_setjmp")->wrap_why, RW_WRAP_RETURNS_TWICE);
+	CHECK_EQ_INT(call(b, "fx_big", "getpid")->wrap_why, RW_WRAP_ARGS_LARGE);
+	CHECK_EQ_INT(call(b, "fx_data", "fx_leaf")->wrap_why, RW_WRAP_CALLER);
+	c = call(b, "fx_fp_vla", "fx_leaf");      /* after a VLA: only the callee bounds it */
+	CHECK_EQ_INT(c->wrap_why, RW_WRAP_OK);
+	CHECK_EQ_INT(c->stack_args, 0);
+
+	struct rw_summary s;
+	rw_summarize(b, &s);
+	CHECK(s.paddable >= 8);
+	CHECK_EQ_INT(s.pad_refused[RW_PAD_STRADDLE], 1);
+	CHECK_EQ_INT(s.wrap_refused[RW_WRAP_RETURNS_TWICE], 1);
+}
+
+/* ------------------------------------------------------------------ the output */
+
+static void *slurp(const char *path, size_t *n)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return NULL;
+	void *p = malloc(st.st_size + 1);
+	*n = (size_t)read(fd, p, st.st_size);
+	close(fd);
+	return p;
+}
+
+static int run(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void check_cfa(struct bin_module *m, uint64_t pc, enum bin_cfa_reg reg, int64_t off)
+{
+	struct bin_cfa r;
+	int ok = bin_cfa_at(m, pc, &r);
+	CHECK_EQ_INT(ok, 0);
+	if (ok == 0 && (r.reg != reg || r.offset != off))
+		fprintf(stderr, "  CFA at 0x%llx: reg %d off %lld, want %d %lld\n",
+			(unsigned long long)pc, r.reg, (long long)r.offset, reg, (long long)off);
+	CHECK(ok == 0 && r.reg == reg && r.offset == off);
+}
+
+/* Program headers and sections of the output, through libelf. */
+static void check_layout(const char *path, const struct rw_write_stats *st)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr eh;
+	CHECK(e && gelf_getehdr(e, &eh));
+	size_t phnum, shstrndx;
+	elf_getphdrnum(e, &phnum);
+	elf_getshdrstrndx(e, &shstrndx);
+	uint64_t last = 0, phdr_va = 0, eh_va = 0;
+	int loads_new = 0;
+	bool phdr_in_load = false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		gelf_getphdr(e, (int)i, &ph);
+		if (ph.p_type == PT_LOAD) {
+			CHECK(ph.p_vaddr >= last);      /* ascending */
+			last = ph.p_vaddr;
+			CHECK_EQ_INT(ph.p_vaddr % 4096, ph.p_offset % 4096);
+			if (ph.p_vaddr >= st->new_vaddr)
+				loads_new++;
+			if (eh.e_phoff >= ph.p_offset && eh.e_phoff < ph.p_offset + ph.p_filesz)
+				phdr_in_load = true;
+		}
+		if (ph.p_type == PT_PHDR) {
+			phdr_va = ph.p_vaddr;
+			CHECK_EQ_INT(ph.p_offset, eh.e_phoff);
+			CHECK_EQ_INT(ph.p_filesz, phnum * sizeof(Elf64_Phdr));
+		}
+		if (ph.p_type == PT_GNU_EH_FRAME)
+			eh_va = ph.p_vaddr;
+	}
+	CHECK_EQ_INT(loads_new, st->wraps ? 2 : 1);
+	CHECK(phdr_in_load);
+	CHECK(phdr_va >= st->new_vaddr);
+	/* sections: the new .eh_frame_hdr is what PT_GNU_EH_FRAME names, sorted */
+	bool text = false, hdr = false, old = false;
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
+		GElf_Shdr sh;
+		gelf_getshdr(s, &sh);
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!strcmp(n, ".icpp.text"))
+			text = (sh.sh_flags & SHF_EXECINSTR) && sh.sh_addr == st->new_vaddr;
+		if (!strcmp(n, ".icpp.old.eh_frame"))
+			old = true;
+		if (!strcmp(n, ".eh_frame_hdr")) {
+			hdr = sh.sh_addr == eh_va;
+			Elf_Data *d = elf_rawdata(s, NULL);
+			const uint8_t *p = d->d_buf;
+			uint32_t cnt;
+			memcpy(&cnt, p + 8, 4);
+			CHECK(cnt > 10 && 12 + 8ull * cnt == d->d_size);
+			int32_t prev = INT32_MIN;
+			for (uint32_t k = 0; k < cnt; k++) {
+				int32_t pc;
+				memcpy(&pc, p + 12 + 8 * k, 4);
+				CHECK(pc > prev);
+				prev = pc;
+			}
+		}
+	}
+	CHECK(text == (st->wraps > 0));
+	CHECK(hdr);
+	CHECK(old);
+	elf_end(e);
+	close(fd);
+}
+
+static void check_output(const char *in, const char *out, struct rw_binary *b)
+{
+	const struct rw_func *leave = func(b, "fx_fp_leave"), *sp = func(b, "fx_sp");
+	const struct rw_func *calls = func(b, "fx_calls"), *add = func(b, "fx_fp_add");
+	const struct rw_call *c_sp = call(b, "fx_calls", "fx_sp");
+	const struct rw_call *c_leaf = call(b, "fx_calls", "fx_leaf");
+	struct rw_plan p = {0};
+	CHECK_EQ_INT(rw_plan_add(&p, false, leave->addr, 32), 0);
+	CHECK_EQ_INT(rw_plan_add(&p, false, sp->addr, 16), 0);
+	CHECK_EQ_INT(rw_plan_add(&p, false, add->addr, 112), 0);
+	CHECK_EQ_INT(rw_plan_add(&p, false, calls->addr, 48), 0);
+	CHECK_EQ_INT(rw_plan_add(&p, true, c_sp->site, 48), 0);
+	CHECK_EQ_INT(rw_plan_add(&p, true, c_leaf->site, 16), 0);
+	size_t n0, n1;
+	void *before = slurp(in, &n0);
+	struct stat sin, sout;
+	stat(in, &sin);
+	char err[512];
+	struct rw_write_stats st;
+	int r = rw_write(b, &p, out, &st, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "rw_write: %s\n", err);
+		CHECK_EQ_INT(r, 0);
+		return;
+	}
+	void *after = slurp(in, &n1);
+	CHECK(n0 == n1 && !memcmp(before, after, n0));        /* input untouched */
+	free(before);
+	free(after);
+	stat(out, &sout);
+	CHECK_EQ_INT(sout.st_mode & 0777, sin.st_mode & 0777);
+	CHECK_EQ_INT(st.pads, 4);
+	CHECK_EQ_INT(st.wraps, 2);
+	check_layout(out, &st);
+
+	char e2[512];
+	struct bin_module *m = bin_open(out, e2, sizeof(e2));
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	/* patched immediates */
+	uint8_t buf[8];
+	CHECK_EQ_INT(bin_read(m, leave->addr + 4 + 3, buf, 1), 0);   /* sub $16 -> $48 */
+	CHECK_EQ_INT(buf[0], 48);
+	/* fx_sp: sub 16 -> 32, disp 40 -> 56, CFA offset 32 -> 48 inside */
+	CHECK_EQ_INT(bin_read(m, sp->addr + 1 + 3, buf, 1), 0);
+	CHECK_EQ_INT(buf[0], 32);
+	CHECK_EQ_INT(bin_read(m, sp->addr + 5 + 4, buf, 1), 0);
+	CHECK_EQ_INT(buf[0], 56);
+	check_cfa(m, sp->addr, BIN_CFA_RSP, 8);
+	check_cfa(m, sp->addr + 1, BIN_CFA_RSP, 16);
+	check_cfa(m, sp->addr + 5, BIN_CFA_RSP, 48);
+	check_cfa(m, leave->addr + 8, BIN_CFA_RBP, 16);
+	/* the wrapped call goes to a trampoline with its own FDE and symbol */
+	CHECK_EQ_INT(bin_read(m, c_sp->insn, buf, 5), 0);
+	CHECK_EQ_INT(buf[0], 0xe8);
+	int32_t rel;
+	memcpy(&rel, buf + 1, 4);
+	uint64_t tramp = c_sp->insn + 5 + (int64_t)rel;
+	CHECK_EQ_INT(tramp, st.new_vaddr + 16 * (c_leaf->site > c_sp->site));
+	const struct bin_function *tf = bin_function_at(m, tramp);
+	CHECK(tf && tf->addr == tramp && tf->name && !strncmp(tf->name, "__icpp_wrap_", 12));
+	check_cfa(m, tramp, BIN_CFA_RSP, 8);
+	check_cfa(m, tramp + 5, BIN_CFA_RSP, 8 + 48 - 8 - 16);      /* after lea */
+	check_cfa(m, tramp + tf->size - 1, BIN_CFA_RSP, 8);          /* at ret */
+	/* build-id: new, and the note names the old one */
+	const uint8_t *id_out, *id_in;
+	size_t lo = bin_build_id(m, &id_out), li = bin_build_id(rw_module(b), &id_in);
+	CHECK(lo == 20 && li == 20 && memcmp(id_out, id_in, 20));
+	CHECK(!memcmp(id_out, st.build_id, 20));
+	struct rw_note note;
+	CHECK_EQ_INT(rw_note_read(out, &note, e2, sizeof(e2)), 0);
+	CHECK(note.orig_id_len == 20 && !memcmp(note.orig_id, id_in, 20));
+	CHECK_EQ_INT(note.nwraps, 2);
+	CHECK(note.plan && strstr(note.plan, "icpp-plan 1"));
+	struct rw_plan back;
+	CHECK_EQ_INT(rw_plan_parse(note.plan, strlen(note.plan), &back, e2, sizeof(e2)), 0);
+	CHECK_EQ_INT(back.npads, 4);
+	CHECK_EQ_INT(back.nwraps, 2);
+	rw_plan_free(&back);
+	rw_note_free(&note);
+	CHECK_EQ_INT(rw_note_read(in, &note, e2, sizeof(e2)), 1);  /* the input has none */
+	bin_close(m);
+
+	/* it runs and computes what the original computes */
+	char cmd[8192], o1[64], o2[64];
+	snprintf(cmd, sizeof(cmd), "%s 7", in);
+	CHECK_EQ_INT(run(cmd, o1, sizeof(o1)), 0);
+	snprintf(cmd, sizeof(cmd), "%s 7", out);
+	CHECK_EQ_INT(run(cmd, o2, sizeof(o2)), 0);
+	CHECK_EQ_STR(o1, "44\n");
+	CHECK_EQ_STR(o2, o1);
+	/* same plan, same build-id */
+	char out2[4200];
+	snprintf(out2, sizeof(out2), "%s.again", out);
+	struct rw_write_stats st2;
+	CHECK_EQ_INT(rw_write(b, &p, out2, &st2, err, sizeof(err)), 0);
+	CHECK(!memcmp(st.build_id, st2.build_id, 20));
+	rw_plan_free(&p);
+}
+
+static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
+{
+	char out[4096], err[512];
+	snprintf(out, sizeof(out), "%s/refused", dir);
+	unlink(out);
+	struct rw_write_stats st;
+	struct rw_plan p = {0};
+	rw_plan_add(&p, false, func(b, "fx_fp_leave")->addr, 112);  /* over 96 */
+	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
+	CHECK(strstr(err, "at most 96"));
+	rw_plan_free(&p);
+	rw_plan_add(&p, false, func(b, "fx_sp_straddle")->addr, 16);
+	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
+	CHECK(strstr(err, "cannot be padded"));
+	rw_plan_free(&p);
+	rw_plan_add(&p, true, call(b, "fx_calls", "fx_sp")->site, 16);   /* needs 32 */
+	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
+	rw_plan_free(&p);
+	rw_plan_add(&p, true, call(b, "fx_calls", "_setjmp")->site, 16);
+	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
+	CHECK(strstr(err, "returns-twice"));
+	rw_plan_free(&p);
+	rw_plan_add(&p, true, 0x12345, 16);                         /* no callsite */
+	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
+	rw_plan_free(&p);
+	CHECK(access(out, F_OK) != 0);                              /* nothing written */
+	/* bad inputs */
+	CHECK(rw_open("/nonexistent/prog", err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "/nonexistent/prog") != NULL);
+	char txt[4096];
+	snprintf(txt, sizeof(txt), "%s/not-elf", dir);
+	FILE *f = fopen(txt, "w");
+	fputs("#!/bin/sh\necho hi\n", f);
+	fclose(f);
+	CHECK(rw_open(txt, err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "not") != NULL);
+	/* plan text */
+	const char *bad = "icpp-plan 1\npad 0x10 24\n";
+	CHECK_EQ_INT(rw_plan_parse(bad, strlen(bad), &p, err, sizeof(err)), -1);
+	const char *dup = "icpp-plan 1\npad 0x10 16\npad 0x10 32\n";
+	CHECK_EQ_INT(rw_plan_parse(dup, strlen(dup), &p, err, sizeof(err)), -1);
+	const char *good = "# a plan\nicpp-plan 1\n\npad 0x20 32 # f\nwrap 0x10 16\n";
+	CHECK_EQ_INT(rw_plan_parse(good, strlen(good), &p, err, sizeof(err)), 0);
+	CHECK(p.npads == 1 && p.pads[0].addr == 0x20 && p.pads[0].bytes == 32);
+	CHECK(p.nwraps == 1 && p.wraps[0].addr == 0x10);
+	rw_plan_free(&p);
+	(void)in;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_rewrite FIXTURE WORKDIR\n");
+		return 2;
+	}
+	char err[512], out[4096], cmd[4200];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", argv[2]);
+	if (system(cmd) != 0)
+		return 1;
+	struct rw_binary *b = rw_open(argv[1], err, sizeof(err));
+	if (!b) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	check_analysis(b);
+	snprintf(out, sizeof(out), "%s/fx.rw", argv[2]);
+	check_output(argv[1], out, b);
+	check_refusals(argv[1], argv[2], b);
+	rw_close(b);
+	/* the rewritten file can itself be analysed (and would be refused as
+	 * input to a second rewrite only if it broke the rules) */
+	struct rw_binary *b2 = rw_open(out, err, sizeof(err));
+	CHECK(b2 != NULL);
+	if (b2) {
+		const struct rw_func *f = func(b2, "fx_fp_leave");
+		CHECK_EQ_INT(f->alloc, 48);
+		rw_close(b2);
+	}
+	return check_exit();
+}
