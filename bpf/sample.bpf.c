@@ -20,6 +20,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "sample.h"
+#include "pathmap/thread_base.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -117,7 +118,7 @@ SEC("perf_event")
 int icpp_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, pid = (__u32)id;
+	__u32 tgid = id >> 32;
 	__u32 zero = 0;
 	struct task_struct *task;
 	struct icpp_key key = {};
@@ -149,10 +150,12 @@ int icpp_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 
-	if (pid == tgid) {
-		struct mm_struct *mm = task->mm;
+	/* The base, as training defines it (pathmap/thread_base.h). */
+	struct mm_struct *mm = task->mm;
+	__u64 start_stack = mm ? mm->start_stack : 0;
 
-		base = mm ? mm->start_stack : 0;
+	if (icpp_on_initial_stack(start_stack, sp, task->signal->rlim[ICPP_RLIMIT_STACK].rlim_cur)) {
+		base = start_stack;
 		key.flags |= ICPP_K_MAIN;
 	} else {
 		base = task->thread.fsbase;

@@ -39,10 +39,20 @@ struct thread_struct {
 	unsigned long fsbase;
 };
 
+struct rlimit {
+	unsigned long rlim_cur;
+	unsigned long rlim_max;
+};
+
+struct signal_struct {
+	struct rlimit rlim[16];
+};
+
 struct task_struct {
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
+	struct signal_struct *signal;
 	struct thread_struct thread;
 };
 

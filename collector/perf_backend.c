@@ -4,7 +4,7 @@
  *
  * The base of a thread is not in any perf register (the FS entry is the
  * selector, not the fs base), so procs.c derives it: mm->start_stack from
- * /proc/PID/stat for the main thread, and for other threads the end of the
+ * /proc/PID/stat on the initial stack (pathmap/thread_base.h), and elsewhere the end of the
  * anonymous mapping holding SP (from MMAP2 records with mmap_data, or
  * /proc/PID/maps) minus glibc's struct pthread offset (method.md). */
 #include <asm/perf_regs.h>
@@ -242,13 +242,10 @@ static void on_sample(struct recorder *r, struct perf_state *p, const struct per
 		p->c.no_user_regs++;
 		return;
 	}
-	uint64_t base;
-	if (s.tid == s.pid) {
+	bool initial_stack;
+	uint64_t base = procs_base(r->procs, s.pid, sp, &initial_stack);
+	if (initial_stack)
 		rec.flags |= SF_R_MAIN;
-		base = procs_start_stack(r->procs, s.pid);
-	} else {
-		base = procs_thread_base(r->procs, s.pid, sp);
-	}
 	struct icpp_key key = {.flags = rec.flags};
 	icpp_key_offsets(&key, base, sp, bp);   /* as the BPF program does */
 	rec.tgid = s.pid;

@@ -1,6 +1,8 @@
 /* procs: modules and bases of the target processes (see procs.h). */
 #include "collector/procs.h"
 
+#include "pathmap/thread_base.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <uthash.h>
 #include <unistd.h>
 
@@ -130,6 +133,7 @@ struct anon_map {
 struct proc {
 	uint32_t tgid;
 	uint64_t start_stack;
+	uint64_t stack_rlimit;      /* the target's RLIMIT_STACK (soft) */
 	int start_stack_read;
 	struct anon_map *anon;      /* newest last */
 	size_t nanon, cap_anon;
@@ -188,6 +192,15 @@ static void read_comm(uint32_t tgid, char *buf, size_t len)
 	if (fgets(buf, (int)len, f))
 		buf[strcspn(buf, "\n")] = 0;
 	fclose(f);
+}
+
+/* The target's soft RLIMIT_STACK; Linux's default 8 MiB when unreadable. */
+static uint64_t read_stack_rlimit(uint32_t tgid)
+{
+	struct rlimit lim;
+	if (prlimit((pid_t)tgid, RLIMIT_STACK, NULL, &lim) < 0)
+		return 8ull << 20;
+	return lim.rlim_cur;
 }
 
 /* /proc/PID/stat field 28 (start_stack); 0 when unreadable. */
@@ -289,6 +302,15 @@ void procs_rescan(struct procs *p, uint32_t tgid)
 	fclose(f);
 }
 
+/* What pathmap/thread_base.h needs of a process: its start_stack and stack
+ * limit (read again after an exec). */
+static void read_stack_info(struct proc *x)
+{
+	x->start_stack = read_start_stack(x->tgid);
+	x->stack_rlimit = read_stack_rlimit(x->tgid);
+	x->start_stack_read = 1;
+}
+
 void procs_add(struct procs *p, uint32_t tgid, uint32_t parent, bool scan)
 {
 	char comm[64];
@@ -304,8 +326,7 @@ void procs_add(struct procs *p, uint32_t tgid, uint32_t parent, bool scan)
 	sf_add_process(p->out, tgid, parent, comm);
 	if (scan) {
 		procs_rescan(p, tgid);
-		x->start_stack = read_start_stack(tgid);
-		x->start_stack_read = 1;
+		read_stack_info(x);
 	}
 }
 
@@ -319,6 +340,7 @@ void procs_fork(struct procs *p, uint32_t child, uint32_t parent)
 	if (!c)
 		return;
 	c->start_stack = pp->start_stack;
+	c->stack_rlimit = pp->stack_rlimit;
 	c->start_stack_read = pp->start_stack_read;
 	uint32_t n = p->out->nmods;
 	for (uint32_t i = 0; i < n; i++) {
@@ -338,8 +360,7 @@ void procs_exec(struct procs *p, uint32_t tgid, const char *comm)
 	if (comm && *comm)
 		sf_add_process(p->out, tgid, 0, comm);
 	x->nanon = 0;
-	x->start_stack = read_start_stack(tgid);
-	x->start_stack_read = 1;
+	read_stack_info(x);
 }
 
 void procs_mmap(struct procs *p, uint32_t tgid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -359,11 +380,17 @@ uint64_t procs_start_stack(struct procs *p, uint32_t tgid)
 	struct proc *x = find(p, tgid);
 	if (!x)
 		return 0;
-	if (!x->start_stack_read || !x->start_stack) {
-		x->start_stack = read_start_stack(tgid);
-		x->start_stack_read = 1;
-	}
+	if (!x->start_stack_read || !x->start_stack)
+		read_stack_info(x);
 	return x->start_stack;
+}
+
+uint64_t procs_base(struct procs *p, uint32_t tgid, uint64_t sp, bool *initial_stack)
+{
+	uint64_t start = procs_start_stack(p, tgid);
+	struct proc *x = find(p, tgid);
+	*initial_stack = x && icpp_on_initial_stack(start, sp, x->stack_rlimit);
+	return *initial_stack ? start : procs_thread_base(p, tgid, sp);
 }
 
 static uint64_t anon_end(struct proc *x, uint64_t sp)

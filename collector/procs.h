@@ -44,6 +44,9 @@ void procs_rescan(struct procs *p, uint32_t tgid);
 
 /* Perf backend bases.  0 when unknown. */
 uint64_t procs_start_stack(struct procs *p, uint32_t tgid);
+/* The base of a sample's thread (pathmap/thread_base.h): start_stack when sp
+ * is on the initial stack (*initial_stack set), else the thread base. */
+uint64_t procs_base(struct procs *p, uint32_t tgid, uint64_t sp, bool *initial_stack);
 uint64_t procs_thread_base(struct procs *p, uint32_t tgid, uint64_t sp);
 
 /* glibc: end of a thread's stack mapping - its fs base (struct pthread at the

@@ -3,6 +3,8 @@
  * this file except through rt_syscall6 (see runtime.h). */
 #include "train/runtime/runtime.h"
 
+#include "pathmap/thread_base.h"
+
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -130,13 +132,11 @@ static uintptr_t fs_base(void)
 	return fs;
 }
 
-/* method.md: a thread on the process's initial stack (SP within the stack
- * limit below start_stack) has start_stack as its base; any other thread its
- * fs base.  Deciding by SP rather than tid == pid keeps a fork child of a
- * worker thread, which runs on that worker's stack, on the worker's base. */
+/* pathmap/thread_base.h: start_stack on the initial stack, else fs base. */
 static int64_t thread_base(uintptr_t fs, uintptr_t sp)
 {
-	return (uint64_t)(rt.start_stack - (int64_t)sp) < rt.stack_limit ? rt.start_stack : (int64_t)fs;
+	return icpp_on_initial_stack((uint64_t)rt.start_stack, sp, rt.stack_limit) ? rt.start_stack
+										 : (int64_t)fs;
 }
 
 static struct thread *thread_new(uintptr_t fs, uintptr_t sp)

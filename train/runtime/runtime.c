@@ -424,11 +424,8 @@ __attribute__((constructor(101))) static void rt_init(void)
 		return;
 	}
 	memcpy(socket_path, sock, strlen(sock) + 1);
-	/* The kernel keeps every mapping RLIMIT_STACK away from the initial
-	 * stack: SP within that distance below start_stack is on it. */
-	struct rlimit lim;
-	rt.stack_limit = getrlimit(RLIMIT_STACK, &lim) == 0 && lim.rlim_cur < (1ull << 36)
-			 ? lim.rlim_cur : (1ull << 36);
+	struct rlimit lim;             /* for pathmap/thread_base.h */
+	rt.stack_limit = getrlimit(RLIMIT_STACK, &lim) == 0 ? lim.rlim_cur : RLIM_INFINITY;
 	if (open_record(dir) < 0 || reserve_private() < 0 || !x86_open(&cs))
 		return;
 	measure_xsave();

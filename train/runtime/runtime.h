@@ -42,7 +42,7 @@ struct runtime {
 	int64_t start_stack;
 	char *arena, *arena_end; /* private bump allocator (atomic) */
 	char *arena_next;
-	uint64_t stack_limit;    /* RLIMIT_STACK: how far the initial stack reaches */
+	uint64_t stack_limit;    /* RLIMIT_STACK (pathmap/thread_base.h) */
 	uint32_t nsigtramps;     /* signal trampolines (protocol.h train_reply) */
 	struct { uint64_t lo, hi; } sigtramps[4];
 };
