@@ -138,29 +138,44 @@
  * State: the tree in DFS order, so that every move is a set of subtree ranges:
  * a variable (pad of a function instance, wrap of a callsite or copy) lists
  * the nodes it anchors, and changing it by d moves every node of the anchored
- * subtrees by d times the number of anchors above it.  A hash of CID buckets
- * (node lists with per-class counts) tracks which classes are precise, and a
- * range-add/range-max segment tree over extents gives each root's max stack.
- * So a move is evaluated exactly and incrementally, in time proportional to
- * the nodes it moves, and undone the same way.
+ * subtrees by d times the number of anchors above it.  Under DA_UNIT_FUNCTIONS
+ * an edge group (every callsite by which f calls g, wrapped by one amount)
+ * is a variable too: a path's callsite variants then move together.  A hash
+ * of CIDs (per-class counts and a representative node each) tracks which
+ * paths are precise; per root, the largest extent and how many nodes reach it
+ * give the stack growth (a root is rescanned only when its last node at the
+ * max moves down).  So a move is evaluated exactly and incrementally, in time
+ * proportional to the nodes it moves, and undone the same way.
  * Objective (maximised), with N paths and total weight W:
  *     (precise paths) + hot_weight * N * (weight of nodes whose CID is
  *     unique) / W - stack_weight * sum over roots r of (distinct paths under
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - 1e-4 per 16
  *     bytes of padding (a tie-break towards small amounts).
- * So one path made precise is worth as much as 1/N of the weight, and (with
- * the default stack_weight 0.1) 1% of stack growth of a root costs about 0.1%
- * of its paths: precision is bought with stack, within the cap.  Moves never leave the
+ * With the defaults, a path made precise is worth as much as 4/N of the
+ * weight, and 1% of stack growth of a root costs about 0.1% of its paths:
+ * precision is bought with stack, within the cap.  Moves never leave the
  * allowed masks and never exceed the stack cap.
- * Search, deterministic for a seed and a work budget:
- *  1. greedy: colliding CIDs hottest first; for each, the variables that
- *     separate its paths (from the frames below their common ancestor), the
- *     cheapest first (ARR before wrapping before cloning, fewest nodes moved
- *     first), each with its allowed amounts smallest first; apply the best
- *     improving move; repeat until a sweep improves nothing;
- *  2. annealing over the same neighbourhood for what remains (worsening moves
- *     accepted under a falling threshold; the best state is kept);
- *  3. shrink: lower every nonzero amount as far as precision allows.
+ * Search, deterministic for a seed and a work budget (node moves):
+ *  1. greedy, single moves, paddings only (they cost no code and never split
+ *     a path's callsite variants over several CIDs, as wrapping one callsite
+ *     does): ambiguous CIDs in order (hot ones first, hottest first, then by
+ *     value per node moved), each with a work allowance in proportion to its
+ *     value; for each, the variables that separate its heaviest path from the
+ *     others (from the frames below their common ancestor), cheapest first
+ *     (nodes moved, a wrap counting 4 times a padding), each with its allowed
+ *     amounts smallest first; the first move that improves the objective is
+ *     kept; when cloning is allowed, clones for pairs that nothing cheaper
+ *     separates; sweeps repeat while they improve;
+ *  2. spread moves (the thesis' move, but scored exactly): for a random
+ *     ambiguous pair, pad the functions that differ by 16, 32, 48, ... more
+ *     until the pair separates, kept when the objective improves; then 1
+ *     again;
+ *  3. greedy as 1 with every kind of move, and ejection chains: a move that
+ *     separates the pair but makes up to 4 other CIDs ambiguous, followed by
+ *     one repair move for each, kept when the whole chain improves;
+ *  4. threshold annealing over single moves (the best state is kept), then 3
+ *     again;
+ *  5. shrink: lower every nonzero amount while the objective does not drop.
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H

@@ -4,23 +4,6 @@
 
 #include "disambig/internal.h"
 
-struct lkey {
-	uint32_t inst, klass, node;
-	int64_t h;
-};
-
-static int cmp_lkey(const void *x, const void *y)
-{
-	const struct lkey *a = x, *b = y;
-	if (a->inst != b->inst)
-		return a->inst < b->inst ? -1 : 1;
-	if (a->h != b->h)
-		return a->h < b->h ? -1 : 1;
-	if (a->klass != b->klass)
-		return a->klass < b->klass ? -1 : 1;
-	return a->node < b->node ? -1 : a->node > b->node;
-}
-
 static int cmp_left(const void *x, const void *y)
 {
 	const struct da_leftover *a = x, *b = y;
@@ -37,17 +20,14 @@ int da_leftovers(const struct da_problem *p, const struct da_options *o, const i
 		 const uint32_t *inst, struct da_result *r)
 {
 	uint32_t n = p->nnodes, ncl;
-	struct lkey *k = malloc((n + 1) * sizeof(*k));
+	struct da_cidkey *k = NULL;
 	uint32_t *klass = malloc((n + 1) * sizeof(*klass));
 	uint32_t *depth = da_depths(p);
 	struct da_leftover *left = NULL;
 	uint32_t nleft = 0, capleft = 0;
-	if (!k || !klass || !depth || da_classes(p, klass, &ncl) < 0)
+	if (!klass || !depth || da_classes(p, klass, &ncl) < 0 ||
+	    !(k = da_cid_keys(p, height, inst, klass)))
 		goto oom;
-	for (uint32_t i = 0; i < n; i++)
-		k[i] = (struct lkey){inst ? inst[i] : p->nodes[i].func, klass[i], i,
-				     height ? height[i] : p->nodes[i].height};
-	qsort(k, n, sizeof(*k), cmp_lkey);
 	memset(r->left_by, 0, sizeof(r->left_by));
 	for (uint32_t i = 0; i < n;) {
 		uint32_t j = i, deg = 0;
@@ -86,13 +66,8 @@ int da_leftovers(const struct da_problem *p, const struct da_options *o, const i
 					if (c.cure != DA_CURE_NONE)
 						c.left = DA_LEFT_UNSOLVED;
 					r->left_by[c.left][c.diff]++;
-					if (nleft == capleft) {
-						capleft = capleft ? capleft * 2 : 64;
-						struct da_leftover *l = realloc(left, capleft * sizeof(*l));
-						if (!l)
-							goto oom;
-						left = l;
-					}
+					if (!da_grow((void **)&left, nleft, &capleft, sizeof(*left)))
+						goto oom;
 					left[nleft++] = (struct da_leftover){k[i].inst, k[i].h, deg,
 						k[heavy].node, k[t].node, wsum, c};
 				}

@@ -79,4 +79,18 @@ int da_leftovers(const struct da_problem *p, const struct da_options *o, const i
 
 uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func);
 
+/* Make room for element n of *arr (capacity *cap, doubling from 16); false
+ * when out of memory (then *arr is unchanged). */
+bool da_grow(void **arr, uint32_t n, uint32_t *cap, size_t elem);
+
+/* Every node's CID after a plan, sorted by (inst, height, path, node): the
+ * nodes of one CID are adjacent, and within it those of one path.  height or
+ * inst NULL: the measured ones.  malloc'd, NULL when out of memory. */
+struct da_cidkey {
+	uint32_t inst, klass, node;
+	int64_t h;
+};
+struct da_cidkey *da_cid_keys(const struct da_problem *p, const int64_t *height,
+			      const uint32_t *inst, const uint32_t *klass);
+
 #endif

@@ -159,7 +159,7 @@ void da_problem_free(struct da_problem *p)
 	free(p);
 }
 
-static bool grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
+bool da_grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
 {
 	if (n < *cap)
 		return true;
@@ -177,7 +177,7 @@ static bool grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
 uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes,
 		     da_mask pad_mask, bool cloneable)
 {
-	if (!grow((void **)&p->funcs, p->nfuncs, &p->cap_funcs, sizeof(*p->funcs)))
+	if (!da_grow((void **)&p->funcs, p->nfuncs, &p->cap_funcs, sizeof(*p->funcs)))
 		return DA_NONE;
 	struct da_func *f = &p->funcs[p->nfuncs];
 	f->name = name ? strdup(name) : NULL;
@@ -192,7 +192,7 @@ uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes
 uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask,
 			 bool redirectable)
 {
-	if (!grow((void **)&p->callsites, p->ncallsites, &p->cap_callsites, sizeof(*p->callsites)))
+	if (!da_grow((void **)&p->callsites, p->ncallsites, &p->cap_callsites, sizeof(*p->callsites)))
 		return DA_NONE;
 	struct da_callsite *c = &p->callsites[p->ncallsites];
 	c->owner = owner;
@@ -206,7 +206,7 @@ uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint3
 {
 	if (parent != DA_NONE && parent >= p->nnodes)
 		return DA_NONE;
-	if (!grow((void **)&p->nodes, p->nnodes, &p->cap_nodes, sizeof(*p->nodes)))
+	if (!da_grow((void **)&p->nodes, p->nnodes, &p->cap_nodes, sizeof(*p->nodes)))
 		return DA_NONE;
 	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight};
 	return p->nnodes++;
@@ -675,16 +675,9 @@ int da_classify(const struct da_problem *p, const struct da_options *o, uint32_t
 
 /* ---------------------------------------------------------------- metrics */
 
-struct mkey {
-	uint32_t inst;
-	uint32_t klass;
-	int64_t h;
-	uint32_t node;
-};
-
-static int cmp_mkey(const void *x, const void *y)
+static int cmp_cidkey(const void *x, const void *y)
 {
-	const struct mkey *a = x, *b = y;
+	const struct da_cidkey *a = x, *b = y;
 	if (a->inst != b->inst)
 		return a->inst < b->inst ? -1 : 1;
 	if (a->h != b->h)
@@ -692,6 +685,19 @@ static int cmp_mkey(const void *x, const void *y)
 	if (a->klass != b->klass)
 		return a->klass < b->klass ? -1 : 1;
 	return a->node < b->node ? -1 : a->node > b->node;
+}
+
+struct da_cidkey *da_cid_keys(const struct da_problem *p, const int64_t *height,
+			      const uint32_t *inst, const uint32_t *klass)
+{
+	struct da_cidkey *k = malloc((p->nnodes + 1) * sizeof(*k));
+	if (!k)
+		return NULL;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		k[i] = (struct da_cidkey){inst ? inst[i] : p->nodes[i].func, klass[i], i,
+					  height ? height[i] : p->nodes[i].height};
+	qsort(k, p->nnodes, sizeof(*k), cmp_cidkey);
+	return k;
 }
 
 static int degree_bucket(uint32_t d)
@@ -704,19 +710,16 @@ int da_metrics_of(const struct da_problem *p, const int64_t *height, const uint3
 {
 	memset(m, 0, sizeof(*m));
 	uint32_t n = p->nnodes, ncl = 0;
-	struct mkey *k = malloc((n + 1) * sizeof(*k));
+	struct da_cidkey *k = NULL;
 	uint32_t *klass = malloc((n + 1) * sizeof(*klass));
 	uint32_t *cdeg = malloc((n + 1) * sizeof(*cdeg));     /* per node: its CID's degree */
 	uint32_t *pdeg = NULL;
-	if (!k || !klass || !cdeg || da_classes(p, klass, &ncl) < 0)
+	if (!klass || !cdeg || da_classes(p, klass, &ncl) < 0 ||
+	    !(k = da_cid_keys(p, height, inst, klass)))
 		goto oom;
 	pdeg = calloc(ncl + 1, sizeof(*pdeg));
 	if (!pdeg)
 		goto oom;
-	for (uint32_t i = 0; i < n; i++)
-		k[i] = (struct mkey){inst ? inst[i] : p->nodes[i].func, klass[i],
-				     height ? height[i] : p->nodes[i].height, i};
-	qsort(k, n, sizeof(*k), cmp_mkey);
 	m->nodes = n;
 	m->paths = ncl;
 	for (uint32_t i = 0; i < n;) {

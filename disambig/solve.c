@@ -145,6 +145,7 @@ struct ds {
 	/* accounting */
 	uint64_t work, evals, accepted, chains, rescans;
 	bool chaining;          /* improve_bucket may try ejection chains */
+	bool pads_only;         /* candidates: paddings only (the first phases) */
 	uint64_t budget;
 	uint64_t attempt_work;  /* node moves one collision may spend per attempt */
 	struct timespec t0;
@@ -209,14 +210,8 @@ static void tab_insert(struct ds *s, uint32_t b)
 
 static bool free_push(struct ds *s, uint32_t b)
 {
-	if (s->nfreeB == s->capfreeB) {
-		uint32_t nc = s->capfreeB ? s->capfreeB * 2 : 1024;
-		uint32_t *f = realloc(s->freeB, nc * sizeof(*f));
-		if (!f)
-			return false;
-		s->freeB = f;
-		s->capfreeB = nc;
-	}
+	if (!da_grow((void **)&s->freeB, s->nfreeB, &s->capfreeB, sizeof(*s->freeB)))
+		return false;
 	s->freeB[s->nfreeB++] = b;
 	return true;
 }
@@ -256,14 +251,8 @@ static uint32_t bucket_get(struct ds *s, uint32_t inst, int64_t h)
 	if (s->nfreeB) {
 		b = s->freeB[--s->nfreeB];
 	} else {
-		if (s->nB == s->capB) {
-			uint32_t nc = s->capB ? s->capB * 2 : 1024;
-			struct bucket *nb = realloc(s->B, nc * sizeof(*nb));
-			if (!nb)
-				goto oom;
-			s->B = nb;
-			s->capB = nc;
-		}
+		if (!da_grow((void **)&s->B, s->nB, &s->capB, sizeof(*s->B)))
+			goto oom;
 		b = s->nB++;
 		s->B[b].more = NULL;
 		s->B[b].cap = 0;
@@ -282,15 +271,9 @@ oom:
 
 static void coll_add(struct ds *s, uint32_t b)
 {
-	if (s->ncoll == s->capcoll) {
-		uint32_t nc = s->capcoll ? s->capcoll * 2 : 1024;
-		uint32_t *c = realloc(s->coll, nc * sizeof(*c));
-		if (!c) {
-			s->oom = true;
-			return;
-		}
-		s->coll = c;
-		s->capcoll = nc;
+	if (!da_grow((void **)&s->coll, s->ncoll, &s->capcoll, sizeof(*s->coll))) {
+		s->oom = true;
+		return;
 	}
 	s->B[b].coll = s->ncoll;
 	s->coll[s->ncoll++] = b;
@@ -588,15 +571,9 @@ static uint32_t var_new(struct ds *s, uint8_t kind, uint32_t id, uint32_t clone,
 static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 {
 	struct var *V = &s->vars[v];
-	if (V->nanch == V->capanch) {
-		uint32_t nc = V->capanch ? V->capanch * 2 : 4;
-		uint32_t *a = realloc(V->anch, nc * sizeof(*a));
-		if (!a) {
-			s->oom = true;
-			return;
-		}
-		V->anch = a;
-		V->capanch = nc;
+	if (!da_grow((void **)&V->anch, V->nanch, &V->capanch, sizeof(*V->anch))) {
+		s->oom = true;
+		return;
 	}
 	uint32_t lo = 0, hi = V->nanch;
 	while (lo < hi) {
@@ -863,15 +840,9 @@ static uint32_t top_anchors(struct ds *s, uint32_t v, uint32_t **out)
  * index; heights do not change, CIDs of the frames it takes over do. */
 static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 {
-	if (s->nclones == s->capclones) {
-		uint32_t nc = s->capclones ? s->capclones * 2 : 16;
-		struct sclone *c = realloc(s->clones, nc * sizeof(*c));
-		if (!c) {
-			s->oom = true;
-			return DA_NONE;
-		}
-		s->clones = c;
-		s->capclones = nc;
+	if (!da_grow((void **)&s->clones, s->nclones, &s->capclones, sizeof(*s->clones))) {
+		s->oom = true;
+		return DA_NONE;
 	}
 	uint32_t k = s->nclones;
 	const struct var *fv = &s->vars[func];
@@ -1371,6 +1342,8 @@ static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct 
 			if (dup)
 				continue;
 			const struct var *V = &s->vars[tmp[i]];
+			if (s->pads_only && V->kind != VPAD)
+				continue;
 			uint64_t cost = (V->reach + 1) * (V->kind == VWRAP ? WRAP_FACTOR : 1);
 			cand[nc++] = (struct cand){tmp[i], V->kind, cost};
 			/* its edge group, which moves a path's callsite variants together */
@@ -2005,6 +1978,9 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	/* greedy may use the whole budget; annealing gets a share of what is
 	 * left, shrink is always run (it only lowers amounts). */
 	s->budget = budget * 3 / 10;
+	/* paddings first: they cost no code and never split a path's callsite
+	 * variants over several CIDs, as wrapping one callsite does */
+	s->pads_only = true;
 	uint32_t sweeps = greedy(s);            /* single moves */
 	if (o->verbose)
 		fprintf(stderr, "disambig: after greedy: work %llu of %llu, %lld precise, %u ambiguous CIDs\n",
@@ -2021,6 +1997,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		s->budget = budget * 7 / 10;
 		sweeps += greedy(s);
 	}
+	s->pads_only = false;
 	if (s->ncoll && !s->oom) {
 		s->chaining = true;             /* then ejection chains */
 		s->out_of_budget = false;

@@ -7,7 +7,9 @@
  *   bench_disambig --pathmap FILE [--pathmap FILE ...] (default capability)
  *
  * Solvers: thesis (random ARR search, no stack cap), arr (ours, ARR only),
- * ours (ARR + wrapping), clone (ARR + wrapping + cloning).  One line per run:
+ * ours (ARR + wrapping), clone (ARR + wrapping + cloning), free (ours with
+ * no stack penalty and no cap, as the thesis).  --budget sets our work
+ * budget (node moves; default: the library's).  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, seconds. */
 #include <math.h>
@@ -22,6 +24,9 @@
 struct agg;
 static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag);
+static uint64_t budget;
+#define NSOLVERS 5
+static const char *names[NSOLVERS] = {"thesis", "arr", "ours", "clone", "free"};
 static void summary(struct agg *ag, bool md);
 
 static double pct(uint64_t a, uint64_t b)
@@ -131,11 +136,13 @@ int main(int argc, char **argv)
 			recursive = atof(argv[++i]);
 		else if (!strcmp(a, "--pathmap") && v && nmaps < 64)
 			maps[nmaps++] = argv[++i];
+		else if (!strcmp(a, "--budget") && v)
+			budget = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--markdown"))
 			md = true;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--nodes N --funcs F [--recursive R]] [--markdown]\n");
 			return 2;
 		}
@@ -147,7 +154,7 @@ int main(int argc, char **argv)
 	if (md)
 		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | seconds |\n"
 		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	struct agg ag[4] = {{0}};
+	struct agg ag[NSOLVERS] = {{0}};
 	for (const struct synth_profile *pr = profs; pr->name; pr++) {
 		if (nmaps && !nodes && !strcmp(profile, "all"))
 			break;          /* pathmaps only, unless a profile is named */
@@ -199,8 +206,7 @@ int main(int argc, char **argv)
 static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag)
 {
-	const char *names[4] = {"thesis", "arr", "ours", "clone"};
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < NSOLVERS; k++) {
 		if (!strstr(solvers, names[k]))
 			continue;
 		struct da_result r;
@@ -218,6 +224,11 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.seed = seed;
 			o.allow_wrap = k >= 2;
 			o.allow_clone = k == 3;
+			o.budget = budget;
+			if (k == 4) {
+				o.stack_weight = 0;
+				o.max_stack_growth = 0;
+			}
 			rc = da_solve(p, &o, &r, err, sizeof(err));
 			if (!rc && r.stats.budget_exhausted)
 				snprintf(note, sizeof(note), " (budget)");
@@ -233,8 +244,7 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 
 static void summary(struct agg *ag, bool md)
 {
-	const char *names[4] = {"thesis", "arr", "ours", "clone"};
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < NSOLVERS; k++) {
 		if (!ag[k].runs)
 			continue;
 		printf("%s%-6s runs %u: precise %.2f%% of paths, %.2f%% of reducible (pooled), mean per program %.2f%%; growth geomean of max %.3f, of per-root geomean %.3f; %.1f s total%s\n",
