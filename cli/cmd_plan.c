@@ -334,8 +334,9 @@ int cmd_plan(int argc, char **argv)
 		pp.summary = (struct da_pm_summary){
 			r.before.paths, r.before.precise_paths, r.after.precise_paths, r.before.weight,
 			r.before.precise_weight, r.after.precise_weight, r.max_growth,
-			r.max_growth_bytes, r.code_bytes, o.seed, br.prob->unit,
+			r.max_growth_bytes, r.code_bytes, o.seed, br.prob->unit, {{0}},
 		};
+		memcpy(pp.summary.left_by, r.left_by, sizeof(r.left_by));
 		outpath = output ? strdup(output) : default_output(map);
 		if (!outpath) {
 			cli_error("plan", "out of memory");

@@ -89,6 +89,7 @@ struct da_pm_summary {
 	uint64_t code_bytes;
 	uint64_t seed;
 	uint32_t unit;              /* enum da_unit */
+	uint64_t left_by[DA_LEFT_N][4];  /* collisions left, by reason and da_diff */
 };
 
 struct da_pm_plan {

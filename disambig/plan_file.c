@@ -47,6 +47,11 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 		s->precise_weight_after);
 	fprintf(f, "growth %.6f %" PRId64 "\n", s->max_growth, s->max_growth_bytes);
 	fprintf(f, "code-bytes %" PRIu64 "\n", s->code_bytes);
+	for (int l = 1; l < DA_LEFT_N; l++)
+		for (int d = 0; d < 4; d++)
+			if (s->left_by[l][d])
+				fprintf(f, "left %s %s %" PRIu64 "\n", da_left_name(l), da_diff_name(d),
+					s->left_by[l][d]);
 	/* the modules the plan touches, numbered in the file */
 	uint32_t *fileno = malloc((pm->nmodules + 1) * sizeof(*fileno)), nm = 0;
 	if (!fileno) {
@@ -330,6 +335,17 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			if (nw != 2 || !num(w[0], p ? &m->precise_before : &m->precise_weight_before, UINT64_MAX) ||
 			    !num(w[1], p ? &m->precise_after : &m->precise_weight_after, UINT64_MAX)) {
 				bad(&r, "expected: KEY BEFORE AFTER");
+				goto out;
+			}
+		} else if (!strcmp(kw, "left")) {
+			int l = 1, d = 0;
+			while (l < DA_LEFT_N && (nw < 1 || strcmp(w[0], da_left_name(l))))
+				l++;
+			while (d < 4 && (nw < 2 || strcmp(w[1], da_diff_name(d))))
+				d++;
+			if (nw != 3 || l == DA_LEFT_N || d == 4 ||
+			    !num(w[2], &plan->summary.left_by[l][d], UINT64_MAX)) {
+				bad(&r, "expected: left REASON KIND COUNT");
 				goto out;
 			}
 		} else if (!strcmp(kw, "growth")) {

@@ -12,6 +12,7 @@
 #include "disambig/disambig.h"
 #include "disambig/from_pathmap.h"
 #include "tests/check.h"
+#include "util/fileio.h"
 
 static char dir[] = "/tmp/icpp-plan-test-XXXXXX";
 
@@ -134,6 +135,7 @@ static void test_round_trip(void)
 	pp.summary.precise_after = r.after.precise_paths;
 	pp.summary.max_growth = r.max_growth;
 	pp.summary.seed = 7;
+	pp.summary.left_by[DA_LEFT_BLOCKED][DA_DIFF_EDGES] = 3;
 	const char *file = path_in("p.plan");
 	CHECK(da_plan_write(file, pm, &pp, err, sizeof(err)) == 0);
 	struct da_pm_plan back;
@@ -150,6 +152,7 @@ static void test_round_trip(void)
 		CHECK_EQ_INT(back.wraps[i].bytes, pp.wraps[i].bytes);
 	}
 	CHECK_EQ_INT(back.summary.seed, 7);
+	CHECK_EQ_INT(back.summary.left_by[DA_LEFT_BLOCKED][DA_DIFF_EDGES], 3);
 	CHECK_EQ_INT(back.summary.precise_after, 12);
 	CHECK(back.summary.max_growth > 0.999 * r.max_growth && back.summary.max_growth < 1.001 * r.max_growth);
 	/* back to indices: the same plan */
@@ -284,6 +287,7 @@ static void test_refusals(void)
 		{"icpp-plan 1\nunit functions\nend 1\n", "record count"},
 		{"icpp-plan 1\nunit functions\nend 0\npad 0 0x1000 16 M\n", "after the end"},
 		{"icpp-plan 1\nunit functions\nfrobnicate 3\nend 0\n", "unknown line"},
+		{"icpp-plan 1\nunit functions\nleft tired edges 3\nend 0\n", "left REASON KIND COUNT"},
 		{"icpp-plan 1\nunit both\nend 0\n", "unit functions|callsites"},
 		{"icpp-plan 1\nunit functions\npad 0 0x1000 16 M\nend 1\n", "pad MODULE"},
 		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1000 24 M\nend 1\n",
@@ -438,6 +442,13 @@ static void test_cli(void)
 	CONTAINS(out, "M > B > C > G");
 	CONTAINS(out, "predicted pathmap written to");
 	CHECK(stat(pred, &sb) == 0);
+	{
+		void *buf;
+		size_t len;
+		CHECK(read_file(plan, &buf, &len, err, sizeof(err)) == 0);
+		CONTAINS((char *)buf, "\nleft disabled edges 1\n");
+		free(buf);
+	}
 	struct pathmap *q;
 	CHECK(pm_read(pred, &q, err, sizeof(err)) == 0);
 	struct pm_stats st;
