@@ -14,7 +14,7 @@
 #include "train/train.h"
 
 static const char usage_text[] =
-	"usage: icpp verify OUT [-m MAP] [--allow-new] [--show N] [-q] -- [ARGS...]\n"
+	"usage: icpp verify OUT [-m MAP] [--exec PROG] [--allow-new] [--show N] [-q] -- [ARGS...]\n"
 	"\n"
 	"Run OUT, a program written by icpp rewrite, once with ARGS under icpp train, and\n"
 	"check that every call path it takes has exactly the stack height the rewrite\n"
@@ -25,6 +25,8 @@ static const char usage_text[] =
 	"\n"
 	"options:\n"
 	"  -m, --map MAP   the predicted pathmap (default: OUT + .icpp)\n"
+	"  --exec PROG     run PROG (a command) instead of OUT, for a rewritten shared\n"
+	"                  object OUT that PROG loads (e.g. through LD_LIBRARY_PATH)\n"
 	"  --allow-new     paths the prediction lacks are not a failure (ARGS differ from\n"
 	"                  the training run's)\n"
 	"  --show N        list up to N offending paths (default 10)\n"
@@ -39,25 +41,36 @@ int cmd_verify(int argc, char **argv)
 	static const struct option opts[] = {
 		{"map", required_argument, NULL, 'm'},
 		{"allow-new", no_argument, NULL, 'a'},
+		{"exec", required_argument, NULL, 'e'},
 		{"show", required_argument, NULL, 's'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *map = NULL;
+	const char *map = NULL, *exec_prog = NULL;
 	bool allow_new = false, quiet = false;
 	long show = 10;
 	char *end;
 	int c;
+	/* options anywhere before "--"; the program's arguments after it */
+	int dashes = argc;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dashes = i;
+			break;
+		}
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+m:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(dashes, argv, "m:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			map = optarg;
 			break;
 		case 'a':
 			allow_new = true;
+			break;
+		case 'e':
+			exec_prog = optarg;
 			break;
 		case 's':
 			show = strtol(optarg, &end, 10);
@@ -78,18 +91,17 @@ int cmd_verify(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc || !strcmp(argv[optind], "--")) {
+	if (optind >= dashes) {
 		cli_error("verify", "expected a program; usage: icpp verify OUT [-m MAP] -- ARGS");
 		return 2;
 	}
 	const char *prog = argv[optind++];
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
-	else if (optind < argc) {
+	if (optind < dashes) {
 		cli_error("verify", "put the program's arguments after '--': icpp verify %s -- ARGS",
 			  prog);
 		return 2;
 	}
+	optind = dashes < argc ? dashes + 1 : argc;
 	char err[1024], mapbuf[4096], runtime[4096];
 	if (!map) {
 		snprintf(mapbuf, sizeof(mapbuf), "%s.icpp", prog);
@@ -131,7 +143,7 @@ int cmd_verify(int argc, char **argv)
 	/* OUT is a file, not a command to look up in PATH */
 	char exe[4096];
 	snprintf(exe, sizeof(exe), "%s%s", strchr(prog, '/') ? "" : "./", prog);
-	targv[0] = exe;
+	targv[0] = exec_prog ? (char *)exec_prog : exe;
 	for (int i = optind; i < argc; i++)
 		targv[i - optind + 1] = argv[i];
 	if (train_run(targv, runtime, trained, &res, err, sizeof(err)) < 0) {
@@ -142,7 +154,7 @@ int cmd_verify(int argc, char **argv)
 	size_t idlen = bin_build_id(bm, &id);
 	uint32_t m = idlen ? pm_module_by_build_id(trained, id, (uint32_t)idlen) : PM_NONE;
 	if (m == PM_NONE) {
-		cli_error("verify", "%s ran, but training recorded no call of it", prog);
+		cli_error("verify", "%s ran, but training recorded no call of %s", targv[0], prog);
 		goto out;
 	}
 	if (rw_collapse(trained, m, &note, &obs, err, sizeof(err)) < 0) {
@@ -165,6 +177,11 @@ int cmd_verify(int argc, char **argv)
 			"predicted height, %" PRIu64 " at another height, %" PRIu64 " not predicted; %"
 			PRIu64 " predicted paths not taken\n", vr.observed, vr.matched, vr.mismatched,
 			vr.unpredicted, vr.unobserved);
+		if (vr.hidden)
+			fprintf(stderr, "icpp verify: %" PRIu64 " call paths under a stale parent frame "
+				"(a guess of entry-only training), checked by function, callsite and "
+				"height alone: %" PRIu64 " predicted, %" PRIu64 " at another height\n",
+				vr.hidden, vr.hidden_matched, vr.hidden_mismatched);
 		fprintf(stderr, "icpp verify: precise paths: %.1f%% predicted, %.1f%% observed\n",
 			vr.precise_predicted, vr.precise_observed);
 	}

@@ -304,9 +304,12 @@ uint32_t rw_find_module(const struct pathmap *pm, const struct rw_binary *b);
 int rw_rename_module(struct pathmap *pm, uint32_t module, const char *path, const uint8_t *id,
 		     uint32_t idlen);
 /* Frames training did not see.  A node whose callsite lies outside its
- * parent's function P was called from a function U training did not hook (a
- * hidden frame; P may even be a sibling that had already returned, which the
- * entry-only training could not notice).  Padding U or P, or wrapping a call
+ * parent's function P either has a stale parent -- the callsite lies in an
+ * ancestor A above P: P had returned, but entry-only training pops a frame
+ * only when an entry comes at or above its SP, and the call was made deeper;
+ * then the frames between A and the node are not padded and the calls into
+ * them not wrapped -- or was called from a function U training did not hook
+ * (a hidden frame).  Padding U or P, or wrapping a call
  * into U (or the call into P), would move the node without the pathmap
  * showing why, so the prediction would be wrong: those changes are left out.
  * Functions never seen in the map that call a hidden function are taken to
@@ -341,10 +344,20 @@ struct rw_verify_result {
 	uint64_t mismatched;         /* same callsite path, other height(s) */
 	uint64_t unpredicted;        /* callsite path the prediction lacks */
 	uint64_t unobserved;         /* predicted nodes training did not see */
+	uint64_t hidden;             /* observed under a stale parent (the callsite
+	                              * lies in an ancestor above the parent: the
+	                              * parent is a guess of entry-only training);
+	                              * checked by (function, callsite, height)
+	                              * alone: */
+	uint64_t hidden_matched;     /* ... some predicted node has all three */
+	uint64_t hidden_mismatched;  /* ... (function, callsite) predicted, never
+	                              * at this height */
 	double precise_predicted, precise_observed;   /* % of paths (pm_stats) */
 };
 /* Compare observed (collapsed) with predicted; modules match by build-id,
- * else path.  Prints up to `show` offending paths to out (may be NULL). */
+ * else path.  Every observed node is matched, mismatched, unpredicted or
+ * hidden (counted in that order).  Prints up to `show` offending paths to out
+ * (may be NULL). */
 int rw_verify(struct pathmap *predicted, struct pathmap *observed, FILE *out, unsigned show,
 	      struct rw_verify_result *r, char *err, size_t errlen);
 

@@ -110,24 +110,48 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 		if (p && contains(b, pm, module, p->func, x->cs_module, x->cs_addr))
 			continue;
 		v->hidden_nodes++;
+		/* a stale parent: the callsite lies in an ancestor A above it; the
+		 * frames between A and the node had returned */
+		uint32_t a = p ? p->parent : PM_NONE;
+		while (a != PM_NONE && !contains(b, pm, module, pm->nodes[a].func, x->cs_module, x->cs_addr))
+			a = pm->nodes[a].parent;
+		if (a != PM_NONE) {
+			for (uint32_t f = x->parent; f != a; f = pm->nodes[f].parent) {
+				const struct pm_node *fn = &pm->nodes[f];
+				if (pm->funcs[fn->func].module == module) {
+					uint32_t o = owner_at(b, pm->funcs[fn->func].addr);
+					if (o != RW_NONE)
+						v->no_pad[o] = true;
+				}
+				if (fn->cs_module == module) {
+					uint32_t c = rw_call_index(b, fn->cs_addr);
+					if (c != RW_NONE)
+						v->no_wrap[c] = true;
+				}
+			}
+			continue;
+		}
 		if (x->cs_module == module) {
 			uint32_t u = owner_at(b, x->cs_addr);
 			if (u != RW_NONE)
 				hidden[u] = true;
 		}
-		if (!p || pm->funcs[p->func].module != module)
+		if (!p)
 			continue;
-		/* P: not padded, the call into P not wrapped */
+		/* the call into P (P may be a stale sibling) is not wrapped */
+		if (p->cs_module == module) {
+			uint32_t c = rw_call_index(b, p->cs_addr);
+			if (c != RW_NONE)
+				v->no_wrap[c] = true;
+		}
+		if (pm->funcs[p->func].module != module)
+			continue;
+		/* P is not padded */
 		uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
 		if (pf != RW_NONE) {
 			v->no_pad[pf] = true;
 			if (x->cs_module != module)
 				ext_in[pf] = true;
-		}
-		if (p->cs_module == module) {
-			uint32_t c = rw_call_index(b, p->cs_addr);
-			if (c != RW_NONE)
-				v->no_wrap[c] = true;
 		}
 		/* U elsewhere: the caller of P may be the real caller of U */
 		const struct pm_node *pp = p->parent == PM_NONE ? NULL : &pm->nodes[p->parent];
@@ -312,6 +336,23 @@ static bool same_site(const struct key *a, const struct key *b)
 	return a->parent == b->parent && a->func == b->func && a->csm == b->csm && a->csa == b->csa;
 }
 
+/* For stale-parent nodes: keys with every parent 0, so that a lookup finds
+ * (function, callsite, height) wherever it is.  2: all three predicted; 1:
+ * (function, callsite) only; 0: neither. */
+static int find_any_parent(const struct key *v, size_t n, struct key k)
+{
+	k.parent = 0;
+	int64_t h = k.height;
+	k.height = INT64_MIN;
+	int found = 0;
+	for (size_t at = lower(v, n, &k); at < n && same_site(&v[at], &k); at++) {
+		found = 1;
+		if (v[at].height == h)
+			return 2;
+	}
+	return found;
+}
+
 static uint32_t match_module(const struct pathmap *pred, const struct pm_module *m)
 {
 	if (m->build_id_len) {
@@ -326,7 +367,29 @@ static uint32_t match_module(const struct pathmap *pred, const struct pm_module 
 	return PM_NONE;
 }
 
-enum { V_MATCH, V_MISMATCH, V_UNPREDICTED };
+enum { V_MATCH, V_MISMATCH, V_UNPREDICTED, V_HIDDEN };
+
+static bool func_holds(const struct pathmap *pm, uint32_t func, uint32_t csm, uint64_t csa)
+{
+	const struct pm_function *f = &pm->funcs[func];
+	return f->module == csm && csa >= f->addr && (!f->size || csa < f->addr + f->size);
+}
+
+/* Is node i's parent a guess?  Entry-only training keeps a frame that has
+ * returned (a stale sibling) as long as no entry at its SP or above pops it,
+ * so a call made deeper in the real caller looks like a call from that
+ * sibling.  Then the callsite lies in an ancestor above the parent. */
+static bool stale_parent(const struct pathmap *pm, uint32_t i)
+{
+	const struct pm_node *x = &pm->nodes[i];
+	if (x->parent == PM_NONE || x->cs_module == PM_NONE ||
+	    func_holds(pm, pm->nodes[x->parent].func, x->cs_module, x->cs_addr))
+		return false;
+	for (uint32_t a = pm->nodes[x->parent].parent; a != PM_NONE; a = pm->nodes[a].parent)
+		if (func_holds(pm, pm->nodes[a].func, x->cs_module, x->cs_addr))
+			return true;
+	return false;
+}
 
 int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned show,
 	      struct rw_verify_result *r, char *err, size_t errlen)
@@ -338,7 +401,8 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 	uint32_t *match = malloc((obs->nnodes ? obs->nnodes : 1) * sizeof(*match));
 	uint8_t *state = malloc(obs->nnodes ? obs->nnodes : 1);
 	bool *seen = calloc(pred->nnodes ? pred->nnodes : 1, sizeof(*seen));
-	if (!keys || !mods || !funcs || !match || !state || !seen) {
+	struct key *fk = malloc((pred->nnodes ? pred->nnodes : 1) * sizeof(*fk));
+	if (!keys || !mods || !funcs || !match || !state || !seen || !fk) {
 		rw_errf(err, errlen, "out of memory comparing pathmaps");
 		goto fail;
 	}
@@ -347,6 +411,11 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 		keys[i] = (struct key){x->parent, x->func, x->cs_module, x->cs_addr, x->height, i};
 	}
 	qsort(keys, pred->nnodes, sizeof(*keys), cmp_key);
+	for (uint32_t i = 0; i < pred->nnodes; i++) {
+		fk[i] = keys[i];
+		fk[i].parent = 0;
+	}
+	qsort(fk, pred->nnodes, sizeof(*fk), cmp_key);
 	for (uint32_t i = 0; i < obs->nmodules; i++)
 		mods[i] = match_module(pred, &obs->modules[i]);
 	for (uint32_t i = 0; i < obs->nfuncs; i++) {
@@ -359,7 +428,9 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 		const struct pm_node *x = &obs->nodes[i];
 		r->observed++;
 		match[i] = PM_NONE;
-		if (x->parent != PM_NONE && state[x->parent] != V_MATCH) {
+		if (stale_parent(obs, i) || (x->parent != PM_NONE && state[x->parent] == V_HIDDEN)) {
+			state[i] = V_HIDDEN;
+		} else if (x->parent != PM_NONE && state[x->parent] != V_MATCH) {
 			state[i] = state[x->parent];        /* below an unmatched frame */
 		} else {
 			struct key k = {x->parent == PM_NONE ? PM_NONE : match[x->parent], funcs[x->func],
@@ -399,6 +470,21 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 			r->matched++;
 		else if (state[i] == V_MISMATCH)
 			r->mismatched++;
+		else if (state[i] == V_HIDDEN) {
+			r->hidden++;
+			struct key k = {0, funcs[x->func], x->cs_module == PM_NONE ? PM_NONE : mods[x->cs_module],
+					x->cs_addr, x->height, 0};
+			int f = funcs[x->func] == PM_NONE ? 0 : find_any_parent(fk, pred->nnodes, k);
+			r->hidden_matched += f == 2;
+			r->hidden_mismatched += f == 1;
+			if (f == 1 && out && shown < show) {
+				shown++;
+				fprintf(out, "  wrong height under a stale parent: height %" PRId64 "\n    ",
+					x->height);
+				pm_print_path(out, obs, i, " > ", PM_PRINT_CALLSITES, bin_demangle);
+				fputc('\n', out);
+			}
+		}
 		else
 			r->unpredicted++;
 	}
@@ -415,8 +501,10 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 	free(match);
 	free(state);
 	free(seen);
+	free(fk);
 	return 0;
 fail:
+	free(fk);
 	free(keys);
 	free(mods);
 	free(funcs);
