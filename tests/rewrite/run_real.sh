@@ -1,0 +1,126 @@
+#!/bin/bash
+# Real programs nobody here wrote (Debian's binaries, stripped, built with
+# Debian's default flags, i.e. without frame pointers), rewritten twice: with
+# the solver's plan and with --everything.  Each time the documented workload
+# below must give byte-identical output, and icpp verify must find every
+# observed path at its predicted height (--allow-new: paths that only the
+# instrumented rewritten run takes, e.g. inside malloc, are listed, not
+# failed).  Label "long".
+#
+#   run_real.sh ICPP WORK KIND [SRC]
+#     lua       /usr/bin/lua5.4 on tests/train/real.lua (SRC: that file)
+#     bzip2     /lib/.../libbz2.so.1.0 (a shared object, loaded through
+#               LD_LIBRARY_PATH) under /usr/bin/bzip2: compress, test,
+#               decompress 2.5 MB
+#     zstd      /usr/bin/zstd: levels 3 and 19, decompress, list
+#     cppcheck  /usr/bin/cppcheck (C++, exceptions on a syntax error) on two
+#               small sources
+# A summary per run is appended to WORK/summary.txt.
+set -u
+icpp=$1 work=$2 kind=$3 src=${4:-}
+rm -rf "$work" && mkdir -p "$work/bin" "$work/lib" && cd "$work" || exit 1
+fail=0
+exec_prog=sh
+libpath=
+case $kind in
+lua)
+	target=/usr/bin/lua5.4
+	cp "$src" real.lua
+	cat > wl.sh <<'EOF'
+"$P" real.lua out.txt; echo "exit $?"; cat out.txt
+EOF
+	;;
+bzip2)
+	target=$(ldd /usr/bin/bzip2 | sed -n 's/.*libbz2.so.1.0 => \([^ ]*\).*/\1/p')
+	head -c 2000000 /usr/bin/bzip2 /usr/bin/lua5.4 /usr/bin/zstd > data 2>/dev/null
+	seq 1 50000 >> data
+	cat > wl.sh <<'EOF'
+bzip2 -9 -c data > data.bz2 && bzip2 -t data.bz2 && bzip2 -dc data.bz2 | cmp - data &&
+	md5sum < data.bz2 && bzip2 -1 -c data | md5sum
+EOF
+	;;
+zstd)
+	target=/usr/bin/zstd
+	head -c 2000000 /usr/bin/bzip2 /usr/bin/lua5.4 /usr/bin/zstd > data 2>/dev/null
+	seq 1 50000 >> data
+	cat > wl.sh <<'EOF'
+"$P" -q -3 -c data > data.zst && "$P" -q -dc data.zst | cmp - data && md5sum < data.zst &&
+	"$P" -q -19 -c data | md5sum && "$P" -q -t data.zst && echo ok
+EOF
+	;;
+cppcheck)
+	target=/usr/bin/cppcheck
+	cat > a.c <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+struct s { int a[10]; char *p; };
+static int f(int n) { int a[10]; a[n] = 1; return a[10]; }
+char *g(void) { char *p = malloc(10); strcpy(p, "0123456789abc"); return p; }
+int h(struct s *x) { if (x == NULL) return x->a[0]; free(x->p); free(x->p); return 0; }
+int main(void) { int u; return f(u) + h(0) + (g() != 0); }
+EOF
+	cat > b.cpp <<'EOF'
+template<class T> struct A { T x; void f() { x.g(); } };
+class B { public: B(int) {} virtual ~B(); };
+int main() { int *p = new int[3]; delete p; for (int i = 0; i < 3; i++ { } }
+EOF
+	cat > wl.sh <<'EOF'
+"$P" --enable=all --inconclusive --std=c11 --suppress=missingIncludeSystem -q a.c 2>&1
+"$P" --enable=all -q b.cpp 2>&1
+"$P" --enable=style --template='{file}:{line}:{severity}:{id}' -q a.c b.cpp 2>&1
+echo done
+EOF
+	;;
+*)
+	echo "unknown kind $kind"
+	exit 2
+	;;
+esac
+[ -e "$target" ] || { echo "SKIP: $target missing"; exit 0; }
+name=$(basename "$target")
+if [ "$kind" = bzip2 ]; then
+	out=lib/$name
+	libpath=$PWD/lib
+else
+	out=bin/$name
+fi
+
+P=$target sh wl.sh > orig.out 2>&1
+echo $? > orig.rc
+if ! P=$target "$icpp" train -q -o map -- sh wl.sh > trained.out 2>&1 ||
+   ! cmp -s orig.out trained.out; then
+	echo "FAIL: training changed the workload's output"
+	fail=1
+fi
+
+for mode in solved everything; do
+	opt=
+	[ $mode = everything ] && opt=--everything
+	if ! "$icpp" rewrite "$target" -m map -o "$out" $opt 2> "rewrite.$mode.err"; then
+		echo "FAIL: icpp rewrite $opt"
+		cat "rewrite.$mode.err"
+		fail=1
+		continue
+	fi
+	P=$PWD/$out LD_LIBRARY_PATH=$libpath sh wl.sh > "$mode.out" 2>&1
+	echo $? > "$mode.rc"
+	if ! cmp -s orig.out "$mode.out" || ! cmp -s orig.rc "$mode.rc"; then
+		echo "FAIL: $mode: the workload's output differs"
+		diff orig.out "$mode.out" | head
+		fail=1
+	fi
+	P=$PWD/$out LD_LIBRARY_PATH=$libpath "$icpp" verify "$out" --allow-new --exec $exec_prog \
+		-- wl.sh > "verify.$mode.out" 2> "verify.$mode.err"
+	if ! grep -q " 0 at another height" "verify.$mode.err"; then
+		echo "FAIL: $mode: icpp verify"
+		grep -v "^ " "verify.$mode.err" | head
+		grep -A1 "wrong height" "verify.$mode.err" | head -6
+		fail=1
+	fi
+	{
+		echo "== $kind ($target), $mode"
+		grep -v "^icpp rewrite: wrote" "rewrite.$mode.err"
+		grep "^icpp verify:" "verify.$mode.err"
+	} | tee -a summary.txt
+done
+exit $fail
