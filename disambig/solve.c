@@ -1700,7 +1700,9 @@ static uint32_t greedy(struct ds *s)
 		for (uint32_t i = 0; i < nk && !out_of_time(s); i++) {
 			double share = total > 0 ? 4.0 * (double)left * keys[i].value / total : 0;
 			s->attempt_work = share < 4000 ? 4000 : share > 1e6 ? 1000000 : (uint64_t)share;
-			for (int t = 0; t < 8; t++) {
+			/* a hot CID may take many moves: each may separate one path */
+			int tmax = keys[i].value > keys[i].nent + 1 ? 64 : 8;
+			for (int t = 0; t < tmax; t++) {
 				uint32_t b = tab_find(s, keys[i].inst, keys[i].h);
 				if (b == DA_NONE || s->B[b].nent < 2)
 					break;
