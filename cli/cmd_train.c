@@ -128,6 +128,12 @@ static void summary(const struct pathmap *pm, const struct train_result *res, co
 		fprintf(stderr, "icpp: not recorded: %llu entries in signal handlers (their heights "
 			"depend on where the kernel placed the signal frame)\n",
 			(unsigned long long)t->in_signal);
+	if (t->stale_frames || t->rebuilt_frames || t->unrebuilt)
+		fprintf(stderr, "icpp: paths corrected at collection: %llu past a returned frame, "
+			"%llu under a caller rebuilt from CFI (its entry was not seen); %llu dropped "
+			"(caller not rebuildable)\n",
+			(unsigned long long)t->stale_frames, (unsigned long long)t->rebuilt_frames,
+			(unsigned long long)t->unrebuilt);
 	if (t->in_realign)
 		fprintf(stderr, "icpp: not recorded: %llu entries under frames that realign the stack "
 			"(their heights depend on the stack's alignment; e.g. ld.so's lazy binding)\n",

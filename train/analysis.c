@@ -133,9 +133,10 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 	struct bin_cfa cfa = {.reg = BIN_CFA_RSP, .offset = 8};
 	if (bin_cfa_at(m, f->addr, &cfa) < 0 && f->from_fde)
 		return SKIP_ENTRY_CFA;   /* an FDE whose rule is an expression */
-	if (cfa.reg != BIN_CFA_RSP || cfa.offset < 8 || cfa.offset % 8 || cfa.offset > 4096)
+	if (cfa.offset < 8 || cfa.offset % 8 || cfa.offset > 4096)
 		return SKIP_ENTRY_CFA;
 	site->cfa_offset = (uint16_t)cfa.offset;
+	site->flags = cfa.reg == BIN_CFA_RBP ? SITE_CFA_RBP : 0;
 	uint8_t code[64];
 	size_t avail = f->size < sizeof(code) ? f->size : sizeof(code);
 	if (bin_read(m, f->addr, code, avail) < 0)
@@ -144,7 +145,6 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 	site->addr = f->addr;
 	site->patch_off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
 	site->patch_len = 0;
-	site->flags = 0;
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *p = code + site->patch_off;
 	size_t left = avail - site->patch_off;

@@ -124,6 +124,63 @@ static uint32_t pm_function_of(struct record *r, const struct rec_node *n,
  * such paths do not exist without training, so they and their subtrees go. */
 #define DROPPED (PM_NONE - 1)
 
+/* The function of the code at a runtime address, and its module's analysis. */
+static const struct bin_function *function_at(struct record *r, uint32_t slot, uint64_t addr,
+					       struct analysis_cache *cache,
+					       const struct analysed_module **am)
+{
+	char path[TRAIN_PATH_MAX];
+	snprintf(path, sizeof(path), "%.*s", (int)sizeof(r->modules[slot].path), r->modules[slot].path);
+	*am = analysis_get(cache, path);
+	return *am && (*am)->bin ? bin_function_at((*am)->bin, addr - r->modules[slot].bias) : NULL;
+}
+
+/* The pathmap parent of node n, whose recorded parent maps to `parent`.
+ *
+ * Entry-only training pops a returned frame only at a later entry at or
+ * above its CFA.  A hooked function D whose caller X calls it at a lower SP
+ * than X's previous callee (X's frame grew: alloca), or whose caller's entry
+ * training never saw (X could not be hooked, or ran before the runtime
+ * started), finds that returned callee still on the shadow stack: the
+ * recorded parent is then wrong, though D's height is exact.  The callsite
+ * says which function X made the call:
+ *  - X is a recorded ancestor: the frames below it are stale, X is the parent;
+ *  - otherwise the CFI at the call gives X's CFA: rsp + k (SP at the call is
+ *    D's CFA) or rbp + k (rbp as D's entry found it, in the node): replay
+ *    X's entry (pop the ancestors at or below its CFA) and put X between,
+ *    with its callsite unknown.  This also covers a landing pad the unwinder
+ *    jumped to, in a function whose entry was never run.
+ * Returns UNREBUILT when X's frame cannot be rebuilt (code outside any
+ * function, an implausible CFA): such a path would be wrong, so it goes. */
+#define UNREBUILT (PM_NONE - 2)
+static uint32_t true_parent(struct record *r, const struct rec_node *n, uint32_t parent,
+			    uint32_t cs_slot, struct analysis_cache *cache, struct pathmap *pm,
+			    struct train_totals *tot)
+{
+	const struct analysed_module *am;
+	const struct bin_function *x = cs_slot == REC_NONE ? NULL
+				       : function_at(r, cs_slot, n->ra - 1, cache, &am);
+	uint32_t mod = x ? pm_module_of(r, cs_slot, cache, pm, tot) : PM_NONE;
+	uint32_t func = mod == PM_NONE ? PM_NONE : pm_add_function(pm, mod, x->addr, x->size, x->name);
+	if (func == PM_NONE)
+		return UNREBUILT;
+	for (uint32_t a = parent; a != PM_NONE; a = pm->nodes[a].parent)
+		if (pm->nodes[a].func == func) {
+			tot->stale_frames += a != parent;
+			return a;
+		}
+	struct bin_cfa cfa;
+	if (bin_cfa_at(am->bin, n->ra - 1 - r->modules[cs_slot].bias, &cfa) < 0)
+		return UNREBUILT;
+	int64_t height = (cfa.reg == BIN_CFA_RSP ? n->height : n->rbp_off) - cfa.offset;
+	if (height >= n->height)
+		return UNREBUILT;                /* not a frame above D: rbp was no frame pointer */
+	while (parent != PM_NONE && pm->nodes[parent].height >= height)
+		parent = pm->nodes[parent].parent;
+	tot->rebuilt_frames++;
+	return pm_add_node(pm, parent, func, PM_NONE, 0, height, 0);
+}
+
 static int add_nodes(struct record *r, struct analysis_cache *cache, struct pathmap *pm,
 		     struct train_totals *tot)
 {
@@ -144,6 +201,16 @@ static int add_nodes(struct record *r, struct analysis_cache *cache, struct path
 		    (n->parent != REC_NONE && parent == PM_NONE)) {
 			tot->invalid_nodes++;
 			continue;
+		}
+		if (parent != PM_NONE) {
+			parent = true_parent(r, n, parent, cs_slot, cache, pm, tot);
+			if (parent == UNREBUILT) {
+				tot->unrebuilt++;
+				map[i] = DROPPED;
+				continue;
+			}
+			if (parent == PM_NONE)
+				goto oom;
 		}
 		uint32_t func = pm_function_of(r, n, cache, pm, tot);
 		uint32_t cs_module = cs_slot == REC_NONE ? PM_NONE : pm_module_of(r, cs_slot, cache, pm, tot);

@@ -71,16 +71,18 @@ struct train_reply {
 #define SITE_PAD 1u                       /* the jmp may extend into alignment padding */
 #define SITE_REALIGN 2u                   /* realigns SP beyond 16: heights of its
 					   * callees depend on the base's alignment */
+#define SITE_CFA_RBP 4u                   /* CFA = rbp + cfa_offset at the entry (a
+					   * .cold fragment of a frame-pointer function) */
 struct train_site {
 	uint64_t addr;                    /* ELF vaddr of the function */
 	uint16_t patch_off;               /* bytes kept at the entry (endbr64: 4) */
 	uint16_t patch_len;               /* bytes of whole instructions displaced */
 	uint16_t flags;                   /* SITE_* */
-	/* CFA = SP + cfa_offset at the entry, from the CFI: 8 for a called
-	 * function, more for one entered with its frame partly built (ld.so's
-	 * lazy-binding resolver after the PLT's pushes, a gcc .cold fragment
-	 * jumped to inside its parent's frame).  The return address is at
-	 * CFA - 8. */
+	/* CFA = SP (or rbp, SITE_CFA_RBP) + cfa_offset at the entry, from the
+	 * CFI: SP + 8 for a called function, more for one entered with its
+	 * frame partly built (ld.so's lazy-binding resolver after the PLT's
+	 * pushes, a gcc .cold fragment jumped to inside its parent's frame).
+	 * The return address is at CFA - 8. */
 	uint16_t cfa_offset;
 };
 
@@ -138,6 +140,10 @@ struct rec_node {
 	uint64_t ra;                      /* return address (runtime) */
 	int64_t height;                   /* base - CFA */
 	uint64_t entries;
+	/* base - rbp at the entry that created the node: in frame-pointer code
+	 * the caller's rbp, so that the collector can evaluate a caller's
+	 * rbp-based CFA rule (collect.c true_parent). */
+	int64_t rbp_off;
 	uint32_t valid;                   /* REC_NODE_VALID once the fields are written */
 	uint32_t pad;
 };

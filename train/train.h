@@ -27,6 +27,9 @@ struct train_totals {
 	uint64_t in_realign;     /* entries under a frame that realigned the stack */
 	uint64_t nodes_full;     /* entries after a node log filled up */
 	uint64_t invalid_nodes;  /* nodes a dying process left half-written */
+	uint64_t stale_frames;   /* paths whose recorded parent had returned */
+	uint64_t rebuilt_frames; /* callers without a seen entry, rebuilt from CFI */
+	uint64_t unrebuilt;      /* paths dropped: such a caller could not be rebuilt */
 	/* Per pathmap module (index as in the pathmap): functions not hooked,
 	 * by reason (train/protocol.h enum train_skip). */
 	uint32_t (*skipped)[SKIP_NREASONS];

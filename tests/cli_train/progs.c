@@ -3,6 +3,7 @@
  *   progs segv          die of SIGSEGV
  *   progs altstack      run a signal handler on a sigaltstack
  *   progs signal        run a signal handler on the thread's stack, then after()
+ *   progs alloca        grower() calls first(), grows its frame, calls second()
  *   progs print WORD    print WORD (its build differs per -DVARIANT) */
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,26 @@ static void handler(int sig)
 __attribute__((noinline)) static void after(void)
 {
 	sink++;
+}
+
+__attribute__((noinline)) static void first(void)
+{
+	sink++;
+}
+
+__attribute__((noinline)) static void second(void)
+{
+	sink += 2;
+}
+
+/* After alloca, second() is called at a lower SP than first() was: at its
+ * entry the shadow stack still holds first(), which had returned. */
+__attribute__((noinline)) static void grower(int n)
+{
+	first();
+	volatile char *p = __builtin_alloca((size_t)n);
+	p[0] = 1;
+	second();
 }
 
 __attribute__((noinline)) static int work(int n)
@@ -62,6 +83,11 @@ int main(int argc, char **argv)
 		raise(SIGUSR1);
 		after();
 		printf("handled %d\n", sink);
+		return 0;
+	}
+	if (!strcmp(argv[1], "alloca")) {
+		grower(256);
+		printf("%d\n", sink);
 		return 0;
 	}
 	if (!strcmp(argv[1], "print")) {

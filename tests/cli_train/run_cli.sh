@@ -53,6 +53,16 @@ done
 check "same paths and heights whatever the environment size" cmp -s env8.paths env72.paths
 check "lazy binding under a realigned frame is reported" grep -q "realign the stack" env8.err
 
+# A frame that grows (alloca) between two calls leaves the first callee on the
+# shadow stack at the second call: the collector sees the callsite is in
+# grower(), not in first(), and attaches second() to grower().
+"$icpp" train -o grow.icpp -- "$progs" alloca > /dev/null 2> grow.err
+check "second() is grower's child" \
+	bash -c "'$icpp' paths grow.icpp --function second | grep -q 'grower > second\$'"
+check "second() is not recorded under the returned first()" \
+	bash -c "! '$icpp' paths grow.icpp --function second | grep -q 'first > second'"
+check "the correction is reported" grep -q "past a returned frame" grow.err
+
 # A handler on the thread's own stack: its heights depend on where the kernel
 # aligned the signal frame, so it is reported and not recorded; the frames
 # after it are recorded with the right parent.

@@ -214,7 +214,7 @@ void rt_after_fork(void)
 
 /* ---- the calling-context tree ---- */
 
-static uint32_t node_new(const struct cct_key *k)
+static uint32_t node_new(const struct cct_key *k, int64_t rbp_off)
 {
 	uint64_t i = __atomic_fetch_add(&rt.hdr->nnodes, 1, __ATOMIC_RELAXED);
 	if (i >= rt.hdr->max_nodes)
@@ -225,6 +225,7 @@ static uint32_t node_new(const struct cct_key *k)
 	n->func = k->fn->vaddr;
 	n->ra = k->ra;
 	n->height = k->height;
+	n->rbp_off = rbp_off;
 	__atomic_store_n(&n->valid, REC_NODE_VALID, __ATOMIC_RELEASE);
 	return (uint32_t)i;
 }
@@ -235,7 +236,7 @@ static int key_eq(const struct cct_key *a, const struct cct_key *b)
 }
 
 /* The child of k->parent for (fn, ra, height), created when new. */
-static uint32_t cct_child(struct thread *t, const struct cct_key *k)
+static uint32_t cct_child(struct thread *t, const struct cct_key *k, uintptr_t rbp)
 {
 	uint64_t h = ((uintptr_t)k->fn ^ k->ra ^ ((uint64_t)k->parent << 32) ^ (uint64_t)k->height) *
 		     0x9e3779b97f4a7c15ull;
@@ -245,7 +246,7 @@ static uint32_t cct_child(struct thread *t, const struct cct_key *k)
 	struct cct_entry *e;
 	HASH_FIND(hh, t->cct, k, sizeof(*k), e);
 	if (!e) {
-		uint32_t node = node_new(k);
+		uint32_t node = node_new(k, t->base - (int64_t)rbp);
 		if (node == REC_NONE)
 			return REC_NONE;
 		e = rt_alloc(sizeof(*e));
@@ -275,7 +276,7 @@ static int is_sigtramp(uintptr_t ra)
 	return 0;
 }
 
-void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
+void icpp_enter(const struct fn_meta *fn, uintptr_t sp, uintptr_t rbp)
 {
 	struct thread *t = thread_get(sp);
 	if (!t || t->busy) {
@@ -285,12 +286,13 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 	t->busy = 1;
 	__asm__ volatile("" ::: "memory");
 
-	uintptr_t cfa = sp + fn->cfa_offset;
-	struct cct_key k = {.fn = fn, .ra = *(const uintptr_t *)(cfa - 8), .height = t->base - (int64_t)cfa};
+	uintptr_t cfa = (fn->flags & FN_CFA_RBP ? rbp : sp) + fn->cfa_offset;
+	struct cct_key k = {.fn = fn, .height = t->base - (int64_t)cfa};
 	if (k.height < REC_HEIGHT_MIN || k.height > REC_HEIGHT_MAX) {
 		count(&rt.hdr->off_stack);
 		goto out;
 	}
+	k.ra = *(const uintptr_t *)(cfa - 8);    /* on this thread's stack: checked above */
 	uint32_t d = t->depth;
 	while (d && t->stack[d - 1].cfa <= cfa)
 		if (t->stack[--d].unstable)
@@ -307,7 +309,7 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp)
 		goto out;
 	}
 	k.parent = d ? t->stack[d - 1].node : REC_NONE;
-	uint32_t node = cct_child(t, &k);
+	uint32_t node = cct_child(t, &k, rbp);
 	if (node == REC_NONE) {
 		count(&rt.hdr->nodes_full);
 		t->depth = d;

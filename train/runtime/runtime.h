@@ -4,7 +4,7 @@
  * Hot path (hook.c, built with -mgeneral-regs-only and calling nothing
  * outside this library): every hooked function entry jumps to a per-function
  * stub, which calls icpp_common (stub.S), which saves the registers and calls
- * icpp_enter(fn, entry SP).  icpp_enter applies method.md's entry-only rule on
+ * icpp_enter(fn, entry SP, entry rbp).  icpp_enter applies method.md's entry-only rule on
  * the calling thread's shadow stack and counts the entry on the node of the
  * calling-context tree for (parent, function, callsite, height).
  *
@@ -27,10 +27,11 @@
 /* What a hooked function's stub hands to icpp_enter. */
 #define FN_RESCAN 1u             /* ld.so's r_brk: the module list may have changed */
 #define FN_REALIGN 2u            /* SITE_REALIGN */
+#define FN_CFA_RBP 4u            /* SITE_CFA_RBP */
 struct fn_meta {
 	uint32_t module;         /* slot in the record file */
 	uint16_t flags;          /* FN_* */
-	uint16_t cfa_offset;     /* CFA = entry SP + this (train_site) */
+	uint16_t cfa_offset;     /* CFA = entry SP (or rbp) + this (train_site) */
 	uint64_t vaddr;          /* ELF vaddr of the function */
 };
 
@@ -50,7 +51,7 @@ extern struct runtime rt RT_HIDDEN;
 extern uint32_t rt_xsave_size RT_HIDDEN;  /* bytes icpp_rescan_saving_fpu reserves */
 
 /* hook.c */
-void icpp_enter(const struct fn_meta *fn, uintptr_t sp) RT_HIDDEN;
+void icpp_enter(const struct fn_meta *fn, uintptr_t sp, uintptr_t rbp) RT_HIDDEN;
 void *rt_alloc(size_t size) RT_HIDDEN;          /* zeroed, never freed */
 /* The calling thread's state; marks it busy (returns 0) or says it already
  * was (returns 1).  rt_leave clears busy. */

@@ -2,7 +2,8 @@
  *   [rsp] = return address into the stub, [rsp+8] = the stub's saved r11,
  *   r11 = the function's struct fn_meta, and the function's entry SP = rsp+16.
  * It preserves every general register (the stub restores r11) and the flags
- * are dead at a function entry.  icpp_enter is built with
+ * are dead at a function entry.  It calls icpp_enter(fn, entry SP, rbp);
+ * icpp_enter is built with
  * -mgeneral-regs-only, so vector registers are untouched. */
 	.text
 	.globl icpp_common
@@ -33,6 +34,7 @@ icpp_common:
 	.cfi_def_cfa_register %rbx
 	lea 88(%rsp), %rsi
 	mov %r11, %rdi
+	mov %rbp, %rdx
 	and $-16, %rsp
 	call icpp_enter
 	mov %rbx, %rsp
