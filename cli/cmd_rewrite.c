@@ -171,6 +171,11 @@ static char *default_name(const char *prog, const char *suffix)
 	return s;
 }
 
+static double secs(struct timespec a, struct timespec b)
+{
+	return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+}
+
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 100.0;
@@ -320,9 +325,10 @@ int cmd_rewrite(int argc, char **argv)
 	const char *prog = argv[optind];
 	char err[1024];
 	int rc = 1;
-	struct timespec t0, t1;
+	struct timespec t0, t1, ta, ts, tw;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct rw_binary *b = rw_open(prog, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &ta);
 	if (!b) {
 		cli_error("rewrite", "%s", err);
 		return 1;
@@ -405,11 +411,13 @@ int cmd_rewrite(int argc, char **argv)
 	}
 	if (add_fragment_pads(pm, m, b, &pp) < 0)
 		goto oom;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct rw_write_stats st;
 	if (rw_write(b, &plan, output, &st, err, sizeof(err)) < 0) {
 		cli_error("rewrite", "%s", err);
 		goto out;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &tw);
 	/* the predicted pathmap of OUT */
 	char real[PATH_MAX];
 	size_t pl = strlen(output) + 6;
@@ -427,10 +435,12 @@ int cmd_rewrite(int argc, char **argv)
 	if (!quiet) {
 		struct pm_stats sb, sa;
 		fprintf(stderr, "icpp rewrite: %u functions padded, %u callsites wrapped, %u bytes patched, "
-			"%" PRIu64 " bytes of trampolines; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%) in %.2f s\n",
+			"%" PRIu64 " bytes of trampolines; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
 			st.pads, st.wraps, st.patched_bytes, st.tramp_bytes, st.in_size, st.out_size,
-			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0,
-			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0);
+		fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "
+			"prediction %.2f s\n", secs(t0, t1), secs(t0, ta), solved ? "solver" : "plan",
+			secs(ta, ts), secs(ts, tw), secs(tw, t1));
 		if (pm_stats(pm, &sb) == 0 && pm_stats(pred, &sa) == 0)
 			fprintf(stderr, "icpp rewrite: precise paths %.1f%% -> %.1f%% predicted "
 				"(weighted %.1f%% -> %.1f%%)%s\n", pct(sb.precise_paths, sb.paths),

@@ -932,7 +932,10 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 						continue;
 					}
 					int64_t thr = s.k - k0;
-					if (mr->disp >= thr) {
+					if (mr->lea && mr->disp >= thr && mr->disp < s.k) {
+						/* end of a local, or a saved register? */
+						set_why(u, RW_PAD_SAVED_ADDR, in->addr);
+					} else if (mr->disp >= thr) {
 						if (!mr->disp_size)
 							set_why(u, RW_PAD_STRADDLE, in->addr);
 						else

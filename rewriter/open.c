@@ -57,6 +57,7 @@ const char *rw_pad_why_name(enum rw_pad_why w)
 		[RW_PAD_IMM_FULL] = "allocation immediate has no room (imm8 holds 127)",
 		[RW_PAD_DISP_FULL] = "an rsp-relative disp8 above the padding has no room",
 		[RW_PAD_STRADDLE] = "an rsp-relative access spans the padding's place",
+		[RW_PAD_SAVED_ADDR] = "an address computed among the saved registers (one past a local's end?)",
 		[RW_PAD_LARGE_FRAME] = "frame near 4 KiB (stack-clash probing)",
 		[RW_PAD_DYNAMIC] = "dynamic stack allocation without a frame pointer",
 		[RW_PAD_REALIGN] = "stack realignment",

@@ -34,7 +34,10 @@
  *    memory operand or lea that addresses at or above the padding (saved
  *    registers, return address, incoming stack arguments, va_start), and
  *    every CFA offset of the function's FDEs (and its fragments') that is at
- *    or below the allocation grow by D.  The FDE is re-encoded in the merged
+ *    or below the allocation grow by D.  An address computed (lea) between
+ *    the locals and the CFA is refused: it is as likely the one-past-the-end
+ *    pointer of the topmost local (which must not move) as a pointer to a
+ *    saved register (which must).  The FDE is re-encoded in the merged
  *    .eh_frame.  gdb's view of CFA-based locals of such a frame moves by D.
  *  - either way: every call of the function (and its fragments) must happen
  *    inside the allocation, so that padding moves every frame called from it
@@ -150,6 +153,8 @@ enum rw_pad_why {
 	RW_PAD_IMM_FULL,           /* an imm8/imm32 of the allocation has no room */
 	RW_PAD_DISP_FULL,          /* an rsp-relative disp8 above the padding has no room */
 	RW_PAD_STRADDLE,           /* an rsp-relative access spans the padding's place */
+	RW_PAD_SAVED_ADDR,         /* an address computed in the saved-register area
+	                            * (one past the end of a local?) */
 	RW_PAD_LARGE_FRAME,        /* frame near or above 4 KiB (stack-clash probes) */
 	RW_PAD_DYNAMIC,            /* dynamic stack allocation without a frame pointer */
 	RW_PAD_REALIGN,            /* stack realignment (and $-N,%rsp) */
@@ -332,8 +337,8 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
 			    uint32_t wrap, struct rw_plan *p);
 
 /* A copy of a trained map of OUT without trampoline frames: nodes of
- * trampolines (module `module`, addresses in the note's table) disappear and
- * their children take the trampoline frame's callsite; a callsite inside a
+ * trampolines (module `module`, addresses in the note's table) disappear,
+ * their children hang from the trampoline's parent, and a callsite inside a
  * trampoline becomes the callsite the trampoline serves. */
 int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_note *n,
 		struct pathmap **out, char *err, size_t errlen);

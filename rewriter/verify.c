@@ -249,18 +249,15 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 		if (funcs[i] == PM_NONE)
 			goto oom;
 	}
-	/* For a removed trampoline node, nodes[i] is its parent's new index and
-	 * its callsite is what its children take. */
+	/* For a removed trampoline node, nodes[i] is its parent's new index; its
+	 * children called from inside it take the callsite it serves (the
+	 * note's), others (a landing pad entered by the unwinder, with no
+	 * callsite) keep theirs. */
 	for (uint32_t i = 0; i < in->nnodes; i++) {
 		const struct pm_node *x = &in->nodes[i];
 		uint32_t parent = x->parent == PM_NONE ? PM_NONE : nodes[x->parent];
 		uint32_t csm = x->cs_module;
 		uint64_t csa = x->cs_addr;
-		if (x->parent != PM_NONE && gone[x->parent]) {
-			const struct pm_node *t = &in->nodes[x->parent];
-			csm = t->cs_module;
-			csa = t->cs_addr;
-		}
 		if (csm == module) {
 			uint32_t w = tramp_at(&n, csa);
 			if (w != RW_NONE)
@@ -268,7 +265,7 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 		}
 		if (funcs[x->func] == PM_NONE) {
 			gone[i] = true;
-			nodes[i] = parent;        /* its children take its callsite */
+			nodes[i] = parent;
 			continue;
 		}
 		nodes[i] = pm_add_node(pm, parent, funcs[x->func], csm == PM_NONE ? PM_NONE : mods[csm],
@@ -378,10 +375,16 @@ static bool func_holds(const struct pathmap *pm, uint32_t func, uint32_t csm, ui
 /* Is node i's parent a guess?  Entry-only training keeps a frame that has
  * returned (a stale sibling) as long as no entry at its SP or above pops it,
  * so a call made deeper in the real caller looks like a call from that
- * sibling.  Then the callsite lies in an ancestor above the parent. */
+ * sibling.  Then the callsite lies in an ancestor above the parent.  A node
+ * with a parent but no callsite was entered without a call (e.g. a landing
+ * pad in a .cold fragment reached by the unwinder): its frame is its
+ * parent's or an ancestor's, not one below, so the heights of the model do
+ * not apply either. */
 static bool stale_parent(const struct pathmap *pm, uint32_t i)
 {
 	const struct pm_node *x = &pm->nodes[i];
+	if (x->parent != PM_NONE && x->cs_module == PM_NONE)
+		return true;             /* entered without a call (a landing pad) */
 	if (x->parent == PM_NONE || x->cs_module == PM_NONE ||
 	    func_holds(pm, pm->nodes[x->parent].func, x->cs_module, x->cs_addr))
 		return false;
@@ -474,7 +477,8 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 			r->hidden++;
 			struct key k = {0, funcs[x->func], x->cs_module == PM_NONE ? PM_NONE : mods[x->cs_module],
 					x->cs_addr, x->height, 0};
-			int f = funcs[x->func] == PM_NONE ? 0 : find_any_parent(fk, pred->nnodes, k);
+			int f = funcs[x->func] == PM_NONE || x->cs_module == PM_NONE
+					? 0 : find_any_parent(fk, pred->nnodes, k);
 			r->hidden_matched += f == 2;
 			r->hidden_mismatched += f == 1;
 			if (f == 1 && out && shown < show) {

@@ -140,6 +140,28 @@ fx_sp_straddle:
 	.cfi_endproc
 	.size fx_sp_straddle, .-fx_sp_straddle
 
+/* no frame pointer, the one-past-the-end address of the topmost local
+ * (16(%rsp) at k = 32): it must not move with the padding, a pointer to a
+ * saved register at the same place would have to -> refused */
+	.globl fx_sp_endptr
+	.type fx_sp_endptr, @function
+fx_sp_endptr:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	sub $16, %rsp
+	.cfi_def_cfa_offset 32
+	lea 16(%rsp), %rax
+	call fx_leaf
+	add $16, %rsp
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_sp_endptr, .-fx_sp_endptr
+
 /* no frame pointer, an incoming argument at disp8 120: no room */
 	.globl fx_sp_dispfull
 	.type fx_sp_dispfull, @function

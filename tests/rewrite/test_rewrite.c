@@ -77,6 +77,7 @@ static void check_analysis(const struct rw_binary *b)
 	check_pad(b, "fx_sp", RW_FRAME_SP, 80, RW_PAD_OK);
 	check_pad(b, "fx_sp_straddle", RW_FRAME_SP, 0, RW_PAD_STRADDLE);
 	check_pad(b, "fx_sp_dispfull", RW_FRAME_SP, 0, RW_PAD_DISP_FULL);
+	check_pad(b, "fx_sp_endptr", RW_FRAME_SP, 0, RW_PAD_SAVED_ADDR);
 	check_pad(b, "fx_noalloc", RW_FRAME_NONE, 0, RW_PAD_NO_ALLOC);
 	CHECK_EQ_INT(func(b, "fx_realign")->pad_why, RW_PAD_REALIGN);
 	check_pad(b, "fx_fp_vla", RW_FRAME_FP, 96, RW_PAD_OK);
