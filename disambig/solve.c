@@ -568,13 +568,9 @@ static uint32_t var_new(struct ds *s, uint8_t kind, uint32_t id, uint32_t clone,
 	return s->nvars++;
 }
 
-static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
+/* The first anchor of V at or after position x. */
+static uint32_t anch_lower(const struct var *V, uint32_t x)
 {
-	struct var *V = &s->vars[v];
-	if (!da_grow((void **)&V->anch, V->nanch, &V->capanch, sizeof(*V->anch))) {
-		s->oom = true;
-		return;
-	}
 	uint32_t lo = 0, hi = V->nanch;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -583,6 +579,17 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
+{
+	struct var *V = &s->vars[v];
+	if (!da_grow((void **)&V->anch, V->nanch, &V->capanch, sizeof(*V->anch))) {
+		s->oom = true;
+		return;
+	}
+	uint32_t lo = anch_lower(V, x);
 	memmove(V->anch + lo + 1, V->anch + lo, (V->nanch - lo) * sizeof(*V->anch));
 	V->anch[lo] = x;
 	V->nanch++;
@@ -592,14 +599,7 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 static void anch_remove(struct ds *s, uint32_t v, uint32_t x)
 {
 	struct var *V = &s->vars[v];
-	uint32_t lo = 0, hi = V->nanch;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (V->anch[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = anch_lower(V, x);
 	if (lo < V->nanch && V->anch[lo] == x) {
 		memmove(V->anch + lo, V->anch + lo + 1, (V->nanch - lo - 1) * sizeof(*V->anch));
 		V->nanch--;

@@ -73,24 +73,19 @@ static void report(const char *name, const char *solver, const struct da_problem
 	uint64_t irr = irreducible_paths(p, r);
 	uint64_t red = r->after.paths - irr;
 	double red_pct = pct(r->after.precise_paths, red);
+	double v[] = {pct(r->before.precise_paths, r->before.paths),
+		      pct(r->after.precise_paths, r->after.paths), red_pct,
+		      pct(r->before.precise_weight, r->before.weight),
+		      pct(r->after.precise_weight, r->after.weight),
+		      pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth};
 	if (md)
 		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %.2f |%s\n",
-		       name, solver, (unsigned long long)r->after.paths,
-		       pct(r->before.precise_paths, r->before.paths),
-		       pct(r->after.precise_paths, r->after.paths), red_pct,
-		       pct(r->before.precise_weight, r->before.weight),
-		       pct(r->after.precise_weight, r->after.weight),
-		       pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth,
-		       r->nwraps, r->stats.seconds, note ? note : "");
+		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
+		       v[5], v[6], v[7], r->nwraps, r->stats.seconds, note ? note : "");
 	else
 		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u %.2fs%s\n",
-		       name, solver, (unsigned long long)r->after.paths,
-		       pct(r->before.precise_paths, r->before.paths),
-		       pct(r->after.precise_paths, r->after.paths), red_pct,
-		       pct(r->before.precise_weight, r->before.weight),
-		       pct(r->after.precise_weight, r->after.weight),
-		       pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth,
-		       r->nwraps, r->plan.nclones, r->stats.seconds, note ? note : "");
+		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
+		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, r->stats.seconds, note ? note : "");
 	fflush(stdout);
 	ag->log_growth += log(r->max_growth);
 	ag->log_geo += log(r->geomean_growth);
