@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Rewrite benchmark (issue 5), run by hand:  python3 bench/rewrite/run.py [BUILD_DIR]
+
+For each workload: train the original, rewrite it twice (the solver's plan,
+and --everything: every function and callsite the analysis allows, the worst
+case), then measure in one interleaved run (round-robin, N runs each, medians)
+the original, a byte copy of the original (A/A: the noise floor) and both
+rewrites.  Reports run-time ratios against the original, rewrite time, file
+growth, what was changed, and precision before -> after as the rewrite
+predicts it.  Writes Markdown to stdout; docs/bench-rewrite.md keeps results.
+"""
+import os, re, shutil, statistics, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "../.."))
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
+ICPP = os.path.join(BUILD, "cli/icpp")
+RUNS = int(os.environ.get("N", "7"))
+
+
+def run(cmd, cwd, env=None, check=True):
+    r = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    if check and r.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed: {r.stderr.strip()[-2000:]}")
+    return r.stderr
+
+
+def timed(cmd, cwd, env):
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def workloads(work):
+    """name -> (target file, how to run it: list, env for a variant path)"""
+    gcc = ["gcc", "-O2", os.path.join(ROOT, "bench/train/callheavy.c")]
+    subprocess.run(gcc + ["-fno-omit-frame-pointer", "-o", "callheavy-fp"], cwd=work, check=True)
+    subprocess.run(gcc + ["-o", "callheavy-nofp"], cwd=work, check=True)
+    shutil.copy(os.path.join(ROOT, "bench/train/bench.lua"), work)
+    with open(os.path.join(work, "data"), "wb") as f:
+        for p in ("/usr/bin/cmake", "/usr/bin/zstd", "/usr/bin/lua5.4"):
+            if os.path.exists(p):
+                f.write(open(p, "rb").read()[:6_000_000])
+        f.write(b"".join(b"%d\n" % i for i in range(400000)))
+    libbz2 = subprocess.run(["sh", "-c", "ldd /usr/bin/bzip2 | sed -n 's/.*libbz2.so.1.0 => \\([^ ]*\\).*/\\1/p'"],
+                            capture_output=True, text=True).stdout.strip()
+    w = {
+        "callheavy (C -O2, frame pointers)": (os.path.join(work, "callheavy-fp"), ["{P}", "30"], False),
+        "callheavy (C -O2, Debian default: no frame pointers)": (os.path.join(work, "callheavy-nofp"), ["{P}", "30"], False),
+        "lua5.4 bench.lua": ("/usr/bin/lua5.4", ["{P}", "bench.lua"], False),
+        "zstd -3, -d (10 MB)": ("/usr/bin/zstd", ["sh", "-c", "{P} -q -3 -c data | {P} -q -dc > /dev/null"], False),
+        "bzip2 -9, -d (10 MB; libbz2.so rewritten)": (libbz2, ["sh", "-c", "bzip2 -9 -c data | bzip2 -dc > /dev/null"], True),
+        "cppcheck (C++) on rewriter/*.c": ("/usr/bin/cppcheck", ["{P}", "-q", "--enable=warning", "-I", ROOT,
+                                            os.path.join(ROOT, "rewriter/analyze.c"),
+                                            os.path.join(ROOT, "rewriter/write.c")], False),
+    }
+    return {k: v for k, v in w.items() if os.path.exists(v[0])}
+
+
+def variant_cmd(cmd, path, lib, work):
+    """The command for one variant: the program path substituted, or the
+    library directory put on LD_LIBRARY_PATH."""
+    env = dict(os.environ)
+    if lib:
+        env["LD_LIBRARY_PATH"] = os.path.dirname(path) if path else ""
+        return cmd, env
+    return [c.replace("{P}", path) for c in cmd], env
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="icpp-bench-rw-")
+    rows, details = [], []
+    try:
+        for name, (target, cmd, lib) in workloads(work).items():
+            tag = re.sub(r"[^a-z0-9]+", "-", name.lower())[:20]
+            d = os.path.join(work, tag)
+            os.makedirs(d)
+            for f in ("bench.lua", "data"):
+                os.link(os.path.join(work, f), os.path.join(d, f))   # zstd skips symlinks
+            base = os.path.basename(target)
+            variants = {}
+            # A/A: a byte copy of the original, same place in the file system
+            os.makedirs(os.path.join(d, "copy"))
+            shutil.copy(target, os.path.join(d, "copy", base))
+            variants["original"] = "" if lib else target
+            variants["copy"] = os.path.join(d, "copy", base)
+            c, env = variant_cmd(cmd, variants["original"], lib, d)
+            run([ICPP, "train", "-q", "-o", "map", "--"] + c, d, env)
+            info = {}
+            for v, opt in (("solved", []), ("everything", ["--everything"])):
+                os.makedirs(os.path.join(d, v))
+                out = os.path.join(d, v, base)
+                t = time.perf_counter()
+                err = run([ICPP, "rewrite", target, "-m", "map", "-o", out] + opt, d)
+                info[v] = (time.perf_counter() - t, err, os.path.getsize(out))
+                variants[v] = out
+            samples = {v: [] for v in variants}
+            for i in range(RUNS):
+                order = list(variants)
+                order = order[i % len(order):] + order[:i % len(order)]
+                for v in order:
+                    c, env = variant_cmd(cmd, variants[v], lib, d)
+                    samples[v].append(timed(c, d, env))
+            med = {v: statistics.median(s) for v, s in samples.items()}
+            size0 = os.path.getsize(target)
+
+            def grab(err, pat):
+                m = re.search(pat, err)
+                return m.group(1) if m else "?"
+            for v in ("solved", "everything"):
+                secs, err, size = info[v]
+                rows.append((name, v, med["original"], med[v] / med["original"],
+                             med["copy"] / med["original"], secs, size0, size,
+                             grab(err, r"(\d+) functions padded"), grab(err, r"(\d+) callsites wrapped"),
+                             grab(err, r"precise paths ([\d.]+% -> [\d.]+%)"),
+                             grab(err, r"max stack growth ([\d.]+x)") if v == "solved" else "-",
+                             "%.2f" % (float(grab(err, r"analysis ([\d.]+) s")) + float(grab(err, r"writing ([\d.]+) s"))),
+                             grab(err, r"solver ([\d.]+) s") if v == "solved" else "-"))
+            details.append((name, info["solved"][1]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"runs per variant: {RUNS} (median), interleaved round-robin; machine: {os.cpu_count()} CPUs\n")
+    print("| workload | plan | original s | rewritten / original | A/A copy / original | "
+          "analysis + writing s | solver s | file bytes | growth | padded | wrapped | "
+          "precise paths (predicted) | max stack |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (n, v, t0, r, aa, secs, s0, s1, p, w, prec, stk, ana, sol) in rows:
+        print(f"| {n} | {v} | {t0:.3f} | {r:.3f} | {aa:.3f} | {ana} | {sol} | {s0} -> {s1} | "
+              f"+{100.0 * (s1 - s0) / s0:.1f}% | {p} | {w} | {prec} | {stk} |")
+    print("\n## What the analysis allowed (icpp rewrite's report, solver runs)\n")
+    for n, err in details:
+        print(f"### {n}\n```")
+        print("\n".join(l for l in err.splitlines() if "wrote" not in l))
+        print("```")
+
+
+if __name__ == "__main__":
+    main()
