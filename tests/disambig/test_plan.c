@@ -12,6 +12,7 @@
 #include "disambig/disambig.h"
 #include "disambig/from_pathmap.h"
 #include "tests/check.h"
+#include "tests/cli_run.h"
 #include "util/fileio.h"
 
 static char dir[] = "/tmp/icpp-plan-test-XXXXXX";
@@ -351,56 +352,8 @@ static void test_refusals(void)
 
 /* ---------------------------------------------------------------- icpp plan */
 
-static char out[1 << 16], errbuf[4096];
-
-static void slurp(int fd, char *buf, size_t len)
-{
-	lseek(fd, 0, SEEK_SET);
-	ssize_t n = read(fd, buf, len - 1);
-	buf[n > 0 ? n : 0] = 0;
-	close(fd);
-}
-
-static int run(const char *first, ...)
-{
-	char *argv[24];
-	int argc = 0;
-	va_list ap;
-	va_start(ap, first);
-	argv[argc++] = (char *)"plan";
-	for (const char *a = first; a && argc < 23; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	char o[] = "/tmp/icpp-plan-out-XXXXXX", e[] = "/tmp/icpp-plan-err-XXXXXX";
-	int fo = mkstemp(o), fe = mkstemp(e);
-	unlink(o);
-	unlink(e);
-	fflush(stdout);
-	fflush(stderr);
-	int so = dup(1), se = dup(2);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	int rc = cmd_plan(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	slurp(fo, out, sizeof(out));
-	slurp(fe, errbuf, sizeof(errbuf));
-	return rc;
-}
-
-#define CONTAINS(hay, needle)                                                            \
-	do {                                                                            \
-		if (!strstr(hay, needle)) {                                             \
-			fprintf(stderr, "%s:%d: missing \"%s\" in:\n%s\n", __FILE__, __LINE__, \
-				needle, hay);                                           \
-			check_failures++;                                               \
-		}                                                                       \
-	} while (0)
+/* icpp plan in-process (tests/cli_run.h); the arguments end with NULL. */
+#define run(...) cli_run(cmd_plan, "plan", __VA_ARGS__)
 
 static void test_cli(void)
 {
@@ -410,25 +363,25 @@ static void test_cli(void)
 	snprintf(map, sizeof(map), "%s", path_in("s.icpp"));
 	CHECK(pm_write(pm, map, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(run("--help", NULL), 0);
-	CONTAINS(out, "usage: icpp plan");
-	CONTAINS(out, "example:");
+	CONTAINS(cli_out, "usage: icpp plan");
+	CONTAINS(cli_out, "example:");
 	CHECK_EQ_INT(run(NULL), 2);
-	CONTAINS(errbuf, "icpp: plan: expected one pathmap");
+	CONTAINS(cli_err, "icpp: plan: expected one pathmap");
 	CHECK_EQ_INT(run("--frob", map, NULL), 2);
-	CONTAINS(errbuf, "icpp plan --help");
+	CONTAINS(cli_err, "icpp plan --help");
 	CHECK_EQ_INT(run("--max-stack-growth", "0.5", map, NULL), 2);
-	CONTAINS(errbuf, "at least 1");
+	CONTAINS(cli_err, "at least 1");
 	CHECK_EQ_INT(run("--pad-bound", "20", map, NULL), 2);
 	CHECK_EQ_INT(run("--seed", "x", map, NULL), 2);
 	CHECK_EQ_INT(run(path_in("missing.icpp"), NULL), 1);
-	CHECK(strchr(errbuf, '\n') == errbuf + strlen(errbuf) - 1);   /* one line */
+	CHECK(strchr(cli_err, '\n') == cli_err + strlen(cli_err) - 1);   /* one line */
 
 	/* default output: the map's name with .plan */
 	CHECK_EQ_INT(run("-q", map, NULL), 0);
-	CONTAINS(out, "written to ");
-	CONTAINS(out, "s.plan");
-	CONTAINS(out, "precise paths                             66.7%       100.0%");
-	CONTAINS(out, "no ambiguous CIDs left");
+	CONTAINS(cli_out, "written to ");
+	CONTAINS(cli_out, "s.plan");
+	CONTAINS(cli_out, "precise paths                             66.7%       100.0%");
+	CONTAINS(cli_out, "no ambiguous CIDs left");
 	struct stat sb;
 	CHECK(stat(path_in("s.plan"), &sb) == 0);
 
@@ -436,11 +389,11 @@ static void test_cli(void)
 	snprintf(plan, sizeof(plan), "%s", path_in("arr.plan"));
 	snprintf(pred, sizeof(pred), "%s", path_in("arr.icpp"));
 	CHECK_EQ_INT(run("--no-wrap", "-o", plan, "--predict", pred, "--seed", "5", map, NULL), 0);
-	CONTAINS(out, "collisions left (pairs of paths at one CID): 1");
-	CONTAINS(out, "disabled");
-	CONTAINS(out, "G@");
-	CONTAINS(out, "M > B > C > G");
-	CONTAINS(out, "predicted pathmap written to");
+	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
+	CONTAINS(cli_out, "disabled");
+	CONTAINS(cli_out, "G@");
+	CONTAINS(cli_out, "M > B > C > G");
+	CONTAINS(cli_out, "predicted pathmap written to");
 	CHECK(stat(pred, &sb) == 0);
 	{
 		void *buf;
@@ -457,14 +410,14 @@ static void test_cli(void)
 	pm_free(q);
 	/* the same plan evaluated from its file: the same figures */
 	char first[1 << 16];
-	strcpy(first, strstr(out, "precise paths"));
+	strcpy(first, strstr(cli_out, "precise paths"));
 	*strstr(first, "plan:") = 0;
 	CHECK_EQ_INT(run("--no-wrap", "--evaluate", plan, map, NULL), 0);
-	CONTAINS(out, first);
+	CONTAINS(cli_out, first);
 	CHECK_EQ_INT(run("--evaluate", plan, "-o", plan, map, NULL), 2);
 	write_text(path_in("junk.plan"), "junk\n");
 	CHECK_EQ_INT(run("--evaluate", path_in("junk.plan"), map, NULL), 1);
-	CONTAINS(errbuf, "not an icpp plan");
+	CONTAINS(cli_err, "not an icpp plan");
 	pm_free(pm);
 }
 
