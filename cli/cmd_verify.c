@@ -178,9 +178,10 @@ int cmd_verify(int argc, char **argv)
 			PRIu64 " predicted paths not taken\n", vr.observed, vr.matched, vr.mismatched,
 			vr.unpredicted, vr.unobserved);
 		if (vr.hidden)
-			fprintf(stderr, "icpp verify: %" PRIu64 " call paths under a stale parent frame "
-				"(a guess of entry-only training), checked by function, callsite and "
-				"height alone: %" PRIu64 " predicted, %" PRIu64 " at another height\n",
+			fprintf(stderr, "icpp verify: %" PRIu64 " call paths under a frame training "
+				"reconstructed (stale or rebuilt parent, landing pad), checked by function, "
+				"callsite and height alone: %" PRIu64 " predicted, %" PRIu64 " at another "
+				"height (or not trained)\n",
 				vr.hidden, vr.hidden_matched, vr.hidden_mismatched);
 		fprintf(stderr, "icpp verify: precise paths: %.1f%% predicted, %.1f%% observed\n",
 			vr.precise_predicted, vr.precise_observed);

@@ -314,7 +314,10 @@ int rw_rename_module(struct pathmap *pm, uint32_t module, const char *path, cons
  * only when an entry comes at or above its SP, and the call was made deeper;
  * then the frames between A and the node are not padded and the calls into
  * them not wrapped -- or was called from a function U training did not hook
- * (a hidden frame).  Padding U or P, or wrapping a call
+ * (a hidden frame).  A frame training rebuilt from the CFI (no entry of it
+ * was seen), or a landing pad in a fragment, has no callsite: no call into
+ * that function (the fragment's owner) is wrapped.  Padding U or P, or
+ * wrapping a call
  * into U (or the call into P), would move the node without the pathmap
  * showing why, so the prediction would be wrong: those changes are left out.
  * Functions never seen in the map that call a hidden function are taken to

@@ -87,12 +87,14 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 	memset(v, 0, sizeof(*v));
 	size_t n = b->nfuncs ? b->nfuncs : 1, nc = b->ncalls ? b->ncalls : 1;
 	bool *hidden = calloc(n, sizeof(bool)), *ext_in = calloc(n, sizeof(bool));
+	bool *no_wrap_into = calloc(n, sizeof(bool));
 	v->no_pad = calloc(n, sizeof(bool));
 	v->in_map = calloc(n, sizeof(bool));
 	v->no_wrap = calloc(nc, sizeof(bool));
-	if (!hidden || !ext_in || !v->no_pad || !v->in_map || !v->no_wrap) {
+	if (!hidden || !ext_in || !no_wrap_into || !v->no_pad || !v->in_map || !v->no_wrap) {
 		free(hidden);
 		free(ext_in);
+		free(no_wrap_into);
 		rw_visibility_free(v);
 		return -1;
 	}
@@ -104,8 +106,30 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 		}
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *x = &pm->nodes[i];
-		if (x->cs_module == PM_NONE)
+		if (x->cs_module == PM_NONE) {
+			/* a frame training rebuilt (its caller's entry was not seen):
+			 * no callsite, so no call into it may be wrapped */
+			const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
+			if (!p)
+				continue;
+			v->hidden_nodes++;
+			const struct pm_function *f = &pm->funcs[x->func];
+			if (f->module == module) {
+				/* a fragment (a landing pad in a .cold part) continues a
+				 * frame of the function it belongs to, entered by a call
+				 * the map does not name: no call into that function */
+				uint32_t u = rw_func_index(b, f->addr);
+				if (u != RW_NONE && b->funcs[u].parent != RW_NONE)
+					u = b->funcs[u].parent;
+				if (u != RW_NONE)
+					no_wrap_into[u] = true;
+			} else if (pm->funcs[p->func].module == module) {
+				uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
+				if (pf != RW_NONE)
+					ext_in[pf] = true;
+			}
 			continue;
+		}
 		const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
 		if (p && contains(b, pm, module, p->func, x->cs_module, x->cs_addr))
 			continue;
@@ -180,11 +204,13 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 	for (size_t c = 0; c < b->ncalls; c++) {
 		const struct rw_call *rc = &b->calls[c];
 		uint32_t t = rc->target ? rw_func_index(b, rc->target) : RW_NONE;
-		if ((t != RW_NONE && hidden[t]) || (ext_in[rc->func] && (external(rc) || t == RW_NONE)))
+		if ((t != RW_NONE && (hidden[t] || no_wrap_into[t])) ||
+		    (ext_in[rc->func] && (external(rc) || t == RW_NONE)))
 			v->no_wrap[c] = true;
 	}
 	free(hidden);
 	free(ext_in);
+	free(no_wrap_into);
 	return 0;
 }
 
@@ -375,16 +401,16 @@ static bool func_holds(const struct pathmap *pm, uint32_t func, uint32_t csm, ui
 /* Is node i's parent a guess?  Entry-only training keeps a frame that has
  * returned (a stale sibling) as long as no entry at its SP or above pops it,
  * so a call made deeper in the real caller looks like a call from that
- * sibling.  Then the callsite lies in an ancestor above the parent.  A node
- * with a parent but no callsite was entered without a call (e.g. a landing
- * pad in a .cold fragment reached by the unwinder): its frame is its
- * parent's or an ancestor's, not one below, so the heights of the model do
- * not apply either. */
+ * sibling.  Then the callsite lies in an ancestor above the parent (training
+ * now corrects most of these itself).  A node with a parent but no callsite
+ * is a frame training rebuilt from the CFI (its entry was not seen) or a
+ * landing pad: where it sits is training's reconstruction, not a call, so
+ * it and its subtree are checked by function, callsite and height alone. */
 static bool stale_parent(const struct pathmap *pm, uint32_t i)
 {
 	const struct pm_node *x = &pm->nodes[i];
 	if (x->parent != PM_NONE && x->cs_module == PM_NONE)
-		return true;             /* entered without a call (a landing pad) */
+		return true;             /* rebuilt by training, or a landing pad */
 	if (x->parent == PM_NONE || x->cs_module == PM_NONE ||
 	    func_holds(pm, pm->nodes[x->parent].func, x->cs_module, x->cs_addr))
 		return false;
@@ -483,7 +509,7 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 			r->hidden_mismatched += f == 1;
 			if (f == 1 && out && shown < show) {
 				shown++;
-				fprintf(out, "  wrong height under a stale parent: height %" PRId64 "\n    ",
+				fprintf(out, "  under a reconstructed frame, not at a predicted height: %" PRId64 "\n    ",
 					x->height);
 				pm_print_path(out, obs, i, " > ", PM_PRINT_CALLSITES, bin_demangle);
 				fputc('\n', out);
