@@ -275,3 +275,17 @@ const struct analysed_module *analysis_get(struct analysis_cache *c, const char 
 	pthread_mutex_unlock(&c->lock);
 	return e ? &e->mod : NULL;
 }
+
+/* Sites are in function order, hence sorted by address. */
+bool analysis_hooked(const struct analysed_module *am, uint64_t addr)
+{
+	size_t lo = 0, hi = am->reply.nsites;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (am->sites[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < am->reply.nsites && am->sites[lo].addr == addr;
+}

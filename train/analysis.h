@@ -18,6 +18,7 @@
 #ifndef ICPP_TRAIN_ANALYSIS_H
 #define ICPP_TRAIN_ANALYSIS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "binary/binary.h"
@@ -36,5 +37,7 @@ struct analysis_cache *analysis_cache_new(void);
 void analysis_cache_free(struct analysis_cache *c);
 /* Analyse path (once); never NULL unless out of memory.  Thread-safe. */
 const struct analysed_module *analysis_get(struct analysis_cache *c, const char *path);
+/* Whether the function starting at addr has a hook site (is trained). */
+bool analysis_hooked(const struct analysed_module *am, uint64_t addr);
 
 #endif

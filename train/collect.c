@@ -144,7 +144,8 @@ static const struct bin_function *function_at(struct record *r, uint32_t slot, u
  * started), finds that returned callee still on the shadow stack: the
  * recorded parent is then wrong, though D's height is exact.  The callsite
  * says which function X made the call:
- *  - X is a recorded ancestor: the frames below it are stale, X is the parent;
+ *  - X is hooked and a recorded ancestor: the frames below it are stale, X
+ *    is the parent;
  *  - otherwise the CFI at the call gives X's CFA: rsp + k (SP at the call is
  *    D's CFA) or rbp + k (rbp as D's entry found it, in the node): replay
  *    X's entry (pop the ancestors at or below its CFA) and put X between,
@@ -164,7 +165,9 @@ static uint32_t true_parent(struct record *r, const struct rec_node *n, uint32_t
 	uint32_t func = mod == PM_NONE ? PM_NONE : pm_add_function(pm, mod, x->addr, x->size, x->name);
 	if (func == PM_NONE)
 		return UNREBUILT;
-	for (uint32_t a = parent; a != PM_NONE; a = pm->nodes[a].parent)
+	/* Only a hooked X has its activations on the shadow stack; an unhooked
+	 * one that recurses would match an outer activation. */
+	for (uint32_t a = parent; analysis_hooked(am, x->addr) && a != PM_NONE; a = pm->nodes[a].parent)
 		if (pm->nodes[a].func == func) {
 			tot->stale_frames += a != parent;
 			return a;
