@@ -9,6 +9,7 @@
 
 #include <dwarf.h>
 
+#include "binary/eh_encoding.h"
 #include "binary/internal.h"
 
 enum { RANK_GLOBAL, RANK_WEAK, RANK_LOCAL, RANK_FDE };
@@ -105,37 +106,7 @@ static int add_symbols(struct bin_module *m, struct cands *c)
 	return 0;
 }
 
-/* Byte size of the value part of DW_EH_PE encoding enc; 0 for the LEB128
- * forms, which no x86-64 toolchain uses for code addresses. */
-static size_t enc_size(int enc)
-{
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		return 8;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		return 4;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		return 2;
-	default:
-		return 0;
-	}
-}
 
-/* The value part of an encoded pointer at p (little-endian, as x86-64 is),
- * sign-extended for the sdata forms. */
-static uint64_t enc_value(int enc, const uint8_t *p)
-{
-	uint64_t v = 0;
-	size_t n = enc_size(enc);
-	memcpy(&v, p, n);
-	if ((enc & DW_EH_PE_signed) && n < 8 && (v >> (8 * n - 1)) & 1)
-		v |= ~0ULL << (8 * n);
-	return v;
-}
 
 /* The pointer encoding of a CIE's FDEs: the 'R' augmentation (-1: unknown).
  * libdw splits the entry but leaves the augmentation bytes to the caller. */
@@ -154,9 +125,9 @@ static int fde_encoding(const Dwarf_CIE *cie)
 			p++;
 			break;
 		case 'P':
-			if (!enc_size(*p))
+			if (!eh_enc_size(*p))
 				return -1;
-			p += 1 + enc_size(*p);
+			p += 1 + eh_enc_size(*p);
 			break;
 		case 'S':
 		case 'B':
@@ -203,15 +174,12 @@ static int cie_add(struct cie_table *t, Dwarf_Off off, int enc)
 static int decode_fde(struct bin_module *m, const Dwarf_FDE *fde, int enc, const Elf_Data *d,
 		      uint64_t secaddr, struct cand *out)
 {
-	size_t n = enc_size(enc);
-	int app = enc & 0x70;
-	if (!n || (enc & DW_EH_PE_indirect) || (app != DW_EH_PE_absptr && app != DW_EH_PE_pcrel) ||
-	    fde->start + 2 * n > fde->end)
+	const uint8_t *p = fde->start;
+	uint64_t at = secaddr + (uint64_t)(fde->start - (const uint8_t *)d->d_buf);
+	uint64_t start, len, lo, hi, row;
+	if ((enc & DW_EH_PE_indirect) || eh_read_enc(enc, &p, fde->end, at, &start) ||
+	    eh_read_enc(enc & 0x0f, &p, fde->end, 0, &len))
 		return -1;
-	uint64_t start = enc_value(enc, fde->start);
-	if (app == DW_EH_PE_pcrel)
-		start += secaddr + (uint64_t)(fde->start - (const uint8_t *)d->d_buf);
-	uint64_t len = enc_value(enc & 0x0f, fde->start + n), lo, hi, row;
 	if (!len || start + len < start || bin_exec_range(m, start, &lo, &hi) != 0 ||
 	    bin_cfi_row_start(m->eh_cfi, start, &row) != 0 || row != start)
 		return -1;

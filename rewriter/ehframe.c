@@ -87,85 +87,9 @@ void rw_errf(char *err, size_t errlen, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ decoding */
 
-static int get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (int shift = 0; *p < end && shift < 64; shift += 7) {
-		uint8_t c = *(*p)++;
-		r |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
 
-static int get_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t r = 0;
-	int shift = 0;
-	uint8_t c = 0x80;
-	while (*p < end && shift < 64 && (c & 0x80)) {
-		c = *(*p)++;
-		r |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-	}
-	if (c & 0x80)
-		return -1;
-	if (shift < 64 && (c & 0x40))
-		r |= ~0ULL << shift;
-	*v = (int64_t)r;
-	return 0;
-}
 
-static size_t enc_size(int enc)
-{
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		return 8;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		return 4;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		return 2;
-	default:
-		return 0;            /* leb128 forms */
-	}
-}
 
-int eh_read_enc(int enc, const uint8_t **p, const uint8_t *end, uint64_t at, uint64_t *v)
-{
-	if (enc == DW_EH_PE_omit)
-		return -1;
-	int app = enc & 0x70;
-	if (app != DW_EH_PE_absptr && app != DW_EH_PE_pcrel)
-		return -1;
-	uint64_t raw = 0;
-	size_t n = enc_size(enc);
-	if ((enc & 0x0f) == DW_EH_PE_uleb128) {
-		if (get_uleb(p, end, &raw))
-			return -1;
-	} else if ((enc & 0x0f) == DW_EH_PE_sleb128) {
-		int64_t s;
-		if (get_sleb(p, end, &s))
-			return -1;
-		raw = (uint64_t)s;
-	} else {
-		if (!n || (size_t)(end - *p) < n)
-			return -1;
-		memcpy(&raw, *p, n);
-		if ((enc & DW_EH_PE_signed) && n < 8 && (raw >> (8 * n - 1)) & 1)
-			raw |= ~0ULL << (8 * n);
-		*p += n;
-	}
-	/* libgcc: a zero value is a null pointer, never made pc-relative. */
-	*v = raw && app == DW_EH_PE_pcrel ? at + raw : raw;
-	return 0;
-}
 
 /* Fixed-size encodings the rewriter can move (leb128 pointers cannot be
  * re-encoded in place). */
@@ -174,7 +98,7 @@ static bool movable_enc(int enc)
 	if (enc == DW_EH_PE_omit)
 		return true;
 	int app = enc & 0x70;
-	return enc_size(enc) && (app == DW_EH_PE_absptr || app == DW_EH_PE_pcrel);
+	return eh_enc_size(enc) && (app == DW_EH_PE_absptr || app == DW_EH_PE_pcrel);
 }
 
 static int parse_cie(const uint8_t *base, struct eh_entry *e, char *err, size_t errlen)
@@ -191,18 +115,18 @@ static int parse_cie(const uint8_t *base, struct eh_entry *e, char *err, size_t 
 		goto bad;
 	p += alen + 1;
 	uint64_t ra;
-	if (get_uleb(&p, end, &e->code_align) || get_sleb(&p, end, &e->data_align))
+	if (eh_uleb(&p, end, &e->code_align) || eh_sleb(&p, end, &e->data_align))
 		goto bad;
 	if (version == 1) {
 		if (p >= end)
 			goto bad;
 		p++;
-	} else if (get_uleb(&p, end, &ra)) {
+	} else if (eh_uleb(&p, end, &ra)) {
 		goto bad;
 	}
 	if (aug[0] == 'z') {
 		uint64_t zlen;
-		if (get_uleb(&p, end, &zlen) || zlen > (uint64_t)(end - p))
+		if (eh_uleb(&p, end, &zlen) || zlen > (uint64_t)(end - p))
 			goto bad;
 		const uint8_t *zend = p + zlen;
 		for (const char *a = aug + 1; *a; a++) {
@@ -268,7 +192,7 @@ static int parse_fde(const uint8_t *base, uint64_t vaddr, struct eh_entry *e,
 	const uint8_t *cs = base + cie->off + 9;
 	if (*cs == 'z') {
 		uint64_t zlen;
-		if (get_uleb(&p, end, &zlen) || zlen > (uint64_t)(end - p))
+		if (eh_uleb(&p, end, &zlen) || zlen > (uint64_t)(end - p))
 			goto bad;
 		const uint8_t *zend = p + zlen;
 		if (cie->lsda_enc != DW_EH_PE_omit && zlen) {
@@ -418,13 +342,13 @@ int eh_lsda(const struct bin_module *m, uint64_t lsda, uint64_t func_start,
 	if (p >= end)
 		return -1;
 	int ttenc = *p++;
-	if (ttenc != DW_EH_PE_omit && get_uleb(&p, end, &v))
+	if (ttenc != DW_EH_PE_omit && eh_uleb(&p, end, &v))
 		return -1;
 	if (p >= end)
 		return -1;
 	int csenc = *p++;
 	uint64_t cslen;
-	if (get_uleb(&p, end, &cslen) || cslen > (1u << 24))
+	if (eh_uleb(&p, end, &cslen) || cslen > (1u << 24))
 		return -1;
 	uint64_t table = lsda + (uint64_t)(p - hdr);
 	uint8_t *t = malloc(cslen ? cslen : 1);
@@ -438,7 +362,7 @@ int eh_lsda(const struct bin_module *m, uint64_t lsda, uint64_t func_start,
 	while (q < qend) {
 		uint64_t st, len, lp, action;
 		if (eh_read_enc(csenc, &q, qend, 0, &st) || eh_read_enc(csenc, &q, qend, 0, &len) ||
-		    eh_read_enc(csenc, &q, qend, 0, &lp) || get_uleb(&q, qend, &action))
+		    eh_read_enc(csenc, &q, qend, 0, &lp) || eh_uleb(&q, qend, &action))
 			goto bad;
 		if (cnt == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -487,7 +411,7 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 			continue;
 		}
 		if (hi == DW_CFA_offset) {
-			if (get_uleb(&p, end, &a))
+			if (eh_uleb(&p, end, &a))
 				return -1;
 			int64_t slot = -(int64_t)a * da;    /* saved at CFA - slot */
 			if (d && slot > k0) {
@@ -532,24 +456,24 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
 		case DW_CFA_GNU_args_size:
-			if (get_uleb(&p, end, &a))
+			if (eh_uleb(&p, end, &a))
 				return -1;
 			if (c == DW_CFA_GNU_args_size && a && args_size)
 				*args_size = true;
 			goto copy;
 		case DW_CFA_register:
-			if (get_uleb(&p, end, &a) || get_uleb(&p, end, &b))
+			if (eh_uleb(&p, end, &a) || eh_uleb(&p, end, &b))
 				return -1;
 			goto copy;
 		case DW_CFA_offset_extended:
 		case DW_CFA_offset_extended_sf:
-			if (get_uleb(&p, end, &a))
+			if (eh_uleb(&p, end, &a))
 				return -1;
 			if (c == DW_CFA_offset_extended) {
-				if (get_uleb(&p, end, &b))
+				if (eh_uleb(&p, end, &b))
 					return -1;
 				s = (int64_t)b;
-			} else if (get_sleb(&p, end, &s)) {
+			} else if (eh_sleb(&p, end, &s)) {
 				return -1;
 			}
 			if (d && -s * da > k0) {
@@ -569,12 +493,12 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 		case DW_CFA_val_offset_sf:
 		case DW_CFA_GNU_negative_offset_extended:
 			/* rare; refuse when padding would have to move them */
-			if (get_uleb(&p, end, &a))
+			if (eh_uleb(&p, end, &a))
 				return -1;
 			if (c == DW_CFA_val_offset_sf) {
-				if (get_sleb(&p, end, &s))
+				if (eh_sleb(&p, end, &s))
 					return -1;
-			} else if (get_uleb(&p, end, &b)) {
+			} else if (eh_uleb(&p, end, &b)) {
 				return -1;
 			}
 			if (d)
@@ -582,14 +506,14 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 			goto copy;
 		case DW_CFA_def_cfa:
 		case DW_CFA_def_cfa_sf:
-			if (get_uleb(&p, end, &a))
+			if (eh_uleb(&p, end, &a))
 				return -1;
 			if (c == DW_CFA_def_cfa) {
-				if (get_uleb(&p, end, &b))
+				if (eh_uleb(&p, end, &b))
 					return -1;
 				s = (int64_t)b;
 			} else {
-				if (get_sleb(&p, end, &s))
+				if (eh_sleb(&p, end, &s))
 					return -1;
 				s *= da;
 			}
@@ -604,18 +528,18 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 			}
 			goto copy;
 		case DW_CFA_def_cfa_register:
-			if (get_uleb(&p, end, &a))
+			if (eh_uleb(&p, end, &a))
 				return -1;
 			*reg = a;
 			goto copy;
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_def_cfa_offset_sf:
 			if (c == DW_CFA_def_cfa_offset) {
-				if (get_uleb(&p, end, &b))
+				if (eh_uleb(&p, end, &b))
 					return -1;
 				s = (int64_t)b;
 			} else {
-				if (get_sleb(&p, end, &s))
+				if (eh_sleb(&p, end, &s))
 					return -1;
 				s *= da;
 			}
@@ -628,7 +552,7 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 			}
 			goto copy;
 		case DW_CFA_def_cfa_expression:
-			if (get_uleb(&p, end, &a) || a > (uint64_t)(end - p))
+			if (eh_uleb(&p, end, &a) || a > (uint64_t)(end - p))
 				return -1;
 			p += a;
 			if (d)
@@ -637,7 +561,7 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 			goto copy;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
-			if (get_uleb(&p, end, &a) || get_uleb(&p, end, &b) || b > (uint64_t)(end - p))
+			if (eh_uleb(&p, end, &a) || eh_uleb(&p, end, &b) || b > (uint64_t)(end - p))
 				return -1;
 			p += b;
 			goto copy;
@@ -702,7 +626,7 @@ static int move_ptr(struct rbuf *b, size_t at, int enc, uint64_t old_at, uint64_
 {
 	if (enc == DW_EH_PE_omit || (enc & 0x70) != DW_EH_PE_pcrel || b->oom)
 		return 0;
-	size_t n = enc_size(enc);
+	size_t n = eh_enc_size(enc);
 	int64_t raw = 0;
 	memcpy(&raw, b->p + at, n);
 	if (n < 8)

@@ -5,6 +5,7 @@
 #include <gelf.h>
 
 #include "binary/binary.h"
+#include "binary/eh_encoding.h"
 #include "rewriter/rewriter.h"
 
 /* A growable byte buffer. */
@@ -61,7 +62,6 @@ void eh_free(struct eh_frame *eh);
 uint32_t eh_fde_at(const struct eh_frame *eh, uint64_t pc);
 /* Read a DW_EH_PE-encoded value at p (field at vaddr `at`); advances *p.
  * Supports absptr, (s|u)data2/4/8, (s|u)leb128, pcrel; -1 otherwise. */
-int eh_read_enc(int enc, const uint8_t **p, const uint8_t *end, uint64_t at, uint64_t *v);
 
 /* One call-site record of an LSDA: [start, start+len) lands on lp (0: none). */
 struct eh_callsite {
