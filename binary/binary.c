@@ -13,37 +13,27 @@
 
 #include "binary/internal.h"
 
-void bin_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Reject what icpp cannot use, with the reason. */
 static int check_header(struct bin_module *m, char *err, size_t errlen)
 {
 	if (elf_kind(m->elf) != ELF_K_ELF) {
-		bin_errf(err, errlen, "%s: not an ELF file", m->path);
+		errmsg(err, errlen, "%s: not an ELF file", m->path);
 		return -1;
 	}
 	if (gelf_getclass(m->elf) != ELFCLASS64) {
-		bin_errf(err, errlen, "%s: not a 64-bit ELF file (icpp reads x86-64 only)", m->path);
+		errmsg(err, errlen, "%s: not a 64-bit ELF file (icpp reads x86-64 only)", m->path);
 		return -1;
 	}
 	if (!gelf_getehdr(m->elf, &m->ehdr)) {
-		bin_errf(err, errlen, "%s: corrupt ELF header: %s", m->path, elf_errmsg(-1));
+		errmsg(err, errlen, "%s: corrupt ELF header: %s", m->path, elf_errmsg(-1));
 		return -1;
 	}
 	if (m->ehdr.e_machine != EM_X86_64) {
-		bin_errf(err, errlen, "%s: not x86-64 (e_machine %u)", m->path, m->ehdr.e_machine);
+		errmsg(err, errlen, "%s: not x86-64 (e_machine %u)", m->path, m->ehdr.e_machine);
 		return -1;
 	}
 	if (m->ehdr.e_type != ET_EXEC && m->ehdr.e_type != ET_DYN) {
-		bin_errf(err, errlen, "%s: not an executable or shared object (e_type %u)", m->path,
+		errmsg(err, errlen, "%s: not an executable or shared object (e_type %u)", m->path,
 			 m->ehdr.e_type);
 		return -1;
 	}
@@ -56,14 +46,14 @@ static int scan_segments(struct bin_module *m, char *err, size_t errlen)
 {
 	size_t n;
 	if (elf_getphdrnum(m->elf, &n) != 0) {
-		bin_errf(err, errlen, "%s: corrupt program headers: %s", m->path, elf_errmsg(-1));
+		errmsg(err, errlen, "%s: corrupt program headers: %s", m->path, elf_errmsg(-1));
 		return -1;
 	}
 	m->load_base = UINT64_MAX;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(m->elf, (int)i, &ph)) {
-			bin_errf(err, errlen, "%s: corrupt program header %zu", m->path, i);
+			errmsg(err, errlen, "%s: corrupt program header %zu", m->path, i);
 			return -1;
 		}
 		if (ph.p_type == PT_INTERP)
@@ -71,7 +61,7 @@ static int scan_segments(struct bin_module *m, char *err, size_t errlen)
 		if (ph.p_type != PT_LOAD)
 			continue;
 		if (ph.p_offset > m->image_size || ph.p_filesz > m->image_size - ph.p_offset) {
-			bin_errf(err, errlen, "%s: truncated (segment %zu ends past the end of the file)",
+			errmsg(err, errlen, "%s: truncated (segment %zu ends past the end of the file)",
 				 m->path, i);
 			return -1;
 		}
@@ -82,7 +72,7 @@ static int scan_segments(struct bin_module *m, char *err, size_t errlen)
 			m->load_base = base;
 	}
 	if (m->load_base == UINT64_MAX) {
-		bin_errf(err, errlen, "%s: no loadable segment", m->path);
+		errmsg(err, errlen, "%s: no loadable segment", m->path);
 		return -1;
 	}
 	return 0;
@@ -94,27 +84,27 @@ static int scan_sections(struct bin_module *m, char *err, size_t errlen)
 {
 	size_t n, strndx;
 	if (elf_getshdrnum(m->elf, &n) != 0 || elf_getshdrstrndx(m->elf, &strndx) != 0) {
-		bin_errf(err, errlen, "%s: corrupt section headers: %s", m->path, elf_errmsg(-1));
+		errmsg(err, errlen, "%s: corrupt section headers: %s", m->path, elf_errmsg(-1));
 		return -1;
 	}
 	if (n == 0) {
-		bin_errf(err, errlen, "%s: no section headers", m->path);
+		errmsg(err, errlen, "%s: no section headers", m->path);
 		return -1;
 	}
 	m->exec = calloc(n, sizeof(*m->exec));
 	if (!m->exec) {
-		bin_errf(err, errlen, "%s: out of memory", m->path);
+		errmsg(err, errlen, "%s: out of memory", m->path);
 		return -1;
 	}
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh)) {
-			bin_errf(err, errlen, "%s: corrupt section header %zu", m->path, elf_ndxscn(scn));
+			errmsg(err, errlen, "%s: corrupt section header %zu", m->path, elf_ndxscn(scn));
 			return -1;
 		}
 		if (sh.sh_type != SHT_NOBITS &&
 		    (sh.sh_offset > m->image_size || sh.sh_size > m->image_size - sh.sh_offset)) {
-			bin_errf(err, errlen, "%s: truncated (section %zu ends past the end of the file)",
+			errmsg(err, errlen, "%s: truncated (section %zu ends past the end of the file)",
 				 m->path, elf_ndxscn(scn));
 			return -1;
 		}
@@ -138,23 +128,23 @@ static int open_elf(struct bin_module *m, char *err, size_t errlen)
 {
 	m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
 	if (m->fd < 0) {
-		bin_errf(err, errlen, "%s: %s", m->path, strerror(errno));
+		errmsg(err, errlen, "%s: %s", m->path, strerror(errno));
 		return -1;
 	}
 	struct stat st;
 	if (fstat(m->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		bin_errf(err, errlen, "%s: not a regular file", m->path);
+		errmsg(err, errlen, "%s: not a regular file", m->path);
 		return -1;
 	}
 	elf_version(EV_CURRENT);
 	m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
 	if (!m->elf) {
-		bin_errf(err, errlen, "%s: not an ELF file (%s)", m->path, elf_errmsg(-1));
+		errmsg(err, errlen, "%s: not an ELF file (%s)", m->path, elf_errmsg(-1));
 		return -1;
 	}
 	m->image = elf_rawfile(m->elf, &m->image_size);
 	if (!m->image) {
-		bin_errf(err, errlen, "%s: not an ELF file", m->path);
+		errmsg(err, errlen, "%s: not an ELF file", m->path);
 		return -1;
 	}
 	return 0;
@@ -164,7 +154,7 @@ struct bin_module *bin_open(const char *path, char *err, size_t errlen)
 {
 	struct bin_module *m = calloc(1, sizeof(*m));
 	if (!m || !(m->path = strdup(path))) {
-		bin_errf(err, errlen, "%s: out of memory", path);
+		errmsg(err, errlen, "%s: out of memory", path);
 		free(m);
 		return NULL;
 	}

@@ -261,7 +261,7 @@ int bin_load_functions(struct bin_module *m, char *err, size_t errlen)
 	struct cands c = {0};
 	if (add_symbols(m, &c) || add_fdes(m, &c)) {
 		free(c.v);
-		bin_errf(err, errlen, "%s: out of memory", m->path);
+		errmsg(err, errlen, "%s: out of memory", m->path);
 		return -1;
 	}
 	if (c.n)
@@ -270,7 +270,7 @@ int bin_load_functions(struct bin_module *m, char *err, size_t errlen)
 	m->funcs = calloc(n ? n : 1, sizeof(*m->funcs));
 	if (!m->funcs) {
 		free(c.v);
-		bin_errf(err, errlen, "%s: out of memory", m->path);
+		errmsg(err, errlen, "%s: out of memory", m->path);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)

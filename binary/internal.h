@@ -6,6 +6,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include "util/errmsg.h"
 #include "binary/binary.h"
 
 struct bin_range {
@@ -31,10 +32,6 @@ struct bin_module {
 	Dwarf *dwarf;                /* NULL without DWARF sections */
 	Dwarf_CFI *debug_cfi;        /* .debug_frame, owned by dwarf */
 };
-
-/* Printf into err (a one-line message); tolerates err == NULL. */
-void bin_errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* Fill m->funcs from the symbol tables and the .eh_frame FDEs (functions.c). */
 int bin_load_functions(struct bin_module *m, char *err, size_t errlen);

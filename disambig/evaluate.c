@@ -128,7 +128,7 @@ int da_evaluate(const struct da_problem *p, const struct da_options *o,
 	    da_costs(p, plan, r->height, r->inst, r) < 0 ||
 	    da_leftovers(p, o, r->height, r->inst, r) < 0) {
 		da_result_free(r);
-		return da_err(err, errlen, "out of memory evaluating the plan");
+		return errmsg(err, errlen, "out of memory evaluating the plan");
 	}
 	return 0;
 }

@@ -108,7 +108,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 {
 	memset(b, 0, sizeof(*b));
 	if (cap->pad_bound % DA_ALIGN || cap->wrap_bound % DA_ALIGN)
-		return da_err(err, errlen, "padding and wrap bounds must be multiples of 16");
+		return errmsg(err, errlen, "padding and wrap bounds must be multiples of 16");
 	struct pm_index ix = {0};
 	b->prob = da_problem_new();
 	b->cs_index = calloc(1, sizeof(*b->cs_index));
@@ -141,7 +141,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		if (n->cs_module != PM_NONE && key == UINT64_MAX) {
 			pmi_free(&ix);
 			da_bridge_free(b);
-			return da_err(err, errlen, "node %u: callsite address 0x%llx is outside what a plan can name",
+			return errmsg(err, errlen, "node %u: callsite address 0x%llx is outside what a plan can name",
 				      i, (unsigned long long)n->cs_addr);
 		}
 		if (key != UINT64_MAX) {
@@ -189,7 +189,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 oom:
 	pmi_free(&ix);
 	da_bridge_free(b);
-	return da_err(err, errlen, "out of memory converting the pathmap (%u nodes)", pm->nnodes);
+	return errmsg(err, errlen, "out of memory converting the pathmap (%u nodes)", pm->nnodes);
 }
 
 void da_bridge_free(struct da_bridge *b)
@@ -259,17 +259,17 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 {
 	const struct da_problem *p = b->prob;
 	if (da_plan_init(out, p) < 0)
-		return da_err(err, errlen, "out of memory");
+		return errmsg(err, errlen, "out of memory");
 	out->clones = calloc(in->nclones + 1, sizeof(*out->clones));
 	out->clone_wraps = calloc(in->nclone_wraps + 1, sizeof(*out->clone_wraps));
 	if (!out->clones || !out->clone_wraps) {
 		da_plan_free(out);
-		return da_err(err, errlen, "out of memory");
+		return errmsg(err, errlen, "out of memory");
 	}
 	for (uint32_t i = 0; i < in->npads; i++) {
 		if (in->pads[i].func >= p->nfuncs) {
 			da_plan_free(out);
-			return da_err(err, errlen, "plan pads function %u, the pathmap has %u",
+			return errmsg(err, errlen, "plan pads function %u, the pathmap has %u",
 				      in->pads[i].func, p->nfuncs);
 		}
 		out->pad[in->pads[i].func] = in->pads[i].bytes;
@@ -279,7 +279,7 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 		uint32_t c_ = da_bridge_callsite(b, (m), (a));                                 \
 		if (c_ == DA_NONE) {                                                           \
 			da_plan_free(out);                                                     \
-			return da_err(err, errlen, "plan %s callsite 0x%llx (module %u), which no path uses", \
+			return errmsg(err, errlen, "plan %s callsite 0x%llx (module %u), which no path uses", \
 				      what, (unsigned long long)(a), (m));                     \
 		}                                                                              \
 		c_;                                                                            \
@@ -433,5 +433,5 @@ fail:
 	free(inst);
 	free(newfunc);
 	pm_free(q);
-	return da_err(err, errlen, "%s", what);
+	return errmsg(err, errlen, "%s", what);
 }

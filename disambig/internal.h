@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/errmsg.h"
 #include "disambig/disambig.h"
 
 /* One line into err (printf-style); always returns -1. */
-int da_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Open-addressing map from a 64-bit key (not UINT64_MAX) to a 32-bit value. */
 struct u64map {

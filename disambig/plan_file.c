@@ -56,7 +56,7 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 	uint32_t *fileno = malloc((pm->nmodules + 1) * sizeof(*fileno)), nm = 0;
 	if (!fileno) {
 		af_abort(&af);
-		return da_err(err, errlen, "out of memory");
+		return errmsg(err, errlen, "out of memory");
 	}
 	for (uint32_t m = 0; m < pm->nmodules; m++)
 		fileno[m] = DA_NONE;
@@ -105,7 +105,7 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 	free(fileno);
 	if (ferror(f)) {
 		af_abort(&af);
-		return da_err(err, errlen, "%s: write error", path);
+		return errmsg(err, errlen, "%s: write error", path);
 	}
 	return af_commit(&af, err, errlen);
 }
@@ -122,7 +122,7 @@ struct reader {
 
 static int bad(struct reader *r, const char *what)
 {
-	return da_err(r->err, r->errlen, "%s: line %u: %s", r->name, r->line, what);
+	return errmsg(r->err, r->errlen, "%s: line %u: %s", r->name, r->line, what);
 }
 
 /* Next whitespace-separated word of the current line into buf. */
@@ -201,11 +201,11 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 	bool ended = false, have_unit = false;
 	int rc = -1;
 	if (pmi_build(&ix, pm) < 0) {
-		da_err(err, errlen, "out of memory");
+		errmsg(err, errlen, "out of memory");
 		return -1;
 	}
 	if (memchr(text, 0, len)) {
-		da_err(err, errlen, "%s: not an icpp plan (binary data)", name);
+		errmsg(err, errlen, "%s: not an icpp plan (binary data)", name);
 		goto out;
 	}
 	while (r.p < r.end) {
@@ -221,7 +221,7 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 		char kw[32], w[8][128];
 		if (r.line == 1) {
 			if (!word(&s, eol, kw, sizeof(kw)) || strcmp(kw, PLAN_MAGIC)) {
-				da_err(err, errlen, "%s: not an icpp plan", name);
+				errmsg(err, errlen, "%s: not an icpp plan", name);
 				goto out;
 			}
 			uint64_t v;
@@ -230,7 +230,7 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 				goto out;
 			}
 			if (v != PLAN_VERSION) {
-				da_err(err, errlen, "%s: plan format %llu, this icpp reads format %d: make the plan again",
+				errmsg(err, errlen, "%s: plan format %llu, this icpp reads format %d: make the plan again",
 				       name, (unsigned long long)v, PLAN_VERSION);
 				goto out;
 			}
@@ -297,7 +297,7 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 				}
 			}
 			if (found == PM_NONE) {
-				da_err(err, errlen, path_match
+				errmsg(err, errlen, path_match
 					       ? "%s: line %u: the plan was made for another build of %s: make the plan again"
 					       : "%s: line %u: module %s is not in the pathmap",
 				       name, r.line, path);
@@ -445,21 +445,21 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 		}
 	}
 	if (r.line == 0) {
-		da_err(err, errlen, "%s: empty file, not an icpp plan", name);
+		errmsg(err, errlen, "%s: empty file, not an icpp plan", name);
 		goto out;
 	}
 	if (!ended) {
-		da_err(err, errlen, "%s: truncated (no end line)", name);
+		errmsg(err, errlen, "%s: truncated (no end line)", name);
 		goto out;
 	}
 	if (!have_unit) {
-		da_err(err, errlen, "%s: no unit line", name);
+		errmsg(err, errlen, "%s: no unit line", name);
 		goto out;
 	}
 	rc = 0;
 	goto out;
 oom:
-	da_err(err, errlen, "out of memory reading %s", name);
+	errmsg(err, errlen, "out of memory reading %s", name);
 out:
 	pmi_free(&ix);
 	if (rc)

@@ -5,17 +5,6 @@
 
 #include "disambig/internal.h"
 
-int da_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* ---------------------------------------------------------------- masks */
 
 da_mask da_mask_upto(uint32_t bytes)
@@ -240,21 +229,21 @@ uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *fun
 int da_problem_check(const struct da_problem *p, char *err, size_t errlen)
 {
 	if (p->unit != DA_UNIT_FUNCTIONS && p->unit != DA_UNIT_CALLSITES)
-		return da_err(err, errlen, "unknown path unit %d", (int)p->unit);
+		return errmsg(err, errlen, "unknown path unit %d", (int)p->unit);
 	for (uint32_t c = 0; c < p->ncallsites; c++)
 		if (p->callsites[c].owner != DA_NONE && p->callsites[c].owner >= p->nfuncs)
-			return da_err(err, errlen, "callsite %u: owner %u out of range", c,
+			return errmsg(err, errlen, "callsite %u: owner %u out of range", c,
 				      p->callsites[c].owner);
 	for (uint32_t i = 0; i < p->nnodes; i++) {
 		const struct da_node *n = &p->nodes[i];
 		if (n->parent != DA_NONE && n->parent >= i)
-			return da_err(err, errlen, "node %u: parent %u is not before it", i,
+			return errmsg(err, errlen, "node %u: parent %u is not before it", i,
 				      n->parent);
 		if (n->func >= p->nfuncs)
-			return da_err(err, errlen, "node %u: function %u out of range", i,
+			return errmsg(err, errlen, "node %u: function %u out of range", i,
 				      n->func);
 		if (n->callsite != DA_NONE && n->callsite >= p->ncallsites)
-			return da_err(err, errlen, "node %u: callsite %u out of range", i,
+			return errmsg(err, errlen, "node %u: callsite %u out of range", i,
 				      n->callsite);
 	}
 	return 0;
@@ -289,47 +278,47 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
 		  size_t errlen)
 {
 	if (plan->nfuncs != p->nfuncs || plan->ncallsites != p->ncallsites)
-		return da_err(err, errlen, "plan is for %u functions and %u callsites, the problem has %u and %u",
+		return errmsg(err, errlen, "plan is for %u functions and %u callsites, the problem has %u and %u",
 			      plan->nfuncs, plan->ncallsites, p->nfuncs, p->ncallsites);
 	for (uint32_t f = 0; f < p->nfuncs; f++)
 		if (!da_mask_allows(p->funcs[f].pad_mask, plan->pad[f]))
-			return da_err(err, errlen, "function %u (%s) may not be padded by %u bytes",
+			return errmsg(err, errlen, "function %u (%s) may not be padded by %u bytes",
 				      f, p->funcs[f].name ? p->funcs[f].name : "?", plan->pad[f]);
 	for (uint32_t c = 0; c < p->ncallsites; c++)
 		if (!da_mask_allows(p->callsites[c].wrap_mask, plan->wrap[c]))
-			return da_err(err, errlen, "callsite %u may not be wrapped by %u bytes", c,
+			return errmsg(err, errlen, "callsite %u may not be wrapped by %u bytes", c,
 				      plan->wrap[c]);
 	for (uint32_t k = 0; k < plan->nclones; k++) {
 		const struct da_clone *cl = &plan->clones[k];
 		if (cl->func >= p->nfuncs || cl->callsite >= p->ncallsites)
-			return da_err(err, errlen, "clone %u: index out of range", k);
+			return errmsg(err, errlen, "clone %u: index out of range", k);
 		if (!p->funcs[cl->func].cloneable)
-			return da_err(err, errlen, "clone %u: function %u may not be cloned", k,
+			return errmsg(err, errlen, "clone %u: function %u may not be cloned", k,
 				      cl->func);
 		if (!p->callsites[cl->callsite].redirectable)
-			return da_err(err, errlen, "clone %u: callsite %u may not be redirected", k,
+			return errmsg(err, errlen, "clone %u: callsite %u may not be redirected", k,
 				      cl->callsite);
 		if (!da_mask_allows(p->funcs[cl->func].pad_mask, cl->pad))
-			return da_err(err, errlen, "clone %u: function %u may not be padded by %u bytes",
+			return errmsg(err, errlen, "clone %u: function %u may not be padded by %u bytes",
 				      k, cl->func, cl->pad);
 		for (uint32_t j = 0; j < k; j++)
 			if (plan->clones[j].func == cl->func && plan->clones[j].callsite == cl->callsite)
-				return da_err(err, errlen, "clones %u and %u are the same", j, k);
+				return errmsg(err, errlen, "clones %u and %u are the same", j, k);
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];
 		if (w->clone >= plan->nclones || w->callsite >= p->ncallsites)
-			return da_err(err, errlen, "clone wrap %u: index out of range", i);
+			return errmsg(err, errlen, "clone wrap %u: index out of range", i);
 		if (p->callsites[w->callsite].owner != plan->clones[w->clone].func)
-			return da_err(err, errlen, "clone wrap %u: callsite %u is not in function %u",
+			return errmsg(err, errlen, "clone wrap %u: callsite %u is not in function %u",
 				      i, w->callsite, plan->clones[w->clone].func);
 		if (!da_mask_allows(p->callsites[w->callsite].wrap_mask, w->amount))
-			return da_err(err, errlen, "clone wrap %u: callsite %u may not be wrapped by %u bytes",
+			return errmsg(err, errlen, "clone wrap %u: callsite %u may not be wrapped by %u bytes",
 				      i, w->callsite, w->amount);
 		for (uint32_t j = 0; j < i; j++)
 			if (plan->clone_wraps[j].clone == w->clone &&
 			    plan->clone_wraps[j].callsite == w->callsite)
-				return da_err(err, errlen, "clone wraps %u and %u are the same", j, i);
+				return errmsg(err, errlen, "clone wraps %u and %u are the same", j, i);
 	}
 	return 0;
 }

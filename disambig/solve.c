@@ -1159,13 +1159,13 @@ struct ds *ds_new(const struct da_problem *p, const struct da_options *o, char *
 	if (da_problem_check(p, err, errlen) < 0)
 		return NULL;
 	if (o->max_stack_growth > 0 && o->max_stack_growth < 1) {
-		da_err(err, errlen, "--max-stack-growth must be at least 1 (got %g)",
+		errmsg(err, errlen, "--max-stack-growth must be at least 1 (got %g)",
 		       o->max_stack_growth);
 		return NULL;
 	}
 	struct ds *s = calloc(1, sizeof(*s));
 	if (!s) {
-		da_err(err, errlen, "out of memory");
+		errmsg(err, errlen, "out of memory");
 		return NULL;
 	}
 	s->p = p;
@@ -1173,7 +1173,7 @@ struct ds *ds_new(const struct da_problem *p, const struct da_options *o, char *
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	if (build(s) < 0) {
 		ds_free(s);
-		da_err(err, errlen, "out of memory building the solver state (%u nodes)", p->nnodes);
+		errmsg(err, errlen, "out of memory building the solver state (%u nodes)", p->nnodes);
 		return NULL;
 	}
 	uint64_t b = o->budget;
@@ -1900,7 +1900,7 @@ int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, cha
 	const struct da_problem *p = s->p;
 	memset(r, 0, sizeof(*r));
 	if (da_plan_init(&r->plan, p) < 0)
-		return da_err(err, errlen, "out of memory");
+		return errmsg(err, errlen, "out of memory");
 	for (uint32_t f = 0; f < s->nf; f++)
 		r->plan.pad[f] = s->vars[f].value;
 	for (uint32_t c = 0; c < s->ncs; c++)
@@ -1956,7 +1956,7 @@ int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, cha
 oom:
 	free(renum);
 	da_result_free(r);
-	return da_err(err, errlen, "out of memory");
+	return errmsg(err, errlen, "out of memory");
 }
 
 void da_result_free(struct da_result *r)
@@ -2027,7 +2027,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		shrink(s);
 	if (s->oom) {
 		ds_free(s);
-		return da_err(err, errlen, "out of memory while solving");
+		return errmsg(err, errlen, "out of memory while solving");
 	}
 	int rc = ds_result(s, o, r, err, errlen);
 	if (!rc) {

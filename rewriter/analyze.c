@@ -1110,7 +1110,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	struct ana a = {.b = b};
 	a.bf = bin_functions(b->bin, &a.nbf);
 	if (!x86_open(&a.cs)) {
-		rw_errf(err, errlen, "cannot start the disassembler");
+		errmsg(err, errlen, "cannot start the disassembler");
 		return -1;
 	}
 	b->nfuncs = a.nbf;
@@ -1120,7 +1120,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	a.cand = calloc(a.nbf ? a.nbf : 1, sizeof(*a.cand));
 	a.kc = malloc((a.nbf ? a.nbf : 1) * sizeof(*a.kc));
 	if (!b->funcs || !b->units || !a.owner || !a.cand || !a.kc) {
-		rw_errf(err, errlen, "out of memory analysing %s", b->path);
+		errmsg(err, errlen, "out of memory analysing %s", b->path);
 		goto fail;
 	}
 	for (size_t i = 0; i < a.nbf; i++) {

@@ -75,16 +75,6 @@ void rb_free(struct rbuf *b)
 	*b = (struct rbuf){0};
 }
 
-void rw_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* ------------------------------------------------------------------ decoding */
 
 
@@ -154,27 +144,27 @@ static int parse_cie(const uint8_t *base, struct eh_entry *e, char *err, size_t 
 			case 'B':
 				break;
 			default:
-				rw_errf(err, errlen, "CIE at .eh_frame+0x%llx: augmentation \"%s\" not supported",
+				errmsg(err, errlen, "CIE at .eh_frame+0x%llx: augmentation \"%s\" not supported",
 					(unsigned long long)e->off, aug);
 				return -1;
 			}
 		}
 		p = zend;
 	} else if (aug[0]) {
-		rw_errf(err, errlen, "CIE at .eh_frame+0x%llx: augmentation \"%s\" not supported",
+		errmsg(err, errlen, "CIE at .eh_frame+0x%llx: augmentation \"%s\" not supported",
 			(unsigned long long)e->off, aug);
 		return -1;
 	}
 	if (!movable_enc(e->fde_enc) || !movable_enc(e->lsda_enc) ||
 	    !movable_enc(e->per_enc == DW_EH_PE_omit ? e->per_enc : e->per_enc & 0x7f)) {
-		rw_errf(err, errlen, "CIE at .eh_frame+0x%llx: pointer encoding not supported",
+		errmsg(err, errlen, "CIE at .eh_frame+0x%llx: pointer encoding not supported",
 			(unsigned long long)e->off);
 		return -1;
 	}
 	e->insn_off = (uint32_t)(p - s);
 	return 0;
 bad:
-	rw_errf(err, errlen, "CIE at .eh_frame+0x%llx is malformed", (unsigned long long)e->off);
+	errmsg(err, errlen, "CIE at .eh_frame+0x%llx is malformed", (unsigned long long)e->off);
 	return -1;
 }
 
@@ -205,7 +195,7 @@ static int parse_fde(const uint8_t *base, uint64_t vaddr, struct eh_entry *e,
 	e->insn_off = (uint32_t)(p - s);
 	return 0;
 bad:
-	rw_errf(err, errlen, "FDE at .eh_frame+0x%llx is malformed", (unsigned long long)e->off);
+	errmsg(err, errlen, "FDE at .eh_frame+0x%llx is malformed", (unsigned long long)e->off);
 	return -1;
 }
 
@@ -231,14 +221,14 @@ int eh_parse(const uint8_t *data, size_t size, uint64_t vaddr, struct eh_frame *
 			/* the terminator: nothing may follow but zeros */
 			for (size_t i = off; i < size; i++)
 				if (data[i]) {
-					rw_errf(err, errlen, ".eh_frame has entries after its terminator");
+					errmsg(err, errlen, ".eh_frame has entries after its terminator");
 					return -1;
 				}
 			off = size;
 			break;
 		}
 		if (len == 0xffffffffu || len < 4 || len > size - off - 4) {
-			rw_errf(err, errlen, ".eh_frame+0x%zx: entry length not supported", off);
+			errmsg(err, errlen, ".eh_frame+0x%zx: entry length not supported", off);
 			return -1;
 		}
 		if (eh->n == cap) {
@@ -265,7 +255,7 @@ int eh_parse(const uint8_t *data, size_t size, uint64_t vaddr, struct eh_frame *
 					break;
 				}
 			if (ci == RW_NONE) {
-				rw_errf(err, errlen, "FDE at .eh_frame+0x%zx names no earlier CIE", off);
+				errmsg(err, errlen, "FDE at .eh_frame+0x%zx names no earlier CIE", off);
 				return -1;
 			}
 			e->cie = false;
@@ -288,7 +278,7 @@ int eh_parse(const uint8_t *data, size_t size, uint64_t vaddr, struct eh_frame *
 	qsort(eh->by_pc, eh->nfde, sizeof(*eh->by_pc), cmp_fde_pc);
 	return 0;
 oom:
-	rw_errf(err, errlen, "out of memory reading .eh_frame");
+	errmsg(err, errlen, "out of memory reading .eh_frame");
 	return -1;
 }
 
@@ -675,7 +665,7 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 		} else {
 			rb_put(frame, src, e->insn_off);
 			if (eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, frame) < 0) {
-				rw_errf(err, errlen, "FDE of 0x%llx cannot be re-encoded",
+				errmsg(err, errlen, "FDE of 0x%llx cannot be re-encoded",
 					(unsigned long long)e->pc_begin);
 				goto fail;
 			}
@@ -780,10 +770,10 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 	free(tab);
 	return 0;
 range:
-	rw_errf(err, errlen, "merged .eh_frame: a pointer no longer fits its encoding");
+	errmsg(err, errlen, "merged .eh_frame: a pointer no longer fits its encoding");
 	goto fail;
 oom:
-	rw_errf(err, errlen, "out of memory building .eh_frame");
+	errmsg(err, errlen, "out of memory building .eh_frame");
 fail:
 	free(newoff);
 	free(tab);

@@ -4,6 +4,7 @@
 
 #include <gelf.h>
 
+#include "util/errmsg.h"
 #include "binary/binary.h"
 #include "binary/eh_encoding.h"
 #include "rewriter/rewriter.h"
@@ -23,7 +24,6 @@ void rb_sleb(struct rbuf *b, int64_t v);
 void rb_align(struct rbuf *b, size_t a, uint8_t fill);
 void rb_free(struct rbuf *b);
 
-void rw_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------ .eh_frame */
 

@@ -147,12 +147,12 @@ int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen)
 	elf_version(EV_CURRENT);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		rw_errf(err, errlen, "cannot open %s", path);
+		errmsg(err, errlen, "cannot open %s", path);
 		return -1;
 	}
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
-		rw_errf(err, errlen, "%s is not an ELF file", path);
+		errmsg(err, errlen, "%s is not an ELF file", path);
 		if (e)
 			elf_end(e);
 		close(fd);
@@ -171,7 +171,7 @@ int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen)
 			    memcmp((char *)d->d_buf + name_off, "icpp", 5))
 				continue;
 			if (parse_desc((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, n)) {
-				rw_errf(err, errlen, "%s: its icpp note is corrupt", path);
+				errmsg(err, errlen, "%s: its icpp note is corrupt", path);
 				rw_note_free(n);
 				ret = -1;
 			} else {

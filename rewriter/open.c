@@ -202,7 +202,7 @@ static int check_uncovered(struct rw_binary *b, char *err, size_t errlen)
 			continue;
 		for (uint64_t o = ph.p_offset; o < ph.p_offset + ph.p_filesz && o < fsize; o++)
 			if (!cov[o] && img[o]) {
-				rw_errf(err, errlen, "%s: byte at file offset 0x%llx is in a segment but in "
+				errmsg(err, errlen, "%s: byte at file offset 0x%llx is in a segment but in "
 					"no section: icpp rewrite cannot keep it", b->path,
 					(unsigned long long)o);
 				ret = -1;
@@ -266,28 +266,28 @@ static int check_input(struct rw_binary *b, char *err, size_t errlen)
 		}
 	}
 	if (relr) {
-		rw_errf(err, errlen, "%s uses DT_RELR relative relocations, which icpp rewrite does "
+		errmsg(err, errlen, "%s uses DT_RELR relative relocations, which icpp rewrite does "
 			"not support (link without -z pack-relative-relocs)", b->path);
 		return -1;
 	}
 	if (!interp && (b->ehdr.e_type == ET_EXEC || pie || !dynamic)) {
-		rw_errf(err, errlen, "%s is statically linked%s: icpp rewrite needs a dynamically "
+		errmsg(err, errlen, "%s is statically linked%s: icpp rewrite needs a dynamically "
 			"linked program or a shared object", b->path, pie ? " (static PIE)" : "");
 		return -1;
 	}
 	if (static_rel) {
-		rw_errf(err, errlen, "%s has static relocations (%s, linked with --emit-relocs): "
+		errmsg(err, errlen, "%s has static relocations (%s, linked with --emit-relocs): "
 			"icpp rewrite does not support them", b->path, static_rel);
 		return -1;
 	}
 	if (!b->eh_scn || !b->hdr_scn || !ehhdr) {
-		rw_errf(err, errlen, "%s has no .eh_frame/.eh_frame_hdr: icpp rewrite needs the "
+		errmsg(err, errlen, "%s has no .eh_frame/.eh_frame_hdr: icpp rewrite needs the "
 			"unwind tables to add its own", b->path);
 		return -1;
 	}
 	return check_uncovered(b, err, errlen);
 notelf:
-	rw_errf(err, errlen, "%s: cannot read its ELF headers: %s", b->path, elf_errmsg(-1));
+	errmsg(err, errlen, "%s: cannot read its ELF headers: %s", b->path, elf_errmsg(-1));
 	return -1;
 }
 
@@ -297,7 +297,7 @@ struct rw_binary *rw_open(const char *path, char *err, size_t errlen)
 {
 	struct rw_binary *b = calloc(1, sizeof(*b));
 	if (!b) {
-		rw_errf(err, errlen, "out of memory");
+		errmsg(err, errlen, "out of memory");
 		return NULL;
 	}
 	b->fd = -1;
@@ -310,11 +310,11 @@ struct rw_binary *rw_open(const char *path, char *err, size_t errlen)
 	if (b->fd < 0 || !(b->elf = elf_begin(b->fd, ELF_C_READ_MMAP, NULL)) ||
 	    !gelf_getehdr(b->elf, &b->ehdr) || elf_getshdrnum(b->elf, &b->shnum) ||
 	    elf_getshdrstrndx(b->elf, &b->shstrndx)) {
-		rw_errf(err, errlen, "%s: cannot read it as ELF", path);
+		errmsg(err, errlen, "%s: cannot read it as ELF", path);
 		goto fail;
 	}
 	if (b->shnum >= SHN_LORESERVE || b->ehdr.e_shnum == 0) {
-		rw_errf(err, errlen, "%s: extended section numbering is not supported", path);
+		errmsg(err, errlen, "%s: extended section numbering is not supported", path);
 		goto fail;
 	}
 	if (check_input(b, err, errlen))
@@ -323,16 +323,16 @@ struct rw_binary *rw_open(const char *path, char *err, size_t errlen)
 	GElf_Shdr esh;
 	Elf_Data *ed = escn ? elf_rawdata(escn, NULL) : NULL;
 	if (!ed || !gelf_getshdr(escn, &esh)) {
-		rw_errf(err, errlen, "%s: cannot read .eh_frame", path);
+		errmsg(err, errlen, "%s: cannot read .eh_frame", path);
 		goto fail;
 	}
 	char e2[256];
 	if (eh_parse(ed->d_buf, ed->d_size, esh.sh_addr, &b->eh, e2, sizeof(e2))) {
-		rw_errf(err, errlen, "%s: %s", path, e2);
+		errmsg(err, errlen, "%s: %s", path, e2);
 		goto fail;
 	}
 	if (load_slots(b)) {
-		rw_errf(err, errlen, "out of memory reading %s", path);
+		errmsg(err, errlen, "out of memory reading %s", path);
 		goto fail;
 	}
 	if (rw_analyse(b, err, errlen))

@@ -31,7 +31,7 @@ static int normalise(struct rw_plan_item *v, uint32_t *n, const char *what, char
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < *n; i++) {
 		if (i && v[i].addr == v[i - 1].addr) {
-			rw_errf(err, errlen, "plan names %s 0x%" PRIx64 " twice", what, v[i].addr);
+			errmsg(err, errlen, "plan names %s 0x%" PRIx64 " twice", what, v[i].addr);
 			return -1;
 		}
 		if (v[i].bytes)
@@ -81,7 +81,7 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 		if (!header) {
 			unsigned ver;
 			if (strcmp(kw, "icpp-plan") || sscanf(buf + used, " %u", &ver) != 1 || ver != 1) {
-				rw_errf(err, errlen, "line %zu: not an icpp rewrite plan (want \"icpp-plan 1\")", line);
+				errmsg(err, errlen, "line %zu: not an icpp rewrite plan (want \"icpp-plan 1\")", line);
 				goto fail;
 			}
 			header = true;
@@ -91,17 +91,17 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 		if ((strcmp(kw, "pad") && strcmp(kw, "wrap")) ||
 		    sscanf(buf + used, " %llx %u %1s", &addr, &bytes, extra) != 2 || bytes % RW_ALIGN ||
 		    bytes > RW_MAX_AMOUNT) {
-			rw_errf(err, errlen, "line %zu: want \"pad 0xADDR BYTES\" or \"wrap 0xSITE BYTES\" "
+			errmsg(err, errlen, "line %zu: want \"pad 0xADDR BYTES\" or \"wrap 0xSITE BYTES\" "
 				"with BYTES a multiple of 16 up to %d", line, RW_MAX_AMOUNT);
 			goto fail;
 		}
 		if (rw_plan_add(p, kw[0] == 'w', addr, bytes)) {
-			rw_errf(err, errlen, "out of memory");
+			errmsg(err, errlen, "out of memory");
 			goto fail;
 		}
 	}
 	if (!header) {
-		rw_errf(err, errlen, "empty plan (want \"icpp-plan 1\")");
+		errmsg(err, errlen, "empty plan (want \"icpp-plan 1\")");
 		goto fail;
 	}
 	if (normalise(p->pads, &p->npads, "function", err, errlen) ||
@@ -122,7 +122,7 @@ int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen)
 		return -1;
 	int r = rw_plan_parse(buf, len, p, e2, sizeof(e2));
 	if (r)
-		rw_errf(err, errlen, "%s: %s", path, e2);
+		errmsg(err, errlen, "%s: %s", path, e2);
 	free(buf);
 	return r;
 }
@@ -158,17 +158,17 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t fi = rw_func_index(b, p->pads[i].addr);
 		if (fi == RW_NONE) {
-			rw_errf(err, errlen, "plan pads 0x%" PRIx64 ", which is no function of %s",
+			errmsg(err, errlen, "plan pads 0x%" PRIx64 ", which is no function of %s",
 				p->pads[i].addr, b->path);
 			return -1;
 		}
 		const struct rw_func *f = &b->funcs[fi];
 		if (!rw_mask_allows(f->pad_mask, p->pads[i].bytes)) {
 			if (f->pad_mask > 1)
-				rw_errf(err, errlen, "plan pads %s (0x%" PRIx64 ") by %u bytes; at most %u can be added",
+				errmsg(err, errlen, "plan pads %s (0x%" PRIx64 ") by %u bytes; at most %u can be added",
 					f->name ? f->name : "?", f->addr, p->pads[i].bytes, rw_mask_max(f->pad_mask));
 			else
-				rw_errf(err, errlen, "plan pads %s (0x%" PRIx64 "), which cannot be padded: %s",
+				errmsg(err, errlen, "plan pads %s (0x%" PRIx64 "), which cannot be padded: %s",
 					f->name ? f->name : "?", f->addr, rw_pad_why_name(f->pad_why));
 			return -1;
 		}
@@ -176,19 +176,19 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 	for (uint32_t i = 0; i < p->nwraps; i++) {
 		uint32_t ci = rw_call_index(b, p->wraps[i].addr);
 		if (ci == RW_NONE) {
-			rw_errf(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which is no call "
+			errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which is no call "
 				"instruction's return address - 1 in %s", p->wraps[i].addr, b->path);
 			return -1;
 		}
 		const struct rw_call *c = &b->calls[ci];
 		if (!rw_mask_allows(c->wrap_mask, p->wraps[i].bytes)) {
 			if (c->wrap_mask > 1)
-				rw_errf(err, errlen, "plan wraps callsite 0x%" PRIx64 " by %u bytes; it allows "
+				errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 " by %u bytes; it allows "
 					"%u to %u", c->site, p->wraps[i].bytes,
 					(unsigned)(__builtin_ctzll(c->wrap_mask & ~1ull) * RW_ALIGN),
 					rw_mask_max(c->wrap_mask));
 			else
-				rw_errf(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which cannot be "
+				errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which cannot be "
 					"wrapped: %s", c->site, rw_wrap_why_name(c->wrap_why));
 			return -1;
 		}

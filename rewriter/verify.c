@@ -307,7 +307,7 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	*out = pm;
 	return 0;
 oom:
-	rw_errf(err, errlen, "out of memory removing trampoline frames");
+	errmsg(err, errlen, "out of memory removing trampoline frames");
 	free(n.wraps);
 	free(mods);
 	free(funcs);
@@ -432,7 +432,7 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned sho
 	bool *seen = calloc(pred->nnodes ? pred->nnodes : 1, sizeof(*seen));
 	struct key *fk = malloc((pred->nnodes ? pred->nnodes : 1) * sizeof(*fk));
 	if (!keys || !mods || !funcs || !match || !state || !seen || !fk) {
-		rw_errf(err, errlen, "out of memory comparing pathmaps");
+		errmsg(err, errlen, "out of memory comparing pathmaps");
 		goto fail;
 	}
 	for (uint32_t i = 0; i < pred->nnodes; i++) {

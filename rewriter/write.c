@@ -94,7 +94,7 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 		rb_u8(o, 0xe8);
 	}
 	if (rel < INT32_MIN || rel > INT32_MAX) {
-		rw_errf(err, errlen, "trampoline for callsite 0x%" PRIx64 " is out of rel32 reach of "
+		errmsg(err, errlen, "trampoline for callsite 0x%" PRIx64 " is out of rel32 reach of "
 			"its target", c->site);
 		return -1;
 	}
@@ -302,7 +302,7 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		memset(bytes, 0x90, c->len);
 		int64_t rel = (int64_t)(t->addr - (c->insn + c->len));
 		if (rel < INT32_MIN || rel > INT32_MAX || c->len > sizeof(bytes)) {
-			rw_errf(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the new code",
+			errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the new code",
 				c->site);
 			return -1;
 		}
@@ -318,13 +318,13 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	qsort(ps->patches.v, ps->patches.n, sizeof(*ps->patches.v), cmp_patch);
 	for (uint32_t i = 1; i < ps->patches.n; i++)
 		if (ps->patches.v[i].at < ps->patches.v[i - 1].at + ps->patches.v[i - 1].len) {
-			rw_errf(err, errlen, "two changes of the plan overlap at 0x%" PRIx64,
+			errmsg(err, errlen, "two changes of the plan overlap at 0x%" PRIx64,
 				ps->patches.v[i].at);
 			return -1;
 		}
 	return 0;
 oom:
-	rw_errf(err, errlen, "out of memory applying the plan");
+	errmsg(err, errlen, "out of memory applying the plan");
 	return -1;
 }
 
@@ -471,7 +471,7 @@ static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_
 oom:
 	free(ts);
 	rb_free(&names.b);
-	rw_errf(err, errlen, "out of memory writing the symbol table");
+	errmsg(err, errlen, "out of memory writing the symbol table");
 	return -1;
 }
 
@@ -540,7 +540,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		if (s->sh.sh_type == SHT_NOTE && !strcmp(s->name, ".note.gnu.build-id"))
 			buildid = i;
 		if (s->sh.sh_type == SHT_SYMTAB_SHNDX) {
-			rw_errf(err, errlen, "%s: extended section indices are not supported", b->path);
+			errmsg(err, errlen, "%s: extended section indices are not supported", b->path);
 			goto fail;
 		}
 	}
@@ -698,7 +698,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	if (r)
 		goto fail;
 	if (frame.n != frame_size || hdr.n != hdr_size || ps.text.n != text_size) {
-		rw_errf(err, errlen, "internal error: new sections changed size between passes");
+		errmsg(err, errlen, "internal error: new sections changed size between passes");
 		goto fail;
 	}
 	/* the trampoline symbols were built in the first pass */
@@ -754,7 +754,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		if (!bd)
 			goto oom;
 		if (!replace_build_id(bd, o.s[buildid].size, id, &idlen)) {
-			rw_errf(err, errlen, "%s: its .note.gnu.build-id has no GNU build-id note", b->path);
+			errmsg(err, errlen, "%s: its .note.gnu.build-id has no GNU build-id note", b->path);
 			goto fail;
 		}
 	}
@@ -775,7 +775,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 			done = true;
 		}
 		if (!done) {
-			rw_errf(err, errlen, "internal error: no section holds 0x%" PRIx64, pt->at);
+			errmsg(err, errlen, "internal error: no section holds 0x%" PRIx64, pt->at);
 			goto fail;
 		}
 		st->patched_bytes += pt->len;
@@ -825,7 +825,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	/* ---------------- write */
 	struct stat sb;
 	if (fstat(b->fd, &sb) < 0) {
-		rw_errf(err, errlen, "cannot stat %s: %s", b->path, strerror(errno));
+		errmsg(err, errlen, "cannot stat %s: %s", b->path, strerror(errno));
 		goto fail;
 	}
 	if (af_open(&af, outpath, sb.st_mode & 0777, err, errlen) < 0)
@@ -833,7 +833,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	af_open_ok = true;
 	int fd = fileno(af.f);
 	if (fchmod(fd, sb.st_mode & 0777) < 0) {
-		rw_errf(err, errlen, "cannot set the mode of %s: %s", af.tmp, strerror(errno));
+		errmsg(err, errlen, "cannot set the mode of %s: %s", af.tmp, strerror(errno));
 		goto fail;
 	}
 	e = elf_begin(fd, ELF_C_WRITE, NULL);
@@ -896,10 +896,10 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	ret = 0;
 	goto done;
 elferr:
-	rw_errf(err, errlen, "cannot write %s: %s", outpath, elf_errmsg(-1));
+	errmsg(err, errlen, "cannot write %s: %s", outpath, elf_errmsg(-1));
 	goto fail;
 oom:
-	rw_errf(err, errlen, "out of memory writing %s", outpath);
+	errmsg(err, errlen, "out of memory writing %s", outpath);
 fail:
 	ret = -1;
 done:
