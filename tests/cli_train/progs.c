@@ -4,12 +4,15 @@
  *   progs altstack      run a signal handler on a sigaltstack
  *   progs signal        run a signal handler on the thread's stack, then after()
  *   progs alloca        grower() calls first(), grows its frame, calls second()
+ *   progs lib           call lib_work() in libcli_lib.so
  *   progs print WORD    print WORD (its build differs per -DVARIANT) */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int lib_work(int n);
 
 #ifndef VARIANT
 #define VARIANT 0
@@ -88,6 +91,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "alloca")) {
 		grower(256);
 		printf("%d\n", sink);
+		return 0;
+	}
+	if (!strcmp(argv[1], "lib")) {
+		printf("%d\n", lib_work(3));
 		return 0;
 	}
 	if (!strcmp(argv[1], "print")) {

@@ -63,6 +63,14 @@ check "second() is not recorded under the returned first()" \
 	bash -c "! '$icpp' paths grow.icpp --function second | grep -q 'first > second'"
 check "the correction is reported" grep -q "past a returned frame" grow.err
 
+# A library found through a relative LD_LIBRARY_PATH entry has a relative
+# name ("./libcli_lib.so"): it is trained all the same.
+libdir=$(dirname "$progs")
+(cd "$libdir" && LD_LIBRARY_PATH=. "$icpp" train -q -o "$work/lib.icpp" -- "$progs" lib) > lib.out
+check "library program output" grep -qx 6 lib.out
+check "a library loaded by a relative name is trained" \
+	bash -c "'$icpp' paths lib.icpp --function lib_work | grep -q 'main > lib_work\$'"
+
 # A handler on the thread's own stack: its heights depend on where the kernel
 # aligned the signal frame, so it is reported and not recorded; the frames
 # after it are recorded with the right parent.

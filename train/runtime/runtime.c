@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -344,8 +345,14 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	uint32_t *added = data;
 	const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : exe_path;
-	if (path[0] != '/')
-		return 0;                /* the vDSO: no file to analyse */
+	char real[PATH_MAX];
+	if (path[0] != '/') {
+		/* A library found through a relative LD_LIBRARY_PATH entry has a
+		 * relative name; the vDSO's names no file at all. */
+		if (!strchr(path, '/') || !realpath(path, real))
+			return 0;
+		path = real;
+	}
 	uint32_t slot = find_slot(path, info->dlpi_addr);
 	if (slot != REC_NONE) {
 		locals[slot].present = 1;
