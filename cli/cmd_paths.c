@@ -92,9 +92,7 @@ int cmd_paths(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			cli_error("paths", "unknown option or missing value in '%s'; "
-				  "'icpp paths --help' lists the options", argv[optind - 1]);
-			return 2;
+			return cli_bad_option("paths", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1) {

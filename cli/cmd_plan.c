@@ -277,9 +277,7 @@ int cmd_plan(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			cli_error("plan", "unknown option or missing value in '%s'; "
-				  "'icpp plan --help' lists the options", argv[optind - 1]);
-			return 2;
+			return cli_bad_option("plan", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1) {

@@ -51,6 +51,7 @@ int cmd_record(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+he:F:c:o:p:q", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
@@ -110,8 +111,7 @@ int cmd_record(int argc, char **argv)
 			o.bpf_stats = true;
 			break;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option("record", argv[optind - 1]);
 		}
 	}
 	if (o.freq && o.period) {

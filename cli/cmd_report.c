@@ -50,6 +50,7 @@ int cmd_report(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.top = 20;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hi:m:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
@@ -92,8 +93,7 @@ int cmd_report(int argc, char **argv)
 			o.title = optarg;
 			break;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option("report", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {

@@ -309,9 +309,7 @@ int cmd_rewrite(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			cli_error("rewrite", "unknown option or missing value in '%s'; "
-				  "'icpp rewrite --help' lists the options", argv[optind - 1]);
-			return 2;
+			return cli_bad_option("rewrite", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1) {

@@ -233,9 +233,7 @@ int cmd_stats(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			cli_error("stats", "unknown option or missing value in '%s'; "
-				  "'icpp stats --help' lists the options", argv[optind - 1]);
-			return 2;
+			return cli_bad_option("stats", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1) {

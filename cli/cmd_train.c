@@ -170,13 +170,14 @@ int cmd_train(int argc, char **argv)
 	const char *out = NULL;
 	bool append = false, quiet = false;
 	int c;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:aqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'a': append = true; break;
 		case 'q': quiet = true; break;
 		case 'h': help(stdout); return 0;
-		default: help(stderr); return 2;
+		default: return cli_bad_option("train", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {

@@ -86,9 +86,7 @@ int cmd_verify(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			cli_error("verify", "unknown option or missing value in '%s'; "
-				  "'icpp verify --help' lists the options", argv[optind - 1]);
-			return 2;
+			return cli_bad_option("verify", argv[optind - 1]);
 		}
 	}
 	if (optind >= dashes) {

@@ -16,5 +16,8 @@ int cmd_verify(int argc, char **argv);
 
 /* Print "icpp: CMD: message" on stderr (printf-style). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The usage error for an option getopt refused (arg: the word it was at);
+ * returns 2, the exit status of a usage error.  Commands set opterr = 0. */
+int cli_bad_option(const char *cmd, const char *arg);
 
 #endif
