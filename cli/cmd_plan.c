@@ -48,23 +48,6 @@ static const char usage_text[] =
 	"example:\n"
 	"  icpp plan prog.icpp -o prog.plan --max-stack-growth 1.1\n";
 
-static double pct(uint64_t a, uint64_t b)
-{
-	return b ? 100.0 * (double)a / (double)b : 100.0;
-}
-
-static bool parse_u64(const char *s, uint64_t *v, uint64_t max)
-{
-	char *e;
-	if (!*s || *s == '-')
-		return false;
-	unsigned long long x = strtoull(s, &e, 10);
-	if (*e || x > max)
-		return false;
-	*v = x;
-	return true;
-}
-
 static void degree_table(const struct da_metrics *b, const struct da_metrics *a)
 {
 	printf("\ndegree of ambiguity   before: paths  %%     entries %%   after: paths  %%     entries %%\n");
@@ -76,9 +59,9 @@ static void degree_table(const struct da_metrics *b, const struct da_metrics *a)
 		snprintf(deg, sizeof(deg), i == DA_DEGREE_BUCKETS - 1 ? ">%d" : "%d",
 			 i == DA_DEGREE_BUCKETS - 1 ? i : i + 1);
 		printf("  %6s %19" PRIu64 " %5.1f %9.1f %16" PRIu64 " %5.1f %9.1f\n", deg,
-		       b->degree_paths[i], pct(b->degree_paths[i], b->paths),
-		       pct(b->degree_weight[i], b->weight), a->degree_paths[i],
-		       pct(a->degree_paths[i], a->paths), pct(a->degree_weight[i], a->weight));
+		       b->degree_paths[i], cli_pct(b->degree_paths[i], b->paths, 100.0),
+		       cli_pct(b->degree_weight[i], b->weight, 100.0), a->degree_paths[i],
+		       cli_pct(a->degree_paths[i], a->paths, 100.0), cli_pct(a->degree_weight[i], a->weight, 100.0));
 	}
 }
 
@@ -92,10 +75,10 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 	if (p->unit == DA_UNIT_CALLSITES)
 		printf("  (paths are callsite sequences: --callsites)\n");
 	printf("%-34s %12" PRIu64 " %12" PRIu64 "\n", "CIDs", b->cids, a->cids);
-	printf("%-34s %11.1f%% %11.1f%%\n", "precise paths", pct(b->precise_paths, b->paths),
-	       pct(a->precise_paths, a->paths));
+	printf("%-34s %11.1f%% %11.1f%%\n", "precise paths", cli_pct(b->precise_paths, b->paths, 100.0),
+	       cli_pct(a->precise_paths, a->paths, 100.0));
 	printf("%-34s %11.1f%% %11.1f%%\n", "precise, weighted by entries",
-	       pct(b->precise_weight, b->weight), pct(a->precise_weight, a->weight));
+	       cli_pct(b->precise_weight, b->weight, 100.0), cli_pct(a->precise_weight, a->weight, 100.0));
 	printf("%-34s %12" PRIu32 " %12" PRIu32 "\n", "worst degree", b->max_degree, a->max_degree);
 	degree_table(b, a);
 
@@ -231,14 +214,14 @@ int cmd_plan(int argc, char **argv)
 			cap.clone = true;
 			break;
 		case 's':
-			if (!parse_u64(optarg, &o.seed, UINT64_MAX)) {
+			if (!cli_parse_u64(optarg, &o.seed, UINT64_MAX)) {
 				cli_error("plan", "--seed wants a number, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'p':
 		case 'w':
-			if (!parse_u64(optarg, &v, DA_MAX_STEPS * DA_ALIGN) || v % DA_ALIGN) {
+			if (!cli_parse_u64(optarg, &v, DA_MAX_STEPS * DA_ALIGN) || v % DA_ALIGN) {
 				cli_error("plan", "--%s wants a multiple of 16 from 0 to %d, not '%s'",
 					  c == 'p' ? "pad-bound" : "wrap-bound", DA_MAX_STEPS * DA_ALIGN, optarg);
 				return 2;
@@ -252,7 +235,7 @@ int cmd_plan(int argc, char **argv)
 			callsites = true;
 			break;
 		case 'b':
-			if (!parse_u64(optarg, &o.budget, UINT64_MAX) || !o.budget) {
+			if (!cli_parse_u64(optarg, &o.budget, UINT64_MAX) || !o.budget) {
 				cli_error("plan", "--budget wants a positive number of node moves, not '%s'", optarg);
 				return 2;
 			}

@@ -176,11 +176,6 @@ static double secs(struct timespec a, struct timespec b)
 	return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 }
 
-static double pct(uint64_t a, uint64_t b)
-{
-	return b ? 100.0 * (double)a / (double)b : 100.0;
-}
-
 static void print_capability(const struct rw_binary *b)
 {
 	struct rw_summary s;
@@ -196,18 +191,6 @@ static void print_capability(const struct rw_binary *b)
 		if (s.wrap_refused[i])
 			fprintf(stderr, "  %6u not wrappable: %s\n", s.wrap_refused[i],
 				rw_wrap_why_name((enum rw_wrap_why)i));
-}
-
-static bool parse_u64(const char *s, uint64_t *v, uint64_t max)
-{
-	char *e;
-	if (!*s || *s == '-')
-		return false;
-	unsigned long long x = strtoull(s, &e, 10);
-	if (*e || x > max)
-		return false;
-	*v = x;
-	return true;
 }
 
 int cmd_rewrite(int argc, char **argv)
@@ -283,7 +266,7 @@ int cmd_rewrite(int argc, char **argv)
 			break;
 		case 'p':
 		case 'w':
-			if (!parse_u64(optarg, &v, RW_MAX_AMOUNT) || v % 16) {
+			if (!cli_parse_u64(optarg, &v, RW_MAX_AMOUNT) || v % 16) {
 				cli_error("rewrite", "--%s wants a multiple of 16 from 0 to %d, not '%s'",
 					  c == 'p' ? "pad-bound" : "wrap-bound", RW_MAX_AMOUNT, optarg);
 				return 2;
@@ -292,7 +275,7 @@ int cmd_rewrite(int argc, char **argv)
 			break;
 		case 's':
 		case 'b':
-			if (!parse_u64(optarg, &v, UINT64_MAX) || (c == 'b' && !v)) {
+			if (!cli_parse_u64(optarg, &v, UINT64_MAX) || (c == 'b' && !v)) {
 				cli_error("rewrite", "--%s wants a number, not '%s'", c == 's' ? "seed" : "budget",
 					  optarg);
 				return 2;
@@ -441,9 +424,9 @@ int cmd_rewrite(int argc, char **argv)
 			secs(ta, ts), secs(ts, tw), secs(tw, t1));
 		if (pm_stats(pm, &sb) == 0 && pm_stats(pred, &sa) == 0)
 			fprintf(stderr, "icpp rewrite: precise paths %.1f%% -> %.1f%% predicted "
-				"(weighted %.1f%% -> %.1f%%)%s\n", pct(sb.precise_paths, sb.paths),
-				pct(sa.precise_paths, sa.paths), pct(sb.precise_entries, sb.entries),
-				pct(sa.precise_entries, sa.entries), everything ? " [--everything]" : "");
+				"(weighted %.1f%% -> %.1f%%)%s\n", cli_pct(sb.precise_paths, sb.paths, 100.0),
+				cli_pct(sa.precise_paths, sa.paths, 100.0), cli_pct(sb.precise_entries, sb.entries, 100.0),
+				cli_pct(sa.precise_entries, sa.entries, 100.0), everything ? " [--everything]" : "");
 		if (solved)
 			fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 				r.max_growth, r.max_growth_bytes);

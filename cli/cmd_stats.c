@@ -25,11 +25,6 @@ static const char usage_text[] =
 	"example:\n"
 	"  icpp stats prog.icpp --top 3\n";
 
-static double pct(uint64_t a, uint64_t b)
-{
-	return b ? 100.0 * (double)a / (double)b : 0.0;
-}
-
 static void hex_id(char *out, const struct pm_module *m)
 {
 	out[0] = 0;
@@ -90,7 +85,7 @@ static void print_text(const char *file, struct pathmap *pm, const struct pm_sta
 		hex_id(id, m);
 		printf("  %s\n      %" PRIu32 " of %" PRIu32 " functions hooked (%.1f%%), build-id %s\n",
 		       m->path, m->functions_hooked, m->functions_found,
-		       pct(m->functions_hooked, m->functions_found), m->build_id_len ? id : "none");
+		       cli_pct(m->functions_hooked, m->functions_found, 0.0), m->build_id_len ? id : "none");
 	}
 	if (!st->paths) {
 		printf("\nno call paths recorded\n");
@@ -101,12 +96,12 @@ static void print_text(const char *file, struct pathmap *pm, const struct pm_sta
 	printf("%-38s %12" PRIu64 "  (%" PRIu64 " ambiguous)\n", "CIDs (distinct function, height)",
 	       st->cids, st->ambiguous_cids);
 	printf("%-38s %12" PRIu64 "  (%.1f%%)\n", "precise paths", st->precise_paths,
-	       pct(st->precise_paths, st->paths));
-	printf("%-38s %12" PRIu64 "  (%.1f%%)\n", "ambiguous paths", amb, pct(amb, st->paths));
+	       cli_pct(st->precise_paths, st->paths, 0.0));
+	printf("%-38s %12" PRIu64 "  (%.1f%%)\n", "ambiguous paths", amb, cli_pct(amb, st->paths, 0.0));
 	printf("%-38s %12" PRIu64 "  (%.1f%%)\n", "precise, weighted by entries",
-	       st->precise_entries, pct(st->precise_entries, st->entries));
+	       st->precise_entries, cli_pct(st->precise_entries, st->entries, 0.0));
 	printf("%-38s %12" PRIu64 "  (%.1f%%)\n", "ambiguous, weighted by entries", amb_e,
-	       pct(amb_e, st->entries));
+	       cli_pct(amb_e, st->entries, 0.0));
 
 	printf("\ndegree of ambiguity\n%8s %12s %7s %8s %10s\n", "degree", "paths", "%", "cum. %",
 	       "entries %");
@@ -119,8 +114,8 @@ static void print_text(const char *file, struct pathmap *pm, const struct pm_sta
 		snprintf(deg, sizeof(deg), b == PM_DEGREE_BUCKETS - 1 ? ">%d" : "%d",
 			 b == PM_DEGREE_BUCKETS - 1 ? b : b + 1);
 		printf("%8s %12" PRIu64 " %7.1f %8.1f %10.1f\n", deg, st->degree_paths[b],
-		       pct(st->degree_paths[b], st->paths), pct(cum, st->paths),
-		       pct(st->degree_entries[b], st->entries));
+		       cli_pct(st->degree_paths[b], st->paths, 0.0), cli_pct(cum, st->paths, 0.0),
+		       cli_pct(st->degree_entries[b], st->entries, 0.0));
 	}
 	if (!nworst)
 		return;
@@ -163,9 +158,9 @@ static void print_json(const char *file, struct pathmap *pm, const struct pm_sta
 	       ", \"precise_paths_pct\": %.1f,\n \"entries\": %" PRIu64 ", \"precise_entries\": %" PRIu64
 	       ", \"ambiguous_entries\": %" PRIu64 ", \"precise_entries_pct\": %.1f,\n",
 	       pm->nfuncs, st->nodes, st->paths, st->cids, st->ambiguous_cids, st->max_degree,
-	       st->precise_paths, st->paths - st->precise_paths, pct(st->precise_paths, st->paths),
+	       st->precise_paths, st->paths - st->precise_paths, cli_pct(st->precise_paths, st->paths, 0.0),
 	       st->entries, st->precise_entries, st->entries - st->precise_entries,
-	       pct(st->precise_entries, st->entries));
+	       cli_pct(st->precise_entries, st->entries, 0.0));
 	const uint64_t *cols[] = {st->degree_paths, st->degree_entries};
 	for (int c = 0; c < 2; c++) {
 		printf(" \"degree_%s\": [", c ? "entries" : "paths");

@@ -5,6 +5,9 @@
 #ifndef ICPP_CMDS_H
 #define ICPP_CMDS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 int cmd_train(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_paths(int argc, char **argv);
@@ -19,5 +22,9 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 /* The usage error for an option getopt refused (arg: the word it was at);
  * returns 2, the exit status of a usage error.  Commands set opterr = 0. */
 int cli_bad_option(const char *cmd, const char *arg);
+/* A decimal number in [0, max], the whole of s; false otherwise. */
+bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max);
+/* part / whole as a percentage; if_empty when whole is 0. */
+double cli_pct(uint64_t part, uint64_t whole, double if_empty);
 
 #endif

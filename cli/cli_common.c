@@ -1,0 +1,41 @@
+/* What every subcommand shares: its one-line messages and argument parsing
+ * (cli/cmds.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cmds.h"
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "icpp: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_bad_option(const char *cmd, const char *arg)
+{
+	cli_error(cmd, "unknown option or missing value in '%s'; 'icpp %s --help' lists the options",
+		  arg, cmd);
+	return 2;
+}
+
+bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max)
+{
+	char *e;
+	if (!*s || *s == '-')
+		return false;
+	unsigned long long x = strtoull(s, &e, 10);
+	if (*e || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+double cli_pct(uint64_t part, uint64_t whole, double if_empty)
+{
+	return whole ? 100.0 * (double)part / (double)whole : if_empty;
+}
