@@ -377,6 +377,22 @@ bad:
 
 #define EH_STACK 16
 
+/* The operands of a CFA instruction that takes a register then an offset:
+ * ULEB128 register, then a ULEB128 or (the _sf forms) SLEB128 offset. */
+static int reg_offset(const uint8_t **p, const uint8_t *end, bool is_signed, uint64_t *reg,
+		      int64_t *off)
+{
+	uint64_t u;
+	if (eh_uleb(p, end, reg))
+		return -1;
+	if (is_signed)
+		return eh_sleb(p, end, off);
+	if (eh_uleb(p, end, &u))
+		return -1;
+	*off = (int64_t)u;
+	return 0;
+}
+
 /* Copy the CFA program [p, end) to out, adjusting for
  * padding d: the CFA offset of an rsp rule that is >= k1, and the CFA offset
  * s of a register saved at CFA - s with s > k0 (a slot in the allocated
@@ -457,15 +473,8 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 			goto copy;
 		case DW_CFA_offset_extended:
 		case DW_CFA_offset_extended_sf:
-			if (eh_uleb(&p, end, &a))
+			if (reg_offset(&p, end, c == DW_CFA_offset_extended_sf, &a, &s))
 				return -1;
-			if (c == DW_CFA_offset_extended) {
-				if (eh_uleb(&p, end, &b))
-					return -1;
-				s = (int64_t)b;
-			} else if (eh_sleb(&p, end, &s)) {
-				return -1;
-			}
 			if (d && -s * da > k0) {
 				int64_t slot = -s * da + d;
 				if (slot % (-da))
@@ -483,30 +492,15 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 		case DW_CFA_val_offset_sf:
 		case DW_CFA_GNU_negative_offset_extended:
 			/* rare; refuse when padding would have to move them */
-			if (eh_uleb(&p, end, &a))
-				return -1;
-			if (c == DW_CFA_val_offset_sf) {
-				if (eh_sleb(&p, end, &s))
-					return -1;
-			} else if (eh_uleb(&p, end, &b)) {
-				return -1;
-			}
-			if (d)
+			if (reg_offset(&p, end, c == DW_CFA_val_offset_sf, &a, &s) || d)
 				return -1;
 			goto copy;
 		case DW_CFA_def_cfa:
 		case DW_CFA_def_cfa_sf:
-			if (eh_uleb(&p, end, &a))
+			if (reg_offset(&p, end, c == DW_CFA_def_cfa_sf, &a, &s))
 				return -1;
-			if (c == DW_CFA_def_cfa) {
-				if (eh_uleb(&p, end, &b))
-					return -1;
-				s = (int64_t)b;
-			} else {
-				if (eh_sleb(&p, end, &s))
-					return -1;
+			if (c == DW_CFA_def_cfa_sf)
 				s *= da;
-			}
 			*reg = a;
 			*off = s;
 			if (d && a == 7 && s >= k1) {
