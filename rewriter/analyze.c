@@ -992,12 +992,18 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		ru->fdes = NULL;
 		ru->nedits = ru->nfdes = 0;
 	}
+	rf->clone_why = u->nr > 1 || a->cand[owner] ? RW_CLONE_FRAGMENT
+			: u->conflict || u->unreached || u->r[0].bad ? RW_CLONE_ANALYSIS
+			: u->nind ? RW_CLONE_INDIRECT_JUMP
+			: rw_clone_check(a->cs, b, owner);
+	rf->cloneable = rf->clone_why == RW_CLONE_OK;
 	/* k0 for the FDE edits */
 	for (uint32_t r = 1; r < u->nr; r++) {
 		struct rw_func *fr = &b->funcs[u->r[r].func];
 		fr->parent = owner;
 		fr->pad_mask = 1;
 		fr->pad_why = RW_PAD_FRAGMENT;
+		fr->clone_why = RW_CLONE_FRAGMENT;
 		fr->frame = rf->frame;
 	}
 	ru->k1 = k1;
@@ -1080,6 +1086,10 @@ static void resolve_calls(struct ana *a)
 			rc->wrap_why = RW_WRAP_ARGS_UNKNOWN;
 		else if (k > RW_MAX_COPY)
 			rc->wrap_why = RW_WRAP_ARGS_LARGE;
+		/* a clone is entered through the rel32 of a direct call */
+		const struct bin_function *tf = rc->target ? func_at(a, rc->target) : NULL;
+		rc->redirectable = tf && tf->addr == rc->target && !rc->slot && rc->len >= 5 &&
+				   !returns_twice_name(rc->target_name);
 		if (rc->wrap_why != RW_WRAP_OK)
 			continue;
 		rc->stack_args = (uint32_t)(k + 7) & ~7u;
@@ -1126,7 +1136,8 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	for (size_t i = 0; i < a.nbf; i++) {
 		const struct bin_function *f = &a.bf[i];
 		b->funcs[i] = (struct rw_func){.addr = f->addr, .size = f->size, .name = f->name,
-					       .parent = RW_NONE, .pad_mask = 1};
+					       .parent = RW_NONE, .pad_mask = 1,
+					       .clone_why = RW_CLONE_ANALYSIS};
 		a.owner[i] = RW_NONE;
 		a.kc[i] = -1;
 		struct bin_cfa cfa;

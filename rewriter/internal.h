@@ -2,6 +2,7 @@
 #ifndef ICPP_REWRITER_INTERNAL_H
 #define ICPP_REWRITER_INTERNAL_H
 
+#include <capstone/capstone.h>
 #include <gelf.h>
 
 #include "util/errmsg.h"
@@ -156,6 +157,18 @@ struct rw_binary {
 
 /* Decode and analyse every function (analyze.c). */
 int rw_analyse(struct rw_binary *b, char *err, size_t errlen);
+
+/* Clones (clone.c).  Copy function fi whole to address `to`, byte for byte
+ * in the same layout (so its FDE and LSDA describe the copy too): jumps
+ * inside it go to the copy; calls (but a call into its own body past the
+ * entry, i.e. call-next) and jumps out go to the originals; rip-relative
+ * operands keep their addresses.  Appends the function's size in bytes to
+ * out (NULL: only check).  RW_CLONE_OK or why not. */
+enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, uint32_t fi, uint64_t to,
+				   struct rbuf *out);
+/* Whether function fi (analysed, no fragments) can be cloned: its code, its
+ * FDE (exactly its range, pc-relative) and its LSDA (LPStart omitted). */
+enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi);
 
 /* Name of the symbol whose GOT slot is `slot` (PLT and -fno-plt calls). */
 const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot);

@@ -87,6 +87,23 @@ const char *rw_wrap_why_name(enum rw_wrap_why w)
 	return w < RW_WRAP_N && names[w] ? names[w] : "?";
 }
 
+const char *rw_clone_why_name(enum rw_clone_why w)
+{
+	static const char *const names[RW_CLONE_N] = {
+		[RW_CLONE_OK] = "ok",
+		[RW_CLONE_FRAGMENT] = "is or has a fragment sharing its frame (.cold)",
+		[RW_CLONE_ANALYSIS] = "the stack analysis of its code failed",
+		[RW_CLONE_UNDECODABLE] = "undecodable bytes",
+		[RW_CLONE_INDIRECT_JUMP] = "indirect jump (jump table)",
+		[RW_CLONE_CODE_ADDRESS] = "takes the address of its own code",
+		[RW_CLONE_SHORT_BRANCH] = "a short branch out of the function",
+		[RW_CLONE_NO_FDE] = "no FDE exactly covering it, or not pc-relative",
+		[RW_CLONE_LSDA] = "an LSDA with its own LPStart",
+		[RW_CLONE_FAR] = "a displacement out of reach from the copy",
+	};
+	return w < RW_CLONE_N && names[w] ? names[w] : "?";
+}
+
 const char *rw_frame_name(enum rw_frame f)
 {
 	switch (f) {
@@ -422,6 +439,10 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 		s->fp += f->frame == RW_FRAME_FP;
 		s->sp += f->frame == RW_FRAME_SP;
 		s->frameless += f->frame == RW_FRAME_NONE;
+		if (f->cloneable)
+			s->cloneable++;
+		else
+			s->clone_refused[f->clone_why]++;
 	}
 	for (size_t i = 0; i < b->ncalls; i++) {
 		s->calls++;
@@ -429,6 +450,7 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 			s->wrappable++;
 		else
 			s->wrap_refused[b->calls[i].wrap_why]++;
+		s->redirectable += b->calls[i].redirectable;
 	}
 }
 
@@ -447,6 +469,10 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 				(unsigned long long)f->why_at);
 		else
 			fprintf(out, "refused (%s)", rw_pad_why_name(f->pad_why));
+		if (f->cloneable)
+			fprintf(out, " clone ok");
+		else
+			fprintf(out, " clone refused (%s)", rw_clone_why_name(f->clone_why));
 		fprintf(out, " %s\n", name);
 	}
 	for (size_t i = 0; i < b->ncalls; i++) {

@@ -180,7 +180,22 @@ enum rw_wrap_why {
 	RW_WRAP_N
 };
 
+enum rw_clone_why {
+	RW_CLONE_OK,
+	RW_CLONE_FRAGMENT,         /* is, or has, a fragment (.cold) sharing a frame */
+	RW_CLONE_ANALYSIS,         /* the stack analysis of its code failed (see pad_why) */
+	RW_CLONE_UNDECODABLE,      /* bytes Capstone cannot decode */
+	RW_CLONE_INDIRECT_JUMP,    /* jump through a register or table (targets in the original) */
+	RW_CLONE_CODE_ADDRESS,     /* a rip-relative operand addresses its own code */
+	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out of the function */
+	RW_CLONE_NO_FDE,           /* no FDE exactly covering it, or not pc-relative */
+	RW_CLONE_LSDA,             /* an LSDA a copy cannot share (explicit LPStart) */
+	RW_CLONE_FAR,              /* a displacement out of reach from the copy */
+	RW_CLONE_N
+};
+
 const char *rw_pad_why_name(enum rw_pad_why w);
+const char *rw_clone_why_name(enum rw_clone_why w);
 const char *rw_wrap_why_name(enum rw_wrap_why w);
 const char *rw_frame_name(enum rw_frame f);
 
@@ -194,7 +209,8 @@ struct rw_func {
 	uint64_t why_at;             /* instruction that caused the refusal, or 0 */
 	uint32_t parent;             /* a fragment: the function whose frame it shares */
 	uint32_t ncalls;             /* call instructions (own code and fragments) */
-	bool cloneable;              /* always false (cloning not implemented) */
+	bool cloneable;              /* may be copied to a clone (section 1, Cloning) */
+	enum rw_clone_why clone_why; /* RW_CLONE_OK when cloneable */
 };
 
 struct rw_call {
@@ -208,6 +224,7 @@ struct rw_call {
 	uint32_t stack_args;         /* bytes a trampoline copies (K) */
 	rw_mask wrap_mask;           /* allowed wraps; 1 when refused */
 	enum rw_wrap_why wrap_why;
+	bool redirectable;           /* a direct call rel32 that may call a clone */
 };
 
 struct rw_binary;
@@ -231,6 +248,7 @@ struct rw_summary {
 	uint32_t funcs, paddable, pad_refused[RW_PAD_N];
 	uint32_t fp, sp, frameless;
 	uint32_t calls, wrappable, wrap_refused[RW_WRAP_N];
+	uint32_t cloneable, clone_refused[RW_CLONE_N], redirectable;
 };
 void rw_summarize(const struct rw_binary *b, struct rw_summary *s);
 /* One line per function and call (`icpp rewrite --explain`). */

@@ -35,6 +35,12 @@ static bool has_rip_operand(const cs_insn *insn)
 	return false;
 }
 
+uint64_t x86_rip_target(const cs_insn *insn)
+{
+	return has_rip_operand(insn) ? insn->address + insn->size + (uint64_t)insn->detail->x86.disp
+				     : 0;
+}
+
 const char *x86_unrelocatable(const cs_insn *insn)
 {
 	switch (insn->id) {
@@ -162,6 +168,36 @@ int x86_relocate_insn(const cs_insn *insn, uint64_t to, uint8_t *out, const char
 		/* rip points at the next instruction; the length is unchanged. */
 		uint64_t abs = insn->address + insn->size + (uint64_t)x->disp;
 		int64_t d = (int64_t)(abs - (to + insn->size));
+		if (!fits_rel32(d)) {
+			*why = "rip-relative operand out of rel32 range";
+			return -1;
+		}
+		put32(out + x->encoding.disp_offset, (uint32_t)d);
+	}
+	return insn->size;
+}
+
+int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *out,
+		  const char **why)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	memcpy(out, insn->bytes, insn->size);
+	*why = NULL;
+	if (is_relative_branch(insn)) {
+		int64_t d = (int64_t)((target ? target : x86_branch_target(insn)) - (to + insn->size));
+		uint8_t n = x->encoding.imm_size;
+		if (n == 1 && d >= INT8_MIN && d <= INT8_MAX) {
+			out[x->encoding.imm_offset] = (uint8_t)(int8_t)d;
+		} else if (n == 4 && fits_rel32(d)) {
+			put32(out + x->encoding.imm_offset, (uint32_t)d);
+		} else {
+			*why = n == 1 ? "short branch out of reach" : "branch target out of rel32 range";
+			return -1;
+		}
+	} else if (has_rip_operand(insn)) {
+		/* rip-relative is always disp32 (Capstone 4 misreports disp_size
+		 * of some SSE instructions, e.g. comisd, as 2) */
+		int64_t d = (int64_t)(x86_rip_target(insn) - (to + insn->size));
 		if (!fits_rel32(d)) {
 			*why = "rip-relative operand out of rel32 range";
 			return -1;

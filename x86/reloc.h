@@ -32,6 +32,9 @@ const char *x86_unrelocatable(const cs_insn *insn);
 /* The target of a direct relative branch/call, or 0 when insn is not one. */
 uint64_t x86_branch_target(const cs_insn *insn);
 
+/* The address a rip-relative memory operand of insn refers to, or 0. */
+uint64_t x86_rip_target(const cs_insn *insn);
+
 /* Whether insn never falls through (ret, jmp, ud2, hlt). */
 bool x86_is_terminator(const cs_insn *insn);
 
@@ -40,6 +43,15 @@ bool x86_is_terminator(const cs_insn *insn);
  * Returns the number of bytes written, or -1 when impossible (see header
  * comment; *why says which). */
 int x86_relocate_insn(const cs_insn *insn, uint64_t to, uint8_t *out, const char **why);
+
+/* Re-encode insn (insn->address is where it ran) to run at `to` with the same
+ * length and kind, for a copy of a whole function (a clone): a relative
+ * branch or call goes to `target` (its own target when 0) -- a call stays a
+ * call, so the callee returns into the copy -- and a rip-relative operand
+ * keeps its absolute address.  Writes insn->size bytes to out; -1 with *why
+ * when a displacement no longer fits (rel8 branches keep their reach). */
+int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *out,
+		  const char **why);
 
 /* Encode "jmp target" at address `at` into out (5 bytes, rel32); -1 when the
  * distance does not fit in int32. */
