@@ -18,11 +18,12 @@
 #include "rewriter/rewriter.h"
 
 static const char usage_text[] =
-	"usage: icpp rewrite PROG [-m MAP] [-o OUT] [--plan PLAN | --everything[=P,W]] [options]\n"
+	"usage: icpp rewrite PROG [-m MAP] [-o OUT] [--plan PLAN | --everything[=P,W[,C]]] [options]\n"
 	"\n"
 	"Rewrite the program PROG so that the call paths of its pathmap MAP get CIDs of\n"
-	"their own: the rewriter says which frames it can pad and which callsites it can\n"
-	"wrap, the solver chooses, and the result is written to OUT with its predicted\n"
+	"their own: the rewriter says which frames it can pad, which callsites it can\n"
+	"wrap and which functions it can clone, the solver chooses, and the result is\n"
+	"written to OUT with its predicted\n"
 	"pathmap OUT.icpp.  PROG is never modified.  Check the result with\n"
 	"'icpp verify OUT -- ARGS'.\n"
 	"\n"
@@ -30,12 +31,15 @@ static const char usage_text[] =
 	"  -m, --map MAP          PROG's pathmap (default: PROG's name + .icpp)\n"
 	"  -o, --output OUT       the rewritten program (default: PROG's name + .rw)\n"
 	"  --plan PLAN            apply PLAN (written by icpp plan) instead of solving\n"
-	"  --everything[=P,W]     pad every function the analysis allows by up to P bytes\n"
-	"                         and wrap every callsite it allows by at least W (default\n"
-	"                         32,16): exercises the rewriter, disambiguates nothing\n"
+	"  --everything[=P,W[,C]] pad every function the analysis allows by up to P bytes,\n"
+	"                         wrap every callsite it allows by at least W and, unless\n"
+	"                         C is 0, clone every function it allows for one of its\n"
+	"                         calls (default 32,16,1): exercises the rewriter,\n"
+	"                         disambiguates nothing\n"
 	"  --explain              print what can be changed, per function and callsite\n"
 	"  --max-stack-growth X   as icpp plan (default 1.25; 0: no cap)\n"
-	"  --no-wrap              frame padding only\n"
+	"  --no-wrap              no callsite wrappers\n"
+	"  --no-clone             no clones\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --budget N, --callsites   as icpp plan\n"
 	"  -q, --quiet            no summary on stderr\n"
 	"  -h, --help             show this help\n"
@@ -60,7 +64,7 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 	uint32_t i = pm->funcs[func].module == c->module ? rw_func_index(c->b, pm->funcs[func].addr)
 							 : RW_NONE;
 	*mask &= i == RW_NONE || c->vis->no_pad[i] ? 1 : f[i].pad_mask;
-	*cloneable = false;
+	*cloneable = i != RW_NONE && !c->vis->no_pad[i] && f[i].cloneable;
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
@@ -72,7 +76,7 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	uint32_t i = module == c->module ? rw_call_index(c->b, addr) : RW_NONE;
 	(void)pm;
 	*mask &= i == RW_NONE || c->vis->no_wrap[i] ? 1 : cs[i].wrap_mask;
-	*redirectable = false;
+	*redirectable = i != RW_NONE && !c->vis->no_wrap[i] && cs[i].redirectable;
 }
 
 /* A plan in pathmap terms -> the rewriter's plan (module `m` only). */
@@ -80,11 +84,6 @@ static int to_rw_plan(const struct pathmap *pm, uint32_t m, const struct da_pm_p
 		      struct rw_plan *p, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
-	if (pp->nclones) {
-		snprintf(err, errlen, "the plan clones functions, which icpp rewrite does not implement "
-			 "(plan again with --no-clone)");
-		return -1;
-	}
 	for (uint32_t i = 0; i < pp->npads; i++) {
 		const struct pm_function *f = &pm->funcs[pp->pads[i].func];
 		if (f->module != m) {
@@ -105,6 +104,21 @@ static int to_rw_plan(const struct pathmap *pm, uint32_t m, const struct da_pm_p
 		if (rw_plan_add(p, true, pp->wraps[i].addr, pp->wraps[i].bytes))
 			goto oom;
 	}
+	for (uint32_t k = 0; k < pp->nclones; k++) {
+		const struct da_pm_clone *c = &pp->clones[k];
+		if (pm->funcs[c->func].module != m || c->cs_module != m) {
+			snprintf(err, errlen, "the plan clones 0x%" PRIx64 " in %s, not in the program "
+				 "being rewritten", pm->funcs[c->func].addr,
+				 pm->modules[pm->funcs[c->func].module].path);
+			return -1;
+		}
+		if (rw_plan_add_clone(p, pm->funcs[c->func].addr, c->cs_addr, c->pad))
+			goto oom;
+	}
+	for (uint32_t i = 0; i < pp->nclone_wraps; i++)
+		if (rw_plan_add_clone_wrap(p, pp->clone_wraps[i].clone, pp->clone_wraps[i].addr,
+					   pp->clone_wraps[i].bytes))
+			goto oom;
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -112,14 +126,22 @@ oom:
 }
 
 /* The rewriter's plan -> pathmap terms, for the prediction: functions and
- * callsites the pathmap never saw move nothing in it. */
+ * callsites the pathmap never saw move nothing in it (clones are made only
+ * of functions it has: their numbers must stay). */
 static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, struct da_pm_plan *pp)
 {
 	memset(pp, 0, sizeof(*pp));
 	pp->pads = calloc(p->npads ? p->npads : 1, sizeof(*pp->pads));
 	pp->wraps = calloc(p->nwraps ? p->nwraps : 1, sizeof(*pp->wraps));
-	if (!pp->pads || !pp->wraps)
+	pp->clones = calloc(p->nclones ? p->nclones : 1, sizeof(*pp->clones));
+	if (!pp->pads || !pp->wraps || !pp->clones)
 		return -1;
+	for (uint32_t k = 0; k < p->nclones; k++) {
+		uint32_t f = pm_function_at(pm, m, p->clones[k].func);
+		if (f == PM_NONE)
+			return -1;
+		pp->clones[pp->nclones++] = (struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad};
+	}
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);
 		if (f != PM_NONE)
@@ -160,6 +182,23 @@ static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_bin
 	return 0;
 }
 
+/* Put the prediction's clones where OUT has them (rw_place_clones). */
+static int place_clones(const char *out, uint32_t m, struct pathmap **pred, char *err,
+			size_t errlen)
+{
+	struct rw_note n;
+	struct pathmap *placed;
+	if (rw_note_read(out, &n, err, errlen) != 0)
+		return -1;
+	int r = rw_place_clones(*pred, m, &n, &placed, err, errlen);
+	rw_note_free(&n);
+	if (r == 0) {
+		pm_free(*pred);
+		*pred = placed;
+	}
+	return r;
+}
+
 static char *default_name(const char *prog, const char *suffix)
 {
 	const char *base = strrchr(prog, '/');
@@ -186,7 +225,13 @@ static void print_capability(const struct rw_binary *b)
 		if (s.pad_refused[i])
 			fprintf(stderr, "  %6u not paddable: %s\n", s.pad_refused[i],
 				rw_pad_why_name((enum rw_pad_why)i));
-	fprintf(stderr, "icpp rewrite: %u call instructions: %u wrappable\n", s.calls, s.wrappable);
+	fprintf(stderr, "icpp rewrite: %u functions cloneable\n", s.cloneable);
+	for (int i = 1; i < RW_CLONE_N; i++)
+		if (s.clone_refused[i])
+			fprintf(stderr, "  %6u not cloneable: %s\n", s.clone_refused[i],
+				rw_clone_why_name((enum rw_clone_why)i));
+	fprintf(stderr, "icpp rewrite: %u call instructions: %u wrappable, %u redirectable to a "
+		"clone\n", s.calls, s.wrappable, s.redirectable);
 	for (int i = 1; i < RW_WRAP_N; i++)
 		if (s.wrap_refused[i])
 			fprintf(stderr, "  %6u not wrappable: %s\n", s.wrap_refused[i],
@@ -203,6 +248,7 @@ int cmd_rewrite(int argc, char **argv)
 		{"explain", no_argument, NULL, 'x'},
 		{"max-stack-growth", required_argument, NULL, 'g'},
 		{"no-wrap", no_argument, NULL, 'W'},
+		{"no-clone", no_argument, NULL, 'C'},
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
@@ -216,10 +262,11 @@ int cmd_rewrite(int argc, char **argv)
 	struct da_capability cap;
 	da_options_default(&o);
 	da_capability_default(&cap);
-	o.allow_clone = false;
+	cap.clone = true;
+	o.allow_clone = true;
 	const char *map = NULL, *output = NULL, *planfile = NULL;
 	bool everything = false, explain = false, quiet = false, callsites = false;
-	uint64_t ev_pad = 32, ev_wrap = 16, v;
+	uint64_t ev_pad = 32, ev_wrap = 16, ev_clone = 1, v;
 	char *end;
 	int c;
 	optind = 0;
@@ -238,16 +285,18 @@ int cmd_rewrite(int argc, char **argv)
 		case 'E':
 			everything = true;
 			if (optarg) {
-				unsigned long long a, b_;
+				unsigned long long a, b_, c_ = 1;
 				char extra;
-				if (sscanf(optarg, "%llu,%llu%c", &a, &b_, &extra) != 2 || a % 16 || b_ % 16 ||
-				    a > RW_MAX_AMOUNT || b_ > RW_MAX_AMOUNT) {
-					cli_error("rewrite", "--everything wants PAD,WRAP, multiples of 16 up to %d, not '%s'",
-						  RW_MAX_AMOUNT, optarg);
+				int got = sscanf(optarg, "%llu,%llu,%llu%c", &a, &b_, &c_, &extra);
+				if ((got != 2 && got != 3) || a % 16 || b_ % 16 || a > RW_MAX_AMOUNT ||
+				    b_ > RW_MAX_AMOUNT || c_ > 1) {
+					cli_error("rewrite", "--everything wants PAD,WRAP[,CLONE], multiples of 16 up "
+						  "to %d and 0 or 1, not '%s'", RW_MAX_AMOUNT, optarg);
 					return 2;
 				}
 				ev_pad = a;
 				ev_wrap = b_;
+				ev_clone = c_;
 			}
 			break;
 		case 'x':
@@ -263,6 +312,9 @@ int cmd_rewrite(int argc, char **argv)
 			break;
 		case 'W':
 			o.allow_wrap = false;
+			break;
+		case 'C':
+			o.allow_clone = false;
 			break;
 		case 'p':
 		case 'w':
@@ -361,7 +413,7 @@ int cmd_rewrite(int argc, char **argv)
 			"hook (%u here): those and their callers stay as they are\n", vis.hidden_nodes,
 			vis.hidden_funcs);
 	if (everything) {
-		if (rw_plan_everything_seen(b, &vis, (uint32_t)ev_pad, (uint32_t)ev_wrap, &plan) ||
+		if (rw_plan_everything_seen(b, &vis, (uint32_t)ev_pad, (uint32_t)ev_wrap, ev_clone, &plan) ||
 		    to_pm_plan(pm, m, &plan, &pp))
 			goto oom;
 	} else {
@@ -407,6 +459,7 @@ int cmd_rewrite(int argc, char **argv)
 		goto oom;
 	snprintf(predpath, pl, "%s.icpp", output);
 	if (!realpath(output, real) || da_predict_pathmap(pm, &pp, &pred, err, sizeof(err)) < 0 ||
+	    place_clones(output, m, &pred, err, sizeof(err)) < 0 ||
 	    rw_rename_module(pred, m, real, st.build_id, st.build_id_len) < 0 ||
 	    pm_write(pred, predpath, err, sizeof(err)) < 0) {
 		cli_error("rewrite", "%s written, but not its predicted pathmap: %s", output, err);
@@ -415,9 +468,10 @@ int cmd_rewrite(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!quiet) {
 		struct pm_stats sb, sa;
-		fprintf(stderr, "icpp rewrite: %u functions padded, %u callsites wrapped, %u bytes patched, "
-			"%" PRIu64 " bytes of trampolines; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
-			st.pads, st.wraps, st.patched_bytes, st.tramp_bytes, st.in_size, st.out_size,
+		fprintf(stderr, "icpp rewrite: %u functions padded, %u callsites wrapped, %u functions "
+			"cloned, %u bytes patched, %" PRIu64 " bytes of new code; %" PRIu64 " -> %" PRIu64
+			" bytes (+%.1f%%)\n", st.pads, st.wraps, st.clones, st.patched_bytes, st.tramp_bytes,
+			st.in_size, st.out_size,
 			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0);
 		fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "
 			"prediction %.2f s\n", secs(t0, t1), secs(t0, ta), solved ? "solver" : "plan",

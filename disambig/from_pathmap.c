@@ -357,7 +357,7 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 			goto fail;
 	}
 	if (plan->nclones) {
-		uint32_t cm = pm_add_module(q, "[icpp-clones]", NULL, 0);
+		uint32_t cm = pm_add_module(q, DA_CLONES_MODULE, NULL, 0);
 		if (cm == PM_NONE)
 			goto fail;
 		for (uint32_t k = 0; k < plan->nclones; k++) {

@@ -114,10 +114,11 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 		  char *err, size_t errlen);
 void da_pm_plan_free(struct da_pm_plan *p);
 
+#define DA_CLONES_MODULE "[icpp-clones]"
 /* The pathmap of the rewritten program, from the pathmap and the plan alone
  * (disambig.h section 2 applied to every node): same modules, functions and
  * tree, new heights.  A clone becomes a function of a module named
- * "[icpp-clones]" (no build-id) at address 16 * (clone index + 1), named
+ * DA_CLONES_MODULE (no build-id) at address 16 * (clone index + 1), named
  * "NAME.icpp_clone.K"; frames called from a clone keep the callsite address
  * of the original instruction (the rewriter's own prediction will name the
  * copy).  0, or -1 and one line. */

@@ -79,9 +79,12 @@ enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi)
 	    (cie->fde_enc & 0x70) != DW_EH_PE_pcrel)
 		return RW_CLONE_NO_FDE;
 	if (e->lsda) {
+		/* the copied FDE points at the same LSDA: pc-relative, or absolute
+		 * where addresses are fixed (no PIE: no relocation needed) */
+		int how = cie->lsda_enc & 0x70;
+		bool fixed = how == DW_EH_PE_pcrel || (how == DW_EH_PE_absptr && b->ehdr.e_type == ET_EXEC);
 		uint8_t lpstart;
-		if ((cie->lsda_enc & 0x70) != DW_EH_PE_pcrel || bin_read(b->bin, e->lsda, &lpstart, 1) < 0 ||
-		    lpstart != DW_EH_PE_omit)
+		if (!fixed || bin_read(b->bin, e->lsda, &lpstart, 1) < 0 || lpstart != DW_EH_PE_omit)
 			return RW_CLONE_LSDA;
 	}
 	/* a copy 16 MiB away: every rel8 out of the function shows */

@@ -636,60 +636,82 @@ static int cmp_hdr(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+/* Append entry i of eh at the end of frame (address vaddr + offset), its
+ * pointers re-encoded, an FDE's CFA program edited by ed (may be NULL) and
+ * its pc_begin moved by shift (a clone's copy of the FDE).  CIEs must have
+ * been appended before their FDEs (newoff).  0, or -1 with err. */
+static int put_entry(const struct eh_frame *eh, uint32_t i, const struct eh_fde_edit *ed,
+		     uint64_t shift, uint64_t vaddr, const uint64_t *newoff, struct rbuf *frame,
+		     char *err, size_t errlen)
+{
+	const struct eh_entry *e = &eh->e[i];
+	const uint8_t *src = eh->data + e->off;
+	size_t start = frame->n;
+	if (!ed) {
+		rb_put(frame, src, e->size);
+	} else {
+		rb_put(frame, src, e->insn_off);
+		if (eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, frame) < 0)
+			return errmsg(err, errlen, "FDE of 0x%llx cannot be re-encoded",
+				      (unsigned long long)e->pc_begin);
+		/* keep entries 8-aligned with DW_CFA_nop */
+		while ((frame->n - start) % 8)
+			rb_u8(frame, DW_CFA_nop);
+		uint32_t len = (uint32_t)(frame->n - start - 4);
+		put_at(frame, start, &len, 4);
+	}
+	if (frame->oom)
+		return errmsg(err, errlen, "out of memory building .eh_frame");
+	uint64_t old_base = eh->vaddr + e->off, new_base = vaddr + start;
+	if (e->cie) {
+		if (e->per_field && move_ptr(frame, start + e->per_field, e->per_enc & 0x7f,
+					     old_base + e->per_field, new_base + e->per_field))
+			goto range;
+		return 0;
+	}
+	const struct eh_entry *cie = &eh->e[e->cie_index];
+	uint32_t cptr = (uint32_t)(start + 4 - newoff[e->cie_index]);
+	put_at(frame, start + 4, &cptr, 4);
+	if (move_ptr(frame, start + e->pc_field, cie->fde_enc, old_base + e->pc_field + shift,
+		     new_base + e->pc_field))
+		goto range;
+	if (e->lsda_field && move_ptr(frame, start + e->lsda_field, cie->lsda_enc,
+				      old_base + e->lsda_field, new_base + e->lsda_field))
+		goto range;
+	return 0;
+range:
+	return errmsg(err, errlen, "merged .eh_frame: a pointer no longer fits its encoding");
+}
+
 int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_t nedits,
-	     const struct eh_newfde *nf, uint32_t nnew, uint64_t vaddr, uint64_t hdr_vaddr,
-	     struct rbuf *frame, struct rbuf *hdr, char *err, size_t errlen)
+	     const struct eh_clonefde *cf, uint32_t ncf, const struct eh_newfde *nf, uint32_t nnew,
+	     uint64_t vaddr, uint64_t hdr_vaddr, struct rbuf *frame, struct rbuf *hdr, char *err,
+	     size_t errlen)
 {
 	uint64_t *newoff = malloc((eh->n + 1) * sizeof(*newoff));
-	struct hdr_ent *tab = malloc((eh->nfde + nnew + 1) * sizeof(*tab));
+	struct hdr_ent *tab = malloc((eh->nfde + ncf + nnew + 1) * sizeof(*tab));
 	uint32_t ntab = 0;
 	if (!newoff || !tab)
 		goto oom;
 	for (uint32_t i = 0; i < eh->n; i++) {
 		const struct eh_entry *e = &eh->e[i];
-		const uint8_t *src = eh->data + e->off;
-		size_t start = frame->n;
-		newoff[i] = start;
 		const struct eh_fde_edit *ed = NULL;
 		for (uint32_t j = 0; !e->cie && j < nedits; j++)
 			if (edits[j].fde == i)
 				ed = &edits[j];
-		if (!ed) {
-			rb_put(frame, src, e->size);
-		} else {
-			rb_put(frame, src, e->insn_off);
-			if (eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, frame) < 0) {
-				errmsg(err, errlen, "FDE of 0x%llx cannot be re-encoded",
-					(unsigned long long)e->pc_begin);
-				goto fail;
-			}
-			/* keep entries 8-aligned with DW_CFA_nop */
-			while ((frame->n - start) % 8)
-				rb_u8(frame, DW_CFA_nop);
-			uint32_t len = (uint32_t)(frame->n - start - 4);
-			put_at(frame, start, &len, 4);
-		}
-		if (frame->oom)
-			goto oom;
-		uint64_t old_base = eh->vaddr + e->off, new_base = vaddr + start;
-		if (e->cie) {
-			const struct eh_entry *c = e;
-			if (c->per_field && move_ptr(frame, start + c->per_field, c->per_enc & 0x7f,
-						     old_base + c->per_field, new_base + c->per_field))
-				goto range;
-			continue;
-		}
-		const struct eh_entry *cie = &eh->e[e->cie_index];
-		uint32_t cptr = (uint32_t)(start + 4 - newoff[e->cie_index]);
-		put_at(frame, start + 4, &cptr, 4);
-		if (move_ptr(frame, start + e->pc_field, cie->fde_enc, old_base + e->pc_field,
-			     new_base + e->pc_field))
-			goto range;
-		if (e->lsda_field && move_ptr(frame, start + e->lsda_field, cie->lsda_enc,
-					      old_base + e->lsda_field, new_base + e->lsda_field))
-			goto range;
-		if (e->pc_range)
-			tab[ntab++] = (struct hdr_ent){e->pc_begin, vaddr + start};
+		newoff[i] = frame->n;
+		if (put_entry(eh, i, ed, 0, vaddr, newoff, frame, err, errlen))
+			goto fail;
+		if (!e->cie && e->pc_range)
+			tab[ntab++] = (struct hdr_ent){e->pc_begin, vaddr + newoff[i]};
+	}
+	for (uint32_t i = 0; i < ncf; i++) {
+		const struct eh_entry *e = &eh->e[cf[i].edit.fde];
+		size_t start = frame->n;
+		if (put_entry(eh, cf[i].edit.fde, cf[i].edit.d ? &cf[i].edit : NULL,
+			      cf[i].start - e->pc_begin, vaddr, newoff, frame, err, errlen))
+			goto fail;
+		tab[ntab++] = (struct hdr_ent){cf[i].start, vaddr + start};
 	}
 	if (nnew) {
 		/* CIE: version 1, "zR", code 1, data -8, ra 16, pcrel|sdata4;

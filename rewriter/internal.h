@@ -101,13 +101,21 @@ struct eh_fde_edit {
 	uint32_t fde;
 	int64_t k0, k1, d;
 };
+/* A clone's FDE: a copy of FDE edit.fde for the code at `start`, its CFA
+ * program edited as edit says when edit.d is not 0 (the clone's padding). */
+struct eh_clonefde {
+	struct eh_fde_edit edit;
+	uint64_t start;
+};
 /* Build the merged .eh_frame for address `vaddr`: the old entries in their
- * order (pointers re-encoded, edits applied), then one CIE and the new FDEs,
- * then the terminator.  Also the sorted .eh_frame_hdr for address hdr_vaddr
- * (may be computed with a guess and rebuilt: sizes depend only on counts). */
+ * order (pointers re-encoded, edits applied), the clones' FDEs (sharing the
+ * originals' CIEs and LSDAs), then one CIE and the new FDEs, then the
+ * terminator.  Also the sorted .eh_frame_hdr for address hdr_vaddr (may be
+ * computed with a guess and rebuilt: sizes depend only on counts). */
 int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_t nedits,
-	     const struct eh_newfde *nf, uint32_t nnew, uint64_t vaddr, uint64_t hdr_vaddr,
-	     struct rbuf *frame, struct rbuf *hdr, char *err, size_t errlen);
+	     const struct eh_clonefde *cf, uint32_t ncf, const struct eh_newfde *nf, uint32_t nnew,
+	     uint64_t vaddr, uint64_t hdr_vaddr, struct rbuf *frame, struct rbuf *hdr, char *err,
+	     size_t errlen);
 
 /* ------------------------------------------------------------ analysis */
 

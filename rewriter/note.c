@@ -107,7 +107,7 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 		at += (sz);                            \
 	} while (0)
 	TAKE(&v, 4);
-	if (v != 1)
+	if (v != RW_NOTE_VERSION)
 		return -1;
 	TAKE(&idlen, 4);
 	if (idlen > PM_BUILD_ID_MAX)
@@ -129,6 +129,21 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 		TAKE(&w->site, 8);
 	}
 	out->nwraps = nw;
+	uint32_t nc;
+	TAKE(&nc, 4);
+	if (nc > n / 32)
+		return -1;
+	out->clones = calloc(nc ? nc : 1, sizeof(*out->clones));
+	if (!out->clones)
+		return -1;
+	for (uint32_t k = 0; k < nc; k++) {
+		struct rw_note_clone *c = &out->clones[k];
+		TAKE(&c->addr, 8);
+		TAKE(&c->size, 8);
+		TAKE(&c->func, 8);
+		TAKE(&c->site, 8);
+	}
+	out->nclones = nc;
 	TAKE(&plen, 4);
 	if (plen > n - at)
 		return -1;
@@ -189,5 +204,6 @@ void rw_note_free(struct rw_note *n)
 {
 	free(n->plan);
 	free(n->wraps);
+	free(n->clones);
 	memset(n, 0, sizeof(*n));
 }

@@ -47,10 +47,32 @@ int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes)
 		    : add_item(&p->pads, &p->npads, addr, bytes);
 }
 
+int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad)
+{
+	struct rw_plan_clone *v = realloc(p->clones, (p->nclones + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	p->clones = v;
+	v[p->nclones++] = (struct rw_plan_clone){func, site, pad};
+	return 0;
+}
+
+int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes)
+{
+	struct rw_plan_clone_wrap *v = realloc(p->clone_wraps, (p->nclone_wraps + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	p->clone_wraps = v;
+	v[p->nclone_wraps++] = (struct rw_plan_clone_wrap){clone, site, bytes};
+	return 0;
+}
+
 void rw_plan_free(struct rw_plan *p)
 {
 	free(p->pads);
 	free(p->wraps);
+	free(p->clones);
+	free(p->clone_wraps);
 	*p = (struct rw_plan){0};
 }
 
@@ -88,6 +110,25 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 			continue;
 		}
 		char extra[2];
+		unsigned long long site;
+		unsigned k;
+		if (!strcmp(kw, "clone") || !strcmp(kw, "clone-wrap")) {
+			bool cw = kw[5] == '-';
+			int got = cw ? sscanf(buf + used, " %u %llx %u %1s", &k, &site, &bytes, extra)
+				     : sscanf(buf + used, " %llx %llx %u %1s", &addr, &site, &bytes, extra);
+			if (got != 3 || bytes % RW_ALIGN || bytes > RW_MAX_AMOUNT || (cw && k >= p->nclones)) {
+				errmsg(err, errlen, "line %zu: want \"clone 0xFUNC 0xSITE PAD\" or \"clone-wrap "
+					"K 0xSITE BYTES\" (K an earlier clone), amounts multiples of 16 up to %d",
+					line, RW_MAX_AMOUNT);
+				goto fail;
+			}
+			if (cw ? rw_plan_add_clone_wrap(p, k, site, bytes)
+			       : rw_plan_add_clone(p, addr, site, bytes)) {
+				errmsg(err, errlen, "out of memory");
+				goto fail;
+			}
+			continue;
+		}
 		if ((strcmp(kw, "pad") && strcmp(kw, "wrap")) ||
 		    sscanf(buf + used, " %llx %u %1s", &addr, &bytes, extra) != 2 || bytes % RW_ALIGN ||
 		    bytes > RW_MAX_AMOUNT) {
@@ -145,6 +186,16 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 				 p->wraps[i].bytes);
 		rb_put(&o, line, (size_t)n);
 	}
+	for (uint32_t i = 0; i < p->nclones; i++) {
+		int n = snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u\n",
+				 p->clones[i].func, p->clones[i].site, p->clones[i].pad);
+		rb_put(&o, line, (size_t)n);
+	}
+	for (uint32_t i = 0; i < p->nclone_wraps; i++) {
+		int n = snprintf(line, sizeof(line), "clone-wrap %u 0x%" PRIx64 " %u\n",
+				 p->clone_wraps[i].clone, p->clone_wraps[i].site, p->clone_wraps[i].bytes);
+		rb_put(&o, line, (size_t)n);
+	}
 	rb_u8(&o, 0);
 	if (o.oom) {
 		rb_free(&o);
@@ -153,56 +204,136 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 	return (char *)o.p;
 }
 
-int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
+/* The function at addr padded by bytes (0 allowed); its index, or RW_NONE
+ * with err. */
+static uint32_t check_pad(const struct rw_binary *b, uint64_t addr, uint32_t bytes, char *err,
+			  size_t errlen)
 {
-	for (uint32_t i = 0; i < p->npads; i++) {
-		uint32_t fi = rw_func_index(b, p->pads[i].addr);
-		if (fi == RW_NONE) {
-			errmsg(err, errlen, "plan pads 0x%" PRIx64 ", which is no function of %s",
-				p->pads[i].addr, b->path);
-			return -1;
-		}
-		const struct rw_func *f = &b->funcs[fi];
-		if (!rw_mask_allows(f->pad_mask, p->pads[i].bytes)) {
-			if (f->pad_mask > 1)
-				errmsg(err, errlen, "plan pads %s (0x%" PRIx64 ") by %u bytes; at most %u can be added",
-					f->name ? f->name : "?", f->addr, p->pads[i].bytes, rw_mask_max(f->pad_mask));
-			else
-				errmsg(err, errlen, "plan pads %s (0x%" PRIx64 "), which cannot be padded: %s",
-					f->name ? f->name : "?", f->addr, rw_pad_why_name(f->pad_why));
-			return -1;
-		}
+	uint32_t fi = rw_func_index(b, addr);
+	if (fi == RW_NONE) {
+		errmsg(err, errlen, "plan changes 0x%" PRIx64 ", which is no function of %s", addr,
+			b->path);
+		return RW_NONE;
 	}
-	for (uint32_t i = 0; i < p->nwraps; i++) {
-		uint32_t ci = rw_call_index(b, p->wraps[i].addr);
-		if (ci == RW_NONE) {
-			errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which is no call "
-				"instruction's return address - 1 in %s", p->wraps[i].addr, b->path);
+	const struct rw_func *f = &b->funcs[fi];
+	if (rw_mask_allows(f->pad_mask, bytes))
+		return fi;
+	if (f->pad_mask > 1)
+		errmsg(err, errlen, "plan pads %s (0x%" PRIx64 ") by %u bytes; at most %u can be added",
+			f->name ? f->name : "?", f->addr, bytes, rw_mask_max(f->pad_mask));
+	else
+		errmsg(err, errlen, "plan pads %s (0x%" PRIx64 "), which cannot be padded: %s",
+			f->name ? f->name : "?", f->addr, rw_pad_why_name(f->pad_why));
+	return RW_NONE;
+}
+
+/* The call at site wrapped by bytes (0 allowed); its index, or RW_NONE with
+ * err. */
+static uint32_t check_wrap(const struct rw_binary *b, uint64_t site, uint32_t bytes, char *err,
+			   size_t errlen)
+{
+	uint32_t ci = rw_call_index(b, site);
+	if (ci == RW_NONE) {
+		errmsg(err, errlen, "plan changes callsite 0x%" PRIx64 ", which is no call "
+			"instruction's return address - 1 in %s", site, b->path);
+		return RW_NONE;
+	}
+	const struct rw_call *c = &b->calls[ci];
+	if (rw_mask_allows(c->wrap_mask, bytes))
+		return ci;
+	if (c->wrap_mask > 1)
+		errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 " by %u bytes; it allows "
+			"%u to %u", c->site, bytes,
+			(unsigned)(__builtin_ctzll(c->wrap_mask & ~1ull) * RW_ALIGN),
+			rw_mask_max(c->wrap_mask));
+	else
+		errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which cannot be "
+			"wrapped: %s", c->site, rw_wrap_why_name(c->wrap_why));
+	return RW_NONE;
+}
+
+static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char *err,
+			size_t errlen)
+{
+	for (uint32_t k = 0; k < p->nclones; k++) {
+		const struct rw_plan_clone *c = &p->clones[k];
+		uint32_t fi = check_pad(b, c->func, c->pad, err, errlen);
+		uint32_t ci = fi == RW_NONE ? RW_NONE : check_wrap(b, c->site, 0, err, errlen);
+		if (ci == RW_NONE)
 			return -1;
-		}
-		const struct rw_call *c = &b->calls[ci];
-		if (!rw_mask_allows(c->wrap_mask, p->wraps[i].bytes)) {
-			if (c->wrap_mask > 1)
-				errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 " by %u bytes; it allows "
-					"%u to %u", c->site, p->wraps[i].bytes,
-					(unsigned)(__builtin_ctzll(c->wrap_mask & ~1ull) * RW_ALIGN),
-					rw_mask_max(c->wrap_mask));
-			else
-				errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which cannot be "
-					"wrapped: %s", c->site, rw_wrap_why_name(c->wrap_why));
+		const struct rw_call *call = &b->calls[ci];
+		if (!b->funcs[fi].cloneable)
+			return errmsg(err, errlen, "plan clones 0x%" PRIx64 ", which cannot be cloned: %s",
+				      c->func, rw_clone_why_name(b->funcs[fi].clone_why));
+		if (!call->redirectable || call->target != c->func)
+			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at a clone of 0x%"
+				      PRIx64 ", but it is no direct call of it", c->site, c->func);
+		for (uint32_t j = 0; j < k; j++)
+			if (p->clones[j].site == c->site)
+				return errmsg(err, errlen, "plan redirects callsite 0x%" PRIx64 " twice",
+					      c->site);
+	}
+	for (uint32_t i = 0; i < p->nclone_wraps; i++) {
+		const struct rw_plan_clone_wrap *w = &p->clone_wraps[i];
+		if (w->clone >= p->nclones)
+			return errmsg(err, errlen, "plan wraps a copy in clone %u, which it does not have",
+				      w->clone);
+		uint32_t ci = check_wrap(b, w->site, w->bytes, err, errlen);
+		if (ci == RW_NONE)
 			return -1;
-		}
+		if (b->funcs[b->calls[ci].func].addr != p->clones[w->clone].func)
+			return errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 " in clone %u, but "
+				      "the cloned function does not make that call", w->site, w->clone);
+		for (uint32_t j = 0; j < i; j++)
+			if (p->clone_wraps[j].clone == w->clone && p->clone_wraps[j].site == w->site)
+				return errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 " in clone %u "
+					      "twice", w->site, w->clone);
 	}
 	return 0;
 }
 
+int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < p->npads; i++)
+		if (check_pad(b, p->pads[i].addr, p->pads[i].bytes, err, errlen) == RW_NONE)
+			return -1;
+	for (uint32_t i = 0; i < p->nwraps; i++)
+		if (check_wrap(b, p->wraps[i].addr, p->wraps[i].bytes, err, errlen) == RW_NONE)
+			return -1;
+	return check_clones(b, p, err, errlen);
+}
+
 int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p)
 {
-	return rw_plan_everything_seen(b, NULL, pad, wrap, p);
+	return rw_plan_everything_seen(b, NULL, pad, wrap, false, p);
+}
+
+/* A clone of every cloneable function padded like its original, for its
+ * first redirectable call (by site) that training saw no reason to leave. */
+static int everything_clones(const struct rw_binary *b, const struct rw_visibility *v,
+			     struct rw_plan *p)
+{
+	for (size_t c = 0; c < b->ncalls; c++) {
+		const struct rw_call *call = &b->calls[c];
+		uint32_t fi = call->redirectable ? rw_func_index(b, call->target) : RW_NONE;
+		if (fi == RW_NONE || !b->funcs[fi].cloneable || (v && (v->no_wrap[c] || v->no_pad[fi] ||
+									!v->in_map[fi])))
+			continue;
+		bool done = false;
+		for (uint32_t k = 0; k < p->nclones && !done; k++)
+			done = p->clones[k].func == call->target;
+		uint32_t pad = 0;
+		for (uint32_t i = 0; i < p->npads; i++)
+			if (p->pads[i].addr == call->target)
+				pad = p->pads[i].bytes;
+		if (!done && rw_plan_add_clone(p, call->target, call->site, pad))
+			return -1;
+	}
+	return 0;
 }
 
 int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibility *v, uint32_t pad,
-			    uint32_t wrap, struct rw_plan *p)
+			    uint32_t wrap, bool clone, struct rw_plan *p)
 {
 	*p = (struct rw_plan){0};
 	for (size_t i = 0; pad && i < b->nfuncs; i++) {
@@ -225,6 +356,8 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
 		if (amt <= RW_MAX_AMOUNT && c->wrap_mask > 1 && rw_plan_add(p, true, c->site, amt))
 			goto oom;
 	}
+	if (clone && everything_clones(b, v, p))
+		goto oom;
 	return 0;
 oom:
 	rw_plan_free(p);

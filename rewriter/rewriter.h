@@ -63,8 +63,29 @@
  * too large stack arguments.  A wrapped callsite adds W to the height of the
  * frame it enters and of every frame below it (disambig.h, "Wrapping").
  *
- * Cloning and callee-entry wrappers are not implemented: every function says
- * cloneable = false.
+ * Cloning (clone.c), clone k = (f, c): f is copied whole to f_k in the new
+ * executable segment and the direct call c (`call rel32`) calls f_k (through
+ * its trampoline when c is also wrapped: the trampoline calls f_k).  The copy
+ * keeps every instruction's length and place relative to f's start
+ * (x86_copy_insn, Capstone): jumps inside f go to the copy; calls and jumps
+ * out of f go to the originals (a copy never calls a clone), except the
+ * copies of wrapped calls, which call their own trampolines (clone wraps;
+ * a copy without one is wrapped like its original); rip-relative operands
+ * keep their addresses.  f_k's padding applies f's in-place edits to the
+ * copy.  Because the layout is the same, f_k's FDE is a copy of f's with a
+ * new pc_begin (its CFA program edited for a no-fp padding), sharing f's CIE
+ * and LSDA (call-site and landing-pad offsets count from the FDE's start).
+ * A function is cloneable (else clone_why says why) when its stack analysis
+ * succeeded, it neither is nor has a fragment (.cold), it has no indirect
+ * jump but `jmp *slot(%rip)` (jump tables point into the original), it takes
+ * no address of its own code, no rel8 branch leaves it, one FDE covers
+ * exactly its range with a pc-relative pc_begin, and its LSDA (if any) has
+ * no LPStart and is pointed at pc-relatively (or absolutely in a non-PIE
+ * executable).  A call is redirectable when it is a direct `call rel32` to a
+ * function start (not a returns-twice one).  Clones get a local FUNC symbol
+ * __icpp_clone_K_NAME and are listed in the note.
+ *
+ * Callee-entry wrappers are not implemented.
  *
  * Masks use disambig's da_mask convention (bit k allows 16*k bytes, bit 0 is
  * "unchanged" and always set), so the solver's bridge copies them as they
@@ -88,13 +109,15 @@
  *    (old kernels derive AT_PHDR that way) -- the file is padded up to 1 MiB
  *    for it -- otherwise just above the last segment (Linux >= 5.18 finds
  *    AT_PHDR through the PT_LOAD that holds it).
+ * .icpp.text holds the clones first, then the trampolines.
  * The old .eh_frame/.eh_frame_hdr stay in place, renamed .icpp.old.*; .symtab
- * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>); a
- * stripped input gets a .symtab made of its .dynsym plus those.
+ * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>) and per
+ * clone (__icpp_clone_<K>_<name>); a stripped input gets a .symtab made of
+ * its .dynsym plus those.
  * The GNU build-id note is replaced by a new id (SHA-1 of the input, the plan
  * and the rewriter version), and a note "icpp" (type NT_ICPP_REWRITE) names
- * the original build-id, carries the plan and the trampoline table
- * (rw_note_read).  OUT is written to a temporary file beside it and renamed,
+ * the original build-id, carries the plan, the trampoline table and the
+ * clone table (rw_note_read; layout RW_NOTE_VERSION).  OUT is written to a temporary file beside it and renamed,
  * with the input's permission bits.
  * Refused inputs (one line, nothing written): not ELF / not x86-64, static
  * executables and static PIE, DT_RELR, no .eh_frame_hdr, static relocations
@@ -104,11 +127,16 @@
  * ---------------------------------------------------------------------------
  * 3. Prediction and verification (verify.c)
  *
- * OUT's pathmap is predicted by disambig (da_predict_pathmap): every node's
- * height grows by
- *     delta(n) = delta(parent) + pad(func(parent)) + wrap(callsite(n))
- * (disambig.h without clones); functions and callsites keep their addresses,
- * the rewritten module takes OUT's path and build-id.
+ * OUT's pathmap is predicted by disambig (da_predict_pathmap, disambig.h
+ * section 2): every node's height grows by
+ *     delta(n) = delta(parent) + pad(inst(parent)) + wrap(exec(n));
+ * functions and callsites keep their addresses, the rewritten module takes
+ * OUT's path and build-id.  The prediction names a clone as a function of
+ * its own: rw_place_clones() gives it its address in OUT (and the callsites
+ * below it those of the copies), so that training OUT, which sees the clone
+ * as a separate function at its new address, and sampling it, which finds
+ * the clone's CID by its PC, both match the prediction without any mapping
+ * back.
  * A trained map of OUT has trampoline frames between a wrapped caller and its
  * callee; rw_collapse() removes them (the callee takes the trampoline's
  * callsite) using the note's table.  rw_verify() then matches every observed
@@ -130,6 +158,7 @@
 #define RW_MAX_COPY 128            /* stack-argument bytes a trampoline copies at most */
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
+#define RW_NOTE_VERSION 2          /* its layout (2: with the clone table) */
 
 /* Bit k allows 16*k bytes (disambig's da_mask). */
 typedef uint64_t rw_mask;
@@ -189,7 +218,7 @@ enum rw_clone_why {
 	RW_CLONE_CODE_ADDRESS,     /* a rip-relative operand addresses its own code */
 	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out of the function */
 	RW_CLONE_NO_FDE,           /* no FDE exactly covering it, or not pc-relative */
-	RW_CLONE_LSDA,             /* an LSDA a copy cannot share (explicit LPStart) */
+	RW_CLONE_LSDA,             /* an LSDA a copy cannot share (LPStart, absolute in PIE) */
 	RW_CLONE_FAR,              /* a displacement out of reach from the copy */
 	RW_CLONE_N
 };
@@ -255,19 +284,38 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s);
 void rw_explain(const struct rw_binary *b, FILE *out);
 
 /* ------------------------------------------------------------------ plans
- * A plan says how much to pad which function and wrap which callsite.  Its
- * text form (what `--plan FILE` reads, and the note keeps):
+ * A plan says how much to pad which function and wrap which callsite, and
+ * which functions to clone for which call.  Its text form (what the note
+ * keeps):
  *     icpp-plan 1
  *     pad  0xFUNC BYTES     [# comment]
  *     wrap 0xSITE BYTES     (SITE = return address - 1)
+ *     clone 0xFUNC 0xSITE PAD       clone K (K = 0, 1, ... in order)
+ *     clone-wrap K 0xSITE BYTES     the copy of SITE inside clone K
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
 	uint64_t addr;               /* function start, or callsite */
 	uint32_t bytes;
 };
+struct rw_plan_clone {
+	uint64_t func;               /* the function copied */
+	uint64_t site;               /* the call instruction redirected to the copy */
+	uint32_t pad;                /* the copy's frame padding */
+};
+struct rw_plan_clone_wrap {
+	uint32_t clone;              /* index into clones */
+	uint64_t site;               /* a callsite of the cloned function */
+	uint32_t bytes;              /* wrap of its copy; 0: not wrapped although
+	                              * the original is (a copy without an entry
+	                              * is wrapped like its original) */
+};
 struct rw_plan {
 	struct rw_plan_item *pads, *wraps;   /* sorted by addr, no duplicates */
 	uint32_t npads, nwraps;
+	struct rw_plan_clone *clones;        /* in the order of their numbers */
+	uint32_t nclones;
+	struct rw_plan_clone_wrap *clone_wraps;
+	uint32_t nclone_wraps;
 };
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen);
 int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen);
@@ -276,15 +324,19 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b);
 /* Refuses an amount the capability does not allow (-1 and one line). */
 int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen);
 /* Every function and callsite the capability allows, each with the largest
- * allowed amount <= pad (resp. the smallest allowed >= wrap, else none):
- * the stress plan of the tests (`icpp rewrite --everything`). */
+ * allowed amount <= pad (resp. the smallest allowed >= wrap, else none), and
+ * (rw_plan_everything_seen with clone) one clone of every cloneable function,
+ * padded like it, for its first redirectable call: the stress plan of the
+ * tests (`icpp rewrite --everything`). */
 int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p);
 int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes);
+int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad);
+int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes);
 void rw_plan_free(struct rw_plan *p);
 
 /* ------------------------------------------------------------------ writing */
 struct rw_write_stats {
-	uint32_t pads, wraps, patched_bytes;
+	uint32_t pads, wraps, clones, patched_bytes;
 	uint64_t in_size, out_size;
 	uint64_t tramp_bytes;
 	uint64_t new_vaddr;          /* where the added segments start */
@@ -302,7 +354,14 @@ struct rw_note_wrap {
 	uint64_t tramp;              /* trampoline start */
 	uint32_t size;
 	uint32_t bytes;              /* W */
-	uint64_t site;               /* the original callsite it serves */
+	uint64_t site;               /* the callsite it serves: an original one,
+	                              * or the copy of one inside a clone */
+};
+struct rw_note_clone {
+	uint64_t addr;               /* the copy's start */
+	uint64_t size;
+	uint64_t func;               /* the original function */
+	uint64_t site;               /* the call redirected to it */
 };
 struct rw_note {
 	uint8_t orig_id[PM_BUILD_ID_MAX];
@@ -310,6 +369,8 @@ struct rw_note {
 	char *plan;                  /* plan text */
 	struct rw_note_wrap *wraps;  /* sorted by tramp */
 	uint32_t nwraps;
+	struct rw_note_clone *clones;   /* in the plan's order */
+	uint32_t nclones;
 };
 /* 0 and the note; 1 when path has no icpp note (not rewritten); -1 and err. */
 int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen);
@@ -353,9 +414,10 @@ struct rw_visibility {
 int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
 		  struct rw_visibility *v);
 void rw_visibility_free(struct rw_visibility *v);
-/* rw_plan_everything restricted by v: pads only functions training saw. */
+/* rw_plan_everything restricted by v: pads and clones only functions
+ * training saw. */
 int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibility *v, uint32_t pad,
-			    uint32_t wrap, struct rw_plan *p);
+			    uint32_t wrap, bool clone, struct rw_plan *p);
 
 /* A copy of a trained map of OUT without trampoline frames: nodes of
  * trampolines (module `module`, addresses in the note's table) disappear,
@@ -363,6 +425,16 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
  * trampoline becomes the callsite the trampoline serves. */
 int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_note *n,
 		struct pathmap **out, char *err, size_t errlen);
+
+/* disambig's prediction names clone k as a function of a made-up module
+ * (from_pathmap.h, DA_CLONES_MODULE) and keeps the original callsites below
+ * it.  The copy with its place in OUT: clone k becomes the function of
+ * module `module` at the note's address, named like its symbol
+ * (__icpp_clone_K_NAME), and a frame called from a clone through a callsite
+ * of the cloned function takes the callsite of the copy.  Training OUT sees
+ * exactly these.  Same node indices. */
+int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw_note *n,
+		    struct pathmap **out, char *err, size_t errlen);
 
 struct rw_verify_result {
 	uint64_t observed;           /* nodes of the collapsed trained map */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binary/binary.h"
+#include "disambig/from_pathmap.h"
 #include "rewriter/internal.h"
 
 uint32_t rw_find_module(const struct pathmap *pm, const struct rw_binary *b)
@@ -542,4 +543,76 @@ fail:
 	free(state);
 	free(seen);
 	return -1;
+}
+
+/* ------------------------------------------------------------------ clones */
+
+/* Clone k of the prediction: the k-th function of module cm, or RW_NONE. */
+static uint32_t clone_index(const struct pathmap *pm, uint32_t cm, uint32_t func, uint32_t first)
+{
+	return cm != PM_NONE && pm->funcs[func].module == cm ? func - first : RW_NONE;
+}
+
+int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw_note *n,
+		    struct pathmap **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	uint32_t cm = PM_NONE, first = PM_NONE;
+	for (uint32_t m = 0; m < pred->nmodules; m++)
+		if (!strcmp(pred->modules[m].path, DA_CLONES_MODULE))
+			cm = m;
+	for (uint32_t f = 0; f < pred->nfuncs && cm != PM_NONE; f++)
+		if (pred->funcs[f].module == cm && first == PM_NONE)
+			first = f;
+	struct pathmap *pm = pm_new();
+	if (!pm)
+		goto oom;
+	for (uint32_t m = 0; m < pred->nmodules; m++) {
+		const struct pm_module *md = &pred->modules[m];
+		if (m == cm)
+			continue;
+		if (pm_add_module(pm, md->path, md->build_id, md->build_id_len) != m - (cm < m))
+			goto oom;
+		pm->modules[pm->nmodules - 1].functions_found = md->functions_found;
+		pm->modules[pm->nmodules - 1].functions_hooked = md->functions_hooked;
+	}
+	for (uint32_t f = 0; f < pred->nfuncs; f++) {
+		const struct pm_function *fn = &pred->funcs[f];
+		uint32_t k = clone_index(pred, cm, f, first);
+		if (k != RW_NONE && k >= n->nclones) {
+			pm_free(pm);
+			return errmsg(err, errlen, "the prediction has clone %u, the rewritten file's "
+				      "note only %u", k, n->nclones);
+		}
+		char name[600];
+		snprintf(name, sizeof(name), "__icpp_clone_%u", k);
+		for (uint32_t g = 0; k != RW_NONE && g < pred->nfuncs; g++)
+			if (pred->funcs[g].module == module && pred->funcs[g].addr == n->clones[k].func)
+				snprintf(name, sizeof(name), "__icpp_clone_%u_%s", k,
+					 pred->funcs[g].name ? pred->funcs[g].name : "");
+		uint32_t r = k == RW_NONE
+				     ? pm_add_function(pm, fn->module - (cm < fn->module), fn->addr, fn->size,
+						       fn->name)
+				     : pm_add_function(pm, module, n->clones[k].addr, n->clones[k].size, name);
+		if (r != f)
+			goto oom;
+	}
+	for (uint32_t i = 0; i < pred->nnodes; i++) {
+		const struct pm_node *x = &pred->nodes[i];
+		uint32_t pk = x->parent == PM_NONE ? RW_NONE
+						   : clone_index(pred, cm, pred->nodes[x->parent].func, first);
+		uint64_t csa = x->cs_addr;
+		/* a call from inside a clone executed the copy of the instruction */
+		if (pk != RW_NONE && x->cs_module == module && csa >= n->clones[pk].func &&
+		    csa < n->clones[pk].func + n->clones[pk].size)
+			csa += n->clones[pk].addr - n->clones[pk].func;
+		uint32_t csm = x->cs_module == PM_NONE ? PM_NONE : x->cs_module - (cm < x->cs_module);
+		if (pm_add_node(pm, x->parent, x->func, csm, csa, x->height, x->entries) != i)
+			goto oom;
+	}
+	*out = pm;
+	return 0;
+oom:
+	pm_free(pm);
+	return errmsg(err, errlen, "out of memory placing the clones in the predicted pathmap");
 }

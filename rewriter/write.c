@@ -21,6 +21,7 @@
 
 #include "rewriter/internal.h"
 #include "util/fileio.h"
+#include "x86/reloc.h"
 
 #define PAGE 4096ull
 #define MAX_PAD_FILE (1ull << 20)   /* file padding accepted for old-kernel PHDR placement */
@@ -35,7 +36,9 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 struct tramp {
 	uint64_t addr;               /* in .icpp.text */
 	uint32_t size;
-	const struct rw_call *call;
+	const struct rw_call *call;  /* the call it serves, or whose copy it serves */
+	uint64_t site;               /* the callsite it serves (a copy's: in a clone) */
+	uint64_t target;             /* what it calls (a clone, for a redirected call) */
 	uint32_t bytes;              /* W */
 	struct eh_row rows[4];
 	uint32_t nrows;
@@ -90,12 +93,12 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 		rb_u8(o, 0xff);
 		rb_u8(o, 0x15);
 	} else {
-		rel = (int64_t)(c->target - (at + 5));
+		rel = (int64_t)(t->target - (at + 5));
 		rb_u8(o, 0xe8);
 	}
 	if (rel < INT32_MIN || rel > INT32_MAX) {
 		errmsg(err, errlen, "trampoline for callsite 0x%" PRIx64 " is out of rel32 reach of "
-			"its target", c->site);
+			"its target", t->site);
 		return -1;
 	}
 	rb_u32(o, (uint32_t)(int32_t)rel);
@@ -192,9 +195,9 @@ static void note_put(struct rbuf *o, const char *name, uint32_t type, const void
 }
 
 static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const struct tramp *t,
-		      uint32_t nt, const char *plan)
+		      uint32_t nt, const struct rw_note_clone *c, uint32_t nc, const char *plan)
 {
-	rb_u32(d, 1);
+	rb_u32(d, RW_NOTE_VERSION);
 	rb_u32(d, idlen);
 	rb_put(d, id, idlen);
 	rb_align(d, 4, 0);
@@ -203,7 +206,14 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 		rb_u64(d, t[i].addr);
 		rb_u32(d, t[i].size);
 		rb_u32(d, t[i].bytes);
-		rb_u64(d, t[i].call->site);
+		rb_u64(d, t[i].site);
+	}
+	rb_u32(d, nc);
+	for (uint32_t k = 0; k < nc; k++) {
+		rb_u64(d, c[k].addr);
+		rb_u64(d, c[k].size);
+		rb_u64(d, c[k].func);
+		rb_u64(d, c[k].site);
 	}
 	uint32_t plen = (uint32_t)strlen(plan);
 	rb_u32(d, plen);
@@ -236,9 +246,21 @@ static bool replace_build_id(uint8_t *data, size_t size, const uint8_t *id, uint
 
 /* ------------------------------------------------------------------ main */
 
+/* A function or trampoline added to .symtab. */
+struct newsym {
+	char name[96];
+	uint64_t addr;
+	uint32_t size;
+};
+
 struct plan_state {
+	csh cs;                      /* for copying clones (owned by rw_write) */
 	struct tramp *t;
-	uint32_t nt;
+	uint32_t nt, capt;
+	struct rw_note_clone *clones;    /* [p->nclones] */
+	struct eh_clonefde *cfdes;       /* [p->nclones] */
+	struct newsym *syms;             /* trampolines, then clones */
+	uint32_t nsyms;
 	struct patches patches;
 	struct eh_fde_edit *fedits;
 	uint32_t nfedits;
@@ -248,6 +270,9 @@ struct plan_state {
 static void plan_state_free(struct plan_state *ps)
 {
 	free(ps->t);
+	free(ps->clones);
+	free(ps->cfdes);
+	free(ps->syms);
 	free(ps->patches.v);
 	free(ps->fedits);
 	rb_free(&ps->text);
@@ -259,24 +284,157 @@ static int cmp_patch(const void *x, const void *y)
 	return a->at < b->at ? -1 : a->at > b->at;
 }
 
-/* Code edits of the plan, trampolines laid out from text_vaddr. */
+/* The bytes that make the call instruction at insn (len bytes) call dest
+ * with the same return address: nops, then call rel32. */
+static int call_to(uint64_t insn, uint8_t len, uint64_t dest, uint8_t bytes[16])
+{
+	int64_t rel = (int64_t)(dest - (insn + len));
+	if (rel < INT32_MIN || rel > INT32_MAX || len < 5 || len > 16)
+		return -1;
+	memset(bytes, 0x90, len);
+	bytes[len - 5] = 0xe8;
+	int32_t r32 = (int32_t)rel;
+	memcpy(bytes + len - 4, &r32, 4);
+	return 0;
+}
+
+/* Frame-padding edits of unit u by d, at `shift` bytes from the original
+ * code: into the section patches (shift 0) or into a clone's copy in text. */
+static int pad_edits(struct plan_state *ps, const struct rw_unit *u, int64_t d, uint64_t shift,
+		     uint64_t text_vaddr)
+{
+	for (uint32_t e = 0; e < u->nedits; e++) {
+		const struct rw_edit *ed = &u->edits[e];
+		int64_t v = ed->value + ed->sign * d;
+		uint8_t bytes[4];
+		memcpy(bytes, &v, 4);      /* little-endian: the low bytes */
+		if (!shift && patch_add(&ps->patches, ed->at, bytes, ed->size))
+			return -1;
+		if (shift)
+			memcpy(ps->text.p + (ed->at + shift - text_vaddr), bytes, ed->size);
+	}
+	return 0;
+}
+
+/* A trampoline for call c serving `site`, calling `target`, at the end of
+ * text; its address, or 0 with err. */
+static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
+			  uint64_t target, uint32_t bytes, uint64_t text_vaddr, char *err,
+			  size_t errlen)
+{
+	if (ps->nt == ps->capt) {
+		uint32_t cap = ps->capt ? 2 * ps->capt : 64;
+		struct tramp *v = realloc(ps->t, cap * sizeof(*v));
+		if (!v) {
+			errmsg(err, errlen, "out of memory applying the plan");
+			return 0;
+		}
+		ps->t = v;
+		ps->capt = cap;
+	}
+	rb_align(&ps->text, 16, 0xcc);
+	struct tramp *t = &ps->t[ps->nt++];
+	*t = (struct tramp){.addr = text_vaddr + ps->text.n, .call = c, .site = site,
+			    .target = target, .bytes = bytes};
+	return emit_tramp(&ps->text, t, err, errlen) ? 0 : t->addr;
+}
+
+static uint32_t plan_amount(const struct rw_plan_item *v, uint32_t n, uint64_t addr)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i].addr == addr)
+			return v[i].bytes;
+	return 0;
+}
+
+/* The clone that the original call at site is redirected to, or RW_NONE. */
+static uint32_t redirect_of(const struct rw_plan *p, uint64_t site)
+{
+	for (uint32_t k = 0; k < p->nclones; k++)
+		if (p->clones[k].site == site)
+			return k;
+	return RW_NONE;
+}
+
+/* Copy clone k to the end of text with its padding and its FDE. */
+static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
+		      uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
+{
+	const struct rw_plan_clone *pc = &p->clones[k];
+	uint32_t fi = rw_func_index(b, pc->func);
+	const struct rw_func *f = &b->funcs[fi];
+	rb_align(&ps->text, 16, 0xcc);
+	uint64_t addr = text_vaddr + ps->text.n;
+	enum rw_clone_why why = rw_copy_function(ps->cs, b, fi, addr, &ps->text);
+	if (why != RW_CLONE_OK)
+		return errmsg(err, errlen, "cannot copy %s (0x%" PRIx64 ") for clone %u: %s",
+			      f->name ? f->name : "?", f->addr, k, rw_clone_why_name(why));
+	if (ps->text.oom || pad_edits(ps, &b->units[fi], pc->pad, addr - f->addr, text_vaddr))
+		return errmsg(err, errlen, "out of memory applying the plan");
+	const struct rw_unit *u = &b->units[fi];
+	ps->clones[k] = (struct rw_note_clone){addr, f->size, f->addr, pc->site};
+	ps->cfdes[k] = (struct eh_clonefde){
+		{eh_fde_at(&b->eh, f->addr), u->k0, u->k1, u->nfdes ? pc->pad : 0}, addr};
+	struct newsym *sy = &ps->syms[ps->nsyms++];
+	snprintf(sy->name, sizeof(sy->name), "__icpp_clone_%u_%s", k, f->name ? f->name : "");
+	sy->addr = addr;
+	sy->size = (uint32_t)f->size;
+	return 0;
+}
+
+/* The amount by which the copy of call c inside clone k is wrapped. */
+static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_call *c)
+{
+	for (uint32_t i = 0; i < p->nclone_wraps; i++)
+		if (p->clone_wraps[i].clone == k && p->clone_wraps[i].site == c->site)
+			return p->clone_wraps[i].bytes;
+	return plan_amount(p->wraps, p->nwraps, c->site);
+}
+
+/* Trampolines for the wrapped copies of calls inside clone k (they call what
+ * the original calls), and the copies patched to call them. */
+static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
+		       uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
+{
+	const struct rw_note_clone *cl = &ps->clones[k];
+	uint64_t shift = cl->addr - cl->func;
+	for (size_t i = 0; i < b->ncalls; i++) {
+		const struct rw_call *c = &b->calls[i];
+		uint32_t w = c->insn >= cl->func && c->insn < cl->func + cl->size ? copy_wrap(p, k, c) : 0;
+		if (!w)
+			continue;
+		uint64_t t = add_tramp(ps, c, c->site + shift, c->target, w, text_vaddr, err, errlen);
+		uint8_t bytes[16];
+		if (!t)
+			return -1;
+		if (call_to(c->insn + shift, c->len, t, bytes))
+			return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of rel32 "
+				      "reach of its trampoline", c->site, k);
+		memcpy(ps->text.p + (c->insn + shift - text_vaddr), bytes, c->len);
+	}
+	return 0;
+}
+
+/* Code edits of the plan: clones, then trampolines, laid out from
+ * text_vaddr. */
 static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t text_vaddr,
 		      struct plan_state *ps, char *err, size_t errlen)
 {
+	csh cs = ps->cs;
 	plan_state_free(ps);
 	memset(ps, 0, sizeof(*ps));
+	ps->cs = cs;
+	ps->clones = calloc(p->nclones + 1, sizeof(*ps->clones));
+	ps->cfdes = calloc(p->nclones + 1, sizeof(*ps->cfdes));
+	ps->syms = calloc(p->nclones + 1, sizeof(*ps->syms));
+	if (!ps->clones || !ps->cfdes || !ps->syms)
+		goto oom;
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t fi = rw_func_index(b, p->pads[i].addr);
 		const struct rw_unit *u = &b->units[fi];
 		int64_t d = p->pads[i].bytes;
-		for (uint32_t e = 0; e < u->nedits; e++) {
-			const struct rw_edit *ed = &u->edits[e];
-			int64_t v = ed->value + ed->sign * d;
-			uint8_t bytes[4];
-			memcpy(bytes, &v, 4);      /* little-endian: the low bytes */
-			if (patch_add(&ps->patches, ed->at, bytes, ed->size))
-				goto oom;
-		}
+		if (pad_edits(ps, u, d, 0, text_vaddr))
+			goto oom;
 		for (uint32_t k = 0; k < u->nfdes; k++) {
 			struct eh_fde_edit *v = realloc(ps->fedits, (ps->nfedits + 1) * sizeof(*v));
 			if (!v)
@@ -285,36 +443,43 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 			v[ps->nfedits++] = (struct eh_fde_edit){u->fdes[k], u->k0, u->k1, d};
 		}
 	}
-	ps->t = calloc(p->nwraps ? p->nwraps : 1, sizeof(*ps->t));
-	if (!ps->t)
-		goto oom;
-	for (uint32_t i = 0; i < p->nwraps; i++) {
-		const struct rw_call *c = &b->calls[rw_call_index(b, p->wraps[i].addr)];
-		rb_align(&ps->text, 16, 0xcc);
-		struct tramp *t = &ps->t[ps->nt++];
-		t->addr = text_vaddr + ps->text.n;
-		t->call = c;
-		t->bytes = p->wraps[i].bytes;
-		if (emit_tramp(&ps->text, t, err, errlen))
+	for (uint32_t k = 0; k < p->nclones; k++)
+		if (emit_clone(b, p, k, text_vaddr, ps, err, errlen))
 			return -1;
-		/* the call: nops, then call rel32 ending at the same address */
+	/* original calls, in the plan's order: wrapped (the trampoline calls the
+	 * clone when the call is also redirected), then redirected to a clone */
+	for (uint32_t i = 0; i < p->nwraps + p->nclones; i++) {
+		bool wrap = i < p->nwraps;
+		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
+		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
+		uint32_t k = redirect_of(p, site);
+		if (!wrap && plan_amount(p->wraps, p->nwraps, site))
+			continue;                        /* done with its wrap */
+		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
+		if (wrap && !(dest = add_tramp(ps, c, site, dest, p->wraps[i].bytes, text_vaddr, err,
+					       errlen)))
+			return -1;
 		uint8_t bytes[16];
-		memset(bytes, 0x90, c->len);
-		int64_t rel = (int64_t)(t->addr - (c->insn + c->len));
-		if (rel < INT32_MIN || rel > INT32_MAX || c->len > sizeof(bytes)) {
-			errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the new code",
-				c->site);
-			return -1;
-		}
-		bytes[c->len - 5] = 0xe8;
-		int32_t r32 = (int32_t)rel;
-		memcpy(bytes + c->len - 4, &r32, 4);
+		if (call_to(c->insn, c->len, dest, bytes))
+			return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the "
+				      "new code", site);
 		if (patch_add(&ps->patches, c->insn, bytes, c->len))
 			goto oom;
 	}
+	for (uint32_t k = 0; k < p->nclones; k++)
+		if (wrap_copies(b, p, k, text_vaddr, ps, err, errlen))
+			return -1;
 	rb_align(&ps->text, 16, 0xcc);
-	if (ps->text.oom)
+	struct newsym *sy = realloc(ps->syms, (ps->nsyms + ps->nt + 1) * sizeof(*sy));
+	if (ps->text.oom || !sy)
 		goto oom;
+	ps->syms = sy;
+	for (uint32_t i = 0; i < ps->nt; i++) {
+		struct newsym *n = &ps->syms[ps->nsyms++];
+		snprintf(n->name, sizeof(n->name), "__icpp_wrap_%" PRIx64, ps->t[i].site);
+		n->addr = ps->t[i].addr;
+		n->size = ps->t[i].size;
+	}
 	qsort(ps->patches.v, ps->patches.n, sizeof(*ps->patches.v), cmp_patch);
 	for (uint32_t i = 1; i < ps->patches.n; i++)
 		if (ps->patches.v[i].at < ps->patches.v[i - 1].at + ps->patches.v[i - 1].len) {
@@ -362,8 +527,8 @@ static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_
 			const struct plan_state *ps, size_t *new_strtab, size_t *tsec, size_t *tfirst,
 			char *err, size_t errlen)
 {
-	/* trampoline symbols */
-	size_t nt = ps->nt;
+	/* trampoline and clone symbols */
+	size_t nt = ps->nsyms;
 	GElf_Sym *ts = calloc(nt ? nt : 1, sizeof(*ts));
 	struct strtab names = {0};
 	if (!ts)
@@ -383,14 +548,12 @@ static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_
 		Elf64_Sym null = {0};
 		rb_put(&syms, &null, sizeof(null));
 		str_add(&names, "");
-		char nm[64];
 		for (size_t i = 0; i < nt; i++) {
-			snprintf(nm, sizeof(nm), "__icpp_wrap_%" PRIx64, ps->t[i].call->site);
-			Elf64_Sym s = {.st_name = str_add(&names, nm),
+			Elf64_Sym s = {.st_name = str_add(&names, ps->syms[i].name),
 				       .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC),
 				       .st_shndx = (uint16_t)text_idx,
-				       .st_value = ps->t[i].addr,
-				       .st_size = ps->t[i].size};
+				       .st_value = ps->syms[i].addr,
+				       .st_size = ps->syms[i].size};
 			rb_put(&syms, &s, sizeof(s));
 		}
 		for (size_t i = 1; i < dn; i++) {
@@ -435,18 +598,16 @@ static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_
 	if (first_global > n)
 		first_global = n;
 	rb_put(&names.b, str->data, str->size);
-	char nm[64];
 	uint8_t *sym = malloc((n + nt) * sizeof(Elf64_Sym) + 1);
 	if (!sym)
 		goto oom;
 	memcpy(sym, st->data, first_global * sizeof(Elf64_Sym));
 	for (size_t i = 0; i < nt; i++) {
-		snprintf(nm, sizeof(nm), "__icpp_wrap_%" PRIx64, ps->t[i].call->site);
 		uint32_t at = (uint32_t)names.b.n;
-		rb_put(&names.b, nm, strlen(nm) + 1);
+		rb_put(&names.b, ps->syms[i].name, strlen(ps->syms[i].name) + 1);
 		Elf64_Sym s = {.st_name = at, .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC),
-			       .st_shndx = (uint16_t)text_idx, .st_value = ps->t[i].addr,
-			       .st_size = ps->t[i].size};
+			       .st_shndx = (uint16_t)text_idx, .st_value = ps->syms[i].addr,
+			       .st_size = ps->syms[i].size};
 		memcpy(sym + (first_global + i) * sizeof(Elf64_Sym), &s, sizeof(s));
 	}
 	memcpy(sym + (first_global + nt) * sizeof(Elf64_Sym),
@@ -492,6 +653,8 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 
 	if (rw_plan_check(b, p, err, errlen))
 		return -1;
+	if (!x86_open(&ps.cs))
+		return errmsg(err, errlen, "cannot start the disassembler");
 	plan_text = rw_plan_format(p, NULL);
 	if (!plan_text)
 		goto oom;
@@ -552,7 +715,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 
 	/* ---------------- new sections (sizes first) */
 	size_t nold = o.n;
-	bool wraps = p->nwraps > 0;
+	bool wraps = p->nwraps > 0 || p->nclones > 0;    /* .icpp.text */
 	size_t text_idx = wraps ? nold : SIZE_MAX;
 	size_t frame_idx = nold + wraps, hdr_idx = frame_idx + 1, note_idx = hdr_idx + 1;
 	/* trampolines at a provisional address to size them (sizes do not depend
@@ -564,7 +727,8 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		goto oom;
 	for (uint32_t i = 0; i < ps.nt; i++)
 		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
-	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, nf, ps.nt, vmax, vmax, &frame, &hdr, err, errlen);
+	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, p->nclones, nf, ps.nt, vmax, vmax,
+			 &frame, &hdr, err, errlen);
 	free(nf);
 	if (r)
 		goto fail;
@@ -692,8 +856,8 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
 	rb_free(&frame);
 	rb_free(&hdr);
-	r = eh_build(&b->eh, ps.fedits, ps.nfedits, nf, ps.nt, frame_va, hdr_va, &frame, &hdr, err,
-		     errlen);
+	r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, p->nclones, nf, ps.nt, frame_va, hdr_va,
+		     &frame, &hdr, err, errlen);
 	free(nf);
 	if (r)
 		goto fail;
@@ -701,18 +865,18 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		errmsg(err, errlen, "internal error: new sections changed size between passes");
 		goto fail;
 	}
-	/* the trampoline symbols were built in the first pass */
-	if (tsec != SIZE_MAX && ps.nt) {
+	/* the new symbols were built in the first pass */
+	if (tsec != SIZE_MAX && ps.nsyms) {
 		Elf64_Sym *sy = own_copy(&o.s[tsec]);
 		if (!sy)
 			goto oom;
-		for (uint32_t i = 0; i < ps.nt; i++)
-			sy[tfirst + i].st_value = ps.t[i].addr;
+		for (uint32_t i = 0; i < ps.nsyms; i++)
+			sy[tfirst + i].st_value = ps.syms[i].addr;
 	}
 	uint64_t note_off = align_up(hdr_off + hdr_size, 4);
 
 	/* notes */
-	icpp_desc(&desc, orig_id, (uint32_t)orig_len, ps.t, ps.nt, plan_text);
+	icpp_desc(&desc, orig_id, (uint32_t)orig_len, ps.t, ps.nt, ps.clones, p->nclones, plan_text);
 	note_put(&notes, "icpp", NT_ICPP_REWRITE, desc.p, (uint32_t)desc.n);
 	size_t icpp_note_size = notes.n;
 	uint32_t idlen = 20;
@@ -885,6 +1049,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 
 	st->pads = p->npads;
 	st->wraps = p->nwraps;
+	st->clones = p->nclones;
 	size_t insize;
 	elf_rawfile(b->elf, &insize);
 	st->in_size = insize;
@@ -905,6 +1070,7 @@ fail:
 done:
 	if (e)
 		elf_end(e);
+	cs_close(&ps.cs);
 	if (af_open_ok)
 		af_abort(&af);
 	for (size_t i = 0; i < o.n; i++)

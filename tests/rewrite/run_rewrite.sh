@@ -5,15 +5,17 @@
 #   run_rewrite.sh ICPP GTCHECK GDB WORK BREAK PROG
 #
 # In WORK: run PROG; train it; then
-#  1. --everything=32,16: pad every function and wrap every callsite the
-#     analysis allows (and training saw): same stdout and exit status, icpp
+#  1. --everything=32,16,1: pad every function, wrap every callsite and clone
+#     every function (for one of its calls) the analysis allows (and
+#     training saw): same stdout and exit status, icpp
 #     verify passes (every observed path at its predicted height);
-#  2. --everything=32,0 (padding only): the program's own ground truth (gt.h:
+#  2. --everything=32,0,0 (padding only): the program's own ground truth (gt.h:
 #     CFA and return address of every test-function frame) against the
 #     predicted pathmap with gtcheck -- heights checked without icpp train;
 #  3. the solver's plan (icpp rewrite without a plan): same output, verify;
 #  4. gdb: a backtrace from BREAK in the rewritten program shows the same
-#     frames of the program itself (its source files) as in the original,
+#     frames of the program itself (its source files, and clones of its
+#     functions) as in the original,
 #     down to main, and gdb does not stop early.  (Library frames may differ:
 #     gdb rebuilds tail-call frames from DWARF call-site data, which a
 #     trampoline between caller and callee does not have.)
@@ -74,7 +76,7 @@ strict=
 case $name in t_threads*|t_procs*|t_fork*) strict=--allow-new ;; esac
 
 # 1. everything the analysis allows
-if "$icpp" rewrite "./$name" -m map -o all.rw --everything=32,16 2> rewrite.all.err; then
+if "$icpp" rewrite "./$name" -m map -o all.rw --everything=32,16,1 2> rewrite.all.err; then
 	grep -E "padded|wrapped" rewrite.all.err
 	run all ./all.rw
 	same all
@@ -86,7 +88,7 @@ else
 fi
 
 # 2. padding only, against the program's own ground truth
-if "$icpp" rewrite "./$name" -m map -o pad.rw --everything=32,0 -q 2> rewrite.pad.err; then
+if "$icpp" rewrite "./$name" -m map -o pad.rw --everything=32,0,0 -q 2> rewrite.pad.err; then
 	mkdir -p gt
 	ICPP_GT="$PWD/gt" ./pad.rw > pad.out 2> pad.err
 	echo $? > pad.rc
@@ -97,7 +99,7 @@ if "$icpp" rewrite "./$name" -m map -o pad.rw --everything=32,0 -q 2> rewrite.pa
 		fail=1
 	fi
 else
-	echo "FAIL: icpp rewrite --everything=32,0"
+	echo "FAIL: icpp rewrite --everything=32,0,0"
 	cat rewrite.pad.err
 	fail=1
 fi
@@ -118,8 +120,10 @@ src=$(readlink -f "$(dirname "$0")/../train")/
 bt() {
 	"$gdb" -batch -nx -ex 'set debuginfod enabled off' -ex 'set pagination off' \
 		-ex "break $brk" -ex run -ex bt "$1" < /dev/null > "$2.full" 2>&1
-	grep "^#.* at $src" "$2.full" |
-		sed -n 's/^#[0-9]* *\(0x[0-9a-f]* in \)\{0,1\}\([^ ]*\) .*/\2/p' > "$2"
+	# a clone has no line table: gdb names its symbol, __icpp_clone_K_NAME
+	grep -E "^#.* at $src|^#.* in __icpp_clone_[0-9]+_" "$2.full" |
+		sed -n 's/^#[0-9]* *\(0x[0-9a-f]* in \)\{0,1\}\([^ ]*\) .*/\2/p' |
+		sed 's/^__icpp_clone_[0-9]*_//' | c++filt | sed 's/(.*//' > "$2"
 }
 if [ "$brk" != - ] && [ -n "$gdb" ]; then
 	bt "./$name" bt.orig

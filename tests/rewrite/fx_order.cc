@@ -1,0 +1,69 @@
+// The thesis' Figure 5.5: paths with the same functions and the same edges in
+// another order, A-B-A-A-D and A-A-B-A-D, which only cloning separates
+// (disambig.h section 4, DA_DIFF_ORDER).  Each A reads the next letter of its
+// script and calls B, A or D from its one callsite for each; B calls A.  With
+// an argument D throws on some inputs: the exception unwinds through the
+// clones, running the destructor of A's guard (a landing pad of the LSDA a
+// clone shares).  Training runs without one: the unwinder's own paths would
+// outnumber the fixture's.
+#include <cstdio>
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+static volatile long sink;
+static bool throwing;
+
+struct Guard {
+	~Guard() { sink = sink + 1; }
+};
+
+NOINLINE static long fx_d(long x)
+{
+	sink = x;
+	if (throwing && x % 3 == 0)
+		throw x;
+	return x * 3 + 1;
+}
+
+NOINLINE static long fx_a(const char *script, long x);
+
+NOINLINE static long fx_b(const char *script, long x)
+{
+	return fx_a(script, x + 1) + 7;
+}
+
+NOINLINE static long fx_a(const char *script, long x)
+{
+	Guard g;
+	long r;
+	switch (*script) {
+	case 'A':
+		r = fx_a(script + 1, x * 2);
+		break;
+	case 'B':
+		r = fx_b(script + 1, x ^ 5);
+		break;
+	default:
+		r = fx_d(x);
+		break;
+	}
+	return r + (long)*script;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	throwing = argc > 1;
+	// one callsite for both scripts
+	static const char *const scripts[] = {"BAD", "ABD"};
+	long total = 0, thrown = 0;
+	for (int i = 0; i < 8; i++) {
+		try {
+			total += fx_a(scripts[i % 2], i);
+		} catch (long v) {
+			thrown += v;
+		}
+	}
+	std::printf("%ld %ld %ld\n", total, thrown, (long)sink);
+	return 0;
+}

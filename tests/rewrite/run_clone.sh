@@ -1,0 +1,84 @@
+#!/bin/bash
+# Cloning on the thesis' Figure 5.5 (fx_order.cc): A-B-A-A-D and A-A-B-A-D
+# reach D at one height, and only a clone separates them.
+#
+#   run_clone.sh ICPP GDB WORK PROG
+#
+# In WORK: run PROG and train it (the two D paths must share a height); the
+# solver's plan without clones leaves them together; with clones (icpp
+# rewrite's default) the output is the same, also with the argument that
+# makes D throw (the exceptions unwind through the clones and run their
+# landing pads), icpp verify passes, the two D paths have heights of their
+# own, and gdb's backtrace from the throw runs through the clones down to
+# main.  GDB "" skips the last check.
+set -u
+icpp=$1 gdb=$2 work=$3 prog=$4
+rm -rf "$work" && mkdir -p "$work" || exit 1
+cd "$work" || exit 1
+fail=0
+name=$(basename "$prog")
+cp "$prog" "./$name"
+
+# heights of the paths ending in D, one per line
+d_heights() {
+	"$icpp" paths "$1" | awk '/> fx_d\(long\)$/ { print $1 }'
+}
+
+"./$name" > orig.out 2>&1
+"./$name" throw > orig.throw.out 2>&1
+"$icpp" train -q -o map -- "./$name" > trained.out 2>&1
+if [ "$(d_heights map | sort -u | wc -l)" != 1 ]; then
+	echo "FAIL: the fixture's D paths do not share a height:"
+	d_heights map
+	fail=1
+fi
+"$icpp" rewrite "./$name" -m map -o noclone.rw --no-clone -q 2> noclone.err || fail=1
+if [ "$(d_heights noclone.rw.icpp | sort -u | wc -l)" != 1 ]; then
+	echo "FAIL: without clones the D paths were separated: the fixture tests nothing"
+	fail=1
+fi
+if ! "$icpp" rewrite "./$name" -m map -o clone.rw 2> rewrite.err; then
+	echo "FAIL: icpp rewrite"
+	cat rewrite.err
+	exit 1
+fi
+grep "cloned" rewrite.err
+if ! grep -Eq " [1-9][0-9]* functions cloned" rewrite.err; then
+	echo "FAIL: the solver's plan has no clone"
+	fail=1
+fi
+./clone.rw > clone.out 2>&1
+./clone.rw throw > clone.throw.out 2>&1
+if ! cmp -s orig.out clone.out || ! cmp -s orig.throw.out clone.throw.out; then
+	echo "FAIL: the rewritten program's output differs"
+	diff orig.out clone.out | head
+	diff orig.throw.out clone.throw.out | head
+	fail=1
+fi
+if [ "$(d_heights clone.rw.icpp | sort -u | wc -l)" != "$(d_heights clone.rw.icpp | wc -l)" ]; then
+	echo "FAIL: the clone did not separate the D paths:"
+	d_heights clone.rw.icpp
+	fail=1
+fi
+"$icpp" verify clone.rw -- > verify.out 2> verify.err
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q " 0 at another height" verify.err; then
+	echo "FAIL: icpp verify clone.rw (exit $rc):"
+	head -20 verify.err
+	fail=1
+else
+	grep "call paths observed" verify.err
+fi
+if [ -n "$gdb" ]; then
+	"$gdb" -batch -nx -ex 'set debuginfod enabled off' -ex 'set pagination off' \
+		-ex 'break __cxa_throw' -ex 'run throw' -ex bt ./clone.rw < /dev/null > bt.full 2>&1
+	if grep -q "Backtrace stopped\|corrupt stack" bt.full || ! grep -q "in main " bt.full ||
+	   ! grep -q "__icpp_clone_" bt.full; then
+		echo "FAIL: gdb's backtrace from the throw does not run through a clone to main:"
+		grep "^#" bt.full
+		fail=1
+	else
+		echo "gdb: backtrace from the throw through $(grep -c '^#' bt.full) frames, clones included"
+	fi
+fi
+exit $fail
