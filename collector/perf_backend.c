@@ -3,10 +3,11 @@
  * with PERF_SAMPLE_IP | TID | REGS_USER (BP, SP, IP).
  *
  * The base of a thread is not in any perf register (the FS entry is the
- * selector, not the fs base), so procs.c derives it: mm->start_stack from
- * /proc/PID/stat on the initial stack (pathmap/thread_base.h), and elsewhere the end of the
- * anonymous mapping holding SP (from MMAP2 records with mmap_data, or
- * /proc/PID/maps) minus glibc's struct pthread offset (method.md). */
+ * selector, not the fs base), so procs.c finds it: mm->start_stack from
+ * /proc/PID/stat on the initial stack (pathmap/thread_base.h), elsewhere the
+ * thread's fs base read with ptrace (thread_pointer.h), or for a thread that
+ * ended before that, the end of the anonymous mapping holding SP (from MMAP2
+ * records with mmap_data, or /proc/PID/maps) minus the process's offset. */
 #include <asm/perf_regs.h>
 #include <dirent.h>
 #include <errno.h>
@@ -243,7 +244,7 @@ static void on_sample(struct recorder *r, struct perf_state *p, const struct per
 		return;
 	}
 	bool initial_stack;
-	uint64_t base = procs_base(r->procs, s.pid, sp, &initial_stack);
+	uint64_t base = procs_base(r->procs, s.pid, s.tid, sp, &initial_stack);
 	if (initial_stack)
 		rec.flags |= SF_R_MAIN;
 	struct icpp_key key = {.flags = rec.flags};
@@ -278,8 +279,12 @@ static void on_record(const struct perf_event_header *h, void *ctx)
 		on_sample(r, p, h);
 	else if (h->type == PERF_RECORD_FORK) {
 		struct rec_task t;
-		if (parse_task(h, &t) == 0 && t.pid != t.ppid)
-			p->c.forks++;
+		if (parse_task(h, &t) == 0) {
+			if (t.pid != t.ppid)
+				p->c.forks++;
+			else                /* a thread */
+				procs_new_thread(r->procs, t.pid, t.tid);
+		}
 		rec_sideband(r, h, &p->c.lost);
 	} else
 		rec_sideband(r, h, &p->c.lost);

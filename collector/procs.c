@@ -1,13 +1,17 @@
 /* procs: modules and bases of the target processes (see procs.h). */
 #include "collector/procs.h"
 
+#include "collector/thread_pointer.h"
 #include "pathmap/thread_base.h"
 
+#include <dirent.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
-#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,30 +134,47 @@ struct anon_map {
 	uint64_t start, end;
 };
 
+struct thread {
+	uint32_t tid;
+	uint64_t fs_base;           /* 0: could not be read */
+	UT_hash_handle hh;
+};
+
 struct proc {
 	uint32_t tgid;
 	uint64_t start_stack;
 	uint64_t stack_rlimit;      /* the target's RLIMIT_STACK (soft) */
 	int start_stack_read;
-	struct anon_map *anon;      /* newest last */
+	struct anon_map *anon;      /* writable anonymous mappings (stacks), newest last */
 	size_t nanon, cap_anon;
+	struct thread *threads;     /* fs bases read so far, by tid */
+	uint64_t tp_offset;         /* end of a glibc thread's stack mapping - its fs
+	                             * base; 0 until a thread is read */
+	uint32_t tp_flags;          /* SF_P_*: what reading fs bases met */
+	uint32_t tp_said;           /* SF_P_* already explained on stderr */
 	UT_hash_handle hh;
 };
 
 struct procs {
 	struct sample_set *out;
 	struct proc *procs;
-	int64_t pt_offset;
 };
 
 struct procs *procs_new(struct sample_set *out)
 {
 	struct procs *p = calloc(1, sizeof(*p));
-	if (p) {
+	if (p)
 		p->out = out;
-		p->pt_offset = pt_offset_measure();
-	}
 	return p;
+}
+
+static void forget_threads(struct proc *x)
+{
+	struct thread *t, *tmp;
+	HASH_ITER(hh, x->threads, t, tmp) {
+		HASH_DEL(x->threads, t);
+		free(t);
+	}
 }
 
 void procs_free(struct procs *p)
@@ -163,6 +184,7 @@ void procs_free(struct procs *p)
 		return;
 	HASH_ITER(hh, p->procs, x, t) {
 		HASH_DEL(p->procs, x);
+		forget_threads(x);
 		free(x->anon);
 		free(x);
 	}
@@ -296,7 +318,7 @@ void procs_rescan(struct procs *p, uint32_t tgid)
 		name[strcspn(name, "\n")] = 0;
 		if (perms[2] == 'x' && name[0] == '/')
 			add_module(p, tgid, lo, hi, off, name, NULL, 0);
-		else if (perms[2] != 'x' && (name[0] == 0 || !strncmp(name, "[stack", 6)))
+		else if (perms[1] == 'w' && perms[2] != 'x' && (name[0] == 0 || !strncmp(name, "[stack", 6)))
 			add_anon(x, lo, hi);
 	}
 	fclose(f);
@@ -342,6 +364,11 @@ void procs_fork(struct procs *p, uint32_t child, uint32_t parent)
 	c->start_stack = pp->start_stack;
 	c->stack_rlimit = pp->stack_rlimit;
 	c->start_stack_read = pp->start_stack_read;
+	/* Same image, same static TLS: the parent's offset holds (the child's
+	 * only thread, a leader, is never read itself). */
+	c->tp_offset = pp->tp_offset;
+	c->tp_flags = pp->tp_flags;
+	c->tp_said = pp->tp_said;
 	uint32_t n = p->out->nmods;
 	for (uint32_t i = 0; i < n; i++) {
 		if (p->out->mods[i].tgid != parent)
@@ -360,6 +387,9 @@ void procs_exec(struct procs *p, uint32_t tgid, const char *comm)
 	if (comm && *comm)
 		sf_add_process(p->out, tgid, 0, comm);
 	x->nanon = 0;
+	forget_threads(x);      /* exec ended the other threads; a new static TLS */
+	x->tp_offset = 0;
+	x->tp_flags = 0;
 	read_stack_info(x);
 }
 
@@ -371,7 +401,8 @@ void procs_mmap(struct procs *p, uint32_t tgid, uint64_t start, uint64_t len, ui
 		return;
 	if ((prot & PROT_EXEC) && filename[0] == '/')
 		add_module(p, tgid, start, start + len, pgoff, filename, build_id, build_id_len);
-	else if (!(prot & PROT_EXEC) && (!strcmp(filename, "//anon") || filename[0] == 0))
+	else if ((prot & (PROT_WRITE | PROT_EXEC)) == PROT_WRITE &&
+		 (!strcmp(filename, "//anon") || filename[0] == 0))
 		add_anon(x, start, start + len);
 }
 
@@ -385,65 +416,181 @@ uint64_t procs_start_stack(struct procs *p, uint32_t tgid)
 	return x->start_stack;
 }
 
-uint64_t procs_base(struct procs *p, uint32_t tgid, uint64_t sp, bool *initial_stack)
-{
-	uint64_t start = procs_start_stack(p, tgid);
-	struct proc *x = find(p, tgid);
-	*initial_stack = x && icpp_on_initial_stack(start, sp, x->stack_rlimit);
-	return *initial_stack ? start : procs_thread_base(p, tgid, sp);
-}
+/* ---- fs bases of the threads off the initial stack ---- */
 
-static uint64_t anon_end(struct proc *x, uint64_t sp)
+static const struct anon_map *anon_at(struct procs *p, struct proc *x, uint64_t addr)
 {
-	for (size_t i = x->nanon; i-- > 0;)
-		if (sp >= x->anon[i].start && sp < x->anon[i].end)
-			return x->anon[i].end;
-	return 0;
-}
-
-uint64_t procs_thread_base(struct procs *p, uint32_t tgid, uint64_t sp)
-{
-	struct proc *x = find(p, tgid);
-	if (!x || !p->pt_offset)
-		return 0;
-	uint64_t end = anon_end(x, sp);
-	if (!end) {
-		procs_rescan(p, tgid);
-		end = anon_end(x, sp);
-	}
-	return end ? end - (uint64_t)p->pt_offset : 0;
-}
-
-/* ---- glibc's struct pthread offset ---- */
-
-static void *pt_probe(void *arg)
-{
-	int64_t *out = arg;
-	pthread_attr_t a;
-	void *lo;
-	size_t size;
-	if (pthread_getattr_np(pthread_self(), &a) == 0) {
-		if (pthread_attr_getstack(&a, &lo, &size) == 0)
-			*out = (int64_t)((uintptr_t)lo + size - (uintptr_t)pthread_self());
-		pthread_attr_destroy(&a);
+	for (int scan = 0; scan < 2; scan++) {
+		for (size_t i = x->nanon; i-- > 0;)
+			if (addr >= x->anon[i].start && addr < x->anon[i].end)
+				return &x->anon[i];
+		if (!scan)
+			procs_rescan(p, x->tgid);
 	}
 	return NULL;
 }
 
-int64_t pt_offset_measure(void)
+/* Say once per process, on stderr, what a flag means for its samples. */
+static void note(struct proc *x, uint32_t flag, const char *fmt, ...)
 {
-	static int64_t cached = -1;
-	pthread_t t;
-	int64_t v = 0;
-	if (cached >= 0)
-		return cached;
-	if (pthread_create(&t, NULL, pt_probe, &v) == 0)
-		pthread_join(t, NULL);
-	/* pthread_attr_getstack reports the usable stack: its top is the end of
-	 * the mapping, where glibc puts struct pthread (and the static TLS
-	 * block just below).  Sanity: it is a few KiB at most. */
-	if (v <= 0 || v > 1 << 20)
-		v = 0;
-	cached = v;
-	return v;
+	x->tp_flags |= flag;
+	if (x->tp_said & flag)
+		return;
+	x->tp_said |= flag;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "icpp record: process %u: ", x->tgid);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* A thread's fs base and SP at one instant give the process's offset: the
+ * end of the mapping that holds SP minus the fs base (glibc: struct pthread
+ * below the end of the stack mapping, at an alignment that static TLS sets). */
+static void learn_offset(struct procs *p, struct proc *x, uint32_t tid, uint64_t fs_base, uint64_t sp)
+{
+	const struct anon_map *m = anon_at(p, x, sp);
+	uint64_t off = m ? m->end - fs_base : 0;
+	if (!m || fs_base < m->start || fs_base >= m->end || off >= SF_TP_OFFSET_MAX || off % 8) {
+		note(x, SF_P_FOREIGN_STACK, "thread %u runs on a stack glibc did not allocate (fs base "
+		     "outside the mapping that holds SP): samples of threads that end before icpp "
+		     "reads their fs base get no base", tid);
+		return;
+	}
+	if (!x->tp_offset)
+		x->tp_offset = off;
+	else if (off != x->tp_offset)
+		note(x, SF_P_OFFSET_VARIES, "the distance from a thread's stack end to its fs base "
+		     "differs between threads (%" PRIu64 ", %" PRIu64 ": static TLS aligned above a "
+		     "page): samples of threads that end before icpp reads their fs base get no base",
+		     x->tp_offset, off);
+}
+
+static void note_refusal(struct proc *x, uint32_t tid, int err)
+{
+	if (err == -EBUSY)
+		note(x, SF_P_PTRACE_REFUSED, "thread %u is traced by another process, so icpp cannot "
+		     "read its threads' fs bases: samples of threads other than the main one get no "
+		     "base (reported as missing); record without the debugger, or as root (bpf backend)",
+		     tid);
+	else
+		note(x, SF_P_PTRACE_REFUSED, "ptrace not permitted (%s), so icpp cannot read its "
+		     "threads' fs bases: samples of threads other than the main one get no base "
+		     "(reported as missing); record as root (bpf backend), or allow ptrace "
+		     "(sysctl kernel.yama.ptrace_scope=0, same user)", strerror(-err));
+}
+
+static struct thread *read_thread(struct procs *p, struct proc *x, uint32_t tid);
+
+/* The process's offset from any thread of it that lives now, for the
+ * samples of those that ended before icpp read them. */
+static void learn_from_a_live_thread(struct procs *p, struct proc *x)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/task", x->tgid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && !x->tp_offset && !(x->tp_flags & SF_P_PTRACE_REFUSED) && (de = readdir(d))) {
+		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		struct thread *t;
+		HASH_FIND(hh, x->threads, &tid, sizeof(tid), t);
+		if (tid && tid != x->tgid && !t)
+			read_thread(p, x, tid);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Read thread tid's fs base (once: a thread keeps it for life). */
+static struct thread *read_thread(struct procs *p, struct proc *x, uint32_t tid)
+{
+	struct thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	HASH_ADD(hh, x->threads, tid, sizeof(t->tid), t);
+	if (x->tp_flags & SF_P_PTRACE_REFUSED)
+		return t;
+	uint64_t fs_base, sp;
+	int rc = thread_pointer_read((pid_t)x->tgid, (pid_t)tid, &fs_base, &sp);
+	if (rc == -EPERM || rc == -EBUSY)
+		note_refusal(x, tid, rc);
+	else if (rc == -ESRCH && !x->tp_offset)
+		learn_from_a_live_thread(p, x);
+	if (rc || !fs_base)
+		return t;
+	t->fs_base = fs_base;
+	learn_offset(p, x, tid, fs_base, sp);
+	return t;
+}
+
+/* The base of a thread whose fs base could not be read (it ended before
+ * icpp got to it, or it is the leader): the end of the mapping that holds SP
+ * minus the process's offset, when that is known to be one for all threads.
+ * glibc rounds struct pthread (under a page) down to the static TLS
+ * alignment from a page-aligned end: an offset below a page means an
+ * alignment below one, hence the same offset in every thread; from a page
+ * up it may differ between threads that were not read. */
+static uint64_t base_by_offset(struct procs *p, struct proc *x, uint64_t sp)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (!x->tp_offset || x->tp_offset >= page ||
+	    (x->tp_flags & (SF_P_OFFSET_VARIES | SF_P_FOREIGN_STACK | SF_P_PTRACE_REFUSED)))
+		return 0;
+	const struct anon_map *m = anon_at(p, x, sp);
+	if (!m || m->end - x->tp_offset <= sp || m->end - x->tp_offset < m->start)
+		return 0;
+	return m->end - x->tp_offset;
+}
+
+static uint64_t thread_base(struct procs *p, struct proc *x, uint32_t tid, uint64_t sp)
+{
+	struct thread *t;
+	HASH_FIND(hh, x->threads, &tid, sizeof(tid), t);
+	if (!t)
+		t = read_thread(p, x, tid);
+	return t && t->fs_base ? t->fs_base : base_by_offset(p, x, sp);
+}
+
+void procs_new_thread(struct procs *p, uint32_t tgid, uint32_t tid)
+{
+	struct proc *x = find(p, tgid);
+	struct thread *t;
+	if (!x)
+		return;
+	HASH_FIND(hh, x->threads, &tid, sizeof(tid), t);
+	if (t) {
+		/* Read already: its samples came from another CPU's ring first,
+		 * or the tid is reused by a new thread.  Read it again; if it
+		 * ended, its samples fall back on the process's offset. */
+		HASH_DEL(x->threads, t);
+		free(t);
+		read_thread(p, x, tid);
+	} else if (!x->tp_offset) {
+		read_thread(p, x, tid);     /* while it lives: an offset for
+		                             * the threads that end unread */
+	}
+}
+
+void procs_store_threads(struct procs *p)
+{
+	for (uint32_t i = 0; i < p->out->nprocs; i++) {
+		struct sf_process *sp = &p->out->procs[i];
+		struct proc *x = find(p, sp->tgid);
+		if (x) {
+			sp->flags = x->tp_flags;
+			sp->tp_offset = x->tp_offset;
+		}
+	}
+}
+
+uint64_t procs_base(struct procs *p, uint32_t tgid, uint32_t tid, uint64_t sp, bool *initial_stack)
+{
+	uint64_t start = procs_start_stack(p, tgid);
+	struct proc *x = find(p, tgid);
+	*initial_stack = x && icpp_on_initial_stack(start, sp, x->stack_rlimit);
+	if (!x || *initial_stack)
+		return *initial_stack ? start : 0;
+	return thread_base(p, x, tid, sp);
 }

@@ -8,9 +8,12 @@
  * Bases for the perf backend, which cannot read them from the kernel:
  *   - main thread: mm->start_stack (/proc/PID/stat field 28), read when the
  *     process is first seen and again after exec;
- *   - other threads: fs base = end of the anonymous mapping holding SP minus a
- *     per-glibc constant (method.md), measured by pt_offset_measure() in icpp's
- *     own process (same libc as the targets it launches).
+ *   - other threads: the fs base itself, read once per thread with ptrace
+ *     (thread_pointer.h) when its first sample is read.  A thread that ended
+ *     before that gets the end of the anonymous mapping holding SP minus the
+ *     process's offset (end of a glibc stack mapping - fs base, learnt from a
+ *     thread that was read), when that offset is one for every thread;
+ *     otherwise no base (reported as missing), never a guess.
  */
 #ifndef ICPP_PROCS_H
 #define ICPP_PROCS_H
@@ -45,13 +48,14 @@ void procs_rescan(struct procs *p, uint32_t tgid);
 /* Perf backend bases.  0 when unknown. */
 uint64_t procs_start_stack(struct procs *p, uint32_t tgid);
 /* The base of a sample's thread (pathmap/thread_base.h): start_stack when sp
- * is on the initial stack (*initial_stack set), else the thread base. */
-uint64_t procs_base(struct procs *p, uint32_t tgid, uint64_t sp, bool *initial_stack);
-uint64_t procs_thread_base(struct procs *p, uint32_t tgid, uint64_t sp);
-
-/* glibc: end of a thread's stack mapping - its fs base (struct pthread at the
- * top), measured on a thread of this process; 0 when it cannot be. */
-int64_t pt_offset_measure(void);
+ * is on the initial stack (*initial_stack set), else the thread's fs base. */
+uint64_t procs_base(struct procs *p, uint32_t tgid, uint32_t tid, uint64_t sp, bool *initial_stack);
+/* Process tgid made thread tid (PERF_RECORD_FORK): a tid seen before is a
+ * new thread now; the process's first one is read at once, while it lives. */
+void procs_new_thread(struct procs *p, uint32_t tgid, uint32_t tid);
+/* Copy each process's fs-base facts (offset, SF_P_* flags) into the sample
+ * set, before it is written. */
+void procs_store_threads(struct procs *p);
 
 /* Build-id and load bias of a file mapped at start with file offset pgoff:
  * 0 on success (build_id_len may be 0), -1 when the file is no ELF. */

@@ -303,7 +303,8 @@ opened:
 	m->ncpus = (uint32_t)r.ncpus;
 	m->freq = r.freq;
 	m->period = r.period;
-	m->pthread_offset = bk == &perf_backend ? pt_offset_measure() : 0;
+	if (bk == &perf_backend)
+		procs_store_threads(r.procs);
 	bk->counters(&r, &m->c);
 	sf_set_string(&m->event, r.ev.name);
 	if (o->argv) {

@@ -334,7 +334,6 @@ int sf_serialize(const struct sample_set *s, void **out, size_t *outlen, char *e
 	put64(&b, m->freq);
 	put64(&b, m->start_ns);
 	put64(&b, m->end_ns);
-	put64(&b, (uint64_t)m->pthread_offset);
 	put64(&b, m->c.samples);
 	put64(&b, m->c.dropped);
 	put64(&b, m->c.lost);
@@ -353,6 +352,8 @@ int sf_serialize(const struct sample_set *s, void **out, size_t *outlen, char *e
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		put32(&b, s->procs[i].tgid);
 		put32(&b, s->procs[i].parent);
+		put32(&b, s->procs[i].flags);
+		put64(&b, s->procs[i].tp_offset);
 		putstr(&b, s->procs[i].comm);
 	}
 	sec_end(&b, at);
@@ -534,7 +535,6 @@ static int parse_meta(struct rd *r, struct sample_set *s)
 	m->freq = get64(r, "meta frequency");
 	m->start_ns = get64(r, "meta start time");
 	m->end_ns = get64(r, "meta end time");
-	m->pthread_offset = (int64_t)get64(r, "meta pthread offset");
 	m->c.samples = get64(r, "counter samples");
 	m->c.dropped = get64(r, "counter dropped");
 	m->c.lost = get64(r, "counter lost");
@@ -562,28 +562,47 @@ static int parse_meta(struct rd *r, struct sample_set *s)
 	return r->failed ? -1 : 0;
 }
 
+/* What is wrong with a process's thread-pointer facts, or NULL. */
+static const char *bad_tp_facts(const struct sample_set *s, uint32_t flags, uint64_t tp_offset)
+{
+	if (flags & ~SF_P_ALL)
+		return "unknown flags";
+	if (tp_offset >= SF_TP_OFFSET_MAX || tp_offset % 8)
+		return "a thread-pointer offset that is no stack end's (4 GiB at most, a multiple of 8)";
+	if ((flags || tp_offset) && s->meta.backend != SF_BACKEND_PERF)
+		return "thread-pointer facts but the recording was not made by the perf backend";
+	return NULL;
+}
+
 static int parse_procs(struct rd *r, struct sample_set *s, uint32_t count)
 {
 	for (uint32_t i = 0; i < count && !r->failed; i++) {
 		uint32_t tgid = get32(r, "process id");
 		uint32_t parent = get32(r, "process parent");
+		uint32_t flags = get32(r, "process flags");
+		uint64_t tp_offset = get64(r, "process thread-pointer offset");
 		char *comm = getstr(r, "process name");
 		if (r->failed)
 			return -1;
-		if (tgid == 0) {
+		const char *bad = bad_tp_facts(s, flags, tp_offset);
+		if (bad || tgid == 0 || sf_process(s, tgid)) {
 			free(comm);
-			rd_fail(r, "corrupt sample file: process %u has pid 0", i);
-			return -1;
-		}
-		if (sf_process(s, tgid)) {
-			free(comm);
-			rd_fail(r, "corrupt sample file: process %u listed twice", tgid);
+			if (bad)
+				rd_fail(r, "corrupt sample file: process %u has %s", tgid, bad);
+			else if (tgid == 0)
+				rd_fail(r, "corrupt sample file: process %u has pid 0", i);
+			else
+				rd_fail(r, "corrupt sample file: process %u listed twice", tgid);
 			return -1;
 		}
 		uint32_t idx = sf_add_process(s, tgid, parent, comm);
 		free(comm);
-		if (idx == SF_NONE)
+		if (idx == SF_NONE) {
 			rd_fail(r, "out of memory reading processes");
+			return -1;
+		}
+		s->procs[idx].flags = flags;
+		s->procs[idx].tp_offset = tp_offset;
 	}
 	return r->failed ? -1 : 0;
 }

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define SF_MAGIC "ICPPSMPL"
-#define SF_VERSION 1
+#define SF_VERSION 2
 #define SF_NONE UINT32_MAX
 #define SF_BUILD_ID_MAX 64
 #define SF_WORDS 8                  /* user stack words at SP (--validate) */
@@ -37,6 +37,13 @@
 #define SF_M_SKID 0x2               /* IP and SP may come from different instants (AMD IBS) */
 #define SF_M_NO_KERNEL 0x4          /* kernel-mode time was not sampled (exclude_kernel) */
 #define SF_M_ALL 0x7
+
+/* Process flags: what the perf backend met reading its threads' fs bases. */
+#define SF_P_PTRACE_REFUSED 0x1     /* not readable: other threads' samples have no base */
+#define SF_P_OFFSET_VARIES 0x2      /* stack end - fs base differs between threads */
+#define SF_P_FOREIGN_STACK 0x4      /* a thread's fs base lies outside its SP's mapping */
+#define SF_P_ALL 0x7
+#define SF_TP_OFFSET_MAX (1ull << 32)
 
 enum sf_backend { SF_BACKEND_BPF = 1, SF_BACKEND_PERF = 2 };
 
@@ -62,7 +69,6 @@ struct sf_meta {
 	uint64_t period;            /* sampling period (events), 0 if freq */
 	uint64_t freq;              /* sampling frequency (Hz), 0 if period */
 	uint64_t start_ns, end_ns;  /* CLOCK_REALTIME */
-	int64_t pthread_offset;     /* perf backend: stack mapping end - fs base (0: n/a) */
 	char *event;                /* "cpu-clock", ... */
 	char *command;              /* command line or "-p PID" */
 	char *hostname;
@@ -74,6 +80,10 @@ struct sf_process {
 	uint32_t tgid;
 	uint32_t parent;            /* tgid of the parent target, 0 for a root */
 	char *comm;                 /* may be "" */
+	uint32_t flags;             /* SF_P_* (perf backend) */
+	uint64_t tp_offset;         /* perf backend: end of a glibc thread's stack
+	                             * mapping - its fs base, as measured on one of
+	                             * the process's threads; 0: none measured */
 };
 
 struct sf_module {

@@ -7,6 +7,8 @@
 #   attach_bpf | attach_perf   the same, attached to a running rt_prog (-p)
 #   interrupt     Ctrl-C (SIGINT) ends recording with a complete file
 #   unprivileged  the perf backend as an unprivileged user (created if root)
+#   tls           worker threads of tls_prog and tls_prog_wide (next to
+#                 RT_PROG): perf backend as root and unprivileged, and bpf
 #   errors        bad files, usage errors, absent hardware events
 set -u
 ICPP=$1 PROG=$2 WORK=$3 PFOLD=$4 MODE=$5
@@ -93,6 +95,53 @@ record_launch() {   # BACKEND OUT [icpp record options...]
 	grep -q "backend $be" "$out.log" || fail "record did not say it used backend $be"
 }
 
+# record_as_user PROG OUT [icpp record options...]: record PROG as the
+# unprivileged user icpp-test when root (created if missing; PROG is copied to
+# a folder of that user's, where report reads it later), else as the caller.
+# stderr goes to OUT.log.
+record_as_user() {
+	local prog=$1 out=$2; shift 2
+	if [ "$(id -u)" != 0 ]; then
+		"$ICPP" record "$@" -o "$out" -- "$prog" 2> "$out.log" ||
+			{ cat "$out.log" >&2; fail "record as $(id -un)"; }
+		return
+	fi
+	local u=icpp-test d
+	id "$u" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$u" ||
+		{ echo "SKIP: cannot create an unprivileged user"; exit 77; }
+	d=$(mktemp -d /tmp/icpp-unpriv.XXXXXX)
+	USER_DIRS="${USER_DIRS:-} $d"
+	trap 'rm -rf $USER_DIRS' EXIT
+	cp "$prog" "$d/" && chown -R "$u" "$d" && chmod 755 "$d"
+	(cd "$d" && runuser -u "$u" -- "$ICPP" record "$@" -o out.samples -- "./${prog##*/}") 2> "$out.log" ||
+		{ cat "$out.log" >&2; fail "record as $u"; }
+	cp "$d/out.samples" "$out"
+}
+
+# check_tls TAG MAP: TAG.samples of tls_prog: every thread's samples on its
+# own path (the workers' base is their thread pointer), none incorrect.
+check_tls() {
+	local tag=$1 map=$2
+	"$ICPP" report -i "$tag.samples" -m "$map" --validate > "$tag.txt" || fail "report --validate of $tag"
+	"$ICPP" report -i "$tag.samples" -m "$map" --format folded -o "$tag.folded" || fail "report --format folded of $tag"
+	local n w1 w2 m inc miss
+	n=$(awk '/^icpp report:/ { print $3; exit }' "$tag.txt")
+	w1=$(share "$tag.folded" "w1_entry;w1_work;spin")
+	w2=$(share "$tag.folded" "w2_entry;w2_outer;w2_inner;spin")
+	m=$(share "$tag.folded" "main;m_work;spin")
+	inc=$(vcount "$tag.txt" incorrect)
+	miss=$(vcount "$tag.txt" missing)
+	note "$tag: $n samples: worker 1 $w1%, worker 2 $w2%, main $m%; validation: incorrect $inc, missing $miss"
+	[ "${n:-0}" -ge 100 ] || fail "$tag: only ${n:-0} samples"
+	[ "$inc" = 0 ] || fail "$tag: --validate found $inc incorrect samples"
+	# Missing samples may be ld.so's start-up (cpuid is slow in a VM), never
+	# tls_prog's own functions.
+	sed -n '/^Missing/,/^$/p' "$tag.txt" > "$tag.missing"
+	! grep -q " (${map%.icpp}) " "$tag.missing" || { cat "$tag.missing" >&2; fail "$tag: samples of ${map%.icpp} missing"; }
+	between "$w1" 20 60 && between "$w2" 20 60 && between "$m" 8 45 ||
+		fail "$tag: shares worker 1 $w1%, worker 2 $w2%, main $m%: expected about 40, 40, 20"
+}
+
 start_forever() {
 	rm -f forever.out
 	"$PROG" forever > forever.out &
@@ -151,24 +200,43 @@ interrupt)
 	[ "$(vcount int.txt incorrect)" = 0 ] || fail "interrupted recording: incorrect samples"
 	;;
 unprivileged)
-	if [ "$(id -u)" = 0 ]; then
-		U=icpp-test
-		id "$U" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$U" ||
-			{ echo "SKIP: cannot create an unprivileged user"; exit 77; }
-		D=$(mktemp -d /tmp/icpp-unpriv.XXXXXX)
-		trap 'rm -rf "$D"' EXIT     # report reads the program from there
-		cp "$PROG" "$D/rt_prog" && chown -R "$U" "$D" && chmod 755 "$D"
-		(cd "$D" && runuser -u "$U" -- "$ICPP" record --validate -o u.samples -- ./rt_prog) 2> unpriv.log ||
-			{ cat unpriv.log >&2; fail "record as $U"; }
-		cp "$D/u.samples" unpriv.samples
-	else
-		"$ICPP" record --validate -o unpriv.samples -- "$PROG" 2> unpriv.log ||
-			{ cat unpriv.log >&2; fail "record as $(id -un)"; }
-	fi
-	grep -q "backend perf (bpf needs root" unpriv.log || { cat unpriv.log >&2; fail "the automatic choice was not perf"; }
+	record_as_user "$PROG" unpriv.samples --validate
+	grep -q "backend perf (bpf needs root" unpriv.samples.log || { cat unpriv.samples.log >&2; fail "the automatic choice was not perf"; }
 	"$ICPP" report -i unpriv.samples -m "$MAP" > unpriv.txt || fail "report"
 	grep -q "time in the kernel was not sampled" unpriv.txt || fail "report does not say kernel time was excluded"
 	check_report unpriv.samples unpriv
+	;;
+tls)
+	for variant in tls_prog tls_prog_wide; do
+		prog=$(dirname "$PROG")/$variant
+		"$ICPP" train -q -o "$variant.icpp" -- "$prog" 20 || fail "icpp train $variant"
+		record_tls() {   # TAG BACKEND
+			"$ICPP" record --backend "$2" --validate -o "$1.samples" -- "$prog" 2> "$1.samples.log" ||
+				{ cat "$1.samples.log" >&2; fail "record --backend $2 of $variant"; }
+		}
+		record_tls "$variant.perf" perf
+		check_tls "$variant.perf" "$variant.icpp"
+		record_as_user "$prog" "$variant.user.samples" --backend perf --validate
+		check_tls "$variant.user" "$variant.icpp"
+		if [ "$(id -u)" = 0 ]; then
+			record_tls "$variant.bpf" bpf
+			check_tls "$variant.bpf" "$variant.icpp"
+		fi
+	done
+	# Another tracer (strace) holds the threads, so their fs bases cannot be
+	# read: record says so in one line, and report counts the workers'
+	# samples as without a base, never with a CID from a guessed base.
+	command -v strace >/dev/null || { echo "SKIP: no strace for the refused case"; exit 0; }
+	prog=$(dirname "$PROG")/tls_prog
+	"$ICPP" record --backend perf -o traced.samples -- strace -f -qq -o /dev/null "$prog" 100 \
+		2> traced.log || { cat traced.log >&2; fail "record of tls_prog under strace"; }
+	[ "$(grep -c "cannot read its threads' fs bases" traced.log)" = 1 ] ||
+		{ cat traced.log >&2; fail "record did not say once that it cannot read the fs bases"; }
+	"$ICPP" report -i traced.samples -m tls_prog.icpp > traced.txt || fail "report of traced.samples"
+	nobase=$(awk '/ spin \(tls_prog\) +\[thread base unknown\]/ { print $2 }' traced.txt)
+	note "traced: ${nobase:-0} samples of spin without a base"
+	[ "${nobase:-0}" -ge 50 ] || { cat traced.txt >&2; fail "traced: the workers' samples are not marked without a base"; }
+	! grep -q "(tls_prog) @ height" traced.txt || { cat traced.txt >&2; fail "traced: a sample of tls_prog got a CID it should not have"; }
 	;;
 errors)
 	S=launch_perf.samples

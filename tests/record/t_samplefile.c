@@ -15,7 +15,7 @@ static struct sample_set *make_set(bool validate)
 {
 	struct sample_set *s = sf_new();
 	s->meta.flags = validate ? SF_M_VALIDATE : 0;
-	s->meta.backend = SF_BACKEND_BPF;
+	s->meta.backend = validate ? SF_BACKEND_PERF : SF_BACKEND_BPF;
 	s->meta.ncpus = 4;
 	s->meta.freq = 999;
 	s->meta.start_ns = 1000;
@@ -29,6 +29,10 @@ static struct sample_set *make_set(bool validate)
 	sf_set_string(&s->meta.kernel, "6.1.0");
 	sf_add_process(s, 100, 0, "app");
 	sf_add_process(s, 101, 100, "child");
+	if (validate) {             /* perf backend: the fs-base facts */
+		s->procs[0].tp_offset = 0x940;
+		s->procs[1].flags = SF_P_PTRACE_REFUSED | SF_P_OFFSET_VARIES;
+	}
 	struct sf_module m = {0};
 	m.tgid = 100;
 	m.start = 0x400000;
@@ -87,6 +91,10 @@ static void same(const struct sample_set *a, const struct sample_set *b)
 	CHECK_EQ_INT(a->nmods, b->nmods);
 	CHECK_EQ_INT(a->nstacks, b->nstacks);
 	CHECK_EQ_INT(a->nrecs, b->nrecs);
+	for (uint32_t i = 0; i < a->nprocs && i < b->nprocs; i++) {
+		CHECK_EQ_INT(a->procs[i].flags, b->procs[i].flags);
+		CHECK_EQ_INT(a->procs[i].tp_offset, b->procs[i].tp_offset);
+	}
 	for (uint32_t i = 0; i < a->nmods && i < b->nmods; i++) {
 		CHECK_EQ_STR(a->mods[i].path, b->mods[i].path);
 		CHECK_EQ_INT(a->mods[i].bias, b->mods[i].bias);
@@ -180,10 +188,13 @@ int main(int argc, char **argv)
 		fix_crc(c, len);
 		refuse(c, len, "runs past the end", "section length");
 		memcpy(c, buf, len);
-		uint32_t ver = 2;
+		uint32_t ver = SF_VERSION - 1;
 		memcpy(c + 8, &ver, 4);
 		fix_crc(c, len);
-		refuse(c, len, "format version 2; this icpp reads version 1", "version");
+		char want_ver[96];
+		snprintf(want_ver, sizeof(want_ver), "format version %u; this icpp reads version %u",
+			 ver, SF_VERSION);
+		refuse(c, len, want_ver, "version");
 		free(c);
 		free(buf);
 
@@ -208,6 +219,17 @@ int main(int argc, char **argv)
 		a->meta.period = 5;
 		refuse_set(a, "exactly one of period and frequency", "period and freq");
 		a->meta.period = 0;
+		a->procs[0].flags = 0x80;
+		refuse_set(a, "process 100 has unknown flags", "process flags");
+		a->procs[0].flags = 0;
+		a->procs[0].tp_offset = 0x941;
+		refuse_set(a, "process 100 has a thread-pointer offset", "unaligned offset");
+		a->procs[0].tp_offset = SF_TP_OFFSET_MAX;
+		refuse_set(a, "process 100 has a thread-pointer offset", "huge offset");
+		a->procs[0].tp_offset = 0x940;
+		a->meta.backend = SF_BACKEND_BPF;
+		refuse_set(a, "not made by the perf backend", "offset of a bpf recording");
+		a->meta.backend = SF_BACKEND_PERF;
 		if (v) {
 			a->recs[0].stack = 7;
 			refuse_set(a, "stack index out of range", "stack index");
