@@ -113,23 +113,25 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 	}
 	printf("\ncollisions left (pairs of paths at one CID): %" PRIu64 "\n", total);
 	printf("  %-10s %10s %10s %10s %10s\n", "reason", "functions", "edges", "order", "identical");
-	static const char *why[DA_LEFT_N] = {
-		"", "unsolved", "blocked", "disabled", "deeper", "identical",
-	};
 	for (int l = 1; l < DA_LEFT_N; l++) {
 		uint64_t row = 0;
 		for (int d = 0; d < 4; d++)
 			row += r->left_by[l][d];
 		if (!row)
 			continue;
-		printf("  %-10s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", why[l],
+		printf("  %-10s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", da_left_name(l),
 		       r->left_by[l][DA_DIFF_FUNCS], r->left_by[l][DA_DIFF_EDGES],
 		       r->left_by[l][DA_DIFF_ORDER], r->left_by[l][DA_DIFF_NONE]);
 	}
 	printf("  (functions/edges/order: what differs between the two paths, so ARR/wrapping/\n"
 	       "   cloning could separate them; unsolved: no plan within the bounds and the\n"
 	       "   stack cap did; blocked: the functions and callsites that differ may not change;\n"
-	       "   disabled: only a mechanism switched off would; deeper: needs clones of clones)\n");
+	       "   disabled: only a mechanism switched off would; deeper: needs clones of clones;\n"
+	       "   crowded: unsolved, at a function with more paths than heights they can reach)\n");
+	if (r->crowded_paths)
+		printf("  %" PRIu64 " paths stay ambiguous under any plan within the paddings and the\n"
+		       "  stack cap: their functions have fewer reachable heights than paths\n",
+		       r->crowded_paths);
 	for (uint32_t i = 0; i < r->nleft && i < (uint32_t)top; i++) {
 		const struct da_leftover *l = &r->left[i];
 		const char *fname = l->inst < p->nfuncs

@@ -130,7 +130,20 @@
  * DEEPER (same edges and same adjacent pairs: would need clones of clones),
  * IDENTICAL.  After solving, a collision with a cure that still remains is
  * UNSOLVED: the solver found no plan within the padding bounds and the stack
- * cap that separates it without losing more elsewhere.
+ * cap that separates it without losing more elsewhere; or CROWDED when
+ * its function cannot hold all its paths apart.  The pigeonhole bound: a
+ * node's height under any plan lies between its measured height and the
+ * most that its ancestors' largest paddings and its frames' largest wraps
+ * add, lowered so that no node below it passes the stack cap (deltas only
+ * grow down the tree); a precise path holds the CID of its first node
+ * alone; so the precise paths ending in f (per residue modulo 16) are at
+ * most a maximum matching of those paths to the heights in their ranges,
+ * less one when the matching leaves a path out (that path takes a height
+ * too, and the heights of precise paths plus its own would be a larger
+ * matching).
+ * The paths beyond it, over all functions, are crowded_paths: a count that
+ * no plan can beat (which paths are left is the plan's choice), not counting
+ * the irreducible ones; functions that may be cloned are not bounded.
  *
  * ---------------------------------------------------------------------------
  * 5. The solver (solve.c; bench/disambig compares it with the thesis search)
@@ -305,6 +318,8 @@ enum da_left {
 	DA_LEFT_DISABLED,       /* only a mechanism switched off would separate */
 	DA_LEFT_DEEPER,         /* same edges and adjacent pairs: clones of clones */
 	DA_LEFT_IDENTICAL,      /* the same frame sequence */
+	DA_LEFT_CROWDED,        /* unsolved, at a function with more paths than
+	                         * heights they can reach (section 4) */
 	DA_LEFT_N
 };
 const char *da_diff_name(enum da_diff d);
@@ -402,6 +417,9 @@ struct da_result {
 	struct da_leftover *left;   /* heaviest first */
 	uint32_t nleft;
 	uint64_t left_by[DA_LEFT_N][4];         /* pairs by reason and da_diff */
+	uint64_t irreducible_paths; /* paths of the pairs no plan separates */
+	uint64_t crowded_paths;     /* other paths that no plan within the masks
+	                             * and the cap makes precise (section 4) */
 	struct da_solve_stats stats;
 };
 

@@ -445,7 +445,7 @@ const char *da_cure_name(enum da_cure c)
 const char *da_left_name(enum da_left l)
 {
 	static const char *n[] = {"curable", "unsolved", "blocked", "disabled", "deeper",
-				  "identical"};
+				  "identical", "crowded"};
 	return (unsigned)l < DA_LEFT_N ? n[l] : "?";
 }
 

@@ -34,31 +34,6 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 100.0;
 }
 
-/* Paths that no allowed move can make precise: both sides of every
- * irreducible leftover pair (their heights move together forever). */
-static uint64_t irreducible_paths(const struct da_problem *p, const struct da_result *r)
-{
-	uint32_t *klass = malloc((p->nnodes + 1) * sizeof(*klass)), ncl;
-	if (!klass || da_classes(p, klass, &ncl) < 0)
-		return 0;
-	uint8_t *mark = calloc(ncl + 1, 1);
-	uint64_t n = 0;
-	for (uint32_t i = 0; i < r->nleft; i++) {
-		enum da_left l = r->left[i].why.left;
-		if (l == DA_LEFT_UNSOLVED)
-			continue;
-		uint32_t c[2] = {klass[r->left[i].a], klass[r->left[i].b]};
-		for (int k = 0; k < 2; k++)
-			if (!mark[c[k]]) {
-				mark[c[k]] = 1;
-				n++;
-			}
-	}
-	free(mark);
-	free(klass);
-	return n;
-}
-
 struct agg {
 	double log_growth, log_geo;
 	double sec;
@@ -70,8 +45,9 @@ struct agg {
 static void report(const char *name, const char *solver, const struct da_problem *p,
 		   const struct da_result *r, bool md, struct agg *ag, const char *note)
 {
-	uint64_t irr = irreducible_paths(p, r);
-	uint64_t red = r->after.paths - irr;
+	/* reducible: what a plan within the masks and the cap could make
+	 * precise at most (disambig.h section 4) */
+	uint64_t red = r->after.paths - r->irreducible_paths - r->crowded_paths;
 	double red_pct = pct(r->after.precise_paths, red);
 	double v[] = {pct(r->before.precise_paths, r->before.paths),
 		      pct(r->after.precise_paths, r->after.paths), red_pct,

@@ -410,7 +410,10 @@ static void test_stack_cap(void)
 	char err[256];
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(r.nleft, 1);
-	CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_UNSOLVED);
+	/* both D paths can only be at the deepest height: one height, two paths */
+	CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_CROWDED);
+	CHECK_EQ_INT(r.left_by[DA_LEFT_CROWDED][DA_DIFF_FUNCS], 1);
+	CHECK_EQ_INT(r.crowded_paths, 2);
 	CHECK_EQ_INT(r.left[0].why.cure, DA_CURE_ARR);
 	CHECK_EQ_INT(r.roots[0].new_max, 96);
 	CHECK_EQ_INT(height_of(&r, x), height_of(&r, y));
@@ -419,10 +422,50 @@ static void test_stack_cap(void)
 	o.max_stack_growth = 1.5;
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(r.nleft, 0);
+	CHECK_EQ_INT(r.crowded_paths, 0);
 	CHECK(r.max_growth <= 1.5);
 	da_result_free(&r);
 	o.max_stack_growth = 0.5;
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) < 0);
+	da_problem_free(p);
+}
+
+/* Pigeonhole: F is reached from A, B and C at one height, and each of them
+ * may grow by 16 bytes at most: three paths, two heights.  One F path can be
+ * precise, never two; the bound says at most 1 (2 heights, less the one the
+ * third path shares), so 2 paths are crowded, and the solver reaches it. */
+static void test_crowded(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t R = da_add_func(p, "R", 0, 1, false);
+	uint32_t A = da_add_func(p, "A", 0, da_mask_upto(16), false);
+	uint32_t B = da_add_func(p, "B", 0, da_mask_upto(16), false);
+	uint32_t C = da_add_func(p, "C", 0, da_mask_upto(16), false);
+	uint32_t F = da_add_func(p, "F", 0, 1, false);
+	int64_t size[] = {32, 48, 48, 48, 16};
+	uint32_t mid[3] = {A, B, C}, f[3];
+	for (uint32_t i = 0; i < 3; i++)
+		f[i] = path(p, 3, (uint32_t[]){R, mid[i], F}, NULL, size, 16, 1 + i);
+	struct da_options o;
+	opts(&o);
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.paths, 7);
+	CHECK_EQ_INT(r.irreducible_paths, 0);
+	CHECK_EQ_INT(r.crowded_paths, 2);
+	CHECK_EQ_INT(r.after.precise_paths, 5);      /* R, A, B, C and one F path */
+	CHECK_EQ_INT(r.nleft, 1);
+	CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_CROWDED);
+	CHECK(r.height[f[0]] != r.height[f[1]] || r.height[f[1]] != r.height[f[2]]);
+	da_result_free(&r);
+	/* with 32 bytes allowed there are three heights: nothing is crowded */
+	for (uint32_t i = 0; i < 3; i++)
+		p->funcs[mid[i]].pad_mask = da_mask_upto(32);
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.crowded_paths, 0);
+	CHECK_EQ_INT(r.after.precise_paths, 7);
+	da_result_free(&r);
 	da_problem_free(p);
 }
 
@@ -571,6 +614,45 @@ static int count_diff(const struct da_problem *p, uint32_t a, uint32_t b, bool e
 	return d;
 }
 
+/* The capacity bound is never beaten: on small random problems, every plan
+ * (all paddings of up to 4 functions, by 0, 16 or 32 bytes) within the cap
+ * leaves at least irreducible + crowded paths ambiguous. */
+static void test_crowded_bound(void)
+{
+	uint32_t tight = 0;
+	for (uint64_t seed = 1; seed <= 30; seed++) {
+		struct da_problem *p = random_problem(seed, 4, 40 + seed % 20);
+		for (uint32_t f = 0; f < p->nfuncs; f++)
+			if (p->funcs[f].pad_mask > 1)
+				p->funcs[f].pad_mask = da_mask_upto(32);
+		struct da_options o;
+		da_options_default(&o);
+		o.allow_wrap = false;
+		o.allow_clone = false;
+		o.max_stack_growth = seed % 2 ? 1.1 : 0;
+		struct da_plan plan;
+		struct da_result r;
+		char err[256];
+		CHECK(da_plan_init(&plan, p) == 0);
+		uint64_t best = 0, bound = 0;
+		for (uint32_t code = 0; code < 81; code++) {
+			for (uint32_t f = 0, c = code; f < 4; f++, c /= 3)
+				plan.pad[f] = da_mask_allows(p->funcs[f].pad_mask, 16 * (c % 3)) ? 16 * (c % 3) : 0;
+			CHECK(da_evaluate(p, &o, &plan, &r, err, sizeof(err)) == 0);
+			bound = r.after.paths - r.irreducible_paths - r.crowded_paths;
+			if ((o.max_stack_growth <= 0 || r.max_growth <= o.max_stack_growth) &&
+			    r.after.precise_paths > best)
+				best = r.after.precise_paths;
+			da_result_free(&r);
+		}
+		CHECK(best <= bound);
+		tight += best == bound;
+		da_plan_free(&plan);
+		da_problem_free(p);
+	}
+	fprintf(stderr, "crowded bound: reached by the best plan in %u of 30 problems\n", tight);
+}
+
 static void test_properties(void)
 {
 	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0;
@@ -623,6 +705,7 @@ static void test_properties(void)
 		CHECK_EQ_INT(m.precise_paths, r.after.precise_paths);
 		CHECK(r.after.precise_paths > r.before.precise_paths ||
 		      r.after.precise_weight >= r.before.precise_weight);
+		CHECK(r.after.precise_paths + r.irreducible_paths + r.crowded_paths <= r.after.paths);
 		/* the same seed, the same plan */
 		CHECK(da_solve(p, &o, &r2, err, sizeof(err)) == 0);
 		CHECK(!memcmp(r.plan.pad, r2.plan.pad, p->nfuncs * sizeof(*r.plan.pad)));
@@ -659,6 +742,7 @@ static void test_properties(void)
 				CHECK((arr && !o.allow_arr) || (wrap && !o.allow_wrap) ||
 				      (l->why.clone_possible && (!o.allow_clone || !o.allow_wrap)));
 				break;
+			case DA_LEFT_CROWDED:
 			case DA_LEFT_UNSOLVED:
 				unsolved++;
 				CHECK((arr && o.allow_arr) || (wrap && o.allow_wrap) ||
@@ -689,6 +773,8 @@ int main(void)
 	test_clone_alternates();
 	test_recursion();
 	test_stack_cap();
+	test_crowded();
+	test_crowded_bound();
 	test_callsite_unit();
 	test_properties();
 	return check_exit();
