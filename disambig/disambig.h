@@ -344,7 +344,8 @@ struct da_options {
 };
 /* seed 1, cap 1.25, ARR and wrapping on, cloning off, hot_weight 0.25,
  * stack_weight 0.1, code_weight 1/128, budget 0 (= 250 node moves per node,
- * at least 20M: about 10 s at 200k paths), anneal on. */
+ * at least 20M, at most 50M: about 10 s at 200k paths, 25 s at 1.5M nodes),
+ * anneal on. */
 void da_options_default(struct da_options *o);
 /* What classify and the solver may use: options and capability together. */
 struct da_classification {
