@@ -37,6 +37,8 @@ static const char usage_text[] =
 	"                         calls (default 32,16,1): exercises the rewriter,\n"
 	"                         disambiguates nothing\n"
 	"  --explain              print what can be changed, per function and callsite\n"
+	"                         (with -m: calls into the map's libraries bounded by\n"
+	"                         their callees' code, as a rewrite does)\n"
 	"  --max-stack-growth X   as icpp plan (default 1.25; 0: no cap)\n"
 	"  --no-wrap              no callsite wrappers\n"
 	"  --no-clone             no clones\n"
@@ -238,6 +240,35 @@ static void print_capability(const struct rw_binary *b)
 				rw_wrap_why_name((enum rw_wrap_why)i));
 }
 
+/* Calls into the libraries the program loaded in training get their callees'
+ * stack-argument bounds (rw_bound_imports); if that cannot be done they stay
+ * refused, which costs precision, not correctness: say so and go on. */
+static void bound_imports(struct rw_binary *b, const struct pathmap *pm, bool quiet)
+{
+	const char **paths = calloc(pm->nmodules + 1, sizeof(*paths));
+	const uint8_t **ids = calloc(pm->nmodules + 1, sizeof(*ids));
+	uint32_t *lens = calloc(pm->nmodules + 1, sizeof(*lens));
+	char err[1024] = "out of memory";
+	int n = -1;
+	if (paths && ids && lens) {
+		for (uint32_t i = 0; i < pm->nmodules; i++) {
+			paths[i] = pm->modules[i].path;
+			ids[i] = pm->modules[i].build_id_len ? pm->modules[i].build_id : NULL;
+			lens[i] = pm->modules[i].build_id_len;
+		}
+		n = rw_bound_imports(b, paths, ids, lens, pm->nmodules, err, sizeof(err));
+	}
+	if (n < 0)
+		fprintf(stderr, "icpp rewrite: calls into other modules keep their caller's "
+			"stack-argument bounds: %s\n", err);
+	else if (!quiet && n > 0)
+		fprintf(stderr, "icpp rewrite: %d calls into other modules bounded by their callees' "
+			"code\n", n);
+	free(paths);
+	free(ids);
+	free(lens);
+}
+
 int cmd_rewrite(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -367,6 +398,15 @@ int cmd_rewrite(int argc, char **argv)
 		return 1;
 	}
 	if (explain) {
+		struct pathmap *epm = NULL;
+		if (map && pm_read(map, &epm, err, sizeof(err)) < 0) {
+			cli_error("rewrite", "%s", err);
+			rw_close(b);
+			return 1;
+		}
+		if (epm)
+			bound_imports(b, epm, true);
+		pm_free(epm);
 		rw_explain(b, stdout);
 		print_capability(b);
 		rw_close(b);
@@ -404,6 +444,7 @@ int cmd_rewrite(int argc, char **argv)
 			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
 		goto out;
 	}
+	bound_imports(b, pm, quiet);
 	if (!quiet)
 		print_capability(b);
 	if (rw_visibility(b, pm, m, &vis) < 0)

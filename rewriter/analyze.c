@@ -111,8 +111,6 @@ struct ana {
 	size_t nbf;
 	uint32_t *owner;         /* unit (function index) each function belongs to */
 	bool *cand;              /* fragment candidate */
-	int32_t *kc;             /* callee-side stack-argument bound (-1 unknown) */
-	int32_t *call_kr;        /* per call: caller-side bound (-1 unknown) */
 };
 
 /* ------------------------------------------------------------------ names */
@@ -762,15 +760,11 @@ static int add_call(struct ana *a, const struct ins *in, uint32_t owner, int32_t
 	if (b->ncalls == b->capcalls) {
 		size_t cap = b->capcalls ? 2 * b->capcalls : 1024;
 		struct rw_call *v = realloc(b->calls, cap * sizeof(*v));
-		int32_t *k = realloc(a->call_kr, cap * sizeof(*k));
-		if (k)
-			a->call_kr = k;
-		if (!v || !k)
+		if (!v)
 			return -1;
 		b->calls = v;
 		b->capcalls = cap;
 	}
-	a->call_kr[b->ncalls] = kr;
 	b->calls[b->ncalls++] = (struct rw_call){
 		.insn = in->addr,
 		.site = in->addr + in->len - 1,
@@ -778,6 +772,7 @@ static int add_call(struct ana *a, const struct ins *in, uint32_t owner, int32_t
 		.target = in->target,
 		.slot = in->slot,
 		.func = owner,
+		.args_stored = kr,
 	};
 	return 0;
 }
@@ -853,7 +848,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 			}
 		}
 	}
-	a->kc[owner] = kc_unknown || u->unreached ? -1 : (int32_t)kc;
+	rf->args_read = kc_unknown || u->unreached ? -1 : (int32_t)kc;
 
 	/* the allocation and its frame kind */
 	const struct ins *alloc = NULL;
@@ -1059,6 +1054,24 @@ static int cmp_call(const void *x, const void *y)
 	return a->site < b->site ? -1 : a->site > b->site;
 }
 
+void rw_call_bound_args(struct rw_call *rc, int32_t callee)
+{
+	int32_t kr = rc->args_stored;
+	int32_t k = kr < 0 ? callee : (callee < 0 || kr < callee ? kr : callee);
+	if (k < 0) {
+		rc->wrap_why = RW_WRAP_ARGS_UNKNOWN;
+		return;
+	}
+	if (k > RW_MAX_COPY) {
+		rc->wrap_why = RW_WRAP_ARGS_LARGE;
+		return;
+	}
+	rc->wrap_why = RW_WRAP_OK;
+	rc->stack_args = (uint32_t)(k + 7) & ~7u;
+	uint32_t lo = (rc->stack_args + 8 + 15) & ~15u;
+	rc->wrap_mask = rw_mask_range(lo < 16 ? 16 : lo, RW_MAX_AMOUNT);
+}
+
 static void resolve_calls(struct ana *a)
 {
 	struct rw_binary *b = a->b;
@@ -1067,13 +1080,9 @@ static void resolve_calls(struct ana *a)
 		rc->target_name = target_name(a, rc->target, rc->slot);
 		rc->wrap_mask = 1;
 		rc->wrap_why = RW_WRAP_OK;
-		int32_t kr = a->call_kr[c], kc = -1;
-		if (rc->target) {
-			const struct bin_function *f = func_at(a, rc->target);
-			if (f && f->addr == rc->target)
-				kc = a->kc[func_index(a, f)];
-		}
-		int32_t k = kr < 0 ? kc : (kc < 0 || kr < kc ? kr : kc);
+		const struct bin_function *tf = rc->target ? func_at(a, rc->target) : NULL;
+		if (tf && tf->addr != rc->target)
+			tf = NULL;
 		if (!rc->target && !rc->slot)
 			rc->wrap_why = RW_WRAP_INDIRECT;
 		else if (rc->len < 5)
@@ -1082,19 +1091,11 @@ static void resolve_calls(struct ana *a)
 			rc->wrap_why = RW_WRAP_RETURNS_TWICE;
 		else if (b->funcs[rc->func].pad_why == RW_PAD_UNDECODABLE)
 			rc->wrap_why = RW_WRAP_CALLER;
-		else if (k < 0)
-			rc->wrap_why = RW_WRAP_ARGS_UNKNOWN;
-		else if (k > RW_MAX_COPY)
-			rc->wrap_why = RW_WRAP_ARGS_LARGE;
+		else
+			rw_call_bound_args(rc, tf ? b->funcs[func_index(a, tf)].args_read : -1);
 		/* a clone is entered through the rel32 of a direct call */
-		const struct bin_function *tf = rc->target ? func_at(a, rc->target) : NULL;
-		rc->redirectable = tf && tf->addr == rc->target && !rc->slot && rc->len >= 5 &&
+		rc->redirectable = tf && !rc->slot && rc->len >= 5 &&
 				   !returns_twice_name(rc->target_name);
-		if (rc->wrap_why != RW_WRAP_OK)
-			continue;
-		rc->stack_args = (uint32_t)(k + 7) & ~7u;
-		uint32_t lo = (rc->stack_args + 8 + 15) & ~15u;
-		rc->wrap_mask = rw_mask_range(lo < 16 ? 16 : lo, RW_MAX_AMOUNT);
 	}
 	qsort(b->calls, b->ncalls, sizeof(*b->calls), cmp_call);
 	/* one record per site (a call reached twice is impossible; keep the first) */
@@ -1128,8 +1129,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	b->units = calloc(a.nbf ? a.nbf : 1, sizeof(*b->units));
 	a.owner = malloc((a.nbf ? a.nbf : 1) * sizeof(*a.owner));
 	a.cand = calloc(a.nbf ? a.nbf : 1, sizeof(*a.cand));
-	a.kc = malloc((a.nbf ? a.nbf : 1) * sizeof(*a.kc));
-	if (!b->funcs || !b->units || !a.owner || !a.cand || !a.kc) {
+	if (!b->funcs || !b->units || !a.owner || !a.cand) {
 		errmsg(err, errlen, "out of memory analysing %s", b->path);
 		goto fail;
 	}
@@ -1137,9 +1137,8 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 		const struct bin_function *f = &a.bf[i];
 		b->funcs[i] = (struct rw_func){.addr = f->addr, .size = f->size, .name = f->name,
 					       .parent = RW_NONE, .pad_mask = 1,
-					       .clone_why = RW_CLONE_ANALYSIS};
+					       .clone_why = RW_CLONE_ANALYSIS, .args_read = -1};
 		a.owner[i] = RW_NONE;
-		a.kc[i] = -1;
 		struct bin_cfa cfa;
 		bool entry_ok = bin_cfa_at(b->bin, f->addr, &cfa) == 0 && cfa.reg == BIN_CFA_RSP &&
 				cfa.offset == 8;
@@ -1161,14 +1160,10 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	cs_close(&a.cs);
 	free(a.owner);
 	free(a.cand);
-	free(a.kc);
-	free(a.call_kr);
 	return 0;
 fail:
 	cs_close(&a.cs);
 	free(a.owner);
 	free(a.cand);
-	free(a.kc);
-	free(a.call_kr);
 	return -1;
 }

@@ -163,8 +163,15 @@ struct rw_binary {
 	int nplt;
 };
 
+/* rw_open; for_writing false: only for its analysis (imports.c), without the
+ * refusals that are about writing an output (DT_RELR, no .eh_frame_hdr, ...). */
+struct rw_binary *rw_open_mode(const char *path, bool for_writing, char *err, size_t errlen);
 /* Decode and analyse every function (analyze.c). */
 int rw_analyse(struct rw_binary *b, char *err, size_t errlen);
+/* Set a call's stack-argument bound K, its wrap mask and wrap_why from its
+ * caller's bound (args_stored) and the callee's (args_read, -1 unknown):
+ * the smaller known one wins. */
+void rw_call_bound_args(struct rw_call *rc, int32_t callee);
 
 /* Clones (clone.c).  Copy function fi whole to address `to`, byte for byte
  * in the same layout (so its FDE and LSDA describe the copy too): jumps

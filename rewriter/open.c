@@ -230,7 +230,8 @@ static int check_uncovered(struct rw_binary *b, char *err, size_t errlen)
 	return ret;
 }
 
-static int check_input(struct rw_binary *b, char *err, size_t errlen)
+/* What icpp refuses to read, and (for_writing) what it refuses to rewrite. */
+static int check_input(struct rw_binary *b, bool for_writing, char *err, size_t errlen)
 {
 	size_t phnum;
 	bool interp = false, dynamic = false, pie = false, relr = false, ehhdr = false;
@@ -282,6 +283,13 @@ static int check_input(struct rw_binary *b, char *err, size_t errlen)
 			}
 		}
 	}
+	if (!for_writing) {
+		if (b->eh_scn)
+			return 0;
+		errmsg(err, errlen, "%s has no .eh_frame: icpp cannot follow its stack pointer",
+		       b->path);
+		return -1;
+	}
 	if (relr) {
 		errmsg(err, errlen, "%s uses DT_RELR relative relocations, which icpp rewrite does "
 			"not support (link without -z pack-relative-relocs)", b->path);
@@ -312,6 +320,11 @@ notelf:
 
 struct rw_binary *rw_open(const char *path, char *err, size_t errlen)
 {
+	return rw_open_mode(path, true, err, errlen);
+}
+
+struct rw_binary *rw_open_mode(const char *path, bool for_writing, char *err, size_t errlen)
+{
 	struct rw_binary *b = calloc(1, sizeof(*b));
 	if (!b) {
 		errmsg(err, errlen, "out of memory");
@@ -334,7 +347,7 @@ struct rw_binary *rw_open(const char *path, char *err, size_t errlen)
 		errmsg(err, errlen, "%s: extended section numbering is not supported", path);
 		goto fail;
 	}
-	if (check_input(b, err, errlen))
+	if (check_input(b, for_writing, err, errlen))
 		goto fail;
 	Elf_Scn *escn = elf_getscn(b->elf, b->eh_scn);
 	GElf_Shdr esh;

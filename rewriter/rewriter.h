@@ -57,7 +57,9 @@
  * return address as before).  K is bounded from the callee (reads above its
  * CFA, when it never takes their address and makes no tail call) and from the
  * caller (what lies between SP at the call and its saved registers/locals);
- * the smaller known bound wins; W >= K + 8.  Flags, %rax (varargs count) and
+ * the smaller known bound wins; W >= K + 8.  A call that leaves the binary
+ * (PLT or GOT slot) has no callee here: rw_bound_imports() reads its bound
+ * from the modules that define the name (imports.c).  Flags, %rax (varargs count) and
  * %r10 (static chain) are untouched.  Refused: indirect calls through a
  * register, returns-twice callees (setjmp, vfork, getcontext, ...), unknown or
  * too large stack arguments.  A wrapped callsite adds W to the height of the
@@ -240,6 +242,9 @@ struct rw_func {
 	uint32_t ncalls;             /* call instructions (own code and fragments) */
 	bool cloneable;              /* may be copied to a clone (section 1, Cloning) */
 	enum rw_clone_why clone_why; /* RW_CLONE_OK when cloneable */
+	int32_t args_read;           /* incoming stack-argument bytes its code reads;
+					-1 unknown (their address taken, a tail call,
+					analysis failed) */
 };
 
 struct rw_call {
@@ -251,6 +256,8 @@ struct rw_call {
 	const char *target_name;     /* function, PLT or GOT symbol; NULL unknown */
 	uint32_t func;               /* function whose frame makes the call */
 	uint32_t stack_args;         /* bytes a trampoline copies (K) */
+	int32_t args_stored;         /* caller's bound: bytes above SP at the call
+					that may hold arguments; -1 unknown */
 	rw_mask wrap_mask;           /* allowed wraps; 1 when refused */
 	enum rw_wrap_why wrap_why;
 	bool redirectable;           /* a direct call rel32 that may call a clone */
@@ -271,6 +278,22 @@ const struct rw_func *rw_functions(const struct rw_binary *b, size_t *n);
 const struct rw_call *rw_calls(const struct rw_binary *b, size_t *n);
 uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr);    /* exact start */
 uint32_t rw_call_index(const struct rw_binary *b, uint64_t site);    /* exact site */
+
+/* Bound the stack arguments of calls that leave b (through the PLT or a GOT
+ * slot) from their callees' code.  `mods` are the modules the program may
+ * call into: the modules of its training map, b's own path among them or not.
+ * Each module that exports a name b imports (a defined FUNC or IFUNC in its
+ * .dynsym) is analysed as rw_open does (without rw_open's refusals, which are
+ * about writing); the name's bound is the largest args_read over every
+ * module that defines it (whichever one symbol lookup picks), an IFUNC's the
+ * largest over the functions its resolver's code takes the address of.  A call
+ * refused only for its stack arguments is reconsidered with that bound
+ * (rw_call_bound_args).  If a module cannot be read, or does not match the
+ * build-id `ids[i]` (ids NULL: not checked), nothing is changed: a definition
+ * there could be the one called.  Returns the number of calls that became
+ * wrappable, or -1 with one line in err. */
+int rw_bound_imports(struct rw_binary *b, const char *const *mods, const uint8_t *const *ids,
+		     const uint32_t *id_lens, size_t nmods, char *err, size_t errlen);
 
 /* Capability summary, for reports. */
 struct rw_summary {
