@@ -184,6 +184,27 @@ static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_bin
 	return 0;
 }
 
+/* A clone is a copy of its function's unwrapped code: a function padded
+ * through an entry wrapper has clones without padding (the solver knows one
+ * padding mask per function).  The prediction follows the plan as changed.
+ * Returns how many clone paddings were dropped. */
+static uint32_t unpad_entry_clones(const struct pathmap *pm, uint32_t m, const struct rw_binary *b,
+				   struct da_pm_plan *pp)
+{
+	size_t n;
+	const struct rw_func *f = rw_functions(b, &n);
+	uint32_t dropped = 0;
+	for (uint32_t k = 0; k < pp->nclones; k++) {
+		const struct pm_function *pf = &pm->funcs[pp->clones[k].func];
+		uint32_t i = pf->module == m ? rw_func_index(b, pf->addr) : RW_NONE;
+		if (i != RW_NONE && f[i].pad_entry && pp->clones[k].pad) {
+			pp->clones[k].pad = 0;
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
 /* Put the prediction's clones where OUT has them (rw_place_clones). */
 static int place_clones(const char *out, uint32_t m, struct pathmap **pred, char *err,
 			size_t errlen)
@@ -225,8 +246,14 @@ static void print_capability(const struct rw_binary *b)
 		"%u frameless)\n", s.funcs, s.paddable, s.fp, s.sp, s.frameless);
 	for (int i = 1; i < RW_PAD_N; i++)
 		if (s.pad_refused[i])
-			fprintf(stderr, "  %6u not paddable: %s\n", s.pad_refused[i],
+			fprintf(stderr, "  %6u not paddable in place: %s\n", s.pad_refused[i],
 				rw_pad_why_name((enum rw_pad_why)i));
+	fprintf(stderr, "icpp rewrite: of those, %u paddable through an entry wrapper\n",
+		s.entry_paddable);
+	for (int i = RW_ENTRY_SHAPE + 1; i < RW_ENTRY_N; i++)
+		if (s.entry_refused[i])
+			fprintf(stderr, "  %6u no entry wrapper: %s\n", s.entry_refused[i],
+				rw_entry_why_name((enum rw_entry_why)i));
 	fprintf(stderr, "icpp rewrite: %u functions cloneable\n", s.cloneable);
 	for (int i = 1; i < RW_CLONE_N; i++)
 		if (s.clone_refused[i])
@@ -477,6 +504,10 @@ int cmd_rewrite(int argc, char **argv)
 			if (da_pm_plan_from(&br, &r.plan, &pp) < 0)
 				goto oom;
 			solved = true;
+			uint32_t dropped = unpad_entry_clones(pm, m, b, &pp);
+			if (!quiet && dropped)
+				fprintf(stderr, "icpp rewrite: %u clones of entry-wrapped functions left "
+					"unpadded\n", dropped);
 		}
 		if (to_rw_plan(pm, m, &pp, &plan, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s", err);
@@ -509,9 +540,10 @@ int cmd_rewrite(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!quiet) {
 		struct pm_stats sb, sa;
-		fprintf(stderr, "icpp rewrite: %u functions padded, %u callsites wrapped, %u functions "
-			"cloned, %u bytes patched, %" PRIu64 " bytes of new code; %" PRIu64 " -> %" PRIu64
-			" bytes (+%.1f%%)\n", st.pads, st.wraps, st.clones, st.patched_bytes, st.tramp_bytes,
+		fprintf(stderr, "icpp rewrite: %u functions padded (%u through entry wrappers), %u "
+			"callsites wrapped, %u functions cloned, %u bytes patched, %" PRIu64 " bytes of new "
+			"code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n", st.pads, st.entry_pads,
+			st.wraps, st.clones, st.patched_bytes, st.tramp_bytes,
 			st.in_size, st.out_size,
 			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0);
 		fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "

@@ -793,6 +793,135 @@ static void check_cfi(struct ana *a, struct unit *u, const struct ins *in, struc
 	}
 }
 
+/* ------------------------------------------------------------------ entry wrappers */
+
+/* In-place refusals that come from the allocation's shape, not from an
+ * incomplete analysis: an entry wrapper does not need the allocation. */
+static bool shape_refusal(enum rw_pad_why w)
+{
+	switch (w) {
+	case RW_PAD_NO_ALLOC:
+	case RW_PAD_MULTI_ALLOC:
+	case RW_PAD_IMM_FULL:
+	case RW_PAD_DISP_FULL:
+	case RW_PAD_STRADDLE:
+	case RW_PAD_SAVED_ADDR:
+	case RW_PAD_LARGE_FRAME:
+	case RW_PAD_CALL_OUTSIDE:
+	case RW_PAD_RSP_LOCALS:
+	case RW_PAD_RBP_RESTORE:
+	case RW_PAD_CFI_EDIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Does the unit read, or take the address of, its return address or what
+ * lies above it (stack arguments)?  An rsp-relative access at an unknown
+ * state counts. */
+static bool reaches_ra(const struct unit *u)
+{
+	for (uint32_t r = 0; r < u->nr; r++)
+		for (uint32_t i = 0; i < u->r[r].n; i++) {
+			const struct ins *in = &u->r[r].ins[i];
+			struct st s = u->r[r].st[i];
+			for (int m = 0; m < in->nmem && (s.f & S_REACH); m++) {
+				const struct mref *mr = &in->mem[m];
+				int64_t end = mr->disp + (mr->lea ? 1 : mr->size);
+				if (mr->base == 6 && (s.f & S_RBP) && end > 8)
+					return true;
+				if (mr->base == 7 && (!(s.f & S_KNOWN) || end > s.k - 8))
+					return true;
+			}
+		}
+	return false;
+}
+
+/* Does a jump of the unit land in [lo, hi), or a call in (lo, hi)?  A call
+ * of the entry is a call through the wrapper, as from anywhere else. */
+static bool branches_into(const struct unit *u, uint64_t lo, uint64_t hi)
+{
+	for (uint32_t r = 0; r < u->nr; r++)
+		for (uint32_t i = 0; i < u->r[r].n; i++) {
+			const struct ins *in = &u->r[r].ins[i];
+			bool jump = in->eff == E_JMP || in->eff == E_JCC;
+			if ((jump || in->eff == E_CALL) && in->target >= lo + !jump && in->target < hi)
+				return true;
+		}
+	return false;
+}
+
+/* The instructions an entry wrapper displaces: whole ones after the
+ * endbr64 covering 5 bytes, each relocatable and none a branch, call or
+ * stop, with a known CFA - SP before it (into ru). */
+static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_unit *ru)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	const struct range *g = &u->r[0];
+	const struct bin_function *f = &a->bf[g->func];
+	uint8_t code[64];
+	size_t avail = f->size < sizeof(code) ? f->size : sizeof(code);
+	if (bin_read(a->b->bin, f->addr, code, avail) < 0)
+		return false;
+	ru->entry_off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
+	const uint8_t *p = code + ru->entry_off;
+	size_t left = avail - ru->entry_off;
+	uint64_t addr = f->addr + ru->entry_off;
+	uint32_t i = ru->entry_off ? 1 : 0, len = 0;
+	cs_insn *insn = cs_malloc(a->cs);
+	bool ok = insn != NULL;
+	ru->entry_nins = 0;
+	while (ok && len < 5) {
+		const struct ins *in = i < g->n ? &g->ins[i] : NULL;
+		ok = in && in->addr == addr && (g->st[i].f & S_KNOWN) && !in->target &&
+		     ru->entry_nins < RW_ENTRY_MAX_INSNS &&
+		     (in->eff == E_OTHER || in->eff == E_PUSH || in->eff == E_POP || in->eff == E_ADJ) &&
+		     cs_disasm_iter(a->cs, &p, &left, &addr, insn) && !x86_unrelocatable(insn);
+		if (ok) {
+			ru->entry_k[ru->entry_nins++] = g->st[i].k;
+			len += in->len;
+			i++;
+		}
+	}
+	if (insn)
+		cs_free(insn, 1);
+	ru->entry_len = (uint8_t)len;
+	/* the jmp back runs with the state after them */
+	if (!ok || len > RW_ENTRY_MAX_BYTES || i >= g->n || !(g->st[i].f & S_KNOWN))
+		return false;
+	ru->entry_k[ru->entry_nins] = g->st[i].k;
+	return true;
+}
+
+/* Whether function `owner`, refused in place, can be padded by an entry
+ * wrapper (rewriter.h section 1). */
+static enum rw_entry_why entry_why(struct ana *a, const struct unit *u, uint32_t owner,
+				   uint32_t ncalls)
+{
+	const struct rw_func *rf = &a->b->funcs[owner];
+	if (rf->pad_mask > 1)
+		return RW_ENTRY_IN_PLACE;
+	if (u->nr > 1 || a->cand[owner])
+		return RW_ENTRY_FRAGMENT;
+	if (u->conflict || u->unreached || u->r[0].bad || !u->r[0].n || !shape_refusal(rf->pad_why))
+		return RW_ENTRY_SHAPE;
+	if (!ncalls)
+		return RW_ENTRY_LEAF;
+	if (u->tail)
+		return RW_ENTRY_TAIL_CALL;
+	if (reaches_ra(u))
+		return RW_ENTRY_ARGS;
+	if (returns_twice_name(rf->name))
+		return RW_ENTRY_RETURNS_TWICE;
+	struct rw_unit *ru = &a->b->units[owner];
+	if (!plan_displacement(a, u, ru))
+		return RW_ENTRY_DISPLACE;
+	if (branches_into(u, rf->addr, rf->addr + ru->entry_off + ru->entry_len))
+		return RW_ENTRY_BRANCH_TARGET;
+	return RW_ENTRY_OK;
+}
+
 static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 {
 	struct rw_binary *b = a->b;
@@ -992,12 +1121,18 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 			: u->nind ? RW_CLONE_INDIRECT_JUMP
 			: rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;
+	rf->entry_why = entry_why(a, u, owner, ncalls);
+	if (rf->entry_why == RW_ENTRY_OK) {
+		rf->pad_entry = true;
+		rf->pad_mask = rw_mask_range(16, RW_MAX_AMOUNT);
+	}
 	/* k0 for the FDE edits */
 	for (uint32_t r = 1; r < u->nr; r++) {
 		struct rw_func *fr = &b->funcs[u->r[r].func];
 		fr->parent = owner;
 		fr->pad_mask = 1;
 		fr->pad_why = RW_PAD_FRAGMENT;
+		fr->entry_why = RW_ENTRY_FRAGMENT;
 		fr->clone_why = RW_CLONE_FRAGMENT;
 		fr->frame = rf->frame;
 	}
@@ -1137,7 +1272,8 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 		const struct bin_function *f = &a.bf[i];
 		b->funcs[i] = (struct rw_func){.addr = f->addr, .size = f->size, .name = f->name,
 					       .parent = RW_NONE, .pad_mask = 1,
-					       .clone_why = RW_CLONE_ANALYSIS, .args_read = -1};
+					       .clone_why = RW_CLONE_ANALYSIS, .args_read = -1,
+					       .entry_why = RW_ENTRY_SHAPE};
 		a.owner[i] = RW_NONE;
 		struct bin_cfa cfa;
 		bool entry_ok = bin_cfa_at(b->bin, f->addr, &cfa) == 0 && cfa.reg == BIN_CFA_RSP &&
@@ -1154,6 +1290,8 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 				/* a fragment nobody claimed: never entered by a call */
 				b->funcs[i].pad_mask = 1;
 				b->funcs[i].pad_why = RW_PAD_FRAGMENT;
+				b->funcs[i].pad_entry = false;
+				b->funcs[i].entry_why = RW_ENTRY_FRAGMENT;
 			}
 		}
 	resolve_calls(&a);

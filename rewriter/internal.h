@@ -129,6 +129,10 @@ struct rw_edit {
 	int8_t sign;
 };
 
+#define RW_ENTRY_MAX_INSNS 8       /* instructions an entry wrapper displaces at most */
+#define RW_ENTRY_MAX_BYTES 16       /* ... and bytes (a patch's room in write.c) */
+#define RW_ENTRY_GUARD 16           /* int3 bytes before its trampoline (rewriter.h) */
+
 struct rw_unit {
 	struct rw_edit *edits;
 	uint32_t nedits;
@@ -136,6 +140,11 @@ struct rw_unit {
 	uint32_t nfdes;
 	int64_t k0;                  /* CFA - SP just before the allocation */
 	int64_t k1;                  /* CFA - SP right after the allocation */
+	/* an entry wrapper's displaced instructions (pad_entry): the bytes
+	 * [addr + entry_off, + entry_len), and per instruction CFA - SP before
+	 * it (entry_k[entry_nins]: after the last) */
+	uint8_t entry_off, entry_len, entry_nins;
+	int32_t entry_k[RW_ENTRY_MAX_INSNS + 1];
 };
 
 struct rw_slot_name {
@@ -184,6 +193,26 @@ enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, uint32_t f
 /* Whether function fi (analysed, no fragments) can be cloned: its code, its
  * FDE (exactly its range, pc-relative) and its LSDA (LPStart omitted). */
 enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi);
+
+/* Entry wrappers (entry.c).  The wrapper of function fi padded by w,
+ * appended to text (its first byte at text_vaddr): code from the guard on,
+ * its FDE rows, and the bytes that replace fi's displaced instructions. */
+struct rw_entry_code {
+	uint64_t addr;               /* the guard G: FDE and symbol start */
+	uint32_t size;
+	struct eh_row rows[RW_ENTRY_MAX_INSNS + 4];
+	uint32_t nrows;
+	uint64_t patch_at;           /* fi's displaced instructions */
+	uint8_t patch[RW_ENTRY_MAX_BYTES];   /* jmp T, then int3 */
+	uint8_t patch_len;
+};
+int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint64_t text_vaddr,
+		  struct rbuf *text, struct rw_entry_code *out, char *err, size_t errlen);
+
+/* W of the entry wrapper of pathmap function `func` when it is a function of
+ * module `module` that the note lists as entry-wrapped, else 0. */
+uint32_t rw_entry_bytes(const struct rw_note *n, const struct pathmap *pm, uint32_t module,
+			uint32_t func);
 
 /* Name of the symbol whose GOT slot is `slot` (PLT and -fno-plt calls). */
 const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot);

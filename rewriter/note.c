@@ -144,6 +144,21 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 		TAKE(&c->site, 8);
 	}
 	out->nclones = nc;
+	uint32_t ne;
+	TAKE(&ne, 4);
+	if (ne > n / 24)
+		return -1;
+	out->entries = calloc(ne ? ne : 1, sizeof(*out->entries));
+	if (!out->entries)
+		return -1;
+	for (uint32_t i = 0; i < ne; i++) {
+		struct rw_note_entry *e = &out->entries[i];
+		TAKE(&e->func, 8);
+		TAKE(&e->tramp, 8);
+		TAKE(&e->size, 4);
+		TAKE(&e->bytes, 4);
+	}
+	out->nentries = ne;
 	TAKE(&plen, 4);
 	if (plen > n - at)
 		return -1;
@@ -205,5 +220,6 @@ void rw_note_free(struct rw_note *n)
 	free(n->plan);
 	free(n->wraps);
 	free(n->clones);
+	free(n->entries);
 	memset(n, 0, sizeof(*n));
 }

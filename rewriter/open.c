@@ -104,6 +104,23 @@ const char *rw_clone_why_name(enum rw_clone_why w)
 	return w < RW_CLONE_N && names[w] ? names[w] : "?";
 }
 
+const char *rw_entry_why_name(enum rw_entry_why w)
+{
+	static const char *const names[RW_ENTRY_N] = {
+		[RW_ENTRY_OK] = "ok",
+		[RW_ENTRY_IN_PLACE] = "paddable in place",
+		[RW_ENTRY_SHAPE] = "refused in place for a reason a wrapper does not cure",
+		[RW_ENTRY_LEAF] = "leaf: calls nothing",
+		[RW_ENTRY_FRAGMENT] = "is or has a fragment sharing its frame (.cold)",
+		[RW_ENTRY_ARGS] = "reaches its return address or stack arguments",
+		[RW_ENTRY_TAIL_CALL] = "makes a tail call",
+		[RW_ENTRY_RETURNS_TWICE] = "returns-twice function",
+		[RW_ENTRY_DISPLACE] = "first instructions cannot be displaced",
+		[RW_ENTRY_BRANCH_TARGET] = "its code jumps into its first bytes",
+	};
+	return w < RW_ENTRY_N && names[w] ? names[w] : "?";
+}
+
 const char *rw_frame_name(enum rw_frame f)
 {
 	switch (f) {
@@ -445,10 +462,15 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 	for (size_t i = 0; i < b->nfuncs; i++) {
 		const struct rw_func *f = &b->funcs[i];
 		s->funcs++;
-		if (f->pad_mask > 1)
+		if (f->pad_mask > 1 && !f->pad_entry) {
 			s->paddable++;
-		else
+		} else {
 			s->pad_refused[f->pad_why]++;
+			if (f->pad_entry)
+				s->entry_paddable++;
+			else
+				s->entry_refused[f->entry_why]++;
+		}
 		s->fp += f->frame == RW_FRAME_FP;
 		s->sp += f->frame == RW_FRAME_SP;
 		s->frameless += f->frame == RW_FRAME_NONE;
@@ -475,13 +497,18 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 		const char *name = f->name ? bin_demangle(f->name, buf, sizeof(buf)) : "?";
 		fprintf(out, "func 0x%llx %-9s alloc %-5u calls %-4u ", (unsigned long long)f->addr,
 			rw_frame_name(f->frame), f->alloc, f->ncalls);
-		if (f->pad_mask > 1)
+		if (f->pad_entry)
+			fprintf(out, "pad <=%-5u by entry wrapper (in place: %s)", rw_mask_max(f->pad_mask),
+				rw_pad_why_name(f->pad_why));
+		else if (f->pad_mask > 1)
 			fprintf(out, "pad <=%-5u", rw_mask_max(f->pad_mask));
 		else if (f->why_at)
 			fprintf(out, "refused (%s at 0x%llx)", rw_pad_why_name(f->pad_why),
 				(unsigned long long)f->why_at);
 		else
 			fprintf(out, "refused (%s)", rw_pad_why_name(f->pad_why));
+		if (f->pad_mask <= 1 && f->entry_why != RW_ENTRY_SHAPE)
+			fprintf(out, " entry wrapper refused (%s)", rw_entry_why_name(f->entry_why));
 		if (f->cloneable)
 			fprintf(out, " clone ok");
 		else

@@ -265,6 +265,9 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		if (!b->funcs[fi].cloneable)
 			return errmsg(err, errlen, "plan clones 0x%" PRIx64 ", which cannot be cloned: %s",
 				      c->func, rw_clone_why_name(b->funcs[fi].clone_why));
+		if (b->funcs[fi].pad_entry && c->pad)
+			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 ", which is padded "
+				      "only through an entry wrapper (a clone has none)", c->func);
 		if (!call->redirectable || call->target != c->func)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at a clone of 0x%"
 				      PRIx64 ", but it is no direct call of it", c->site, c->func);
@@ -308,7 +311,8 @@ int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, s
 	return rw_plan_everything_seen(b, NULL, pad, wrap, false, p);
 }
 
-/* A clone of every cloneable function padded like its original, for its
+/* A clone of every cloneable function padded like its original (unpadded
+ * when that is an entry wrapper's padding), for its
  * first redirectable call (by site) that training saw no reason to leave. */
 static int everything_clones(const struct rw_binary *b, const struct rw_visibility *v,
 			     struct rw_plan *p)
@@ -323,7 +327,7 @@ static int everything_clones(const struct rw_binary *b, const struct rw_visibili
 		for (uint32_t k = 0; k < p->nclones && !done; k++)
 			done = p->clones[k].func == call->target;
 		uint32_t pad = 0;
-		for (uint32_t i = 0; i < p->npads; i++)
+		for (uint32_t i = 0; i < p->npads && !b->funcs[fi].pad_entry; i++)
 			if (p->pads[i].addr == call->target)
 				pad = p->pads[i].bytes;
 		if (!done && rw_plan_add_clone(p, call->target, call->site, pad))

@@ -87,7 +87,43 @@
  * function start (not a returns-twice one).  Clones get a local FUNC symbol
  * __icpp_clone_K_NAME and are listed in the note.
  *
- * Callee-entry wrappers are not implemented.
+ * Callee-entry wrappers (entry.c), a second way to pad a function f by W
+ * where in-place padding is refused: the whole instructions covering 5 bytes
+ * after f's endbr64 are displaced and replaced by `jmp T` (the rest int3), T
+ * in the new segment:
+ *     G: 16 x int3
+ *     T: lea -(W-8)(%rsp),%rsp; call B; lea (W-8)(%rsp),%rsp; ret
+ *     B: the displaced instructions (x86_relocate_insn); jmp f+N
+ * so f's body runs W bytes deeper, 16-aligned as before, with flags and every
+ * register untouched.  Every frame called from f moves by W (for the solver
+ * this is padding: the same pad_mask), and f's own frame too (uniformly for
+ * every path ending in f, so uniqueness is the solver's; the prediction adds
+ * it: section 3).  One FDE covers G..end: CFA = rsp+8 in G and T's first
+ * instruction, rsp+W while T's call is live, then rsp+8; in B, rsp+k where k
+ * is f's CFA-SP before each displaced instruction (register rules of pushes
+ * among them are not described: an unwinder stopped there gets the caller's
+ * saved registers wrong, not the CFA).  f's own FDE is unchanged: its body
+ * computes its CFA from rsp/rbp, and the return address it finds is T's.
+ * The FDE and a local FUNC symbol __icpp_entry_NAME start at the guard G, not
+ * at T: to the binary layer G is the function, so training (of OUT) hooks
+ * only f's own entry, whose hook sees f's unwrapped height -- hooking T as
+ * well would pop f's frame at T's entry (same CFA) and the collector would
+ * then hang f's callees under an outer activation of a recursive f.
+ * rw_collapse adds W to those frames.  Offered (pad_entry, entry_why) only
+ * where in-place padding is refused for a reason of the allocation's shape
+ * (no allocation, no room, shrink-wrapping, saved-register addresses, rsp
+ * locals, a 4 KiB frame, an FDE that cannot be re-encoded) and f calls
+ * something; refused (enum rw_entry_why) when the stack analysis is not
+ * complete, f is or has a fragment, reads or takes the address of its return
+ * address or incoming stack arguments (no-fp: rsp-relative at or above CFA-8;
+ * fp: rbp+8 and above; lea of them, va_start, varargs), makes a tail call
+ * (its callee would run W deeper than the map's sibling frame), is a
+ * returns-twice function, its first instructions are a branch, call, ret or
+ * cannot be relocated, or a branch of its own code lands in [f, f+N).  A
+ * jump to f's entry from elsewhere goes through the wrapper, as a call does.
+ * A clone of f is a copy of the unwrapped code: it may not be padded
+ * (rw_plan_check; icpp rewrite drops a clone padding the solver chose).
+ *
  *
  * Masks use disambig's da_mask convention (bit k allows 16*k bytes, bit 0 is
  * "unchanged" and always set), so the solver's bridge copies them as they
@@ -132,6 +168,11 @@
  * OUT's pathmap is predicted by disambig (da_predict_pathmap, disambig.h
  * section 2): every node's height grows by
  *     delta(n) = delta(parent) + pad(inst(parent)) + wrap(exec(n));
+ * then rw_place_clones() adds the entry wrappers' own-frame term, so that
+ *     delta(n) = delta(parent) + pad(inst(parent)) + wrap(exec(n))
+ *                + entry_pad(inst(n))
+ * (pad includes entry_pad: both move the frames below; a clone is never
+ * entry-wrapped);
  * functions and callsites keep their addresses, the rewritten module takes
  * OUT's path and build-id.  The prediction names a clone as a function of
  * its own: rw_place_clones() gives it its address in OUT (and the callsites
@@ -141,7 +182,9 @@
  * back.
  * A trained map of OUT has trampoline frames between a wrapped caller and its
  * callee; rw_collapse() removes them (the callee takes the trampoline's
- * callsite) using the note's table.  rw_verify() then matches every observed
+ * callsite) using the note's table, and adds W to the frames of entry-wrapped
+ * functions that training recorded at their entry hook.
+ * rw_verify() then matches every observed
  * node to the predicted node with the same callsite path and height.
  */
 #ifndef ICPP_REWRITER_H
@@ -160,7 +203,7 @@
 #define RW_MAX_COPY 128            /* stack-argument bytes a trampoline copies at most */
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
-#define RW_NOTE_VERSION 2          /* its layout (2: with the clone table) */
+#define RW_NOTE_VERSION 3          /* its layout (2: clone table, 3: entry wrappers) */
 
 /* Bit k allows 16*k bytes (disambig's da_mask). */
 typedef uint64_t rw_mask;
@@ -225,9 +268,26 @@ enum rw_clone_why {
 	RW_CLONE_N
 };
 
+enum rw_entry_why {
+	RW_ENTRY_OK,
+	RW_ENTRY_IN_PLACE,         /* paddable in place (preferred) */
+	RW_ENTRY_SHAPE,            /* refused in place for a reason an entry wrapper
+	                            * does not cure (see pad_why) */
+	RW_ENTRY_LEAF,             /* calls nothing */
+	RW_ENTRY_FRAGMENT,         /* is, or has, a fragment (.cold) */
+	RW_ENTRY_ARGS,             /* reads its return address or stack arguments,
+	                            * or takes their address */
+	RW_ENTRY_TAIL_CALL,        /* jumps out of its frame (a tail call) */
+	RW_ENTRY_RETURNS_TWICE,    /* setjmp, vfork, ... */
+	RW_ENTRY_DISPLACE,         /* first instructions cannot be displaced */
+	RW_ENTRY_BRANCH_TARGET,    /* its code jumps into its first bytes */
+	RW_ENTRY_N
+};
+
 const char *rw_pad_why_name(enum rw_pad_why w);
 const char *rw_clone_why_name(enum rw_clone_why w);
 const char *rw_wrap_why_name(enum rw_wrap_why w);
+const char *rw_entry_why_name(enum rw_entry_why w);
 const char *rw_frame_name(enum rw_frame f);
 
 struct rw_func {
@@ -236,7 +296,10 @@ struct rw_func {
 	enum rw_frame frame;
 	uint32_t alloc;              /* N of the allocation (0: none) */
 	rw_mask pad_mask;            /* allowed paddings; 1 when refused */
-	enum rw_pad_why pad_why;     /* RW_PAD_OK when pad_mask > 1 */
+	enum rw_pad_why pad_why;     /* in place: RW_PAD_OK when pad_mask > 1 and
+	                              * not pad_entry */
+	bool pad_entry;              /* padded through an entry wrapper */
+	enum rw_entry_why entry_why; /* RW_ENTRY_OK when pad_entry */
 	uint64_t why_at;             /* instruction that caused the refusal, or 0 */
 	uint32_t parent;             /* a fragment: the function whose frame it shares */
 	uint32_t ncalls;             /* call instructions (own code and fragments) */
@@ -297,7 +360,8 @@ int rw_bound_imports(struct rw_binary *b, const char *const *mods, const uint8_t
 
 /* Capability summary, for reports. */
 struct rw_summary {
-	uint32_t funcs, paddable, pad_refused[RW_PAD_N];
+	uint32_t funcs, paddable, pad_refused[RW_PAD_N];   /* in place */
+	uint32_t entry_paddable, entry_refused[RW_ENTRY_N]; /* of those refused in place */
 	uint32_t fp, sp, frameless;
 	uint32_t calls, wrappable, wrap_refused[RW_WRAP_N];
 	uint32_t cloneable, clone_refused[RW_CLONE_N], redirectable;
@@ -360,6 +424,7 @@ void rw_plan_free(struct rw_plan *p);
 /* ------------------------------------------------------------------ writing */
 struct rw_write_stats {
 	uint32_t pads, wraps, clones, patched_bytes;
+	uint32_t entry_pads;         /* of pads: through entry wrappers */
 	uint64_t in_size, out_size;
 	uint64_t tramp_bytes;
 	uint64_t new_vaddr;          /* where the added segments start */
@@ -386,6 +451,12 @@ struct rw_note_clone {
 	uint64_t func;               /* the original function */
 	uint64_t site;               /* the call redirected to it */
 };
+struct rw_note_entry {
+	uint64_t func;               /* the function entry-wrapped */
+	uint64_t tramp;              /* its wrapper (the guard G) */
+	uint32_t size;
+	uint32_t bytes;              /* W */
+};
 struct rw_note {
 	uint8_t orig_id[PM_BUILD_ID_MAX];
 	uint32_t orig_id_len;
@@ -394,6 +465,8 @@ struct rw_note {
 	uint32_t nwraps;
 	struct rw_note_clone *clones;   /* in the plan's order */
 	uint32_t nclones;
+	struct rw_note_entry *entries;  /* sorted by func */
+	uint32_t nentries;
 };
 /* 0 and the note; 1 when path has no icpp note (not rewritten); -1 and err. */
 int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen);
@@ -445,7 +518,11 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
 /* A copy of a trained map of OUT without trampoline frames: nodes of
  * trampolines (module `module`, addresses in the note's table) disappear,
  * their children hang from the trampoline's parent, and a callsite inside a
- * trampoline becomes the callsite the trampoline serves. */
+ * trampoline becomes the callsite the trampoline serves.  A frame of an
+ * entry-wrapped function entered through a call (with a callsite) lies W
+ * deeper than training recorded it at its entry hook, before the wrapper
+ * ran; a frame training rebuilt from the CFI (no callsite) has its true
+ * height already. */
 int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_note *n,
 		struct pathmap **out, char *err, size_t errlen);
 
@@ -455,7 +532,9 @@ int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_
  * module `module` at the note's address, named like its symbol
  * (__icpp_clone_K_NAME), and a frame called from a clone through a callsite
  * of the cloned function takes the callsite of the copy.  Training OUT sees
- * exactly these.  Same node indices. */
+ * exactly these.  And an entry-wrapped function's own frame lies W deeper
+ * than disambig's rule says (section 3): its nodes get W.  Same node
+ * indices. */
 int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw_note *n,
 		    struct pathmap **out, char *err, size_t errlen);
 

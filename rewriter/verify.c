@@ -295,8 +295,9 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 			nodes[i] = parent;
 			continue;
 		}
+		int64_t height = x->height + (csm == PM_NONE ? 0 : rw_entry_bytes(note, in, module, x->func));
 		nodes[i] = pm_add_node(pm, parent, funcs[x->func], csm == PM_NONE ? PM_NONE : mods[csm],
-				       csm == PM_NONE ? 0 : csa, x->height, x->entries);
+				       csm == PM_NONE ? 0 : csa, height, x->entries);
 		if (nodes[i] == PM_NONE)
 			goto oom;
 	}
@@ -607,7 +608,8 @@ int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw
 		    csa < n->clones[pk].func + n->clones[pk].size)
 			csa += n->clones[pk].addr - n->clones[pk].func;
 		uint32_t csm = x->cs_module == PM_NONE ? PM_NONE : x->cs_module - (cm < x->cs_module);
-		if (pm_add_node(pm, x->parent, x->func, csm, csa, x->height, x->entries) != i)
+		int64_t height = x->height + rw_entry_bytes(n, pred, module, x->func);
+		if (pm_add_node(pm, x->parent, x->func, csm, csa, height, x->entries) != i)
 			goto oom;
 	}
 	*out = pm;

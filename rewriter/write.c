@@ -36,11 +36,12 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 struct tramp {
 	uint64_t addr;               /* in .icpp.text */
 	uint32_t size;
+	uint64_t func;               /* an entry wrapper's function; 0: a callsite's */
 	const struct rw_call *call;  /* the call it serves, or whose copy it serves */
 	uint64_t site;               /* the callsite it serves (a copy's: in a clone) */
 	uint64_t target;             /* what it calls (a clone, for a redirected call) */
 	uint32_t bytes;              /* W */
-	struct eh_row rows[4];
+	struct eh_row rows[RW_ENTRY_MAX_INSNS + 4];
 	uint32_t nrows;
 };
 
@@ -201,8 +202,13 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 	rb_u32(d, idlen);
 	rb_put(d, id, idlen);
 	rb_align(d, 4, 0);
-	rb_u32(d, nt);
+	uint32_t nw = 0;
+	for (uint32_t i = 0; i < nt; i++)
+		nw += !t[i].func;
+	rb_u32(d, nw);
 	for (uint32_t i = 0; i < nt; i++) {
+		if (t[i].func)
+			continue;
 		rb_u64(d, t[i].addr);
 		rb_u32(d, t[i].size);
 		rb_u32(d, t[i].bytes);
@@ -214,6 +220,15 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 		rb_u64(d, c[k].size);
 		rb_u64(d, c[k].func);
 		rb_u64(d, c[k].site);
+	}
+	rb_u32(d, nt - nw);
+	for (uint32_t i = 0; i < nt; i++) {
+		if (!t[i].func)
+			continue;
+		rb_u64(d, t[i].func);
+		rb_u64(d, t[i].addr);
+		rb_u32(d, t[i].size);
+		rb_u32(d, t[i].bytes);
 	}
 	uint32_t plen = (uint32_t)strlen(plan);
 	rb_u32(d, plen);
@@ -318,25 +333,50 @@ static int pad_edits(struct plan_state *ps, const struct rw_unit *u, int64_t d, 
 
 /* A trampoline for call c serving `site`, calling `target`, at the end of
  * text; its address, or 0 with err. */
-static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			  uint64_t target, uint32_t bytes, uint64_t text_vaddr, char *err,
-			  size_t errlen)
+/* Room for one more trampoline record, or NULL with err. */
+static struct tramp *next_tramp(struct plan_state *ps, char *err, size_t errlen)
 {
 	if (ps->nt == ps->capt) {
 		uint32_t cap = ps->capt ? 2 * ps->capt : 64;
 		struct tramp *v = realloc(ps->t, cap * sizeof(*v));
 		if (!v) {
 			errmsg(err, errlen, "out of memory applying the plan");
-			return 0;
+			return NULL;
 		}
 		ps->t = v;
 		ps->capt = cap;
 	}
+	return &ps->t[ps->nt++];
+}
+
+static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
+			  uint64_t target, uint32_t bytes, uint64_t text_vaddr, char *err,
+			  size_t errlen)
+{
+	struct tramp *t = next_tramp(ps, err, errlen);
+	if (!t)
+		return 0;
 	rb_align(&ps->text, 16, 0xcc);
-	struct tramp *t = &ps->t[ps->nt++];
 	*t = (struct tramp){.addr = text_vaddr + ps->text.n, .call = c, .site = site,
 			    .target = target, .bytes = bytes};
 	return emit_tramp(&ps->text, t, err, errlen) ? 0 : t->addr;
+}
+
+/* The entry wrapper of function fi padded by w at the end of text, and the
+ * patch that enters it. */
+static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, uint32_t w,
+		     uint64_t text_vaddr, char *err, size_t errlen)
+{
+	struct rw_entry_code e;
+	struct tramp *t = next_tramp(ps, err, errlen);
+	if (!t || rw_emit_entry(ps->cs, b, fi, w, text_vaddr, &ps->text, &e, err, errlen))
+		return -1;
+	*t = (struct tramp){.addr = e.addr, .size = e.size, .func = b->funcs[fi].addr, .bytes = w,
+			    .nrows = e.nrows};
+	memcpy(t->rows, e.rows, e.nrows * sizeof(*e.rows));
+	if (patch_add(&ps->patches, e.patch_at, e.patch, e.patch_len))
+		return errmsg(err, errlen, "out of memory applying the plan");
+	return 0;
 }
 
 static uint32_t plan_amount(const struct rw_plan_item *v, uint32_t n, uint64_t addr)
@@ -469,6 +509,12 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	for (uint32_t k = 0; k < p->nclones; k++)
 		if (wrap_copies(b, p, k, text_vaddr, ps, err, errlen))
 			return -1;
+	for (uint32_t i = 0; i < p->npads; i++) {
+		uint32_t fi = rw_func_index(b, p->pads[i].addr);
+		if (b->funcs[fi].pad_entry && p->pads[i].bytes &&
+		    add_entry(ps, b, fi, p->pads[i].bytes, text_vaddr, err, errlen))
+			return -1;
+	}
 	rb_align(&ps->text, 16, 0xcc);
 	struct newsym *sy = realloc(ps->syms, (ps->nsyms + ps->nt + 1) * sizeof(*sy));
 	if (ps->text.oom || !sy)
@@ -476,7 +522,11 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	ps->syms = sy;
 	for (uint32_t i = 0; i < ps->nt; i++) {
 		struct newsym *n = &ps->syms[ps->nsyms++];
-		snprintf(n->name, sizeof(n->name), "__icpp_wrap_%" PRIx64, ps->t[i].site);
+		const char *fname = ps->t[i].func ? b->funcs[rw_func_index(b, ps->t[i].func)].name : NULL;
+		if (ps->t[i].func)
+			snprintf(n->name, sizeof(n->name), "__icpp_entry_%s", fname ? fname : "");
+		else
+			snprintf(n->name, sizeof(n->name), "__icpp_wrap_%" PRIx64, ps->t[i].site);
 		n->addr = ps->t[i].addr;
 		n->size = ps->t[i].size;
 	}
@@ -491,6 +541,15 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 oom:
 	errmsg(err, errlen, "out of memory applying the plan");
 	return -1;
+}
+
+/* Does the plan pad a function through an entry wrapper? */
+static bool entry_pads(const struct rw_binary *b, const struct rw_plan *p)
+{
+	for (uint32_t i = 0; i < p->npads; i++)
+		if (p->pads[i].bytes && b->funcs[rw_func_index(b, p->pads[i].addr)].pad_entry)
+			return true;
+	return false;
 }
 
 /* Build-id: SHA-1 of the input, the plan and the rewriter's version. */
@@ -715,7 +774,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 
 	/* ---------------- new sections (sizes first) */
 	size_t nold = o.n;
-	bool wraps = p->nwraps > 0 || p->nclones > 0;    /* .icpp.text */
+	bool wraps = p->nwraps > 0 || p->nclones > 0 || entry_pads(b, p);   /* .icpp.text */
 	size_t text_idx = wraps ? nold : SIZE_MAX;
 	size_t frame_idx = nold + wraps, hdr_idx = frame_idx + 1, note_idx = hdr_idx + 1;
 	/* trampolines at a provisional address to size them (sizes do not depend
@@ -1048,6 +1107,9 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	af_open_ok = false;
 
 	st->pads = p->npads;
+	st->entry_pads = 0;
+	for (uint32_t i = 0; i < ps.nt; i++)
+		st->entry_pads += ps.t[i].func != 0;
 	st->wraps = p->nwraps;
 	st->clones = p->nclones;
 	size_t insize;

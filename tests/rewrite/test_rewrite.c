@@ -55,16 +55,30 @@ static uint32_t min_wrap(rw_mask m)
 	return m > 1 ? (uint32_t)__builtin_ctzll(m & ~1ull) * 16 : 0;
 }
 
+/* In place: max is the largest in-place padding (0: refused for why). */
 static void check_pad(const struct rw_binary *b, const char *name, enum rw_frame frame,
 		      uint32_t max, enum rw_pad_why why)
 {
 	const struct rw_func *f = func(b, name);
-	if (f->frame != frame || rw_mask_max(f->pad_mask) != max || f->pad_why != why)
+	uint32_t in_place = f->pad_entry ? 0 : rw_mask_max(f->pad_mask);
+	if (f->frame != frame || in_place != max || f->pad_why != why)
 		fprintf(stderr, "  %s: frame %s max %u why %s\n", name, rw_frame_name(f->frame),
-			rw_mask_max(f->pad_mask), rw_pad_why_name(f->pad_why));
+			in_place, rw_pad_why_name(f->pad_why));
 	CHECK_EQ_INT(f->frame, frame);
-	CHECK_EQ_INT(rw_mask_max(f->pad_mask), max);
+	CHECK_EQ_INT(in_place, max);
 	CHECK_EQ_INT(f->pad_why, why);
+}
+
+/* Through an entry wrapper: why (RW_ENTRY_OK: offered, up to RW_MAX_AMOUNT). */
+static void check_entry(const struct rw_binary *b, const char *name, enum rw_entry_why why)
+{
+	const struct rw_func *f = func(b, name);
+	if (f->entry_why != why)
+		fprintf(stderr, "  %s: entry wrapper %s\n", name, rw_entry_why_name(f->entry_why));
+	CHECK_EQ_INT(f->entry_why, why);
+	CHECK_EQ_INT(f->pad_entry, why == RW_ENTRY_OK);
+	if (why == RW_ENTRY_OK)
+		CHECK_EQ_INT(rw_mask_max(f->pad_mask), RW_MAX_AMOUNT);
 }
 
 static void check_analysis(const struct rw_binary *b)
@@ -88,6 +102,17 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(func(b, "fx_multi")->pad_why, RW_PAD_MULTI_ALLOC);
 	check_pad(b, "fx_calls", RW_FRAME_FP, 80, RW_PAD_OK);
 	check_pad(b, "fx_big", RW_FRAME_SP, RW_MAX_AMOUNT, RW_PAD_OK);
+	/* entry wrappers where in-place padding is refused for its shape */
+	check_entry(b, "fx_fp_full", RW_ENTRY_OK);
+	check_entry(b, "fx_sp_straddle", RW_ENTRY_OK);
+	check_entry(b, "fx_sp_endptr", RW_ENTRY_OK);
+	check_entry(b, "fx_fp_rsplocal", RW_ENTRY_OK);
+	check_entry(b, "fx_fp_leave", RW_ENTRY_IN_PLACE);
+	check_entry(b, "fx_sp_dispfull", RW_ENTRY_ARGS);      /* reads a stack argument */
+	check_entry(b, "fx_noalloc", RW_ENTRY_DISPLACE);      /* push, then a call */
+	check_entry(b, "fx_multi", RW_ENTRY_DISPLACE);        /* starts with a branch */
+	check_entry(b, "fx_data", RW_ENTRY_SHAPE);
+	check_entry(b, "fx_sp_dyn", RW_ENTRY_SHAPE);
 	CHECK_EQ_INT(func(b, "fx_calls")->ncalls, 5);
 	CHECK_EQ_INT(func(b, "fx_sp")->alloc, 16);
 
@@ -335,7 +360,7 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
 	CHECK(strstr(err, "at most 96"));
 	rw_plan_free(&p);
-	rw_plan_add(&p, false, func(b, "fx_sp_straddle")->addr, 16);
+	rw_plan_add(&p, false, func(b, "fx_sp_dispfull")->addr, 16);  /* nor by an entry wrapper */
 	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
 	CHECK(strstr(err, "cannot be padded"));
 	rw_plan_free(&p);

@@ -1,0 +1,59 @@
+/* fx_entry.S: two functions that only an entry wrapper can pad (frames of
+ * pushes only: no allocation to grow), with frames of one size, so that
+ * main -> fx_entry_x -> fx_entry_d and main -> fx_entry_y -> fx_entry_d
+ * reach D at one height (run_entry.sh).  Their first 6 bytes (two pushes, a
+ * mov) are what the wrapper displaces; D may throw through them. */
+	.text
+	.globl fx_entry_x
+	.type fx_entry_x, @function
+fx_entry_x:
+	.cfi_startproc
+	endbr64
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	push %r12
+	.cfi_def_cfa_offset 24
+	.cfi_offset %r12, -24
+	mov %rdi, %rbx
+	push %rax                        /* keep rsp 16-aligned at the call */
+	.cfi_def_cfa_offset 32
+	call fx_entry_d
+	add %rbx, %rax
+	pop %rdx
+	.cfi_def_cfa_offset 24
+	pop %r12
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_entry_x, .-fx_entry_x
+
+	.globl fx_entry_y
+	.type fx_entry_y, @function
+fx_entry_y:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	push %r12
+	.cfi_def_cfa_offset 24
+	.cfi_offset %r12, -24
+	lea 1(%rdi), %rbx
+	push %rax
+	.cfi_def_cfa_offset 32
+	mov %rbx, %rdi
+	call fx_entry_d
+	sub %rbx, %rax
+	pop %rdx
+	.cfi_def_cfa_offset 24
+	pop %r12
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_entry_y, .-fx_entry_y
+
+	.section .note.GNU-stack,"",@progbits

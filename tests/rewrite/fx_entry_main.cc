@@ -1,0 +1,34 @@
+// fx_entry_main.cc: main calls fx_entry_x and fx_entry_y (fx_entry.S), which
+// call fx_entry_d at one height; with an argument D throws on some inputs
+// and main catches: the exceptions unwind through the entry wrappers.
+#include <cstdio>
+
+extern "C" long fx_entry_x(long);
+extern "C" long fx_entry_y(long);
+
+static volatile long sink;
+static bool throwing;
+
+extern "C" __attribute__((noinline)) long fx_entry_d(long x)
+{
+	sink = x;
+	if (throwing && x % 3 == 0)
+		throw x;
+	return x * 3 + 1;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	throwing = argc > 1;
+	long total = 0, thrown = 0;
+	for (long i = 0; i < 12; i++) {
+		try {
+			total += i % 2 ? fx_entry_x(i) : fx_entry_y(i);
+		} catch (long v) {
+			thrown += v;
+		}
+	}
+	std::printf("total %ld thrown %ld\n", total, thrown);
+	return 0;
+}

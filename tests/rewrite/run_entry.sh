@@ -1,0 +1,84 @@
+#!/bin/bash
+# Callee-entry wrappers on fx_entry.S + fx_entry_main.cc: main -> X -> D and
+# main -> Y -> D reach D at one height, and X and Y have no allocation to
+# grow, so only an entry wrapper pads them.
+#
+#   run_entry.sh ICPP GDB WORK PROG
+#
+# In WORK: run PROG and train it (the two D paths must share a height); the
+# solver's plan without wrapping and cloning (padding only) must use an entry
+# wrapper and separate them; that plan and --everything=32,0,0 give the same
+# output, also with the argument that makes D throw (the exceptions unwind
+# through the wrappers), icpp verify passes (every path at its predicted
+# height: X and Y themselves W deeper), and gdb's backtrace from the throw
+# runs through the wrapper down to main.  GDB "" skips the last check.
+set -u
+icpp=$1 gdb=$2 work=$3 prog=$4
+rm -rf "$work" && mkdir -p "$work" || exit 1
+cd "$work" || exit 1
+fail=0
+name=$(basename "$prog")
+cp "$prog" "./$name"
+
+# heights of the paths ending in D, one per line
+d_heights() {
+	"$icpp" paths "$1" | awk '/> fx_entry_d$/ { print $1 }'
+}
+
+"./$name" > orig.out 2>&1
+"./$name" throw > orig.throw.out 2>&1
+"$icpp" train -q -o map -- "./$name" > trained.out 2>&1
+if [ "$(d_heights map | wc -l)" != 2 ] || [ "$(d_heights map | sort -u | wc -l)" != 1 ]; then
+	echo "FAIL: the fixture's two D paths do not share a height:"
+	d_heights map
+	fail=1
+fi
+for how in solved everything; do
+	opts="--no-wrap --no-clone"
+	[ $how = everything ] && opts=--everything=32,0,0
+	if ! "$icpp" rewrite "./$name" -m map -o $how.rw $opts 2> rewrite.$how.err; then
+		echo "FAIL: icpp rewrite $opts"
+		cat rewrite.$how.err
+		exit 1
+	fi
+	grep "functions padded" rewrite.$how.err
+	if ! grep -Eq "\(([1-9][0-9]*) through entry wrappers\)" rewrite.$how.err; then
+		echo "FAIL: $how: no function padded through an entry wrapper"
+		fail=1
+	fi
+	./$how.rw > $how.out 2>&1
+	./$how.rw throw > $how.throw.out 2>&1
+	if ! cmp -s orig.out $how.out || ! cmp -s orig.throw.out $how.throw.out; then
+		echo "FAIL: $how: the rewritten program's output differs"
+		diff orig.out $how.out | head
+		diff orig.throw.out $how.throw.out | head
+		fail=1
+	fi
+	"$icpp" verify $how.rw -- > verify.$how.out 2> verify.$how.err
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -q " 0 at another height" verify.$how.err; then
+		echo "FAIL: icpp verify $how.rw (exit $rc):"
+		head -20 verify.$how.err
+		fail=1
+	else
+		grep "call paths observed" verify.$how.err
+	fi
+done
+if [ "$(d_heights solved.rw.icpp | sort -u | wc -l)" != 2 ]; then
+	echo "FAIL: the entry wrapper did not separate the D paths:"
+	d_heights solved.rw.icpp
+	fail=1
+fi
+if [ -n "$gdb" ]; then
+	"$gdb" -batch -nx -ex 'set debuginfod enabled off' -ex 'set pagination off' \
+		-ex 'break __cxa_throw' -ex 'run throw' -ex bt ./everything.rw < /dev/null > bt.full 2>&1
+	if grep -q "Backtrace stopped\|corrupt stack" bt.full || ! grep -q "in main " bt.full ||
+	   ! grep -q "__icpp_entry_fx_entry_" bt.full || ! grep -q " fx_entry_[xy] " bt.full; then
+		echo "FAIL: gdb's backtrace from the throw does not run through an entry wrapper to main:"
+		grep "^#" bt.full
+		fail=1
+	else
+		echo "gdb: backtrace from the throw through $(grep -c '^#' bt.full) frames, entry wrappers included"
+	fi
+fi
+exit $fail
