@@ -1281,18 +1281,6 @@ static uint32_t diff_vars(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, u
 	return n;
 }
 
-/* Nodes that one change of v moves (a group: all its members'). */
-static uint64_t var_reach(const struct ds *s, uint32_t v)
-{
-	const struct var *V = &s->vars[v];
-	if (V->kind != VGROUP)
-		return V->reach;
-	uint64_t r = 0;
-	for (uint32_t j = 0; j < V->nmem; j++)
-		r += s->vars[V->mem[j]].reach;
-	return r;
-}
-
 struct cand {
 	uint32_t var;
 	uint32_t kind;
@@ -1369,8 +1357,13 @@ static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct 
 			bool gdup = g == DA_NONE;
 			for (uint32_t j = 0; j < nc && !gdup; j++)
 				gdup = cand[j].var == g;
-			if (!gdup && nc < MAXCAND)
-				cand[nc++] = (struct cand){g, VWRAP, (var_reach(s, g) + 1) * WRAP_FACTOR};
+			if (!gdup && nc < MAXCAND) {
+				const struct var *G = &s->vars[g];
+				uint64_t r = 0;
+				for (uint32_t j = 0; j < G->nmem; j++)
+					r += s->vars[G->mem[j]].reach;
+				cand[nc++] = (struct cand){g, VWRAP, (r + 1) * WRAP_FACTOR};
+			}
 		}
 	}
 	qsort(cand, nc, sizeof(*cand), cmp_cand);
@@ -1409,8 +1402,8 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw)
 }
 
 /* The smallest amount of v that improves the score: applied, true; or v
- * unchanged, false, also when the work passes `stop` first. */
-static bool first_value(struct ds *s, uint32_t v, uint64_t stop)
+ * unchanged, false. */
+static bool first_value(struct ds *s, uint32_t v)
 {
 	struct var *V = &s->vars[v];
 	uint32_t cur = V->value;
@@ -1426,7 +1419,7 @@ static bool first_value(struct ds *s, uint32_t v, uint64_t stop)
 			s->accepted++;
 			return true;
 		}
-		if (out_of_time(s) || s->work > stop)
+		if (out_of_time(s))
 			break;
 	}
 	revert_any(s, v, cur);
@@ -1532,14 +1525,8 @@ static bool improve_once(struct ds *s, uint32_t b, uint32_t exclude, uint64_t al
 	for (uint32_t i = 0; i < nc && !out_of_time(s); i++) {
 		if (cand[i].var == exclude || (exclude != DA_NONE && s->vars[cand[i].var].kind == VGROUP))
 			continue;               /* repairs in a chain: single variables */
-		/* an amount and the move back must fit in what is left: one
-		 * variable near the root would otherwise spend the allowance of
-		 * thousands of collisions (all the time on large pathmaps) */
-		uint64_t left = allow - (s->work - start);
-		if (2 * (var_reach(s, cand[i].var) + 1) > left)
-			continue;
 		uint32_t o = s->vars[cand[i].var].value;
-		if (first_value(s, cand[i].var, start + allow)) {
+		if (first_value(s, cand[i].var)) {
 			*var = cand[i].var;
 			*old = o;
 			return true;
