@@ -101,6 +101,9 @@ struct unit {
 	struct st ind;
 	int nind;                /* distinct states seen (capped at 2) */
 	bool tail;               /* jumps out at k = 8 (tail calls) */
+	bool tail_indirect;      /* ... through a register or memory */
+	uint64_t *tail_to;       /* ... directly: the targets */
+	uint32_t ntail_to;
 	int32_t k_save;          /* lowest callee-saved push (CFA - k) */
 };
 
@@ -111,6 +114,10 @@ struct ana {
 	size_t nbf;
 	uint32_t *owner;         /* unit (function index) each function belongs to */
 	bool *cand;              /* fragment candidate */
+	struct unit_tails {      /* per unit (function index): its direct tail calls */
+		uint64_t *to;
+		uint32_t n;
+	} *tails;
 };
 
 /* ------------------------------------------------------------------ names */
@@ -518,6 +525,20 @@ static bool add_fragment(struct ana *a, struct unit *u, uint32_t owner, uint64_t
 	return true;
 }
 
+/* A tail call to target; one that cannot be recorded counts as indirect (its
+ * callee's stack-argument bound unknown). */
+static void add_tail_call(struct unit *u, uint64_t target)
+{
+	u->tail = true;
+	uint64_t *v = realloc(u->tail_to, (u->ntail_to + 1) * sizeof(*v));
+	if (!v) {
+		u->tail_indirect = true;
+		return;
+	}
+	u->tail_to = v;
+	u->tail_to[u->ntail_to++] = target;
+}
+
 /* Follow a direct branch from state s to target. */
 static void branch(struct ana *a, struct unit *u, uint32_t owner, uint64_t from, uint64_t target,
 		   struct st s)
@@ -526,8 +547,8 @@ static void branch(struct ana *a, struct unit *u, uint32_t owner, uint64_t from,
 	if (!in_unit(u, a, target)) {
 		bool tail = (s.f & S_KNOWN) && s.k == 8 && !(s.f & S_PAD);
 		if (tail) {
-			u->tail = true;
-			return;                         /* a tail call */
+			add_tail_call(u, target);
+			return;
 		}
 		if (!add_fragment(a, u, owner, target)) {
 			set_why(u, RW_PAD_STACK_STATE, from);
@@ -635,7 +656,7 @@ static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint
 		break;
 	case E_JMP_IND:
 		if (known && s.k == 8 && !(s.f & S_PAD))
-			u->tail = true;                 /* maybe a tail call */
+			u->tail = u->tail_indirect = true;   /* maybe a tail call */
 		if (u->nind == 0) {
 			u->ind = s;
 			u->nind = 1;
@@ -931,7 +952,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	int64_t lmin = 0;            /* lowest rbp-relative reference */
 	uint32_t ncalls = 0, calls_out = 0;
 	uint64_t call_out_at = 0;
-	bool kc_unknown = u->conflict || u->tail;
+	bool kc_unknown = u->conflict || u->tail_indirect;
 	int64_t kc = 0;
 
 	for (uint32_t r = 0; r < u->nr; r++) {
@@ -978,6 +999,8 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		}
 	}
 	rf->args_read = kc_unknown || u->unreached ? -1 : (int32_t)kc;
+	a->tails[owner] = (struct unit_tails){u->tail_to, u->ntail_to};
+	u->tail_to = NULL;
 
 	/* the allocation and its frame kind */
 	const struct ins *alloc = NULL;
@@ -1179,6 +1202,7 @@ static void analyse_unit(struct ana *a, uint32_t fi)
 		range_free(&u.r[r]);
 	free(u.r);
 	free(u.work);
+	free(u.tail_to);
 }
 
 /* ------------------------------------------------------------------ calls */
@@ -1187,6 +1211,31 @@ static int cmp_call(const void *x, const void *y)
 {
 	const struct rw_call *a = x, *b = y;
 	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+/* A tail call passes the caller's incoming stack arguments on, so a function
+ * reads what its tail callees read too: args_read becomes the largest over
+ * the functions it reaches by direct tail calls, unknown when one of them is
+ * unknown or not a function of this binary (a PLT stub).  Bounds only grow,
+ * up to the largest own bound, so the iteration ends. */
+static void add_tail_callees(struct ana *a)
+{
+	struct rw_binary *b = a->b;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t i = 0; i < a->nbf; i++) {
+			struct rw_func *rf = &b->funcs[i];
+			for (uint32_t t = 0; t < a->tails[i].n && rf->args_read >= 0; t++) {
+				uint32_t ci = func_index(a, func_at(a, a->tails[i].to[t]));
+				int32_t k = ci != RW_NONE && b->funcs[ci].addr == a->tails[i].to[t]
+						    ? b->funcs[ci].args_read : -1;
+				if (k < 0 || k > rf->args_read) {
+					rf->args_read = k;
+					changed = true;
+				}
+			}
+		}
+	}
 }
 
 void rw_call_bound_args(struct rw_call *rc, int32_t callee)
@@ -1251,6 +1300,16 @@ static bool is_cold_name(const char *name)
 	return p && (p[5] == 0 || p[5] == '.');
 }
 
+static void analysis_free(struct ana *a)
+{
+	cs_close(&a->cs);
+	for (size_t i = 0; a->tails && i < a->nbf; i++)
+		free(a->tails[i].to);
+	free(a->tails);
+	free(a->owner);
+	free(a->cand);
+}
+
 int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 {
 	struct ana a = {.b = b};
@@ -1264,7 +1323,8 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	b->units = calloc(a.nbf ? a.nbf : 1, sizeof(*b->units));
 	a.owner = malloc((a.nbf ? a.nbf : 1) * sizeof(*a.owner));
 	a.cand = calloc(a.nbf ? a.nbf : 1, sizeof(*a.cand));
-	if (!b->funcs || !b->units || !a.owner || !a.cand) {
+	a.tails = calloc(a.nbf ? a.nbf : 1, sizeof(*a.tails));
+	if (!b->funcs || !b->units || !a.owner || !a.cand || !a.tails) {
 		errmsg(err, errlen, "out of memory analysing %s", b->path);
 		goto fail;
 	}
@@ -1294,14 +1354,11 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 				b->funcs[i].entry_why = RW_ENTRY_FRAGMENT;
 			}
 		}
+	add_tail_callees(&a);
 	resolve_calls(&a);
-	cs_close(&a.cs);
-	free(a.owner);
-	free(a.cand);
+	analysis_free(&a);
 	return 0;
 fail:
-	cs_close(&a.cs);
-	free(a.owner);
-	free(a.cand);
+	analysis_free(&a);
 	return -1;
 }

@@ -305,9 +305,10 @@ struct rw_func {
 	uint32_t ncalls;             /* call instructions (own code and fragments) */
 	bool cloneable;              /* may be copied to a clone (section 1, Cloning) */
 	enum rw_clone_why clone_why; /* RW_CLONE_OK when cloneable */
-	int32_t args_read;           /* incoming stack-argument bytes its code reads;
-					-1 unknown (their address taken, a tail call,
-					analysis failed) */
+	int32_t args_read;           /* incoming stack-argument bytes its code (and
+					its direct tail callees') reads; -1 unknown
+					(their address taken, an indirect tail call or
+					one out of the binary, analysis failed) */
 };
 
 struct rw_call {

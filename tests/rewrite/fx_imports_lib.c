@@ -4,9 +4,16 @@
 #include <stdarg.h>
 
 /* four of its ten arguments are on the stack: 32 bytes */
-long sum10(long a, long b, long c, long d, long e, long f, long g, long h, long i, long j)
+static __attribute__((noinline)) long weigh10(long a, long b, long c, long d, long e, long f,
+					      long g, long h, long i, long j)
 {
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h + 9 * i + 10 * j;
+}
+
+/* reads them only through its tail call */
+long sum10(long a, long b, long c, long d, long e, long f, long g, long h, long i, long j)
+{
+	return weigh10(a, b, c, d, e, f, g, h, i, j);
 }
 
 long sum2(long a, long b)
