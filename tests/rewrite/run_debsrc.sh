@@ -3,6 +3,8 @@
 # rewritten with the solver's plan, verified, and run against that suite again
 # with the rewritten file in place (tests/rewrite/CMakeLists.txt, label long).
 #   run_debsrc.sh ICPP WORK PACKAGE FLAVOUR
+# PACKAGE: a source package with a recipe below (bzip2, lua5.4, libzstd,
+# libjsoncpp); its sources are fetched once into WORK/src.
 # FLAVOUR: fp (-O2 -fno-omit-frame-pointer) or debian (dpkg-buildflags, what
 # Debian ships).  Needs root the first time: it adds deb-src entries for the
 # machine's own Debian sources and runs apt-get update.
