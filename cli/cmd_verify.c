@@ -29,7 +29,7 @@ static const char usage_text[] =
 	"                  object OUT that PROG loads (e.g. through LD_LIBRARY_PATH)\n"
 	"  --allow-new     paths the prediction lacks are not a failure (ARGS differ from\n"
 	"                  the training run's)\n"
-	"  --show N        list up to N offending paths (default 10)\n"
+	"  --show N        list up to N offending paths, wrong heights first (default 10)\n"
 	"  -q, --quiet     only the verdict\n"
 	"  -h, --help      show this help\n"
 	"\n"
@@ -160,7 +160,8 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	struct rw_verify_result vr;
-	if (rw_verify(pred, obs, quiet ? NULL : stderr, (unsigned)show, &vr, err, sizeof(err)) < 0) {
+	uint32_t om = pm_module_by_build_id(obs, id, (uint32_t)idlen);
+	if (rw_verify(pred, obs, om, quiet ? NULL : stderr, (unsigned)show, &vr, err, sizeof(err)) < 0) {
 		cli_error("verify", "%s", err);
 		goto out;
 	}
@@ -175,6 +176,14 @@ int cmd_verify(int argc, char **argv)
 			"predicted height, %" PRIu64 " at another height, %" PRIu64 " not predicted; %"
 			PRIu64 " predicted paths not taken\n", vr.observed, vr.matched, vr.mismatched,
 			vr.unpredicted, vr.unobserved);
+		if (vr.varying)
+			fprintf(stderr, "icpp verify: %" PRIu64 " call paths below a frame whose size "
+				"varies (training saw its calls at several heights, this run at "
+				"another): checked by callsite path alone\n", vr.varying);
+		if (vr.outside)
+			fprintf(stderr, "icpp verify: %" PRIu64 " call paths with no frame of %s at "
+				"another height than trained: the rewrite cannot move them (they vary "
+				"between runs)\n", vr.outside, prog);
 		if (vr.hidden)
 			fprintf(stderr, "icpp verify: %" PRIu64 " call paths under a frame training "
 				"reconstructed (stale or rebuilt parent, landing pad), checked by function, "

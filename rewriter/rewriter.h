@@ -543,6 +543,15 @@ struct rw_verify_result {
 	uint64_t observed;           /* nodes of the collapsed trained map */
 	uint64_t matched;            /* same callsite path, same height */
 	uint64_t mismatched;         /* same callsite path, other height(s) */
+	uint64_t varying;            /* ... under a frame whose size varies (the
+	                              * prediction has one of its callees' callsite
+	                              * paths at several heights: glibc's printf
+	                              * sizes its frame by what it prints): checked
+	                              * by callsite path alone, with its subtree */
+	uint64_t outside;            /* ... on a path with no frame of the
+	                              * rewritten module, which the rewrite cannot
+	                              * move: variation between runs, with its
+	                              * subtree */
 	uint64_t unpredicted;        /* callsite path the prediction lacks */
 	uint64_t unobserved;         /* predicted nodes training did not see */
 	uint64_t hidden;             /* observed under a stale parent (the callsite
@@ -556,10 +565,12 @@ struct rw_verify_result {
 	double precise_predicted, precise_observed;   /* % of paths (pm_stats) */
 };
 /* Compare observed (collapsed) with predicted; modules match by build-id,
- * else path.  Every observed node is matched, mismatched, unpredicted or
- * hidden (counted in that order).  Prints up to `show` offending paths to out
- * (may be NULL). */
-int rw_verify(struct pathmap *predicted, struct pathmap *observed, FILE *out, unsigned show,
-	      struct rw_verify_result *r, char *err, size_t errlen);
+ * else path; `module` is the rewritten module in observed (PM_NONE: treat
+ * every path as passing through it).  Every observed node is hidden, or
+ * matched, varying, outside, mismatched or unpredicted.  Prints up to `show`
+ * offending paths to out (may be NULL): wrong heights first, then those under
+ * reconstructed frames, then unpredicted ones. */
+int rw_verify(struct pathmap *predicted, struct pathmap *observed, uint32_t module, FILE *out,
+	      unsigned show, struct rw_verify_result *r, char *err, size_t errlen);
 
 #endif

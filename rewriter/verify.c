@@ -392,7 +392,7 @@ static uint32_t match_module(const struct pathmap *pred, const struct pm_module 
 	return PM_NONE;
 }
 
-enum { V_MATCH, V_MISMATCH, V_UNPREDICTED, V_HIDDEN };
+enum { V_MATCH, V_MISMATCH, V_UNPREDICTED, V_HIDDEN, V_VARYING, V_OUTSIDE };
 
 static bool func_holds(const struct pathmap *pm, uint32_t func, uint32_t csm, uint64_t csa)
 {
@@ -422,128 +422,212 @@ static bool stale_parent(const struct pathmap *pm, uint32_t i)
 	return false;
 }
 
-int rw_verify(struct pathmap *pred, struct pathmap *obs, FILE *out, unsigned show,
+/* What verify needs while it walks the observed nodes. */
+struct vstate {
+	struct pathmap *pred;        /* not const: pm_function_at indexes it */
+	const struct pathmap *obs;
+	struct key *keys, *fk;       /* predicted nodes; fk: every parent 0 */
+	uint32_t *mods, *funcs;      /* observed module/function -> predicted */
+	uint32_t *match;             /* observed node -> predicted node */
+	uint8_t *state;              /* V_* */
+	bool *offends;               /* the top of an offending subtree (--show) */
+	bool *in_module;             /* a frame of the rewritten module on its path */
+	bool *seen;                  /* predicted node observed */
+	bool *varies;                /* predicted node: a frame whose size varies */
+};
+
+static struct key observed_key(const struct vstate *v, uint32_t i)
+{
+	const struct pm_node *x = &v->obs->nodes[i];
+	return (struct key){x->parent == PM_NONE ? PM_NONE : v->match[x->parent], v->funcs[x->func],
+			    x->cs_module == PM_NONE ? PM_NONE : v->mods[x->cs_module], x->cs_addr,
+			    x->height, 0};
+}
+
+/* Distinct predicted heights of k's callsite path; *first: the first key. */
+static unsigned predicted_heights(const struct vstate *v, struct key k, size_t *first)
+{
+	size_t n = v->pred->nnodes;
+	k.height = INT64_MIN;
+	size_t j = lower(v->keys, n, &k);
+	*first = j;
+	unsigned d = 0;
+	for (; j < n && same_site(&v->keys[j], &k); j++)
+		d += j == *first || v->keys[j].height != v->keys[j - 1].height;
+	return d;
+}
+
+/* A node whose parent matched: its height predicted, another one, or its
+ * callsite path not predicted.  Another height is no error of the rewrite
+ * below a frame whose size varies (training saw one of its callees' callsite
+ * paths at several heights, as glibc's printf sizes its frame by what it
+ * prints), nor on a path with no frame of the rewritten module (variation
+ * between runs). */
+static void classify_node(struct vstate *v, uint32_t i)
+{
+	struct key k = observed_key(v, i);
+	size_t at = lower(v->keys, v->pred->nnodes, &k);
+	if (k.func != PM_NONE && at < v->pred->nnodes && !cmp_key(&v->keys[at], &k)) {
+		v->state[i] = V_MATCH;
+		v->match[i] = v->keys[at].node;
+		v->seen[v->keys[at].node] = true;
+		return;
+	}
+	size_t first;
+	unsigned heights = k.func == PM_NONE ? 0 : predicted_heights(v, k, &first);
+	bool varies = heights > 1 || (k.parent != PM_NONE && v->varies[k.parent]);
+	v->state[i] = !heights ? V_UNPREDICTED : !v->in_module[i] ? V_OUTSIDE
+					 : varies ? V_VARYING : V_MISMATCH;
+	v->offends[i] = v->state[i] == V_MISMATCH || v->state[i] == V_UNPREDICTED;
+}
+
+/* Under a reconstructed frame: (function, callsite, height) looked up
+ * anywhere; counts and marks as rw_verify_result says. */
+static void check_hidden(struct vstate *v, uint32_t i, struct rw_verify_result *r)
+{
+	const struct pm_node *x = &v->obs->nodes[i];
+	struct key k = {0, v->funcs[x->func], x->cs_module == PM_NONE ? PM_NONE : v->mods[x->cs_module],
+			x->cs_addr, x->height, 0};
+	int f = v->funcs[x->func] == PM_NONE || x->cs_module == PM_NONE
+			? 0 : find_any_parent(v->fk, v->pred->nnodes, k);
+	r->hidden_matched += f == 2;
+	r->hidden_mismatched += f == 1;
+	v->offends[i] = f == 1;
+}
+
+static void print_offender(const struct vstate *v, FILE *out, uint32_t i)
+{
+	const struct pm_node *x = &v->obs->nodes[i];
+	if (v->state[i] == V_HIDDEN) {
+		fprintf(out, "  under a reconstructed frame, not at a predicted height: %" PRId64, x->height);
+	} else if (v->state[i] == V_UNPREDICTED) {
+		fprintf(out, "  not predicted: height %" PRId64, x->height);
+	} else {
+		size_t j;
+		struct key k = observed_key(v, i);
+		predicted_heights(v, k, &j);
+		fprintf(out, "  wrong height: height %" PRId64 ", predicted", x->height);
+		for (; j < v->pred->nnodes && same_site(&v->keys[j], &k); j++)
+			fprintf(out, " %" PRId64, v->keys[j].height);
+	}
+	fprintf(out, "\n    ");
+	pm_print_path(out, v->obs, i, " > ", PM_PRINT_CALLSITES, bin_demangle);
+	fputc('\n', out);
+}
+
+/* Up to `show` offenders, wrong heights first: they are what verify is for. */
+static void print_offenders(const struct vstate *v, FILE *out, unsigned show)
+{
+	static const uint8_t order[] = {V_MISMATCH, V_HIDDEN, V_UNPREDICTED};
+	unsigned shown = 0;
+	for (size_t o = 0; o < sizeof(order); o++)
+		for (uint32_t i = 0; i < v->obs->nnodes && shown < show; i++)
+			if (v->offends[i] && v->state[i] == order[o]) {
+				print_offender(v, out, i);
+				shown++;
+			}
+}
+
+static int vstate_init(struct vstate *v, struct pathmap *pred, const struct pathmap *obs,
+		       uint32_t module)
+{
+	size_t np = pred->nnodes ? pred->nnodes : 1, no = obs->nnodes ? obs->nnodes : 1;
+	*v = (struct vstate){.pred = pred, .obs = obs};
+	v->keys = malloc(np * sizeof(*v->keys));
+	v->fk = malloc(np * sizeof(*v->fk));
+	v->seen = calloc(np, sizeof(*v->seen));
+	v->varies = calloc(np, sizeof(*v->varies));
+	v->mods = malloc((obs->nmodules ? obs->nmodules : 1) * sizeof(*v->mods));
+	v->funcs = malloc((obs->nfuncs ? obs->nfuncs : 1) * sizeof(*v->funcs));
+	v->match = malloc(no * sizeof(*v->match));
+	v->state = malloc(no);
+	v->offends = calloc(no, sizeof(*v->offends));
+	v->in_module = calloc(no, sizeof(*v->in_module));
+	if (!v->keys || !v->fk || !v->seen || !v->mods || !v->funcs || !v->match || !v->state ||
+	    !v->offends || !v->in_module || !v->varies)
+		return -1;
+	for (uint32_t i = 0; i < pred->nnodes; i++) {
+		const struct pm_node *x = &pred->nodes[i];
+		v->keys[i] = (struct key){x->parent, x->func, x->cs_module, x->cs_addr, x->height, i};
+	}
+	qsort(v->keys, pred->nnodes, sizeof(*v->keys), cmp_key);
+	for (uint32_t i = 1; i < pred->nnodes; i++)
+		if (same_site(&v->keys[i], &v->keys[i - 1]) && v->keys[i].parent != PM_NONE)
+			v->varies[v->keys[i].parent] = true;
+	for (uint32_t i = 0; i < pred->nnodes; i++) {
+		v->fk[i] = v->keys[i];
+		v->fk[i].parent = 0;
+	}
+	qsort(v->fk, pred->nnodes, sizeof(*v->fk), cmp_key);
+	for (uint32_t i = 0; i < obs->nmodules; i++)
+		v->mods[i] = match_module(pred, &obs->modules[i]);
+	for (uint32_t i = 0; i < obs->nfuncs; i++) {
+		const struct pm_function *f = &obs->funcs[i];
+		v->funcs[i] = v->mods[f->module] == PM_NONE ? PM_NONE
+							    : pm_function_at(pred, v->mods[f->module], f->addr);
+	}
+	for (uint32_t i = 0; i < obs->nnodes; i++) {
+		const struct pm_node *x = &obs->nodes[i];
+		v->in_module[i] = module == PM_NONE || obs->funcs[x->func].module == module ||
+				  (x->parent != PM_NONE && v->in_module[x->parent]);
+	}
+	return 0;
+}
+
+static void vstate_free(struct vstate *v)
+{
+	free(v->keys);
+	free(v->fk);
+	free(v->seen);
+	free(v->varies);
+	free(v->mods);
+	free(v->funcs);
+	free(v->match);
+	free(v->state);
+	free(v->offends);
+	free(v->in_module);
+}
+
+int rw_verify(struct pathmap *pred, struct pathmap *obs, uint32_t module, FILE *out, unsigned show,
 	      struct rw_verify_result *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
-	struct key *keys = malloc((pred->nnodes ? pred->nnodes : 1) * sizeof(*keys));
-	uint32_t *mods = malloc((obs->nmodules ? obs->nmodules : 1) * sizeof(*mods));
-	uint32_t *funcs = malloc((obs->nfuncs ? obs->nfuncs : 1) * sizeof(*funcs));
-	uint32_t *match = malloc((obs->nnodes ? obs->nnodes : 1) * sizeof(*match));
-	uint8_t *state = malloc(obs->nnodes ? obs->nnodes : 1);
-	bool *seen = calloc(pred->nnodes ? pred->nnodes : 1, sizeof(*seen));
-	struct key *fk = malloc((pred->nnodes ? pred->nnodes : 1) * sizeof(*fk));
-	if (!keys || !mods || !funcs || !match || !state || !seen || !fk) {
+	struct vstate v;
+	if (vstate_init(&v, pred, obs, module) < 0) {
+		vstate_free(&v);
 		errmsg(err, errlen, "out of memory comparing pathmaps");
-		goto fail;
+		return -1;
 	}
-	for (uint32_t i = 0; i < pred->nnodes; i++) {
-		const struct pm_node *x = &pred->nodes[i];
-		keys[i] = (struct key){x->parent, x->func, x->cs_module, x->cs_addr, x->height, i};
-	}
-	qsort(keys, pred->nnodes, sizeof(*keys), cmp_key);
-	for (uint32_t i = 0; i < pred->nnodes; i++) {
-		fk[i] = keys[i];
-		fk[i].parent = 0;
-	}
-	qsort(fk, pred->nnodes, sizeof(*fk), cmp_key);
-	for (uint32_t i = 0; i < obs->nmodules; i++)
-		mods[i] = match_module(pred, &obs->modules[i]);
-	for (uint32_t i = 0; i < obs->nfuncs; i++) {
-		const struct pm_function *f = &obs->funcs[i];
-		funcs[i] = mods[f->module] == PM_NONE ? PM_NONE
-						      : pm_function_at(pred, mods[f->module], f->addr);
-	}
-	unsigned shown = 0;
 	for (uint32_t i = 0; i < obs->nnodes; i++) {
 		const struct pm_node *x = &obs->nodes[i];
-		r->observed++;
-		match[i] = PM_NONE;
-		if (stale_parent(obs, i) || (x->parent != PM_NONE && state[x->parent] == V_HIDDEN)) {
-			state[i] = V_HIDDEN;
-		} else if (x->parent != PM_NONE && state[x->parent] != V_MATCH) {
-			state[i] = state[x->parent];        /* below an unmatched frame */
-		} else {
-			struct key k = {x->parent == PM_NONE ? PM_NONE : match[x->parent], funcs[x->func],
-					x->cs_module == PM_NONE ? PM_NONE : mods[x->cs_module],
-					x->cs_addr, x->height, 0};
-			size_t at = lower(keys, pred->nnodes, &k);
-			if (funcs[x->func] != PM_NONE && at < pred->nnodes && !cmp_key(&keys[at], &k)) {
-				state[i] = V_MATCH;
-				match[i] = keys[at].node;
-				seen[keys[at].node] = true;
-			} else {
-				struct key lo = k;
-				lo.height = INT64_MIN;
-				size_t j = lower(keys, pred->nnodes, &lo);
-				state[i] = funcs[x->func] != PM_NONE && j < pred->nnodes &&
-							   same_site(&keys[j], &k)
-						   ? V_MISMATCH
-						   : V_UNPREDICTED;
-				if (out && shown < show) {
-					shown++;
-					fprintf(out, "  %s: height %" PRId64, state[i] == V_MISMATCH
-										? "wrong height"
-										: "not predicted",
-						x->height);
-					if (state[i] == V_MISMATCH) {
-						fprintf(out, ", predicted");
-						for (; j < pred->nnodes && same_site(&keys[j], &k); j++)
-							fprintf(out, " %" PRId64, keys[j].height);
-					}
-					fprintf(out, "\n    ");
-					pm_print_path(out, obs, i, " > ", PM_PRINT_CALLSITES, bin_demangle);
-					fputc('\n', out);
-				}
-			}
-		}
-		if (state[i] == V_MATCH)
-			r->matched++;
-		else if (state[i] == V_MISMATCH)
-			r->mismatched++;
-		else if (state[i] == V_HIDDEN) {
-			r->hidden++;
-			struct key k = {0, funcs[x->func], x->cs_module == PM_NONE ? PM_NONE : mods[x->cs_module],
-					x->cs_addr, x->height, 0};
-			int f = funcs[x->func] == PM_NONE || x->cs_module == PM_NONE
-					? 0 : find_any_parent(fk, pred->nnodes, k);
-			r->hidden_matched += f == 2;
-			r->hidden_mismatched += f == 1;
-			if (f == 1 && out && shown < show) {
-				shown++;
-				fprintf(out, "  under a reconstructed frame, not at a predicted height: %" PRId64 "\n    ",
-					x->height);
-				pm_print_path(out, obs, i, " > ", PM_PRINT_CALLSITES, bin_demangle);
-				fputc('\n', out);
-			}
-		}
+		v.match[i] = PM_NONE;
+		if (stale_parent(obs, i) || (x->parent != PM_NONE && v.state[x->parent] == V_HIDDEN))
+			v.state[i] = V_HIDDEN;
+		else if (x->parent != PM_NONE && v.state[x->parent] != V_MATCH)
+			v.state[i] = v.state[x->parent];        /* below an unmatched frame */
 		else
-			r->unpredicted++;
+			classify_node(&v, i);
+		r->observed++;
+		switch (v.state[i]) {
+		case V_MATCH: r->matched++; break;
+		case V_MISMATCH: r->mismatched++; break;
+		case V_UNPREDICTED: r->unpredicted++; break;
+		case V_VARYING: r->varying++; break;
+		case V_OUTSIDE: r->outside++; break;
+		default: r->hidden++; check_hidden(&v, i, r); break;
+		}
 	}
 	for (uint32_t i = 0; i < pred->nnodes; i++)
-		r->unobserved += !seen[i];
+		r->unobserved += !v.seen[i];
+	if (out)
+		print_offenders(&v, out, show);
 	struct pm_stats sp, so;
 	if (pm_stats(pred, &sp) == 0 && pm_stats(obs, &so) == 0) {
 		r->precise_predicted = sp.paths ? 100.0 * (double)sp.precise_paths / (double)sp.paths : 100;
 		r->precise_observed = so.paths ? 100.0 * (double)so.precise_paths / (double)so.paths : 100;
 	}
-	free(keys);
-	free(mods);
-	free(funcs);
-	free(match);
-	free(state);
-	free(seen);
-	free(fk);
+	vstate_free(&v);
 	return 0;
-fail:
-	free(fk);
-	free(keys);
-	free(mods);
-	free(funcs);
-	free(match);
-	free(state);
-	free(seen);
-	return -1;
 }
 
 /* ------------------------------------------------------------------ clones */
