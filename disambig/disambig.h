@@ -188,7 +188,15 @@
  *     one repair move for each, kept when the whole chain improves;
  *  4. threshold annealing over single moves (the best state is kept), then 3
  *     again;
- *  5. shrink: lower every nonzero amount while the objective does not drop.
+ *  5. hot CIDs still colliding (their weight worth more than their paths),
+ *     hottest first, in a tenth of the budget kept for them: the other
+ *     paths moved away from the heaviest one by one, each by the move of a
+ *     variable off the heavy path that loses least, kept when the whole
+ *     improves (phases 1-4 take single improving moves, which may carry the
+ *     heavy path into another collision or stop where every departure on
+ *     its own costs; whether they solved a hot CID hinged on where their
+ *     shares of the budget ended);
+ *  6. shrink: lower every nonzero amount while the objective does not drop.
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H

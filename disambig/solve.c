@@ -146,6 +146,7 @@ struct ds {
 	uint64_t work, evals, accepted, chains, rescans;
 	bool chaining;          /* improve_bucket may try ejection chains */
 	bool pads_only;         /* candidates: paddings only (the first phases) */
+	bool hot_only;          /* greedy: hot CIDs only, their heavy path kept (the last phase) */
 	uint64_t budget;
 	uint64_t attempt_work;  /* node moves one collision may spend per attempt */
 	struct timespec t0;
@@ -749,6 +750,18 @@ static bool out_of_time(struct ds *s)
 			s->out_of_budget = true;
 	}
 	return s->out_of_budget;
+}
+
+/* One line on stderr when verbose: where the search stands after `what`. */
+static void progress(const struct ds *s, const char *what)
+{
+	if (!s->o.verbose)
+		return;
+	double wshare = s->hotk > 0 ? s->hotk * (double)s->uniq_weight /
+					      (s->o.hot_weight * (double)s->nclasses) : 0;
+	fprintf(stderr, "disambig: after %s: work %llu, %lld precise of %u, weight %.1f%% precise, %u ambiguous CIDs\n",
+		what, (unsigned long long)s->work, (long long)s->nprecise, s->nclasses,
+		100 * wshare, s->ncoll);
 }
 
 /* ---------------------------------------------------------------- clones */
@@ -1370,15 +1383,20 @@ static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct 
 	return nc;
 }
 
-/* The best single change of v; leaves v unchanged.  Returns the gain.
+/* The best single change of v; leaves v unchanged.  Returns the gain, and
+ * the amount in *bestw (v's own when none gains).  With thin (a position),
+ * only amounts after which its CID holds fewer paths count, and the best of
+ * those is returned even when it loses (*bestw DA_NONE: none does).
  * Amounts are tried in ascending order, each from the previous one (one
  * move per amount, not two). */
-static double best_value(struct ds *s, uint32_t v, uint32_t *bestw)
+static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thin)
 {
 	struct var *V = &s->vars[v];
 	uint32_t cur = V->value;
-	double best = 0, base = score(s);
-	*bestw = cur;
+	bool need = thin != DA_NONE;
+	uint32_t paths = need ? s->B[s->bkt[thin]].nent : 0;
+	double best = need ? -INFINITY : 0, base = score(s);
+	*bestw = need ? DA_NONE : cur;
 	da_mask m = V->mask;
 	trial_begin(s, v);
 	for (uint32_t k = 0; k <= DA_MAX_STEPS; k++) {
@@ -1390,7 +1408,8 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw)
 		set_any(s, v, w);
 		s->evals++;
 		double d = score(s) - base;
-		if (!s->violated && d > best + 1e-9) {
+		bool thinner = !need || s->B[s->bkt[thin]].nent < paths;
+		if (!s->violated && thinner && d > best + 1e-9) {
 			best = d;
 			*bestw = w;
 		}
@@ -1441,7 +1460,7 @@ static double eval_clone(struct ds *s, uint32_t f, uint32_t c, uint32_t e, uint3
 		uint32_t cv = u64map_get(&s->copymap, da_pair(k, e)), bw;
 		best = 0;
 		if (cv != DA_NONE) {
-			double gain = best_value(s, cv, &bw);
+			double gain = best_value(s, cv, &bw, DA_NONE);
 			double base = score(s) - before;
 			if (gain > 0 && base + gain > 0) {
 				best = base + gain;
@@ -1624,6 +1643,76 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 	return false;
 }
 
+/* Mark (or unmark) in s->cnt the variables that move the node at position
+ * x: the wraps of its frames and the paddings of its non-last frames. */
+static void mark_path_vars(struct ds *s, uint32_t x, int32_t mark)
+{
+	if (s->exec[x] != DA_NONE)
+		s->cnt[s->exec[x]] = mark;
+	for (uint32_t y = s->parent[x]; y != DA_NONE; y = s->parent[y]) {
+		if (s->exec[y] != DA_NONE)
+			s->cnt[s->exec[y]] = mark;
+		s->cnt[s->inst[y]] = mark;
+	}
+}
+
+struct logent {
+	uint32_t var, old;
+};
+
+/* Move every other path of hot bucket b away from its heaviest, one at a
+ * time, each by the move that loses least among the cheapest variables that
+ * move it but not the heavy path; kept when the whole improves the score,
+ * the heavy path alone being worth more than what the others lose.  (Single
+ * improving moves cannot get there when every departure on its own costs,
+ * and the first improving move of any variable may carry the heavy path
+ * into another collision.)  At most `allow` node moves. */
+#define ISOLATE_VARS 4
+static bool isolate_heavy(struct ds *s, uint32_t b, uint64_t allow)
+{
+	uint32_t rep[MAXREP];
+	if (bucket_reps(s, b, rep) < 2)
+		return false;
+	double base = score(s);
+	uint64_t start = s->work;
+	struct logent undo[2 * MAXREP];
+	uint32_t nundo = 0, heavy = rep[0];
+	while (s->B[s->bkt[heavy]].nent >= 2 && nundo < 2 * MAXREP && !out_of_time(s) &&
+	       s->work - start <= allow) {
+		bucket_reps(s, s->bkt[heavy], rep);
+		uint32_t pair[2] = {heavy, rep[rep[0] == heavy ? 1 : 0]};
+		struct cand cand[MAXCAND];
+		uint32_t nc = gather_cands(s, pair, 2, cand), n = 0;
+		mark_path_vars(s, heavy, 1);
+		for (uint32_t i = 0; i < nc && n < ISOLATE_VARS; i++)
+			if (!s->cnt[cand[i].var] && s->vars[cand[i].var].kind != VGROUP)
+				cand[n++] = cand[i];
+		mark_path_vars(s, heavy, 0);
+		double best = -INFINITY;
+		uint32_t bestv = DA_NONE, bestw = DA_NONE;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t w;
+			double gain = best_value(s, cand[i].var, &w, heavy);
+			if (w != DA_NONE && gain > best) {
+				best = gain;
+				bestv = cand[i].var;
+				bestw = w;
+			}
+		}
+		if (bestv == DA_NONE)
+			break;
+		undo[nundo++] = (struct logent){bestv, s->vars[bestv].value};
+		set_any(s, bestv, bestw);
+	}
+	if (score(s) > base + 1e-9 && !s->violated) {
+		s->accepted++;
+		return true;
+	}
+	while (nundo--)
+		set_any(s, undo[nundo].var, undo[nundo].old);
+	return false;
+}
+
 struct ckey {
 	uint32_t inst;
 	int64_t h;
@@ -1704,33 +1793,35 @@ static uint32_t greedy(struct ds *s)
 			return sweep;
 		uint64_t improved = 0;
 		for (uint32_t i = 0; i < nk && !out_of_time(s); i++) {
+			bool hot = keys[i].value > keys[i].nent + 1;
+			if (s->hot_only && !hot)
+				break;          /* hot ones come first */
 			double share = total > 0 ? 4.0 * (double)left * keys[i].value / total : 0;
-			s->attempt_work = share < 4000 ? 4000 : share > 1e6 ? 1000000 : (uint64_t)share;
+			/* within bounds; a hot CID at the end may take what its
+			 * worth says (isolating a heavy path is many moves) */
+			double most = s->hot_only ? (double)left : 1e6;
+			s->attempt_work = share < 4000 ? 4000 : share > most ? (uint64_t)most : (uint64_t)share;
 			/* a hot CID may take many moves: each may separate one path */
-			int tmax = keys[i].value > keys[i].nent + 1 ? 64 : 8;
+			int tmax = hot ? 64 : 8;
 			for (int t = 0; t < tmax; t++) {
 				uint32_t b = tab_find(s, keys[i].inst, keys[i].h);
 				if (b == DA_NONE || s->B[b].nent < 2)
 					break;
-				if (!improve_bucket(s, b))
+				if (!(s->hot_only ? isolate_heavy(s, b, s->attempt_work) : improve_bucket(s, b)))
 					break;
 				improved++;
 			}
 		}
 		free(keys);
-		if (s->o.verbose)
-			fprintf(stderr, "disambig: sweep %u: %llu moves, %llu precise of %u, %llu CIDs ambiguous\n",
-				sweep + 1, (unsigned long long)improved, (unsigned long long)s->nprecise,
-				s->nclasses, (unsigned long long)s->ncoll);
+		char what[64];
+		snprintf(what, sizeof(what), "sweep %u (%llu moves)", sweep + 1,
+			 (unsigned long long)improved);
+		progress(s, what);
 		if (!improved)
 			break;
 	}
 	return sweep;
 }
-
-struct logent {
-	uint32_t var, old;
-};
 
 /* Threshold accepting over the same neighbourhood; returns to the best. */
 static void anneal(struct ds *s, uint64_t work_share)
@@ -1975,6 +2066,13 @@ void da_result_free(struct da_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The next phase runs until `share` of `budget` is spent. */
+static void phase_until(struct ds *s, uint64_t budget, double share)
+{
+	s->out_of_budget = false;
+	s->budget = (uint64_t)(share * (double)budget);
+}
+
 int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
 	     char *err, size_t errlen)
 {
@@ -1982,45 +2080,48 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	struct ds *s = ds_new(p, o, err, errlen);
 	if (!s)
 		return -1;
-	uint64_t budget = s->budget;
+	/* a tenth of the budget is kept for the hot CIDs at the end */
+	uint64_t budget = s->budget, main = budget - budget / 10;
 	/* greedy may use the whole budget; annealing gets a share of what is
 	 * left, shrink is always run (it only lowers amounts). */
-	s->budget = budget * 3 / 10;
+	phase_until(s, main, 0.3);
 	/* paddings first: they cost no code and never split a path's callsite
 	 * variants over several CIDs, as wrapping one callsite does */
 	s->pads_only = true;
 	uint32_t sweeps = greedy(s);            /* single moves */
-	if (o->verbose)
-		fprintf(stderr, "disambig: after greedy: work %llu of %llu, %lld precise, %u ambiguous CIDs\n",
-			(unsigned long long)s->work, (unsigned long long)budget, (long long)s->nprecise, s->ncoll);
+	progress(s, "greedy, paddings");
 	if (s->ncoll && !s->oom) {
-		s->out_of_budget = false;       /* spread moves, then single again */
-		s->budget = budget * 6 / 10;
+		phase_until(s, main, 0.6);      /* spread moves, then single again */
 		if (s->work < s->budget)
 			spread(s, s->budget - s->work);
-		if (o->verbose)
-			fprintf(stderr, "disambig: after spread: work %llu, %lld precise, %u ambiguous CIDs, %llu kept\n",
-				(unsigned long long)s->work, (long long)s->nprecise, s->ncoll, (unsigned long long)s->accepted);
-		s->out_of_budget = false;
-		s->budget = budget * 7 / 10;
+		progress(s, "spread");
+		phase_until(s, main, 0.7);
 		sweeps += greedy(s);
 	}
 	s->pads_only = false;
 	if (s->ncoll && !s->oom) {
 		s->chaining = true;             /* then ejection chains */
-		s->out_of_budget = false;
-		s->budget = budget * 8 / 10;
+		phase_until(s, main, 0.8);
 		sweeps += greedy(s);
 	}
 	if (o->anneal && s->ncoll && !s->oom) {
-		s->out_of_budget = false;
-		s->budget = budget * 9 / 10;
+		phase_until(s, main, 0.9);
 		if (s->work < s->budget) {
 			anneal(s, s->budget - s->work);
-			s->out_of_budget = false;
-			s->budget = budget * 95 / 100;
+			progress(s, "annealing");
+			phase_until(s, main, 0.95);
 			sweeps += greedy(s);
 		}
+	}
+	/* hot CIDs still colliding: their heavy paths isolated, in a share of
+	 * their own, so that whether they are solved does not hinge on where
+	 * the other phases' shares end (dealII: 92.6% or 62.7% of the weight
+	 * precise for a 3% smaller budget) */
+	if (s->ncoll && !s->oom) {
+		s->hot_only = true;
+		phase_until(s, budget, 1.0);
+		sweeps += greedy(s);
+		progress(s, "hot CIDs");
 	}
 	if (o->verbose)
 		fprintf(stderr, "disambig: %llu node moves, %llu rescans, %llu chains, %llu evaluations\n",

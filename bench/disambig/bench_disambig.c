@@ -2,7 +2,7 @@
  * path sets shaped like the thesis' Table 5.1, or on pathmaps.
  *
  *   bench_disambig [--profile NAME|all] [--scale X] [--seeds N] [--solvers LIST]
- *                  [--baseline-limit S] [--fixed F] [--threads T] [--markdown]
+ *                  [--baseline-limit S] [--fixed F] [--threads T] [--markdown] [--verbose]
  *   bench_disambig --nodes N --funcs F [--recursive R] ...
  *   bench_disambig --pathmap FILE [--pathmap FILE ...] (default capability)
  *
@@ -25,6 +25,7 @@ struct agg;
 static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag);
 static uint64_t budget;
+static int verbose;
 #define NSOLVERS 5
 static const char *names[NSOLVERS] = {"thesis", "arr", "ours", "clone", "free"};
 static void summary(struct agg *ag, bool md);
@@ -111,10 +112,12 @@ int main(int argc, char **argv)
 			budget = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--markdown"))
 			md = true;
+		else if (!strcmp(a, "--verbose"))
+			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
 					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--baseline-limit S] [--fixed F] "
-					"[--threads T] [--nodes N --funcs F [--recursive R]] [--markdown]\n");
+					"[--threads T] [--nodes N --funcs F [--recursive R]] [--markdown] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -196,6 +199,7 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.allow_wrap = k >= 2;
 			o.allow_clone = k == 3;
 			o.budget = budget;
+			o.verbose = verbose;
 			if (k == 4) {
 				o.stack_weight = 0;
 				o.max_stack_growth = 0;
