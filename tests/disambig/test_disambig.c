@@ -469,6 +469,47 @@ static void test_crowded(void)
 	da_problem_free(p);
 }
 
+/* A hot path H shares F's CID with two light ones, L1 and L2; each light
+ * path can only move onto a precise path's height (C1's, C2's), so each
+ * departure on its own loses a precise path, and H cannot move: no single
+ * improving move isolates H, both departures together do (its weight is
+ * worth more than the path lost). */
+static void test_hot_isolated(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t R = da_add_func(p, "R", 0, 1, false);
+	uint32_t A = da_add_func(p, "A", 0, 1, false);
+	uint32_t B1 = da_add_func(p, "B1", 0, 1 | 1 << 1, false);     /* 16 only */
+	uint32_t B2 = da_add_func(p, "B2", 0, 1 | 1 << 2, false);     /* 32 only */
+	uint32_t C1 = da_add_func(p, "C1", 0, 1, false);
+	uint32_t C2 = da_add_func(p, "C2", 0, 1, false);
+	uint32_t F = da_add_func(p, "F", 0, 1, false);
+	int64_t size[32] = {16, 48, 48, 48, 64, 80, 16};
+	uint32_t h = path(p, 3, (uint32_t[]){R, A, F}, NULL, size, 16, 1000);
+	uint32_t l1 = path(p, 3, (uint32_t[]){R, B1, F}, NULL, size, 16, 1);
+	uint32_t l2 = path(p, 3, (uint32_t[]){R, B2, F}, NULL, size, 16, 1);
+	path(p, 3, (uint32_t[]){R, C1, F}, NULL, size, 16, 1);
+	path(p, 3, (uint32_t[]){R, C2, F}, NULL, size, 16, 1);
+	/* precise paths elsewhere, so that H's weight is worth several paths */
+	for (uint32_t i = 0; i < 20; i++) {
+		uint32_t x = da_add_func(p, NULL, 0, 1, false);
+		size[x] = 16;
+		path(p, 2, (uint32_t[]){R, x}, NULL, size, 16, 1);
+	}
+	struct da_options o;
+	opts(&o);
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.height[h] != r.height[l1] && r.height[h] != r.height[l2]);
+	CHECK_EQ_INT(r.plan.pad[B1], 16);
+	CHECK_EQ_INT(r.plan.pad[B2], 32);
+	CHECK(r.after.precise_weight >= 1000 + 20);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* Callsite unit: same functions through two callsites, only wrapping helps. */
 static void test_callsite_unit(void)
 {
@@ -774,6 +815,7 @@ int main(void)
 	test_recursion();
 	test_stack_cap();
 	test_crowded();
+	test_hot_isolated();
 	test_crowded_bound();
 	test_callsite_unit();
 	test_properties();
