@@ -9,6 +9,7 @@
  * How many argument bytes a callee reads from the stack is a property of its
  * code, so it is read there, from every module that defines the name: which
  * definition symbol lookup picks does not matter when the largest is taken. */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -68,12 +69,14 @@ static int collect_imports(const struct rw_binary *b, struct import **set)
 }
 
 /* The defined, exported functions of path that b imports (libelf only: most
- * modules define none and are never analysed).  Count, or -1 unreadable. */
+ * modules define none and are never analysed).  Count, or -1 unreadable.  A
+ * module that no longer exists (a program the training run built and
+ * deleted) defines nothing the rewritten program can call: 0. */
 static int find_definitions(const char *path, struct import *set, struct definition **out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return errno == ENOENT ? 0 : -1;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int n = elf ? 0 : -1;
 	for (Elf_Scn *scn = NULL; elf && n >= 0 && (scn = elf_nextscn(elf, scn));) {

@@ -354,7 +354,7 @@ uint32_t rw_call_index(const struct rw_binary *b, uint64_t site);    /* exact si
  * refused only for its stack arguments is reconsidered with that bound
  * (rw_call_bound_args).  If a module cannot be read, or does not match the
  * build-id `ids[i]` (ids NULL: not checked), nothing is changed: a definition
- * there could be the one called.  Returns the number of calls that became
+ * there could be the one called; one that no longer exists is skipped.  Returns the number of calls that became
  * wrappable, or -1 with one line in err. */
 int rw_bound_imports(struct rw_binary *b, const char *const *mods, const uint8_t *const *ids,
 		     const uint32_t *id_lens, size_t nmods, char *err, size_t errlen);

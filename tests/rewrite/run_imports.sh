@@ -2,7 +2,8 @@
 # Calls into a library through the PLT, bounded by the callees' own code
 # (rewriter/imports.c): what the analysis says with and without the training
 # map, a rewrite that wraps them (stack arguments copied), its output and
-# verify, and a library that is not the trained build.
+# verify, a map naming a deleted program, and a library that is not the
+# trained build.
 #   run_imports.sh ICPP WORK PROG LIB     (PROG finds LIB beside it: $ORIGIN)
 set -u
 icpp=$1 work=$2 prog=$3 lib=$4
@@ -30,6 +31,13 @@ grep -q "calls into other modules bounded" rewrite.log || fail "no bounded calls
 ./rw hello world > rw.out || fail "the rewritten program fails"
 cmp -s orig.out rw.out || fail "the rewritten program's output differs"
 "$icpp" verify rw -m rw.icpp -- hello world > /dev/null 2> verify.log || fail "verify: $(tail -2 verify.log)"
+
+# a program the training run built and deleted defines nothing: no warning
+"$icpp" train -q -o gone.icpp -- sh -c "cp /bin/true gone && ./gone && rm gone && $p hello" > /dev/null ||
+	fail "train (a deleted program)"
+"$icpp" rewrite --explain "$p" -m gone.icpp > gone.txt 2>&1 || fail "explain -m (a deleted program)"
+grep -q "keep their caller's" gone.txt && fail "a deleted module stops the bounds: $(grep "keep their" gone.txt)"
+call sum10 gone.txt | grep -q "copies 32)" || fail "sum10 with a deleted module in the map: $(call sum10 gone.txt)"
 
 # a library that is not the trained build: nothing is bounded from it
 objcopy --remove-section .note.gnu.build-id "$l" || fail "objcopy"
