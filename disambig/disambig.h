@@ -169,6 +169,19 @@
  * precision is bought with stack, within the cap.  Moves never leave the
  * allowed masks and never exceed the stack cap.
  * Search, deterministic for a seed and a work budget (node moves):
+ *  0. construction, in a tenth of the budget, functions with the most
+ *     colliding paths first: a function's nodes have heights h0 + sum of
+ *     coefficient * amount over the variables on their paths; the
+ *     variables that split its colliding CIDs (most CIDs split first, then
+ *     fewest nodes moved; at most 64) are fixed one at a time, each at the
+ *     amount that maximises the objective plus the function's potential
+ *     (its paths whose (height, coefficients of the variables not fixed
+ *     yet) no other path shares: those that may still end alone), without
+ *     raising the stack penalty; the whole change is kept when the
+ *     objective improves.  A perfect hash built level by level, where
+ *     single moves scored one at a time spread n paths over m heights
+ *     like random hashing (about n e^(-n/m) of them alone) and take no step
+ *     that makes nothing precise at once;
  *  1. greedy, single moves, paddings only (they cost no code and never split
  *     a path's callsite variants over several CIDs, as wrapping one callsite
  *     does): ambiguous CIDs in order (hot ones first, hottest first, then by

@@ -1383,19 +1383,79 @@ static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct 
 	return nc;
 }
 
+/* One function's nodes and the variables that tell them apart, for the
+ * constructive phase (construct): coef[i * nv + k] is how many times var[k]
+ * adds to the height of node[i]; sig[i] hashes node i's coefficients on the
+ * variables not fixed yet. */
+struct family {
+	uint32_t *node, n;
+	uint32_t *var, nv;
+	int32_t *coef;
+	uint64_t *sig;
+	struct famkey {
+		uint64_t key;
+		uint32_t klass;
+	} *keys;
+	uint32_t *bad, *seen;   /* per class, epoch stamps (construct's) */
+	uint32_t epoch;
+	double pen;             /* stack penalty allowed: what it was before */
+};
+
+static int cmp_famkey(const void *x, const void *y)
+{
+	const struct famkey *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->klass < b->klass ? -1 : a->klass > b->klass;
+}
+
+/* How many of the family's paths may still end precise: two paths whose
+ * nodes agree in height and in the coefficients of every variable not fixed
+ * yet share a CID whatever those variables become (they move both alike).
+ * The last variable fixed, it is the number of the function's precise paths.
+ * Charged to the work as a move of every node. */
+static double potential(struct ds *s, struct family *F)
+{
+	for (uint32_t i = 0; i < F->n; i++) {
+		uint32_t x = F->node[i];
+		F->keys[i] = (struct famkey){da_mix64((uint64_t)s->h[x]) ^ F->sig[i], s->klass[x]};
+	}
+	qsort(F->keys, F->n, sizeof(*F->keys), cmp_famkey);
+	s->work += F->n;
+	uint32_t e = ++F->epoch, alive = 0;
+	for (uint32_t i = 0, j; i < F->n; i = j) {
+		for (j = i + 1; j < F->n && F->keys[j].key == F->keys[i].key; j++)
+			;
+		if (F->keys[i].klass != F->keys[j - 1].klass)
+			for (uint32_t t = i; t < j; t++)
+				F->bad[F->keys[t].klass] = e;
+	}
+	for (uint32_t i = 0; i < F->n; i++) {
+		uint32_t c = F->keys[i].klass;
+		if (F->bad[c] != e && F->seen[c] != e) {
+			F->seen[c] = e;
+			alive++;
+		}
+	}
+	return alive;
+}
+
 /* The best single change of v; leaves v unchanged.  Returns the gain, and
  * the amount in *bestw (v's own when none gains).  With thin (a position),
  * only amounts after which its CID holds fewer paths count, and the best of
  * those is returned even when it loses (*bestw DA_NONE: none does).
+ * With F, the gain counts the family's potential too, and amounts that
+ * raise the stack penalty are not taken (construction spends no stack).
  * Amounts are tried in ascending order, each from the previous one (one
  * move per amount, not two). */
-static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thin)
+static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thin,
+			 struct family *F)
 {
 	struct var *V = &s->vars[v];
 	uint32_t cur = V->value;
 	bool need = thin != DA_NONE;
 	uint32_t paths = need ? s->B[s->bkt[thin]].nent : 0;
-	double best = need ? -INFINITY : 0, base = score(s);
+	double best = need ? -INFINITY : 0, base = score(s) + (F ? potential(s, F) : 0);
 	*bestw = need ? DA_NONE : cur;
 	da_mask m = V->mask;
 	trial_begin(s, v);
@@ -1407,9 +1467,10 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thi
 			continue;
 		set_any(s, v, w);
 		s->evals++;
-		double d = score(s) - base;
+		double d = score(s) + (F ? potential(s, F) : 0) - base;
 		bool thinner = !need || s->B[s->bkt[thin]].nent < paths;
-		if (!s->violated && thinner && d > best + 1e-9) {
+		bool grows = F && s->pen > F->pen + 1e-9;
+		if (!s->violated && thinner && !grows && d > best + 1e-9) {
 			best = d;
 			*bestw = w;
 		}
@@ -1460,7 +1521,7 @@ static double eval_clone(struct ds *s, uint32_t f, uint32_t c, uint32_t e, uint3
 		uint32_t cv = u64map_get(&s->copymap, da_pair(k, e)), bw;
 		best = 0;
 		if (cv != DA_NONE) {
-			double gain = best_value(s, cv, &bw, DA_NONE);
+			double gain = best_value(s, cv, &bw, DA_NONE, NULL);
 			double base = score(s) - before;
 			if (gain > 0 && base + gain > 0) {
 				best = base + gain;
@@ -1692,7 +1753,7 @@ static bool isolate_heavy(struct ds *s, uint32_t b, uint64_t allow)
 		uint32_t bestv = DA_NONE, bestw = DA_NONE;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t w;
-			double gain = best_value(s, cand[i].var, &w, heavy);
+			double gain = best_value(s, cand[i].var, &w, heavy, NULL);
 			if (w != DA_NONE && gain > best) {
 				best = gain;
 				bestv = cand[i].var;
@@ -1949,6 +2010,320 @@ static void spread(struct ds *s, uint64_t work_share)
 	}
 }
 
+/* ---------------------------------------------------------------- construction */
+
+/* The constructive phase builds a function's heights like a perfect hash,
+ * level by level: the variables that tell its colliding paths apart are
+ * fixed one at a time, most splitting first, each at the amount that keeps
+ * the most paths apart from all others in (height, coefficients of the
+ * variables still to come), the family's potential; the whole change is
+ * kept when the score improves.  Single moves scored one at a time spread n
+ * paths over m heights like random hashing (about n e^(-n/m) alone). */
+#define FAMILY_VARS 64          /* variables fixed per function, most splitting */
+
+/* The variables on the path of position x with their coefficients
+ * (disambig.h section 2: a wrap for every frame entered through it, a
+ * padding for every non-last frame), tallied in s->cnt; returns how many,
+ * listed in out (room for every variable). */
+static uint32_t path_vars(struct ds *s, uint32_t x, uint32_t *out)
+{
+	uint32_t n = 0;
+#define TALLY(v)                                                                       \
+	do {                                                                           \
+		uint32_t v_ = (v);                                                     \
+		if (v_ != DA_NONE && !s->cnt[v_]++)                                    \
+			out[n++] = v_;                                                 \
+	} while (0)
+	TALLY(s->exec[x]);
+	for (uint32_t y = s->parent[x]; y != DA_NONE; y = s->parent[y]) {
+		TALLY(s->exec[y]);
+		TALLY(s->inst[y]);
+	}
+#undef TALLY
+	return n;
+}
+
+struct coef_at {
+	uint32_t node, var;
+	int32_t coef;
+};
+
+/* Per (variable, colliding bucket): the nodes there that it adds to, with
+ * one coefficient or several. */
+struct split_at {
+	uint32_t var, bucket, nodes;
+	int32_t coef;
+	bool mixed;
+};
+
+struct family_scratch {
+	uint32_t *touched;      /* [nvars] */
+	uint32_t *splits;       /* [nvars] colliding buckets a variable splits */
+	uint32_t *kof;          /* [nvars] index in the family, or DA_NONE */
+	struct coef_at *coefs;
+	uint32_t ncoefs, capcoefs;
+	struct split_at *sp;
+	uint32_t nsp, capsp;
+	struct u64map spmap;    /* (var, bucket) -> index in sp */
+};
+
+static bool coef_push(struct ds *s, struct family_scratch *X, struct coef_at c)
+{
+	if (!da_grow((void **)&X->coefs, X->ncoefs, &X->capcoefs, sizeof(*X->coefs))) {
+		s->oom = true;
+		return false;
+	}
+	X->coefs[X->ncoefs++] = c;
+	return true;
+}
+
+/* Count in X->spmap that variable v adds coef to a node of colliding bucket b. */
+static bool split_note(struct ds *s, struct family_scratch *X, uint32_t v, uint32_t b, int32_t coef)
+{
+	uint64_t key = da_pair(v, b);
+	uint32_t k = u64map_get(&X->spmap, key);
+	if (k == DA_NONE) {
+		if (!da_grow((void **)&X->sp, X->nsp, &X->capsp, sizeof(*X->sp)) ||
+		    u64map_put(&X->spmap, key, X->nsp) < 0) {
+			s->oom = true;
+			return false;
+		}
+		X->sp[X->nsp++] = (struct split_at){v, b, 1, coef, false};
+		return true;
+	}
+	X->sp[k].nodes++;
+	X->sp[k].mixed |= X->sp[k].coef != coef;
+	return true;
+}
+
+struct ranked_var {
+	uint32_t var, splits;
+	uint64_t reach;
+};
+
+/* Most colliding buckets split first, then the fewest nodes moved. */
+static int cmp_ranked_var(const void *x, const void *y)
+{
+	const struct ranked_var *a = x, *b = y;
+	if (a->splits != b->splits)
+		return a->splits > b->splits ? -1 : 1;
+	if (a->reach != b->reach)
+		return a->reach < b->reach ? -1 : 1;
+	return a->var < b->var ? -1 : a->var > b->var;
+}
+
+/* Nodes in a bucket with another path (all of one function, as the bucket). */
+static uint32_t bucket_nodes(struct bucket *B)
+{
+	uint32_t n = 0;
+	for (uint32_t j = 0; j < B->nent; j++)
+		n += ent(B, j)->count;
+	return n;
+}
+
+/* The variables that split some colliding bucket of the family's nodes,
+ * ranked; fills F->var (at most FAMILY_VARS) and X->kof. */
+static bool family_rank_vars(struct ds *s, struct family *F, struct family_scratch *X)
+{
+	for (uint32_t i = 0; i < X->nsp; i++) {
+		const struct split_at *a = &X->sp[i];
+		if (a->mixed || a->nodes < bucket_nodes(&s->B[a->bucket]))
+			X->splits[a->var]++;
+	}
+	struct ranked_var *r = malloc((X->nsp + 1) * sizeof(*r));
+	if (!r) {
+		s->oom = true;
+		return false;
+	}
+	uint32_t nr = 0;
+	for (uint32_t i = 0; i < X->nsp; i++) {
+		uint32_t v = X->sp[i].var;
+		const struct var *V = &s->vars[v];
+		if (X->splits[v] && V->mask > 1 && !V->dead)
+			r[nr++] = (struct ranked_var){v, X->splits[v], V->reach};
+		X->splits[v] = 0;       /* listed once */
+	}
+	qsort(r, nr, sizeof(*r), cmp_ranked_var);
+	F->nv = nr < FAMILY_VARS ? nr : FAMILY_VARS;
+	for (uint32_t k = 0; k < F->nv; k++) {
+		F->var[k] = r[k].var;
+		X->kof[r[k].var] = k;
+	}
+	free(r);
+	return true;
+}
+
+/* The family of the n nodes at positions node[] (one function's): their
+ * discriminating variables and coefficients.  False when out of memory. */
+static bool family_build(struct ds *s, uint32_t *node, uint32_t n, struct family *F,
+			 struct family_scratch *X)
+{
+	F->n = n;
+	F->node = node;
+	X->ncoefs = X->nsp = 0;
+	u64map_free(&X->spmap);
+	if (u64map_init(&X->spmap, 64) < 0) {
+		s->oom = true;
+		return false;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t x = node[i], b = s->bkt[x];
+		bool colliding = s->B[b].nent >= 2;
+		uint32_t nt = path_vars(s, x, X->touched);
+		for (uint32_t t = 0; t < nt; t++) {
+			uint32_t v = X->touched[t];
+			int32_t c = s->cnt[v];
+			s->cnt[v] = 0;
+			if (!coef_push(s, X, (struct coef_at){i, v, c}) ||
+			    (colliding && !split_note(s, X, v, b, c)))
+				return false;
+		}
+	}
+	if (!family_rank_vars(s, F, X))
+		return false;
+	memset(F->coef, 0, (size_t)n * F->nv * sizeof(*F->coef));
+	memset(F->sig, 0, (size_t)n * sizeof(*F->sig));
+	for (uint32_t t = 0; t < X->ncoefs; t++) {
+		const struct coef_at *c = &X->coefs[t];
+		uint32_t k = X->kof[c->var];
+		if (k == DA_NONE)
+			continue;
+		F->coef[(size_t)c->node * F->nv + k] = c->coef;
+		F->sig[c->node] += (uint64_t)(int64_t)c->coef * (da_mix64(c->var + 1) | 1);
+	}
+	for (uint32_t k = 0; k < F->nv; k++)
+		X->kof[F->var[k]] = DA_NONE;
+	return true;
+}
+
+/* Fix the family's variables in order, each at its best amount for the
+ * score plus the potential; keep the whole change when the score improves. */
+static void family_construct(struct ds *s, struct family *F)
+{
+	double base = score(s);
+	F->pen = s->pen;
+	struct logent *log = malloc((F->nv + 1) * sizeof(*log));
+	if (!log) {
+		s->oom = true;
+		return;
+	}
+	uint32_t nlog = 0;
+	for (uint32_t k = 0; k < F->nv && !out_of_time(s); k++) {
+		uint32_t v = F->var[k];
+		uint64_t r = da_mix64(v + 1) | 1;
+		for (uint32_t i = 0; i < F->n; i++)
+			F->sig[i] -= (uint64_t)(int64_t)F->coef[(size_t)i * F->nv + k] * r;
+		uint32_t w;
+		if (best_value(s, v, &w, DA_NONE, F) > 0) {
+			log[nlog++] = (struct logent){v, s->vars[v].value};
+			set_any(s, v, w);
+		}
+	}
+	if (score(s) > base + 1e-9) {
+		s->accepted++;
+	} else {
+		while (nlog--)
+			set_var(s, log[nlog].var, log[nlog].old);
+	}
+	free(log);
+}
+
+/* Colliding paths per function (CID instance), and the functions with any,
+ * most first. */
+static uint32_t crowded_order(struct ds *s, uint32_t *count, uint32_t *order)
+{
+	for (uint32_t i = 0; i < s->ncoll; i++) {
+		struct bucket *B = &s->B[s->coll[i]];
+		count[B->inst] += B->nent;
+	}
+	uint32_t n = 0;
+	for (uint32_t v = 0; v < s->nvars; v++)
+		if (count[v])
+			order[n++] = v;
+	for (uint32_t i = 1; i < n; i++) {      /* insertion sort: stable, few */
+		uint32_t v = order[i], j = i;
+		for (; j && count[order[j - 1]] < count[v]; j--)
+			order[j] = order[j - 1];
+		order[j] = v;
+	}
+	return n;
+}
+
+/* Positions by function: byinst[start[v] .. start[v + 1]) for every
+ * variable v that is a function instance. */
+static void by_function(const struct ds *s, uint32_t *start, uint32_t *byinst)
+{
+	uint32_t nv = s->nvars;
+	for (uint32_t x = 0; x < s->n; x++)
+		start[s->inst[x] + 1]++;
+	for (uint32_t v = 0; v < nv; v++)
+		start[v + 1] += start[v];
+	for (uint32_t x = 0; x < s->n; x++)
+		byinst[start[s->inst[x]]++] = x;
+	for (uint32_t v = nv; v; v--)
+		start[v] = start[v - 1];
+	start[0] = 0;
+}
+
+/* Build and construct the family of the m nodes at node[]. */
+static void family_of(struct ds *s, uint32_t *node, uint32_t m, struct family *F,
+		      struct family_scratch *X)
+{
+	F->coef = malloc(((size_t)m * FAMILY_VARS + 1) * sizeof(*F->coef));
+	F->sig = malloc((m + 1) * sizeof(*F->sig));
+	F->keys = malloc((m + 1) * sizeof(*F->keys));
+	if (!F->coef || !F->sig || !F->keys)
+		s->oom = true;
+	else if (family_build(s, node, m, F, X))
+		family_construct(s, F);
+	free(F->coef);
+	free(F->sig);
+	free(F->keys);
+}
+
+/* The constructive phase, until the budget: functions with the most
+ * colliding paths first. */
+static void construct(struct ds *s)
+{
+	uint32_t nv = s->nvars;
+	uint32_t *count = calloc(nv + 1, sizeof(*count)), *order = malloc((nv + 1) * sizeof(*order));
+	uint32_t *start = calloc(nv + 2, sizeof(*start)), *byinst = malloc((s->n + 1) * sizeof(*byinst));
+	struct family F = {0};
+	struct family_scratch X = {0};
+	X.touched = malloc((nv + 1) * sizeof(*X.touched));
+	X.splits = calloc(nv + 1, sizeof(*X.splits));
+	X.kof = malloc((nv + 1) * sizeof(*X.kof));
+	F.var = malloc(FAMILY_VARS * sizeof(*F.var));
+	F.bad = calloc(s->nclasses + 1, sizeof(*F.bad));
+	F.seen = calloc(s->nclasses + 1, sizeof(*F.seen));
+	if (count && order && start && byinst && X.touched && X.splits && X.kof && F.var && F.bad &&
+	    F.seen) {
+		for (uint32_t v = 0; v < nv; v++)
+			X.kof[v] = DA_NONE;
+		uint32_t nord = crowded_order(s, count, order);
+		by_function(s, start, byinst);
+		for (uint32_t i = 0; i < nord && !out_of_time(s) && !s->oom; i++) {
+			uint32_t g = order[i];
+			family_of(s, byinst + start[g], start[g + 1] - start[g], &F, &X);
+		}
+	} else {
+		s->oom = true;
+	}
+	free(count);
+	free(order);
+	free(start);
+	free(byinst);
+	free(X.touched);
+	free(X.splits);
+	free(X.kof);
+	free(X.coefs);
+	free(X.sp);
+	u64map_free(&X.spmap);
+	free(F.var);
+	free(F.bad);
+	free(F.seen);
+}
+
 static int cmp_shrink(const void *x, const void *y, void *ctx)
 {
 	const struct ds *s = ctx;
@@ -2082,6 +2457,14 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		return -1;
 	/* a tenth of the budget is kept for the hot CIDs at the end */
 	uint64_t budget = s->budget, main = budget - budget / 10;
+	/* construction first, in a tenth of the budget: the search below
+	 * starts from heights built like a perfect hash (a fifth: the large
+	 * sets lose more to the search's smaller share than they gain) */
+	if (s->ncoll) {
+		phase_until(s, main, 0.1);
+		construct(s);
+		progress(s, "construction");
+	}
 	/* greedy may use the whole budget; annealing gets a share of what is
 	 * left, shrink is always run (it only lowers amounts). */
 	phase_until(s, main, 0.3);

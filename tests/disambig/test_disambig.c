@@ -510,6 +510,63 @@ static void test_hot_isolated(void)
 	da_problem_free(p);
 }
 
+/* A crowded function the single-move search cannot spread: G is reached by
+ * 32 paths R-X0-X1-X2-X3-X4-G, X_i either A_i or B_i, all at one height;
+ * only A_i can grow, by exactly 16 * 2^i, and each such move alone makes
+ * no G path precise and costs six precise paths elsewhere (three W under
+ * A_i land on their Q's heights), more than it gains among the frames
+ * between (at most four).  All five together make every G path precise (a
+ * binary code), which the construction builds level by level; a deeper
+ * path keeps the stack maximum where it is. */
+static void test_construct_binary(void)
+{
+	struct da_problem *p = da_problem_new();
+	int64_t size[128] = {0};
+	uint32_t R = da_add_func(p, "R", 0, 1, false), A[5], B[5];
+	size[R] = 16;
+	for (uint32_t i = 0; i < 5; i++) {
+		A[i] = da_add_func(p, NULL, 0, 1 | (da_mask)1 << (1u << i), false);
+		B[i] = da_add_func(p, NULL, 0, 1, false);
+		size[A[i]] = size[B[i]] = 32;
+	}
+	uint32_t G = da_add_func(p, "G", 0, 1, false), g[32];
+	for (uint32_t code = 0; code < 32; code++) {
+		uint32_t f[7] = {R};
+		for (uint32_t i = 0; i < 5; i++)
+			f[i + 1] = code >> i & 1 ? A[i] : B[i];
+		f[6] = G;
+		g[code] = path(p, 7, f, NULL, size, 16, 1);
+	}
+	for (uint32_t i = 0; i < 5; i++)
+		for (uint32_t j = 0; j < 3; j++) {
+			uint32_t W = da_add_func(p, NULL, 0, 1, false);
+			uint32_t Q = da_add_func(p, NULL, 0, 1, false);
+			size[Q] = 32 + 16 * (1 << i);
+			path(p, 3, (uint32_t[]){R, A[i], W}, NULL, size, 16, 1);
+			path(p, 3, (uint32_t[]){R, Q, W}, NULL, size, 16, 1);
+		}
+	uint32_t Z = da_add_func(p, "Z", 0, 1, false), Y = da_add_func(p, "Y", 0, 1, false);
+	size[Z] = 4096;
+	path(p, 3, (uint32_t[]){R, Z, Y}, NULL, size, 16, 1);
+	struct da_options o;
+	da_options_default(&o);
+	o.allow_wrap = false;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	for (uint32_t i = 0; i < 5; i++)
+		CHECK_EQ_INT(r.plan.pad[A[i]], 16 << i);
+	uint32_t apart = 0;
+	for (uint32_t a = 0; a < 32; a++)
+		for (uint32_t b = a + 1; b < 32; b++)
+			apart += r.height[g[a]] != r.height[g[b]];
+	CHECK_EQ_INT(apart, 32 * 31 / 2);
+	CHECK(r.max_growth <= 1.0);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* Callsite unit: same functions through two callsites, only wrapping helps. */
 static void test_callsite_unit(void)
 {
@@ -816,6 +873,7 @@ int main(void)
 	test_stack_cap();
 	test_crowded();
 	test_hot_isolated();
+	test_construct_binary();
 	test_crowded_bound();
 	test_callsite_unit();
 	test_properties();
