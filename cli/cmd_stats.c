@@ -9,7 +9,7 @@
 #include "pathmap/pathmap.h"
 
 static const char usage_text[] =
-	"usage: icpp stats [--top N] [--json] MAP\n"
+	"usage: icpp stats [--top N] [--module M] [--json] MAP\n"
 	"\n"
 	"How precisely the CIDs (function, stack height) of a pathmap identify call\n"
 	"paths.  A path is a sequence of functions; it is precise when no other path\n"
@@ -19,6 +19,9 @@ static const char usage_text[] =
 	"\n"
 	"options:\n"
 	"  --top N     list the N most ambiguous CIDs with their paths (default 10)\n"
+	"  --module M  only the paths with a frame of module M (its path, or its file\n"
+	"              name when that is unique in MAP): what rewriting M can change;\n"
+	"              a CID's degree still counts every path of MAP\n"
 	"  --json      print one JSON object instead of text\n"
 	"  -h, --help  show this help\n"
 	"\n"
@@ -73,9 +76,9 @@ static size_t candidates(struct pathmap *pm, const uint32_t *ids, uint32_t *slot
 	return k;
 }
 
-static void print_text(const char *file, struct pathmap *pm, const struct pm_stats *st,
-		       const struct pm_ambiguous_cid *worst, size_t nworst, const uint32_t *ids,
-		       uint32_t *slot, struct candidate *cand)
+static void print_text(const char *file, const char *only, struct pathmap *pm,
+		       const struct pm_stats *st, const struct pm_ambiguous_cid *worst, size_t nworst,
+		       const uint32_t *ids, uint32_t *slot, struct candidate *cand)
 {
 	char label[1024], id[2 * PM_BUILD_ID_MAX + 1];
 	printf("pathmap %s: %" PRIu32 " modules, %" PRIu32 " functions, %" PRIu32 " nodes\n", file,
@@ -87,6 +90,8 @@ static void print_text(const char *file, struct pathmap *pm, const struct pm_sta
 		       m->path, m->functions_hooked, m->functions_found,
 		       cli_pct(m->functions_hooked, m->functions_found, 0.0), m->build_id_len ? id : "none");
 	}
+	if (only)
+		printf("\nonly the paths with a frame of %s\n", only);
 	if (!st->paths) {
 		printf("\nno call paths recorded\n");
 		return;
@@ -135,13 +140,18 @@ static void print_text(const char *file, struct pathmap *pm, const struct pm_sta
 	}
 }
 
-static void print_json(const char *file, struct pathmap *pm, const struct pm_stats *st,
-		       const struct pm_ambiguous_cid *worst, size_t nworst, const uint32_t *ids,
-		       uint32_t *slot, struct candidate *cand)
+static void print_json(const char *file, const char *only, struct pathmap *pm,
+		       const struct pm_stats *st, const struct pm_ambiguous_cid *worst, size_t nworst,
+		       const uint32_t *ids, uint32_t *slot, struct candidate *cand)
 {
 	char label[1024], id[2 * PM_BUILD_ID_MAX + 1];
 	printf("{\"file\": ");
 	json_str(stdout, file);
+	printf(", \"only_module\": ");
+	if (only)
+		json_str(stdout, only);
+	else
+		printf("null");
 	printf(", \"modules\": [");
 	for (uint32_t i = 0; i < pm->nmodules; i++) {
 		const struct pm_module *m = &pm->modules[i];
@@ -197,16 +207,39 @@ static void print_json(const char *file, struct pathmap *pm, const struct pm_sta
 	printf("%s]}\n", nworst ? "\n " : "");
 }
 
+/* Module M of the map: its path, or a unique file name.  PM_NONE with one
+ * line said when there is none or several. */
+static uint32_t find_module(const struct pathmap *pm, const char *file, const char *name)
+{
+	uint32_t found = PM_NONE, n = 0;
+	for (uint32_t i = 0; i < pm->nmodules; i++) {
+		const char *path = pm->modules[i].path, *base = strrchr(path, '/');
+		if (!strcmp(path, name))
+			return i;
+		if (!strcmp(base ? base + 1 : path, name)) {
+			found = i;
+			n++;
+		}
+	}
+	if (n == 1)
+		return found;
+	cli_error("stats", "%s %s module '%s' (icpp stats %s lists its modules)", file,
+		  n ? "has more than one" : "has no", name, file);
+	return PM_NONE;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"top", required_argument, NULL, 't'},
+		{"module", required_argument, NULL, 'M'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	long top = 10;
 	bool json = false;
+	const char *only = NULL;
 	char *end;
 	int c;
 	optind = 0;
@@ -224,6 +257,9 @@ int cmd_stats(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'M':
+			only = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -232,7 +268,8 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		cli_error("stats", "expected one pathmap; usage: icpp stats [--top N] [--json] MAP");
+		cli_error("stats", "expected one pathmap; usage: icpp stats [--top N] [--module M] "
+			  "[--json] MAP");
 		return 2;
 	}
 	const char *file = argv[optind];
@@ -242,6 +279,11 @@ int cmd_stats(int argc, char **argv)
 		cli_error("stats", "%s", err);
 		return 1;
 	}
+	uint32_t module = only ? find_module(pm, file, only) : PM_NONE;
+	if (only && module == PM_NONE) {
+		pm_free(pm);
+		return 1;
+	}
 	struct pm_stats st;
 	struct pm_ambiguous_cid *worst = calloc((size_t)top + 1, sizeof(*worst));
 	uint32_t *ids = malloc(((size_t)pm->nnodes + 1) * sizeof(*ids));
@@ -249,13 +291,14 @@ int cmd_stats(int argc, char **argv)
 	struct candidate *cand = malloc(((size_t)pm->nnodes + 1) * sizeof(*cand));
 	uint32_t npaths;
 	int rc = 1;
-	if (!worst || !ids || !slot || !cand || pm_stats(pm, &st) < 0 || pm_path_ids(pm, ids, &npaths) < 0) {
+	if (!worst || !ids || !slot || !cand || pm_stats_of(pm, module, &st) < 0 || pm_path_ids(pm, ids, &npaths) < 0) {
 		cli_error("stats", "out of memory analysing %s", file);
 		goto out;
 	}
 	memset(slot, 0xff, ((size_t)pm->nnodes + 1) * sizeof(*slot));
-	size_t nworst = pm_worst_cids(pm, worst, (size_t)top);
-	(json ? print_json : print_text)(file, pm, &st, worst, nworst, ids, slot, cand);
+	size_t nworst = pm_worst_cids_of(pm, module, worst, (size_t)top);
+	(json ? print_json : print_text)(file, only ? pm->modules[module].path : NULL, pm, &st, worst,
+					 nworst, ids, slot, cand);
 	rc = fflush(stdout) ? 1 : 0;
 	if (rc)
 		cli_error("stats", "cannot write the output");

@@ -183,6 +183,12 @@ struct pm_stats {
 };
 /* 0, or -1 when out of memory. */
 int pm_stats(const struct pathmap *pm, struct pm_stats *st);
+/* The same for the paths with a frame of `module` only (the node's function
+ * or an ancestor's is in it: what rewriting that module can change), each
+ * CID's degree still taken over the whole map (a path is ambiguous when any
+ * path shares its CID); cids, ambiguous_cids and max_degree count the CIDs
+ * holding such a path.  module PM_NONE: pm_stats. */
+int pm_stats_of(const struct pathmap *pm, uint32_t module, struct pm_stats *st);
 
 /* Number the distinct function sequences: ids[i] (an array of nnodes) gets
  * the same value for two nodes exactly when their paths have the same
@@ -200,5 +206,8 @@ struct pm_ambiguous_cid {
 	uint64_t entries;
 };
 size_t pm_worst_cids(const struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max);
+/* ... only CIDs holding a path with a frame of `module` (PM_NONE: all). */
+size_t pm_worst_cids_of(const struct pathmap *pm, uint32_t module, struct pm_ambiguous_cid *out,
+			size_t max);
 
 #endif

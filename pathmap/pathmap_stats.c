@@ -55,6 +55,7 @@ struct cid_runs {
 	const struct pathmap *pm;
 	uint32_t *ids, *perm, npaths;
 	uint32_t pos;                /* next run starts at perm[pos] */
+	bool *kept;                  /* node counted: has a frame of the module */
 };
 
 static int cmp_cid(const void *a, const void *b, void *ctx)
@@ -75,18 +76,25 @@ static void runs_free(struct cid_runs *r)
 {
 	free(r->ids);
 	free(r->perm);
+	free(r->kept);
 }
 
-static int runs_init(struct cid_runs *r, const struct pathmap *pm)
+static int runs_init(struct cid_runs *r, const struct pathmap *pm, uint32_t module)
 {
 	size_t n = pm->nnodes ? pm->nnodes : 1;
 	memset(r, 0, sizeof(*r));
 	r->pm = pm;
 	r->ids = malloc(n * sizeof(*r->ids));
 	r->perm = malloc(n * sizeof(*r->perm));
-	if (!r->ids || !r->perm || pm_path_ids(pm, r->ids, &r->npaths) < 0) {
+	r->kept = malloc(n * sizeof(*r->kept));
+	if (!r->ids || !r->perm || !r->kept || pm_path_ids(pm, r->ids, &r->npaths) < 0) {
 		runs_free(r);
 		return -1;
+	}
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *nd = &pm->nodes[i];
+		r->kept[i] = module == PM_NONE || pm->funcs[nd->func].module == module ||
+			     (nd->parent < i && r->kept[nd->parent]);
 	}
 	for (uint32_t i = 0; i < pm->nnodes; i++)
 		r->perm[i] = i;
@@ -95,8 +103,9 @@ static int runs_init(struct cid_runs *r, const struct pathmap *pm)
 }
 
 /* The next CID: its nodes are perm[*start .. *end); returns its degree, or 0
- * when there are no more. */
-static uint32_t next_cid(struct cid_runs *r, uint32_t *start, uint32_t *end, uint64_t *entries)
+ * when there are no more; *kept: some node of it is counted. */
+static uint32_t next_cid(struct cid_runs *r, uint32_t *start, uint32_t *end, uint64_t *entries,
+			 bool *kept)
 {
 	const struct pathmap *pm = r->pm;
 	if (r->pos >= pm->nnodes)
@@ -104,10 +113,12 @@ static uint32_t next_cid(struct cid_runs *r, uint32_t *start, uint32_t *end, uin
 	uint32_t s = r->pos, e = s, degree = 0;
 	const struct pm_node *first = &pm->nodes[r->perm[s]];
 	*entries = 0;
+	*kept = false;
 	for (; e < pm->nnodes; e++) {
 		const struct pm_node *n = &pm->nodes[r->perm[e]];
 		if (n->func != first->func || n->height != first->height)
 			break;
+		*kept |= r->kept[r->perm[e]];
 		if (e == s || r->ids[r->perm[e]] != r->ids[r->perm[e - 1]])
 			degree++;
 		*entries = pm_sat_add(*entries, n->entries);
@@ -124,9 +135,32 @@ static unsigned bucket(uint32_t degree)
 
 int pm_stats(const struct pathmap *pm, struct pm_stats *st)
 {
+	return pm_stats_of(pm, PM_NONE, st);
+}
+
+/* A path's degree is its worst CID's; it is counted when its nodes are (a
+ * function sequence holds the module's frame in every node or in none). */
+static int count_paths(const struct cid_runs *r, const uint32_t *path_degree, struct pm_stats *st)
+{
+	bool *path_kept = calloc(r->npaths ? r->npaths : 1, sizeof(*path_kept));
+	if (!path_kept)
+		return -1;
+	for (uint32_t i = 0; i < r->pm->nnodes; i++)
+		path_kept[r->ids[i]] |= r->kept[i];
+	for (uint32_t p = 0; p < r->npaths; p++)
+		if (path_kept[p]) {
+			st->degree_paths[bucket(path_degree[p])]++;
+			st->paths++;
+		}
+	free(path_kept);
+	return 0;
+}
+
+int pm_stats_of(const struct pathmap *pm, uint32_t module, struct pm_stats *st)
+{
 	struct cid_runs r;
 	memset(st, 0, sizeof(*st));
-	if (runs_init(&r, pm) < 0)
+	if (runs_init(&r, pm, module) < 0)
 		return -1;
 	uint32_t *path_degree = calloc(r.npaths ? r.npaths : 1, sizeof(*path_degree));
 	if (!path_degree) {
@@ -135,7 +169,15 @@ int pm_stats(const struct pathmap *pm, struct pm_stats *st)
 	}
 	uint32_t s, e, degree;
 	uint64_t cid_entries;
-	while ((degree = next_cid(&r, &s, &e, &cid_entries))) {
+	bool kept;
+	while ((degree = next_cid(&r, &s, &e, &cid_entries, &kept))) {
+		for (uint32_t k = s; k < e; k++) {
+			uint32_t *pd = &path_degree[r.ids[r.perm[k]]];
+			if (degree > *pd)
+				*pd = degree;
+		}
+		if (!kept)
+			continue;
 		st->cids++;
 		if (degree > 1)
 			st->ambiguous_cids++;
@@ -143,23 +185,20 @@ int pm_stats(const struct pathmap *pm, struct pm_stats *st)
 			st->max_degree = degree;
 		for (uint32_t k = s; k < e; k++) {
 			const struct pm_node *n = &pm->nodes[r.perm[k]];
-			uint32_t *pd = &path_degree[r.ids[r.perm[k]]];
-			if (degree > *pd)
-				*pd = degree;
+			if (!r.kept[r.perm[k]])
+				continue;
+			st->nodes++;
 			st->degree_entries[bucket(degree)] =
 				pm_sat_add(st->degree_entries[bucket(degree)], n->entries);
 			st->entries = pm_sat_add(st->entries, n->entries);
 		}
 	}
-	for (uint32_t p = 0; p < r.npaths; p++)
-		st->degree_paths[bucket(path_degree[p])]++;
-	st->nodes = pm->nnodes;
-	st->paths = r.npaths;
+	int rc = count_paths(&r, path_degree, st);
 	st->precise_paths = st->degree_paths[0];
 	st->precise_entries = st->degree_entries[0];
 	free(path_degree);
 	runs_free(&r);
-	return 0;
+	return rc;
 }
 
 static int cmp_worst(const void *a, const void *b)
@@ -176,15 +215,22 @@ static int cmp_worst(const void *a, const void *b)
 
 size_t pm_worst_cids(const struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max)
 {
+	return pm_worst_cids_of(pm, PM_NONE, out, max);
+}
+
+size_t pm_worst_cids_of(const struct pathmap *pm, uint32_t module, struct pm_ambiguous_cid *out,
+			size_t max)
+{
 	struct cid_runs r;
-	if (!max || runs_init(&r, pm) < 0)
+	if (!max || runs_init(&r, pm, module) < 0)
 		return 0;
 	struct pm_ambiguous_cid *all = malloc((pm->nnodes ? pm->nnodes : 1) * sizeof(*all));
 	size_t n = 0;
 	uint32_t s, e, degree;
 	uint64_t entries;
-	while (all && (degree = next_cid(&r, &s, &e, &entries))) {
-		if (degree < 2)
+	bool kept;
+	while (all && (degree = next_cid(&r, &s, &e, &entries, &kept))) {
+		if (degree < 2 || !kept)
 			continue;
 		const struct pm_node *nd = &pm->nodes[r.perm[s]];
 		all[n++] = (struct pm_ambiguous_cid){.func = nd->func, .height = nd->height,

@@ -81,19 +81,36 @@ static void test_add_after_parse(void)
 /* Thesis, Figure 5.4's neighbour: B-A-D and B-E-D with A and E of one frame
  * size put D at one height: one CID of degree 2.  Entries are chosen so that
  * every weighted figure is a known sum. */
+/* The thesis' B-A-D and B-E-D (Figure 5.3): D@128 holds both; A in a library
+ * of its own when a_in_lib. */
+struct thesis_map {
+	struct pathmap *pm;
+	uint32_t lib, A, D, b, ba, be, bad, bed;
+};
+
+static struct thesis_map thesis_pair(bool a_in_lib)
+{
+	struct thesis_map t = {.pm = pm_new()};
+	struct pathmap *pm = t.pm;
+	uint32_t m = pm_add_module(pm, "/bin/p", ID_A, 2);
+	t.lib = a_in_lib ? pm_add_module(pm, "/lib/libl.so", ID_B, 2) : m;
+	uint32_t B = pm_add_function(pm, m, 0x100, 0x10, "B");
+	t.A = pm_add_function(pm, t.lib, 0x200, 0x10, "A");
+	uint32_t E = pm_add_function(pm, m, 0x300, 0x10, "E");
+	t.D = pm_add_function(pm, m, 0x400, 0x10, "D");
+	t.b = pm_add_node(pm, PM_NONE, B, PM_NONE, 0, 16, 1);
+	t.ba = pm_add_node(pm, t.b, t.A, m, 0x104, 64, 10);
+	t.be = pm_add_node(pm, t.b, E, m, 0x108, 64, 20);
+	t.bad = pm_add_node(pm, t.ba, t.D, t.lib, 0x204, 128, 100);
+	t.bed = pm_add_node(pm, t.be, t.D, m, 0x304, 128, 300);
+	return t;
+}
+
 static void test_stats_thesis(void)
 {
-	struct pathmap *pm = pm_new();
-	uint32_t m = pm_add_module(pm, "/bin/p", ID_A, 2);
-	uint32_t B = pm_add_function(pm, m, 0x100, 0x10, "B");
-	uint32_t A = pm_add_function(pm, m, 0x200, 0x10, "A");
-	uint32_t E = pm_add_function(pm, m, 0x300, 0x10, "E");
-	uint32_t D = pm_add_function(pm, m, 0x400, 0x10, "D");
-	uint32_t b = pm_add_node(pm, PM_NONE, B, PM_NONE, 0, 16, 1);
-	uint32_t ba = pm_add_node(pm, b, A, m, 0x104, 64, 10);
-	uint32_t be = pm_add_node(pm, b, E, m, 0x108, 64, 20);
-	uint32_t bad = pm_add_node(pm, ba, D, m, 0x204, 128, 100);
-	uint32_t bed = pm_add_node(pm, be, D, m, 0x304, 128, 300);
+	struct thesis_map t = thesis_pair(false);
+	struct pathmap *pm = t.pm;
+	uint32_t A = t.A, D = t.D, b = t.b, ba = t.ba, be = t.be, bad = t.bad, bed = t.bed;
 
 	struct pm_stats st;
 	CHECK_EQ_INT(pm_stats(pm, &st), 0);
@@ -142,6 +159,35 @@ static void test_stats_thesis(void)
 	CHECK_EQ_INT(pm_path_nodes(pm, bed, chain, 1), 3); /* only the root stored */
 	CHECK_EQ_INT(chain[0], b);
 	pm_free(pm);
+}
+
+/* Only the paths through a library's frames (pm_stats_of): with A in a
+ * library, its share is B-A and B-A-D, and B-A-D is still ambiguous with
+ * B-E-D, which it does not count. */
+static void test_stats_of_module(void)
+{
+	struct thesis_map t = thesis_pair(true);
+	struct pm_stats st, all;
+	CHECK_EQ_INT(pm_stats_of(t.pm, t.lib, &st), 0);
+	CHECK_EQ_INT(st.nodes, 2);
+	CHECK_EQ_INT(st.paths, 2);
+	CHECK_EQ_INT(st.cids, 2);
+	CHECK_EQ_INT(st.ambiguous_cids, 1);
+	CHECK_EQ_INT(st.precise_paths, 1);
+	CHECK_EQ_INT(st.entries, 110);
+	CHECK_EQ_INT(st.precise_entries, 10);
+	struct pm_ambiguous_cid w[4];
+	CHECK_EQ_INT(pm_worst_cids_of(t.pm, t.lib, w, 4), 1);
+	CHECK_EQ_INT(w[0].func, t.D);
+	CHECK_EQ_INT(w[0].entries, 400);
+	/* every path passes through the program's module: all of them */
+	CHECK_EQ_INT(pm_stats_of(t.pm, 0, &st), 0);
+	CHECK_EQ_INT(pm_stats(t.pm, &all), 0);
+	CHECK_EQ_INT(st.paths, all.paths);
+	CHECK_EQ_INT(st.precise_paths, all.precise_paths);
+	CHECK_EQ_INT(st.entries, all.entries);
+	CHECK_EQ_INT(st.cids, all.cids);
+	pm_free(t.pm);
 }
 
 /* The same function sequence reached from two callsites is one path: not
@@ -414,6 +460,7 @@ int main(void)
 	test_add_after_parse();
 	test_stats_thesis();
 	test_stats_callsites();
+	test_stats_of_module();
 	test_stats_degrees();
 	test_lookup();
 	test_merge();

@@ -42,7 +42,7 @@ static void write_map(const char *path)
 static void test_stats(const char *map)
 {
 	CHECK_EQ_INT(cli_run(cmd_stats, "stats", "--help", NULL), 0);
-	CONTAINS(cli_out, "usage: icpp stats [--top N] [--json] MAP");
+	CONTAINS(cli_out, "usage: icpp stats [--top N] [--module M] [--json] MAP");
 	CONTAINS(cli_out, "example:");
 	CHECK_EQ_INT(cli_run(cmd_stats, "stats", NULL), 2);
 	CONTAINS(cli_err, "icpp: stats: expected one pathmap");
@@ -89,6 +89,17 @@ static void test_stats(const char *map)
 		      "\"height\": 128, \"degree\": 2, \"entries\": 400, \"paths\": ["
 		      "{\"entries\": 100, \"functions\": [\"B\", \"A\", \"D\"]}, "
 		      "{\"entries\": 300, \"functions\": [\"B\", \"E\", \"D\"]}]}");
+
+	/* --module: by file name or path; every path of this map passes through
+	 * /bin/p, none through the library */
+	CHECK_EQ_INT(cli_run(cmd_stats, "stats", "--module", "p", map, NULL), 0);
+	CONTAINS(cli_out, "only the paths with a frame of /bin/p\n");
+	CONTAINS(cli_out, "precise paths                                     5  (71.4%)\n");
+	CHECK_EQ_INT(cli_run(cmd_stats, "stats", "--module", "/lib/libq.so", "--json", map, NULL), 0);
+	CONTAINS(cli_out, "\"only_module\": \"/lib/libq.so\"");
+	CONTAINS(cli_out, "\"paths\": 0,");
+	CHECK_EQ_INT(cli_run(cmd_stats, "stats", "--module", "nope", map, NULL), 1);
+	CONTAINS(cli_err, "has no module 'nope'");
 
 	/* A corrupt map: one clear line, exit 1. */
 	char bad[4096];
