@@ -19,9 +19,10 @@ static const char usage_text[] =
 	"\n"
 	"options:\n"
 	"  --top N     list the N most ambiguous CIDs with their paths (default 10)\n"
-	"  --module M  only the paths with a frame of module M (its path, or its file\n"
-	"              name when that is unique in MAP): what rewriting M can change;\n"
-	"              a CID's degree still counts every path of MAP\n"
+	"  --module M  only the paths with a frame of module M (an ELF file: the module\n"
+	"              with its build-id; else its path in MAP, or its file name when\n"
+	"              that is unique): what rewriting M can change; a CID's degree\n"
+	"              still counts every path of MAP\n"
 	"  --json      print one JSON object instead of text\n"
 	"  -h, --help  show this help\n"
 	"\n"
@@ -207,11 +208,29 @@ static void print_json(const char *file, const char *only, struct pathmap *pm,
 	printf("%s]}\n", nworst ? "\n " : "");
 }
 
-/* Module M of the map: its path, or a unique file name.  PM_NONE with one
- * line said when there is none or several. */
+/* The module of the map with the build-id of the ELF file at path, if any
+ * (the loader may have named it through a symlink). */
+static uint32_t module_of_file(const struct pathmap *pm, const char *path)
+{
+	char err[256];
+	struct bin_module *bm = bin_open(path, err, sizeof(err));
+	if (!bm)
+		return PM_NONE;
+	const uint8_t *id;
+	size_t n = bin_build_id(bm, &id);
+	uint32_t m = n ? pm_module_by_build_id(pm, id, (uint32_t)n) : PM_NONE;
+	bin_close(bm);
+	return m;
+}
+
+/* Module M of the map: its path, the module with the build-id of the file M,
+ * or a unique file name.  PM_NONE with one line said when there is none or
+ * several. */
 static uint32_t find_module(const struct pathmap *pm, const char *file, const char *name)
 {
-	uint32_t found = PM_NONE, n = 0;
+	uint32_t found = module_of_file(pm, name), n = 0;
+	if (found != PM_NONE)
+		return found;
 	for (uint32_t i = 0; i < pm->nmodules; i++) {
 		const char *path = pm->modules[i].path, *base = strrchr(path, '/');
 		if (!strcmp(path, name))

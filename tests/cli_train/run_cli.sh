@@ -70,6 +70,13 @@ libdir=$(dirname "$progs")
 check "library program output" grep -qx 6 lib.out
 check "a library loaded by a relative name is trained" \
 	bash -c "'$icpp' paths lib.icpp --function lib_work | grep -q 'main > lib_work\$'"
+# stats --module finds it by the build-id of the file named, whatever name the
+# loader used, and counts only the paths through it
+check "stats --module by file" \
+	bash -c "'$icpp' stats --top 0 --module '$libdir/libcli_lib.so' lib.icpp | grep -q '^only the paths with a frame of .*libcli_lib.so\$'"
+check "stats --module counts fewer paths than the whole map" test \
+	"$("$icpp" stats --json --top 0 --module "$libdir/libcli_lib.so" lib.icpp | grep -o '"paths": [0-9]*')" \
+	!= "$("$icpp" stats --json --top 0 lib.icpp | grep -o '"paths": [0-9]*')"
 
 # A handler on the thread's own stack: its heights depend on where the kernel
 # aligned the signal frame, so it is reported and not recorded; the frames

@@ -111,6 +111,10 @@ build > build.log 2>&1 || fail "build (build.log)"
 "$icpp" train -q -o train.icpp -- sh -c "$suite" > train.out 2>&1 || fail "the test suite under icpp train"
 "$icpp" rewrite "$prog" -m train.icpp -o "$prog.rw" > rewrite.log 2>&1 || fail "icpp rewrite: $(tail -1 rewrite.log)"
 grep -E "padded|precise" rewrite.log
+# the precision of the paths through the rewritten file (the suite runs sh,
+# make, python...: the whole map hides it), before and as predicted
+"$icpp" stats --top 0 --module "$prog" train.icpp | sed -n 's/^precise paths/trained: precise paths/p'
+"$icpp" stats --top 0 --module "$prog.rw" "$prog.rw.icpp" | sed -n 's/^precise paths/predicted: precise paths/p'
 cp "$prog" "$prog.orig" && cp "$prog.rw" "$prog" || fail "cannot put the rewritten $prog in place"
 check > verify.out 2> verify.log ||
 	fail "icpp verify: $(grep -v '^ ' verify.log | tail -3)"
