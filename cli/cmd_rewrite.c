@@ -296,6 +296,21 @@ static void bound_imports(struct rw_binary *b, const struct pathmap *pm, bool qu
 	free(lens);
 }
 
+/* When a tenth or more of the map's paths do not pass through PROG (other
+ * programs: a test suite run by sh and make), the share that rewriting PROG
+ * can change, on its own line. */
+static void print_module_precision(const struct pathmap *pm, const struct pathmap *pred, uint32_t m,
+				   const char *prog, uint64_t all_paths)
+{
+	struct pm_stats sb, sa;
+	if (pm_stats_of(pm, m, &sb) < 0 || pm_stats_of(pred, m, &sa) < 0 || sb.paths * 10 > all_paths * 9)
+		return;
+	fprintf(stderr, "icpp rewrite: the %" PRIu64 " paths through %s: precise %.1f%% -> %.1f%% "
+		"predicted (weighted %.1f%% -> %.1f%%)\n", sb.paths, prog,
+		cli_pct(sb.precise_paths, sb.paths, 100.0), cli_pct(sa.precise_paths, sa.paths, 100.0),
+		cli_pct(sb.precise_entries, sb.entries, 100.0), cli_pct(sa.precise_entries, sa.entries, 100.0));
+}
+
 int cmd_rewrite(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -554,6 +569,7 @@ int cmd_rewrite(int argc, char **argv)
 				"(weighted %.1f%% -> %.1f%%)%s\n", cli_pct(sb.precise_paths, sb.paths, 100.0),
 				cli_pct(sa.precise_paths, sa.paths, 100.0), cli_pct(sb.precise_entries, sb.entries, 100.0),
 				cli_pct(sa.precise_entries, sa.entries, 100.0), everything ? " [--everything]" : "");
+		print_module_precision(pm, pred, m, prog, sb.paths);
 		if (solved)
 			fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 				r.max_growth, r.max_growth_bytes);

@@ -38,6 +38,10 @@ cmp -s orig.out rw.out || fail "the rewritten program's output differs"
 "$icpp" rewrite --explain "$p" -m gone.icpp > gone.txt 2>&1 || fail "explain -m (a deleted program)"
 grep -q "keep their caller's" gone.txt && fail "a deleted module stops the bounds: $(grep "keep their" gone.txt)"
 call sum10 gone.txt | grep -q "copies 32)" || fail "sum10 with a deleted module in the map: $(call sum10 gone.txt)"
+# most of that map is sh's: rewrite states the program's own share apart
+"$icpp" rewrite "$p" -m gone.icpp -o rw2 > rewrite2.log 2>&1 || fail "rewrite (map of sh): $(tail -1 rewrite2.log)"
+grep -q "^icpp rewrite: the [0-9]* paths through $p: precise" rewrite2.log ||
+	fail "no line for the paths through $p: $(grep precise rewrite2.log)"
 
 # a library that is not the trained build: nothing is bounded from it
 objcopy --remove-section .note.gnu.build-id "$l" || fail "objcopy"
