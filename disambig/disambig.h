@@ -176,12 +176,12 @@
  *     fewest nodes moved; at most 64) are fixed one at a time, each at the
  *     amount that maximises the objective plus the function's potential
  *     (its paths whose (height, coefficients of the variables not fixed
- *     yet) no other path shares: those that may still end alone), without
- *     raising the stack penalty; the whole change is kept when the
- *     objective improves.  A perfect hash built level by level, where
- *     single moves scored one at a time spread n paths over m heights
- *     like random hashing (about n e^(-n/m) of them alone) and take no step
- *     that makes nothing precise at once;
+ *     yet) no other path shares: those that may still end alone), stack
+ *     counted at 5 times the search's price; the whole change is kept when
+ *     the objective, at that price, improves.  A perfect hash built level
+ *     by level, where single moves scored one at a time spread n paths over
+ *     m heights like random hashing (about n e^(-n/m) of them alone) and
+ *     take no step that makes nothing precise at once;
  *  1. greedy, single moves, paddings only (they cost no code and never split
  *     a path's callsite variants over several CIDs, as wrapping one callsite
  *     does): ambiguous CIDs in order (hot ones first, hottest first, then by
@@ -210,6 +210,11 @@
  *     its own costs; whether they solved a hot CID hinged on where their
  *     shares of the budget ended);
  *  6. shrink: lower every nonzero amount while the objective does not drop.
+ * The construction commits to amounts before the search shows whether they
+ * are needed, and shrink cannot undo them (each holds paths apart): when it
+ * raised the stack penalty and the whole search took under a fifth of the
+ * budget, the search runs again from a construction that raises no stack
+ * penalty, and the plan with the better objective is kept.
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H

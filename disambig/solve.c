@@ -147,6 +147,9 @@ struct ds {
 	bool chaining;          /* improve_bucket may try ejection chains */
 	bool pads_only;         /* candidates: paddings only (the first phases) */
 	bool hot_only;          /* greedy: hot CIDs only, their heavy path kept (the last phase) */
+	bool frugal;            /* construction: no amount that raises the stack penalty
+				 * (else it costs CONS_STACK_PRICE times the search's) */
+	bool cons_spent;        /* the construction kept an amount that raised it */
 	uint64_t budget;
 	uint64_t attempt_work;  /* node moves one collision may spend per attempt */
 	struct timespec t0;
@@ -1383,6 +1386,11 @@ static uint32_t gather_cands(struct ds *s, uint32_t *rep, uint32_t nrep, struct 
 	return nc;
 }
 
+/* The construction's stack price, times the search's (at 3 or 4 the real
+ * pathmaps' growth passes 1.05 geomean, at 10 the construction gains
+ * nothing; docs/bench-disambig.md) */
+#define CONS_STACK_PRICE 5.0
+
 /* One function's nodes and the variables that tell them apart, for the
  * constructive phase (construct): coef[i * nv + k] is how many times var[k]
  * adds to the height of node[i]; sig[i] hashes node i's coefficients on the
@@ -1398,7 +1406,7 @@ struct family {
 	} *keys;
 	uint32_t *bad, *seen;   /* per class, epoch stamps (construct's) */
 	uint32_t epoch;
-	double pen;             /* stack penalty allowed: what it was before */
+	double pen;             /* stack penalty when the family started */
 };
 
 static int cmp_famkey(const void *x, const void *y)
@@ -1444,8 +1452,9 @@ static double potential(struct ds *s, struct family *F)
  * the amount in *bestw (v's own when none gains).  With thin (a position),
  * only amounts after which its CID holds fewer paths count, and the best of
  * those is returned even when it loses (*bestw DA_NONE: none does).
- * With F, the gain counts the family's potential too, and amounts that
- * raise the stack penalty are not taken (construction spends no stack).
+ * With F, the gain counts the family's potential too, and stack at
+ * CONS_STACK_PRICE times the search's price (frugal: amounts that raise the
+ * stack penalty are not taken).
  * Amounts are tried in ascending order, each from the previous one (one
  * move per amount, not two). */
 static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thin,
@@ -1456,6 +1465,7 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thi
 	bool need = thin != DA_NONE;
 	uint32_t paths = need ? s->B[s->bkt[thin]].nent : 0;
 	double best = need ? -INFINITY : 0, base = score(s) + (F ? potential(s, F) : 0);
+	double pen0 = s->pen, extra = F && !s->frugal ? CONS_STACK_PRICE - 1 : 0;
 	*bestw = need ? DA_NONE : cur;
 	da_mask m = V->mask;
 	trial_begin(s, v);
@@ -1468,8 +1478,9 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thi
 		set_any(s, v, w);
 		s->evals++;
 		double d = score(s) + (F ? potential(s, F) : 0) - base;
+		d -= extra * (s->pen - pen0);
 		bool thinner = !need || s->B[s->bkt[thin]].nent < paths;
-		bool grows = F && s->pen > F->pen + 1e-9;
+		bool grows = F && s->frugal && s->pen > F->pen + 1e-9;
 		if (!s->violated && thinner && !grows && d > best + 1e-9) {
 			best = d;
 			*bestw = w;
@@ -2208,6 +2219,7 @@ static void family_construct(struct ds *s, struct family *F)
 		return;
 	}
 	uint32_t nlog = 0;
+	bool spent = false;
 	for (uint32_t k = 0; k < F->nv && !out_of_time(s); k++) {
 		uint32_t v = F->var[k];
 		uint64_t r = da_mix64(v + 1) | 1;
@@ -2215,12 +2227,16 @@ static void family_construct(struct ds *s, struct family *F)
 			F->sig[i] -= (uint64_t)(int64_t)F->coef[(size_t)i * F->nv + k] * r;
 		uint32_t w;
 		if (best_value(s, v, &w, DA_NONE, F) > 0) {
+			double pen = s->pen;
 			log[nlog++] = (struct logent){v, s->vars[v].value};
 			set_any(s, v, w);
+			spent |= s->pen > pen + 1e-9;
 		}
 	}
-	if (score(s) > base + 1e-9) {
+	double extra = s->frugal ? 0 : CONS_STACK_PRICE - 1;
+	if (score(s) - extra * (s->pen - F->pen) > base + 1e-9) {
 		s->accepted++;
+		s->cons_spent |= spent;
 	} else {
 		while (nlog--)
 			set_var(s, log[nlog].var, log[nlog].old);
@@ -2448,15 +2464,13 @@ static void phase_until(struct ds *s, uint64_t budget, double share)
 	s->budget = (uint64_t)(share * (double)budget);
 }
 
-int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
-	     char *err, size_t errlen)
+/* The search (disambig.h section 5, phases 0-6) on s; returns the greedy
+ * sweeps, *exhausted when the work budget ran out. */
+static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted)
 {
-	memset(r, 0, sizeof(*r));
-	struct ds *s = ds_new(p, o, err, errlen);
-	if (!s)
-		return -1;
 	/* a tenth of the budget is kept for the hot CIDs at the end */
 	uint64_t budget = s->budget, main = budget - budget / 10;
+	uint32_t sweeps = 0;
 	/* construction first, in a tenth of the budget: the search below
 	 * starts from heights built like a perfect hash (a fifth: the large
 	 * sets lose more to the search's smaller share than they gain) */
@@ -2471,7 +2485,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	/* paddings first: they cost no code and never split a path's callsite
 	 * variants over several CIDs, as wrapping one callsite does */
 	s->pads_only = true;
-	uint32_t sweeps = greedy(s);            /* single moves */
+	sweeps += greedy(s);                    /* single moves */
 	progress(s, "greedy, paddings");
 	if (s->ncoll && !s->oom) {
 		phase_until(s, main, 0.6);      /* spread moves, then single again */
@@ -2510,11 +2524,52 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		fprintf(stderr, "disambig: %llu node moves, %llu rescans, %llu chains, %llu evaluations\n",
 			(unsigned long long)s->work, (unsigned long long)s->rescans,
 			(unsigned long long)s->chains, (unsigned long long)s->evals);
-	bool exhausted = s->out_of_budget;
+	*exhausted = s->out_of_budget;
 	s->out_of_budget = false;
 	s->budget = UINT64_MAX;
 	if (!s->oom)
 		shrink(s);
+	return sweeps;
+}
+
+int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
+	     char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	struct ds *s = ds_new(p, o, err, errlen);
+	if (!s)
+		return -1;
+	bool exhausted;
+	uint64_t budget = s->budget;
+	uint32_t sweeps = search(s, o, &exhausted);
+	/* the construction spends stack (at a higher price than the search) and
+	 * commits to amounts before the search shows whether they are needed,
+	 * which shrink cannot undo (each holds paths apart): where it did and
+	 * the search was cheap (a fifth of the budget), the search from a
+	 * construction that spends none runs too, and the plan that scores
+	 * better is kept (astar: 100% of paths at growth 1.000, not 1.24) */
+	if (s->cons_spent && s->work < budget / 5 && !s->oom) {
+		struct ds *t = ds_new(p, o, err, errlen);
+		if (!t) {
+			ds_free(s);
+			return -1;
+		}
+		t->t0 = s->t0;
+		t->frugal = true;
+		bool ex2;
+		uint32_t sw2 = search(t, o, &ex2);
+		uint64_t work = s->work + t->work, evals = s->evals + t->evals;
+		if (t->oom || score(t) > score(s) + 1e-9) {
+			struct ds *u = s;
+			s = t;
+			t = u;
+			sweeps = sw2;
+			exhausted = ex2;
+		}
+		s->work = work;
+		s->evals = evals;
+		ds_free(t);
+	}
 	if (s->oom) {
 		ds_free(s);
 		return errmsg(err, errlen, "out of memory while solving");

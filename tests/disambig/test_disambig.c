@@ -567,6 +567,54 @@ static void test_construct_binary(void)
 	da_problem_free(p);
 }
 
+/* The construction spends stack at a price, before the search shows whether
+ * it must: F is reached through A (over X) and through B at one height; A
+ * moves fewer nodes, so the construction tries it first, and it holds the
+ * deepest path (under K), so padding A raises the stack maximum while
+ * padding B does not.  Priced, the construction pads A (two paths for 2% of
+ * growth); the plan kept is the one that pads B, as precise at growth 1.
+ * When B cannot be padded, A is (stack is spent where it must be). */
+static void test_construct_reclaims_stack(void)
+{
+	struct da_problem *p = da_problem_new();
+	int64_t size[32] = {0};
+	uint32_t R = da_add_func(p, "R", 0, 1, false);
+	uint32_t A = da_add_func(p, "A", 0, da_mask_upto(256), false);
+	uint32_t B = da_add_func(p, "B", 0, da_mask_upto(256), false);
+	uint32_t X = da_add_func(p, "X", 0, 1, false), K = da_add_func(p, "K", 0, 1, false);
+	uint32_t F = da_add_func(p, "F", 0, 1, false), G = da_add_func(p, "G", 0, 1, false);
+	size[R] = 16;
+	size[A] = 32;
+	size[X] = 400;
+	size[B] = 432;
+	size[K] = 256;
+	uint32_t fa = path(p, 4, (uint32_t[]){R, A, X, F}, NULL, size, 16, 1);
+	uint32_t fb = path(p, 3, (uint32_t[]){R, B, F}, NULL, size, 16, 1);
+	path(p, 5, (uint32_t[]){R, A, X, K, G}, NULL, size, 16, 1);     /* deepest: 720 */
+	for (uint32_t i = 0; i < 6; i++)        /* B moves more nodes than A */
+		path(p, 3, (uint32_t[]){R, B, da_add_func(p, NULL, 0, 1, false)}, NULL, size, 16, 1);
+	struct da_options o;
+	da_options_default(&o);
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.height[fa] != r.height[fb]);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK_EQ_INT(r.plan.pad[A], 0);
+	CHECK_EQ_INT(r.plan.pad[B], 16);
+	CHECK(r.max_growth <= 1.0);
+	check_predict(p, &r);
+	da_result_free(&r);
+	p->funcs[B].pad_mask = 1;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK_EQ_INT(r.plan.pad[A], 16);
+	CHECK(r.max_growth > 1.0 && r.max_growth < 1.03);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* Callsite unit: same functions through two callsites, only wrapping helps. */
 static void test_callsite_unit(void)
 {
@@ -874,6 +922,7 @@ int main(void)
 	test_crowded();
 	test_hot_isolated();
 	test_construct_binary();
+	test_construct_reclaims_stack();
 	test_crowded_bound();
 	test_callsite_unit();
 	test_properties();
