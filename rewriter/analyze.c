@@ -181,7 +181,7 @@ static const char *plt_name(struct ana *a, uint64_t target)
 		const cs_x86 *x = &insn->detail->x86;
 		if (insn->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
 		    x->operands[0].mem.base == X86_REG_RIP) {
-			name = rw_slot_symbol(a->b, insn->address + insn->size + (uint64_t)x->disp);
+			name = rw_slot_symbol(a->b, x86_rip_target(insn));
 			break;
 		}
 	}
@@ -283,7 +283,7 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 		o->target = x86_branch_target(insn);
 		if (!o->target && x->op_count == 1 && op[0].type == X86_OP_MEM &&
 		    op[0].mem.base == X86_REG_RIP && op[0].mem.index == X86_REG_INVALID)
-			o->slot = insn->address + insn->size + (uint64_t)x->disp;
+			o->slot = x86_rip_target(insn);
 		if (o->target == insn->address + insn->size)
 			o->eff = E_PUSH;          /* call next: pushes its own address */
 		else if (noreturn_name(target_name(a, o->target, o->slot)))

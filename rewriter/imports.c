@@ -45,9 +45,11 @@ static bool leaves_binary(const struct rw_binary *b, const struct rw_call *rc)
 	return false;
 }
 
-static bool refused_for_args(const struct rw_call *rc)
+/* A call refused only for its stack arguments, into a name of another module. */
+static bool wants_callee_bound(const struct rw_binary *b, const struct rw_call *rc)
 {
-	return rc->wrap_why == RW_WRAP_ARGS_UNKNOWN || rc->wrap_why == RW_WRAP_ARGS_LARGE;
+	return (rc->wrap_why == RW_WRAP_ARGS_UNKNOWN || rc->wrap_why == RW_WRAP_ARGS_LARGE) &&
+	       rc->target_name && leaves_binary(b, rc);
 }
 
 static int collect_imports(const struct rw_binary *b, struct import **set)
@@ -55,7 +57,7 @@ static int collect_imports(const struct rw_binary *b, struct import **set)
 	for (size_t i = 0; i < b->ncalls; i++) {
 		const struct rw_call *rc = &b->calls[i];
 		struct import *imp;
-		if (!refused_for_args(rc) || !rc->target_name || !leaves_binary(b, rc))
+		if (!wants_callee_bound(b, rc))
 			continue;
 		HASH_FIND_STR(*set, rc->target_name, imp);
 		if (imp)
@@ -209,7 +211,7 @@ static int apply_bounds(struct rw_binary *b, struct import *set)
 	for (size_t i = 0; i < b->ncalls; i++) {
 		struct rw_call *rc = &b->calls[i];
 		struct import *imp;
-		if (!refused_for_args(rc) || !rc->target_name || !leaves_binary(b, rc))
+		if (!wants_callee_bound(b, rc))
 			continue;
 		HASH_FIND_STR(set, rc->target_name, imp);
 		if (!imp || !imp->defined || imp->bound < 0)

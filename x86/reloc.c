@@ -156,6 +156,20 @@ far:
 	return -1;
 }
 
+/* The copy of insn at out (moved to `to`, same length) keeps the address its
+ * rip-relative operand refers to.  rip-relative is always disp32 (Capstone 4
+ * misreports disp_size of some SSE instructions, e.g. comisd, as 2). */
+static int keep_rip_operand(const cs_insn *insn, uint64_t to, uint8_t *out, const char **why)
+{
+	int64_t d = (int64_t)(x86_rip_target(insn) - (to + insn->size));
+	if (!fits_rel32(d)) {
+		*why = "rip-relative operand out of rel32 range";
+		return -1;
+	}
+	put32(out + insn->detail->x86.encoding.disp_offset, (uint32_t)d);
+	return insn->size;
+}
+
 int x86_relocate_insn(const cs_insn *insn, uint64_t to, uint8_t *out, const char **why)
 {
 	if ((*why = x86_unrelocatable(insn)))
@@ -163,18 +177,7 @@ int x86_relocate_insn(const cs_insn *insn, uint64_t to, uint8_t *out, const char
 	if (is_relative_branch(insn))
 		return relocate_branch(insn, to, out, why);
 	memcpy(out, insn->bytes, insn->size);
-	if (has_rip_operand(insn)) {
-		const cs_x86 *x = &insn->detail->x86;
-		/* rip points at the next instruction; the length is unchanged. */
-		uint64_t abs = insn->address + insn->size + (uint64_t)x->disp;
-		int64_t d = (int64_t)(abs - (to + insn->size));
-		if (!fits_rel32(d)) {
-			*why = "rip-relative operand out of rel32 range";
-			return -1;
-		}
-		put32(out + x->encoding.disp_offset, (uint32_t)d);
-	}
-	return insn->size;
+	return has_rip_operand(insn) ? keep_rip_operand(insn, to, out, why) : insn->size;
 }
 
 int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *out,
@@ -195,14 +198,7 @@ int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *ou
 			return -1;
 		}
 	} else if (has_rip_operand(insn)) {
-		/* rip-relative is always disp32 (Capstone 4 misreports disp_size
-		 * of some SSE instructions, e.g. comisd, as 2) */
-		int64_t d = (int64_t)(x86_rip_target(insn) - (to + insn->size));
-		if (!fits_rel32(d)) {
-			*why = "rip-relative operand out of rel32 range";
-			return -1;
-		}
-		put32(out + x->encoding.disp_offset, (uint32_t)d);
+		return keep_rip_operand(insn, to, out, why);
 	}
 	return insn->size;
 }
