@@ -76,7 +76,7 @@ EOF
 	exit 2
 	;;
 esac
-[ -e "$target" ] || { echo "SKIP: $target missing"; exit 0; }
+[ -e "$target" ] || { echo "SKIP: $target missing (apt-get install it)"; exit 77; }
 name=$(basename "$target")
 if [ "$kind" = bzip2 ]; then
 	out=lib/$name
