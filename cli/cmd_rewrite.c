@@ -58,7 +58,7 @@ struct capctx {
 };
 
 static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		      bool *cloneable)
+		      bool *cloneable, da_mask *clone_mask)
 {
 	const struct capctx *c = ctx;
 	size_t n;
@@ -67,10 +67,12 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 							 : RW_NONE;
 	*mask &= i == RW_NONE || c->vis->no_pad[i] ? 1 : f[i].pad_mask;
 	*cloneable = i != RW_NONE && !c->vis->no_pad[i] && f[i].cloneable;
+	/* a clone is padded in place only: it has no entry wrapper */
+	*clone_mask &= i == RW_NONE || c->vis->no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			  da_mask *mask, bool *redirectable)
+			  da_mask *mask, bool *redirectable, uint64_t *target)
 {
 	const struct capctx *c = ctx;
 	size_t n;
@@ -79,6 +81,7 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	(void)pm;
 	*mask &= i == RW_NONE || c->vis->no_wrap[i] ? 1 : cs[i].wrap_mask;
 	*redirectable = i != RW_NONE && !c->vis->no_wrap[i] && cs[i].redirectable;
+	*target = i != RW_NONE ? cs[i].target : 0;
 }
 
 /* A plan in pathmap terms -> the rewriter's plan (module `m` only). */
@@ -182,27 +185,6 @@ static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_bin
 		pp->pads[pp->npads++] = (struct da_pm_pad){g, bytes};
 	}
 	return 0;
-}
-
-/* A clone is a copy of its function's unwrapped code: a function padded
- * through an entry wrapper has clones without padding (the solver knows one
- * padding mask per function).  The prediction follows the plan as changed.
- * Returns how many clone paddings were dropped. */
-static uint32_t unpad_entry_clones(const struct pathmap *pm, uint32_t m, const struct rw_binary *b,
-				   struct da_pm_plan *pp)
-{
-	size_t n;
-	const struct rw_func *f = rw_functions(b, &n);
-	uint32_t dropped = 0;
-	for (uint32_t k = 0; k < pp->nclones; k++) {
-		const struct pm_function *pf = &pm->funcs[pp->clones[k].func];
-		uint32_t i = pf->module == m ? rw_func_index(b, pf->addr) : RW_NONE;
-		if (i != RW_NONE && f[i].pad_entry && pp->clones[k].pad) {
-			pp->clones[k].pad = 0;
-			dropped++;
-		}
-	}
-	return dropped;
 }
 
 /* Put the prediction's clones where OUT has them (rw_place_clones). */
@@ -519,10 +501,6 @@ int cmd_rewrite(int argc, char **argv)
 			if (da_pm_plan_from(&br, &r.plan, &pp) < 0)
 				goto oom;
 			solved = true;
-			uint32_t dropped = unpad_entry_clones(pm, m, b, &pp);
-			if (!quiet && dropped)
-				fprintf(stderr, "icpp rewrite: %u clones of entry-wrapped functions left "
-					"unpadded\n", dropped);
 		}
 		if (to_rw_plan(pm, m, &pp, &plan, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s", err);

@@ -22,8 +22,9 @@
  * cloned.  Callsites say which function contains them (`owner`, DA_NONE when
  * the call instruction is not in a function of the problem, e.g. in an
  * unhooked library), which wrap amounts they allow, and whether the call can be
- * redirected to a clone (a direct call).  A node whose callsite is unknown has
- * callsite DA_NONE: it cannot be wrapped or redirected.
+ * redirected to a clone (a direct call, of its `target` only).  A node whose
+ * callsite is unknown has callsite DA_NONE: it cannot be wrapped or
+ * redirected.
  *
  * A CID is (function, height).  Two nodes collide when they have the same CID.
  * What counts as "the same path" is the problem's unit:
@@ -169,6 +170,16 @@
  * precision is bought with stack, within the cap.  Moves never leave the
  * allowed masks and never exceed the stack cap.
  * Search, deterministic for a seed and a work budget (node moves):
+ *  c. when cloning is allowed, first: clones for crowded functions.  Every
+ *     (function, callsite) with nodes at ambiguous CIDs, most such nodes
+ *     first, is cloned for that callsite when the objective improves (the
+ *     clone's code priced): a clone is a namespace of CIDs of its own, so
+ *     the paths entering f through c then collide only among themselves.
+ *     A helper reached by more paths than it has heights (python3: 2537
+ *     paths in 1049 16-byte slots) is beyond any padding; its routes are
+ *     not.  A clone renames only its own frames: the callees of a clone
+ *     share their CIDs with the original's callees' (the rewriter copies
+ *     calls to the originals), so crowding below a clone stays;
  *  0. construction, in a tenth of the budget, functions with the most
  *     colliding paths first: a function's nodes have heights h0 + sum of
  *     coefficient * amount over the variables on their paths; the
@@ -199,6 +210,8 @@
  *  3. greedy as 1 with every kind of move, and ejection chains: a move that
  *     separates the pair but makes up to 4 other CIDs ambiguous, followed by
  *     one repair move for each, kept when the whole chain improves;
+ *  c. clones for crowded functions again, where the search moved paths
+ *     into new collisions;
  *  4. threshold annealing over single moves (the best state is kept), then 3
  *     again;
  *  5. hot CIDs still colliding (their weight worth more than their paths),
@@ -247,12 +260,22 @@ struct da_func {
 	uint64_t code_bytes;    /* size of its code, for clone costs; 0 unknown */
 	da_mask pad_mask;       /* allowed frame paddings */
 	bool cloneable;         /* may be copied */
+	da_mask clone_pad_mask; /* paddings a clone of it may take (da_add_func:
+	                         * pad_mask; the rewriter pads a clone in place
+	                         * only, so none for a function it pads through
+	                         * an entry wrapper) */
 };
 
 struct da_callsite {
 	uint32_t owner;         /* function containing the call, or DA_NONE */
 	da_mask wrap_mask;      /* allowed wrap amounts (bit 0 = not wrapped) */
 	bool redirectable;      /* a direct call that may be pointed at a clone */
+	uint32_t target;        /* the function it calls directly: only a clone
+	                         * of it may take the call (a frame entered
+	                         * through c may be of another function: c calls
+	                         * g, g tail-calls f).  DA_NONE (da_add_callsite's
+	                         * default, for hand-made problems): whatever
+	                         * function its nodes enter */
 };
 
 struct da_node {

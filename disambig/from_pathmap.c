@@ -14,6 +14,23 @@ void da_capability_default(struct da_capability *c)
 	c->clone = false;
 }
 
+/* Without the rewriter's analysis, the function a callsite calls is the one
+ * that training saw entered through it; a callsite through which it saw
+ * several (a callee's tail call) is not redirected. */
+static void seen_targets(struct da_problem *p)
+{
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		uint32_t c = p->nodes[i].callsite;
+		if (c == DA_NONE || !p->callsites[c].redirectable)
+			continue;
+		struct da_callsite *C = &p->callsites[c];
+		if (C->target == DA_NONE)
+			C->target = p->nodes[i].func;
+		else if (C->target != p->nodes[i].func)
+			C->redirectable = false;
+	}
+}
+
 /* ---------------------------------------------------------------- function index */
 
 static int cmp_fent(const void *x, const void *y)
@@ -124,15 +141,19 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		bool ok = module_ok(pm, cap, fn->module);
 		da_mask m = ok ? pads : 1;
 		bool clone = ok && cap->clone;
+		da_mask cm = m;
 		if (cap->func_hook) {
-			da_mask hm = m;
+			da_mask hm = m, hcm = m;
 			bool hc = clone;
-			cap->func_hook(cap->ctx, pm, f, &hm, &hc);
+			cap->func_hook(cap->ctx, pm, f, &hm, &hc, &hcm);
 			m &= hm;
+			cm &= hcm;
 			clone = clone && hc;
 		}
-		if (da_add_func(b->prob, fn->name, fn->size, m, clone) == DA_NONE)
+		uint32_t df = da_add_func(b->prob, fn->name, fn->size, m, clone);
+		if (df == DA_NONE)
 			goto oom;
+		b->prob->funcs[df].clone_pad_mask = cm | 1;
 	}
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *n = &pm->nodes[i];
@@ -150,17 +171,22 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 				bool ok = module_ok(pm, cap, n->cs_module);
 				da_mask m = ok ? wraps : 1;
 				bool redirect = ok && cap->clone;
+				uint32_t target = DA_NONE;
 				if (cap->callsite_hook) {
 					da_mask hm = m;
 					bool hr = redirect;
-					cap->callsite_hook(cap->ctx, pm, n->cs_module, n->cs_addr, &hm, &hr);
+					uint64_t ta = 0;
+					cap->callsite_hook(cap->ctx, pm, n->cs_module, n->cs_addr, &hm, &hr,
+							   &ta);
 					m &= hm;
-					redirect = redirect && hr;
+					target = ta ? pmi_function_at(&ix, n->cs_module, ta) : DA_NONE;
+					redirect = redirect && hr && target != DA_NONE;
 				}
 				cs = da_add_callsite(b->prob, pmi_owner(&ix, n->cs_module, n->cs_addr), m,
 						     redirect);
 				if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
 					goto oom;
+				b->prob->callsites[cs].target = target;
 				if (cs >= capcs) {
 					capcs = capcs ? capcs * 2 : 1024;
 					uint32_t *a = realloc(b->cs_module, capcs * sizeof(*a));
@@ -181,6 +207,8 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 			goto oom;
 	}
 	pmi_free(&ix);
+	if (!cap->callsite_hook)
+		seen_targets(b->prob);
 	if (da_problem_check(b->prob, err, errlen) < 0) {
 		da_bridge_free(b);
 		return -1;

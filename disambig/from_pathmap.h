@@ -17,6 +17,12 @@
  * `module` restricts all changes to the modules whose path ends with it; the
  * hooks, when set, refine (may only forbid) what the rest allows.
  *
+ * A clone takes a call only from a call instruction that calls it directly
+ * (a frame entered through a callsite may be of a function its callee
+ * tail-called).  The callsite hook says which address the instruction calls
+ * (*target, 0 when it does not know); without the hook, the one function
+ * that training saw entered through it, and none when it saw several.
+ *
  * A plan in pathmap terms names functions and callsites by module and
  * address, so that it can be written to a file and applied to the binary;
  * da_predict_pathmap needs only the pathmap and that plan.
@@ -35,9 +41,9 @@ struct da_capability {
 	/* refinements (may be NULL): narrow *mask / *ok for one function or
 	 * callsite; the rewriter's feasibility analysis goes here */
 	void (*func_hook)(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *pad_mask,
-			  bool *cloneable);
+			  bool *cloneable, da_mask *clone_pad_mask);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			      da_mask *wrap_mask, bool *redirectable);
+			      da_mask *wrap_mask, bool *redirectable, uint64_t *target);
 	void *ctx;
 };
 void da_capability_default(struct da_capability *c);

@@ -77,6 +77,13 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 int da_leftovers(const struct da_problem *p, const struct da_options *o, const int64_t *height,
 		 const uint32_t *inst, struct da_result *r);
 
+/* May function f be cloned for callsite c (a clone of f takes the call)? */
+static inline bool da_redirects(const struct da_problem *p, uint32_t c, uint32_t f)
+{
+	return c != DA_NONE && p->callsites[c].redirectable && p->funcs[f].cloneable &&
+	       (p->callsites[c].target == DA_NONE || p->callsites[c].target == f);
+}
+
 uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func);
 
 /* Make room for element n of *arr (capacity *cap, doubling from 16); false

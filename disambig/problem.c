@@ -175,6 +175,7 @@ uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes
 	f->code_bytes = code_bytes;
 	f->pad_mask = pad_mask | 1;
 	f->cloneable = cloneable;
+	f->clone_pad_mask = f->pad_mask;
 	return p->nfuncs++;
 }
 
@@ -187,6 +188,7 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->owner = owner;
 	c->wrap_mask = wrap_mask | 1;
 	c->redirectable = redirectable;
+	c->target = DA_NONE;
 	return p->ncallsites++;
 }
 
@@ -230,10 +232,14 @@ int da_problem_check(const struct da_problem *p, char *err, size_t errlen)
 {
 	if (p->unit != DA_UNIT_FUNCTIONS && p->unit != DA_UNIT_CALLSITES)
 		return errmsg(err, errlen, "unknown path unit %d", (int)p->unit);
-	for (uint32_t c = 0; c < p->ncallsites; c++)
+	for (uint32_t c = 0; c < p->ncallsites; c++) {
 		if (p->callsites[c].owner != DA_NONE && p->callsites[c].owner >= p->nfuncs)
 			return errmsg(err, errlen, "callsite %u: owner %u out of range", c,
 				      p->callsites[c].owner);
+		if (p->callsites[c].target != DA_NONE && p->callsites[c].target >= p->nfuncs)
+			return errmsg(err, errlen, "callsite %u: target %u out of range", c,
+				      p->callsites[c].target);
+	}
 	for (uint32_t i = 0; i < p->nnodes; i++) {
 		const struct da_node *n = &p->nodes[i];
 		if (n->parent != DA_NONE && n->parent >= i)
@@ -295,10 +301,10 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
 		if (!p->funcs[cl->func].cloneable)
 			return errmsg(err, errlen, "clone %u: function %u may not be cloned", k,
 				      cl->func);
-		if (!p->callsites[cl->callsite].redirectable)
-			return errmsg(err, errlen, "clone %u: callsite %u may not be redirected", k,
-				      cl->callsite);
-		if (!da_mask_allows(p->funcs[cl->func].pad_mask, cl->pad))
+		if (!da_redirects(p, cl->callsite, cl->func))
+			return errmsg(err, errlen, "clone %u: callsite %u may not be redirected to "
+				      "function %u", k, cl->callsite, cl->func);
+		if (!da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad))
 			return errmsg(err, errlen, "clone %u: function %u may not be padded by %u bytes",
 				      k, cl->func, cl->pad);
 		for (uint32_t j = 0; j < k; j++)
@@ -577,7 +583,7 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 	if (last_differs) {
 		for (int s = 0; s < 2; s++) {
 			uint32_t n = s ? b : a, c = N[n].callsite;
-			if (c != DA_NONE && p->callsites[c].redirectable && p->funcs[N[n].func].cloneable)
+			if (da_redirects(p, c, N[n].func))
 				clone_last = true;
 		}
 	}
@@ -592,8 +598,7 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 					continue;
 				uint32_t i = u64map_get(&t.m, pair_key(N[par].callsite, N[n].callsite));
 				if (i != DA_NONE && t.cnt[i] && e->wrap_mask > 1 &&
-				    p->callsites[N[par].callsite].redirectable &&
-				    p->funcs[N[par].func].cloneable)
+				    da_redirects(p, N[par].callsite, N[par].func))
 					clone_pair = true;
 			}
 		}

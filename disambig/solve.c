@@ -862,7 +862,8 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 	}
 	uint32_t k = s->nclones;
 	const struct var *fv = &s->vars[func];
-	uint32_t pv = var_new(s, VPAD, func, k, fv->mask, fv->value);
+	da_mask cm = s->o.allow_arr ? s->p->funcs[func].clone_pad_mask : 1;
+	uint32_t pv = var_new(s, VPAD, func, k, cm, da_mask_allows(cm, fv->value) ? fv->value : 0);
 	if (pv == DA_NONE || u64map_put(&s->clonemap, da_pair(func, cs), k) < 0) {
 		s->oom = true;
 		return DA_NONE;
@@ -1549,8 +1550,7 @@ static bool clone_ok(struct ds *s, uint32_t y)
 {
 	const struct da_problem *p = s->p;
 	uint32_t f = s->func[y], c = s->cs[y];
-	return c != DA_NONE && s->exec[y] == s->nf + c && s->inst[y] == f &&
-	       p->callsites[c].redirectable && p->funcs[f].cloneable &&
+	return c != DA_NONE && s->exec[y] == s->nf + c && s->inst[y] == f && da_redirects(p, c, f) &&
 	       u64map_get(&s->clonemap, da_pair(f, c)) == DA_NONE;
 }
 
@@ -1598,6 +1598,63 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 	}
 	s->accepted++;
 	return true;
+}
+
+/* Clones for crowded functions: every (function, callsite) with nodes at
+ * ambiguous CIDs, most such nodes first, cloned for that callsite when the
+ * score improves.  A clone is a CID namespace of its own: the paths that
+ * enter f through c then collide only among themselves (thesis section 5.3
+ * uses clones for order; here they split a helper reached by more paths
+ * than it has heights). */
+struct crowd {
+	uint32_t func, cs, nodes, at;
+};
+
+static int cmp_crowd(const void *x, const void *y)
+{
+	const struct crowd *a = x, *b = y;
+	if (a->nodes != b->nodes)
+		return a->nodes > b->nodes ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+static void clone_crowded(struct ds *s)
+{
+	struct u64map m;
+	struct crowd *c = NULL;
+	uint32_t n = 0, cap = 0;
+	if (u64map_init(&m, 1024) < 0) {
+		s->oom = true;
+		return;
+	}
+	for (uint32_t x = 0; x < s->n && !s->oom; x++) {
+		if (s->B[s->bkt[x]].nent < 2 || !clone_ok(s, x))
+			continue;
+		uint64_t key = da_pair(s->func[x], s->cs[x]);
+		uint32_t i = u64map_get(&m, key);
+		if (i == DA_NONE) {
+			if (!da_grow((void **)&c, n, &cap, sizeof(*c)) || u64map_put(&m, key, n) < 0) {
+				s->oom = true;
+				break;
+			}
+			i = n++;
+			c[i] = (struct crowd){s->func[x], s->cs[x], 0, x};
+		}
+		c[i].nodes++;
+	}
+	u64map_free(&m);
+	if (c)
+		qsort(c, n, sizeof(*c), cmp_crowd);
+	for (uint32_t i = 0; i < n && !out_of_time(s) && !s->oom; i++) {
+		if (!clone_ok(s, c[i].at))
+			continue;
+		uint32_t w;
+		if (eval_clone(s, c[i].func, c[i].cs, DA_NONE, &w) > 1e-9) {
+			clone_create(s, c[i].func, c[i].cs);
+			s->accepted++;
+		}
+	}
+	free(c);
 }
 
 /* One improving move among the variables separating bucket b's paths
@@ -2474,6 +2531,14 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	/* construction first, in a tenth of the budget: the search below
 	 * starts from heights built like a perfect hash (a fifth: the large
 	 * sets lose more to the search's smaller share than they gain) */
+	/* clones for crowded functions first: a clone is a namespace of CIDs
+	 * of its own, which no amount of padding gives a function reached by
+	 * more paths than it has heights */
+	if (s->ncoll && o->allow_clone) {
+		phase_until(s, main, 0.05);
+		clone_crowded(s);
+		progress(s, "clones");
+	}
 	if (s->ncoll) {
 		phase_until(s, main, 0.1);
 		construct(s);
@@ -2500,6 +2565,12 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		s->chaining = true;             /* then ejection chains */
 		phase_until(s, main, 0.8);
 		sweeps += greedy(s);
+	}
+	/* and again where the search has moved paths into new collisions */
+	if (s->ncoll && o->allow_clone && !s->oom) {
+		phase_until(s, main, 0.85);
+		clone_crowded(s);
+		progress(s, "clones");
 	}
 	if (o->anneal && s->ncoll && !s->oom) {
 		phase_until(s, main, 0.9);

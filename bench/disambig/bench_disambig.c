@@ -4,7 +4,9 @@
  *   bench_disambig [--profile NAME|all] [--scale X] [--seeds N] [--solvers LIST]
  *                  [--baseline-limit S] [--fixed F] [--threads T] [--markdown] [--verbose]
  *   bench_disambig --nodes N --funcs F [--recursive R] ...
- *   bench_disambig --pathmap FILE [--pathmap FILE ...] (default capability)
+ *   bench_disambig --pathmap FILE [--pathmap FILE ...] (default capability, every
+ *                  function cloneable: only the clone solver uses it, as icpp
+ *                  rewrite clones what its analysis allows)
  *
  * Solvers: thesis (random ARR search, no stack cap), arr (ours, ARR only),
  * ours (ARR + wrapping), clone (ARR + wrapping + cloning), free (ours with
@@ -162,6 +164,7 @@ int main(int argc, char **argv)
 		}
 		struct da_capability cap;
 		da_capability_default(&cap);
+		cap.clone = true;
 		struct da_bridge br;
 		if (da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: %s\n", maps[i], err);

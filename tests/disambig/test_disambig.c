@@ -257,7 +257,7 @@ static void test_fig55(void)
 	CHECK_EQ_INT(r.plan.nclones, 0);
 	da_result_free(&r);
 
-	/* with cloning: A cloned for the A->A call, one copy wrapped */
+	/* with cloning: A cloned for the A->A call, one call wrapped */
 	o.allow_clone = true;
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
@@ -268,6 +268,8 @@ static void test_fig55(void)
 	bool via_aa = r.plan.clones[0].callsite == aa;
 	CHECK(via_aa || r.plan.clones[0].callsite == ba);
 	CHECK_EQ_INT(r.plan.clones[0].pad, 0);
+	/* one call owned by A wrapped by 16: its copy in the clone (the
+	 * thesis' plan) or the original with the copy left unwrapped */
 	uint32_t wrapped = 0;
 	for (uint32_t i = 0; i < r.plan.nclone_wraps; i++)
 		if (r.plan.clone_wraps[i].amount) {
@@ -275,11 +277,15 @@ static void test_fig55(void)
 			CHECK_EQ_INT(r.plan.clone_wraps[i].amount, 16);
 			CHECK_EQ_INT(p->callsites[r.plan.clone_wraps[i].callsite].owner, A);
 		}
+	for (uint32_t cs = 0; cs < p->ncallsites; cs++)
+		if (r.plan.wrap[cs]) {
+			wrapped++;
+			CHECK_EQ_INT(r.plan.wrap[cs], 16);
+			CHECK_EQ_INT(p->callsites[cs].owner, A);
+		}
 	CHECK_EQ_INT(wrapped, 1);
 	for (uint32_t f = 0; f < p->nfuncs; f++)
 		CHECK_EQ_INT(r.plan.pad[f], 0);
-	for (uint32_t cs = 0; cs < p->ncallsites; cs++)
-		CHECK_EQ_INT(r.plan.wrap[cs], 0);
 	/* the frame entered by the redirected call from an original A is the clone */
 	CHECK_EQ_INT(r.inst[xp], via_aa ? p->nfuncs + 0 : A);
 	CHECK_EQ_INT(r.inst[yp], via_aa ? A : p->nfuncs + 0);
@@ -469,6 +475,107 @@ static void test_crowded(void)
 	da_problem_free(p);
 }
 
+/* A helper reached by more paths than heights: F is called from six X_i,
+ * each of which can grow by 16 only, so F's paths can take two heights and
+ * no padding makes more than one of them precise (the other five share the
+ * other height: crowded).  A clone of F
+ * for the call from X_i is a CID namespace of its own: with cloning, every
+ * path is precise, through clones of F only (its callers' frames need no
+ * change), and the plan re-predicts from scratch. */
+static void test_clone_crowded(void)
+{
+	struct da_problem *p = da_problem_new();
+	int64_t size[16] = {0};
+	uint32_t R = da_add_func(p, "R", 0, 1, false), F = da_add_func(p, "F", 64, 1, true);
+	size[R] = 16;
+	uint32_t f[6];
+	for (uint32_t i = 0; i < 6; i++) {
+		uint32_t X = da_add_func(p, NULL, 0, da_mask_upto(16), false);
+		size[X] = 48;
+		uint32_t rx = da_add_callsite(p, R, 1, true), xf = da_add_callsite(p, X, 1, true);
+		f[i] = path(p, 3, (uint32_t[]){R, X, F}, (uint32_t[]){DA_NONE, rx, xf}, size, 16, 1);
+	}
+	struct da_options o;
+	opts(&o);
+	o.allow_clone = false;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.crowded_paths, 5);          /* two heights: one F path alone */
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths - 5);
+	da_result_free(&r);
+	o.allow_clone = true;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK(r.plan.nclones >= 4 && r.plan.nclones <= 6);
+	for (uint32_t k = 0; k < r.plan.nclones; k++)
+		CHECK_EQ_INT(r.plan.clones[k].func, F);
+	uint32_t apart = 0;
+	for (uint32_t a = 0; a < 6; a++)
+		for (uint32_t b = a + 1; b < 6; b++)
+			apart += r.inst[f[a]] != r.inst[f[b]] || r.height[f[a]] != r.height[f[b]];
+	CHECK_EQ_INT(apart, 15);
+	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
+/* What the rewriter cannot do to a clone: the same six routes into F, but
+ * the calls of X0..X2 call another function (G, which tail-calls F: the
+ * frames are F's, the instruction calls G), so only a clone of G may take
+ * them; and F is padded through an entry wrapper, so its clones take no
+ * padding.  The solver clones F for X3..X5 only, leaves its clones
+ * unpadded, and da_plan_check refuses plans that do either. */
+static void test_clone_limits(void)
+{
+	struct da_problem *p = da_problem_new();
+	int64_t size[16] = {0};
+	uint32_t R = da_add_func(p, "R", 0, 1, false), F = da_add_func(p, "F", 64, pads(), true);
+	uint32_t G = da_add_func(p, "G", 64, 1, true), H = da_add_func(p, "H", 0, 1, false);
+	size[R] = 16;
+	size[F] = 32;
+	uint32_t xf[6];
+	for (uint32_t i = 0; i < 6; i++) {
+		uint32_t X = da_add_func(p, NULL, 0, da_mask_upto(16), false);
+		size[X] = 48;
+		uint32_t rx = da_add_callsite(p, R, 1, true), fh = da_add_callsite(p, F, 1, true);
+		xf[i] = da_add_callsite(p, X, 1, true);
+		p->callsites[xf[i]].target = i < 3 ? G : F;
+		p->callsites[fh].target = H;
+		path(p, 4, (uint32_t[]){R, X, F, H}, (uint32_t[]){DA_NONE, rx, xf[i], fh}, size, 16, 1);
+	}
+	p->funcs[F].clone_pad_mask = 1;
+	struct da_options o;
+	opts(&o);
+	o.allow_clone = true;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.plan.nclones >= 1);
+	for (uint32_t k = 0; k < r.plan.nclones; k++) {
+		CHECK_EQ_INT(r.plan.clones[k].func, F);
+		CHECK(r.plan.clones[k].callsite == xf[3] || r.plan.clones[k].callsite == xf[4] ||
+		      r.plan.clones[k].callsite == xf[5]);
+		CHECK_EQ_INT(r.plan.clones[k].pad, 0);
+	}
+	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+	check_predict(p, &r);
+	/* hand-made plans doing what the rewriter cannot */
+	struct da_plan bad = r.plan;
+	struct da_clone one = {F, xf[0], 0};
+	bad.clones = &one;
+	bad.nclones = 1;
+	bad.nclone_wraps = 0;
+	CHECK(da_plan_check(p, &bad, err, sizeof(err)) < 0);
+	one = (struct da_clone){F, xf[3], 16};
+	CHECK(da_plan_check(p, &bad, err, sizeof(err)) < 0);
+	one.pad = 0;
+	CHECK(da_plan_check(p, &bad, err, sizeof(err)) == 0);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* A hot path H shares F's CID with two light ones, L1 and L2; each light
  * path can only move onto a precise path's height (C1's, C2's), so each
  * departure on its own loses a precise path, and H cannot move: no single
@@ -654,6 +761,15 @@ static void test_callsite_unit(void)
 /* ---------------------------------------------------------------- properties */
 
 static uint64_t rs;
+/* A hash of (seed, i), independent of rnd()'s stream. */
+static uint64_t mix(uint64_t seed, uint64_t i)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + i * 0xbf58476d1ce4e5b9ULL + 1;
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 29);
+}
+
 static uint32_t rnd(uint32_t n)
 {
 	rs ^= rs << 13;
@@ -801,9 +917,20 @@ static void test_crowded_bound(void)
 
 static void test_properties(void)
 {
-	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0;
+	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0, clones = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		struct da_problem *p = random_problem(seed, 4 + seed % 5, 300 + 20 * (seed % 10));
+		/* as the rewriter reports them: functions whose clones cannot be
+		 * padded (padded through an entry wrapper), and calls whose frames
+		 * are of another function than the one they call (a tail call) */
+		for (uint32_t f = 0; f < p->nfuncs; f++)
+			if (mix(seed, f) % 4 == 0)
+				p->funcs[f].clone_pad_mask = 1;
+		for (uint32_t i = 0; i < p->nnodes; i++) {
+			uint32_t c = p->nodes[i].callsite, f = p->nodes[i].func;
+			if (c != DA_NONE)
+				p->callsites[c].target = mix(seed, 1000 + c) % 5 ? f : (f + 1) % p->nfuncs;
+		}
 		struct da_options o;
 		da_options_default(&o);
 		o.seed = seed;
@@ -829,8 +956,12 @@ static void test_properties(void)
 		if (!o.allow_clone)
 			CHECK_EQ_INT(r.plan.nclones, 0);
 		for (uint32_t k = 0; k < r.plan.nclones; k++) {
-			CHECK(p->funcs[r.plan.clones[k].func].cloneable);
-			CHECK(p->callsites[r.plan.clones[k].callsite].redirectable);
+			const struct da_clone *cl = &r.plan.clones[k];
+			CHECK(p->funcs[cl->func].cloneable);
+			CHECK(p->callsites[cl->callsite].redirectable);
+			CHECK_EQ_INT(p->callsites[cl->callsite].target, cl->func);
+			CHECK(da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad));
+			clones++;
 		}
 		if (o.max_stack_growth > 0)
 			CHECK(r.max_growth <= o.max_stack_growth + 1e-9);
@@ -907,8 +1038,9 @@ static void test_properties(void)
 	/* the generator must exercise the leftover reasons */
 	CHECK(checked_left > 0);
 	CHECK(blocked > 0);
-	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved)\n",
-		checked_left, blocked, unsolved);
+	CHECK(clones > 0);
+	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved), %u clones\n",
+		checked_left, blocked, unsolved, clones);
 }
 
 int main(void)
@@ -920,6 +1052,8 @@ int main(void)
 	test_recursion();
 	test_stack_cap();
 	test_crowded();
+	test_clone_crowded();
+	test_clone_limits();
 	test_hot_isolated();
 	test_construct_binary();
 	test_construct_reclaims_stack();

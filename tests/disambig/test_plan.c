@@ -62,6 +62,16 @@ static struct pathmap *sample(void)
 	return pm;
 }
 
+/* The problem of pm with the default capability and cloning allowed. */
+static void clone_bridge(const struct pathmap *pm, struct da_capability *cap,
+			 struct da_bridge *br)
+{
+	char err[256];
+	da_capability_default(cap);
+	cap->clone = true;
+	CHECK(da_from_pathmap(pm, cap, DA_UNIT_FUNCTIONS, br, err, sizeof(err)) == 0);
+}
+
 static void test_bridge(void)
 {
 	struct pathmap *pm = sample();
@@ -109,6 +119,58 @@ static void test_bridge(void)
 	cap.pad_bound = 24;
 	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "multiples of 16") != NULL);
+	pm_free(pm);
+}
+
+/* What a clone may take.  Without the rewriter, a callsite calls the one
+ * function training saw entered through it, and one through which it saw
+ * two (the callee tail-called the other) is not redirected; with it, the
+ * hook names the instruction's target and the paddings a clone may take. */
+static void target_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+			da_mask *mask, bool *redirectable, uint64_t *target)
+{
+	(void)ctx, (void)pm, (void)module, (void)mask, (void)redirectable;
+	*target = addr == 0x1010 ? 0x2000 : addr == 0x1020 ? 0x3000 : 0;   /* M->A, M->E */
+}
+
+static void clone_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
+		       bool *cloneable, da_mask *clone_mask)
+{
+	(void)ctx, (void)pm, (void)mask, (void)cloneable;
+	if (func == 1)                                  /* A: padded by an entry wrapper */
+		*clone_mask = 1;
+}
+
+static void test_bridge_targets(void)
+{
+	struct pathmap *pm = sample();
+	/* M's call to E also entered D (E tail-called D) */
+	pm_add_node(pm, 0, 3, 0, 0x1020, 148, 1);
+	struct da_capability cap;
+	struct da_bridge br;
+	char err[256];
+	clone_bridge(pm, &cap, &br);
+	const struct da_problem *p = br.prob;
+	uint32_t ma = da_bridge_callsite(&br, 0, 0x1010), me = da_bridge_callsite(&br, 0, 0x1020);
+	uint32_t mb = da_bridge_callsite(&br, 0, 0x1030);
+	CHECK(p->callsites[ma].redirectable);
+	CHECK_EQ_INT(p->callsites[ma].target, 1);               /* A */
+	CHECK(!p->callsites[me].redirectable);                  /* E and D seen */
+	CHECK_EQ_INT(p->funcs[1].clone_pad_mask, da_mask_upto(256));
+	da_bridge_free(&br);
+	cap.callsite_hook = target_hook;
+	cap.func_hook = clone_hook;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	p = br.prob;
+	CHECK(p->callsites[ma].redirectable);
+	CHECK_EQ_INT(p->callsites[ma].target, 1);
+	CHECK(p->callsites[me].redirectable);                   /* the instruction calls E */
+	CHECK_EQ_INT(p->callsites[me].target, 2);
+	CHECK(!p->callsites[mb].redirectable);                  /* target not known */
+	CHECK_EQ_INT(p->funcs[1].clone_pad_mask, 1);
+	CHECK_EQ_INT(p->funcs[1].pad_mask, da_mask_upto(256));
+	CHECK_EQ_INT(p->funcs[2].clone_pad_mask, da_mask_upto(256));
+	da_bridge_free(&br);
 	pm_free(pm);
 }
 
@@ -211,11 +273,9 @@ static void test_clone_file(void)
 	uint32_t y3 = pm_add_node(pm, y2, A, m, ba, 128, 1);
 	uint32_t y4 = pm_add_node(pm, y3, D, m, ad, 160, 1);
 	struct da_capability cap;
-	da_capability_default(&cap);
-	cap.clone = true;
 	struct da_bridge br;
 	char err[256];
-	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	clone_bridge(pm, &cap, &br);
 	struct da_options o;
 	da_options_default(&o);
 	o.allow_clone = true;
@@ -428,6 +488,7 @@ int main(void)
 		return 1;
 	}
 	test_bridge();
+	test_bridge_targets();
 	test_round_trip();
 	test_clone_file();
 	test_refusals();
