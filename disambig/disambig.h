@@ -144,7 +144,11 @@
  * matching).
  * The paths beyond it, over all functions, are crowded_paths: a count that
  * no plan can beat (which paths are left is the plan's choice), not counting
- * the irreducible ones; functions that may be cloned are not bounded.
+ * the irreducible ones.  With cloning, a path whose first frame is entered
+ * by a call a clone of its function may take is not bounded (the clone is
+ * a function of its own); the rest are: only the original call instruction
+ * is redirected, to a clone of the function it calls, so a frame entered
+ * through an indirect call, a callee's tail call or a copy stays (f, h).
  *
  * ---------------------------------------------------------------------------
  * 5. The solver (solve.c; bench/disambig compares it with the thesis search)

@@ -44,7 +44,8 @@ static int64_t *reach_tops(const struct da_problem *p, const struct da_options *
 			const struct da_node *par = &p->nodes[nd->parent];
 			d = top[nd->parent] - par->height;
 			if (o->allow_arr)
-				d += da_mask_max(p->funcs[par->func].pad_mask);
+				d += da_mask_max(p->funcs[par->func].pad_mask |
+						 (o->allow_clone ? p->funcs[par->func].clone_pad_mask : 0));
 		}
 		if (nd->callsite != DA_NONE && o->allow_wrap)
 			d += da_mask_max(p->callsites[nd->callsite].wrap_mask);
@@ -115,8 +116,11 @@ static uint64_t free_step(struct u64map *taken, uint64_t key)
  * larger matching: at most matched - 1 are precise.  Counts the paths of
  * every (function, residue) group beyond that bound in *crowded, and
  * marks the groups over capacity in `over` (key: function and residue).
- * Paths marked in `skip` (irreducible) take part in nothing.  A function
- * that may be cloned has no bound (a clone is a function of its own). */
+ * Paths marked in `skip` (irreducible) take part in nothing.  With
+ * cloning, a path whose first frame is entered by a call that a clone of
+ * its function may take has no bound (the clone is a function of its own);
+ * the others stay at (f, height) under every plan: a call is redirected
+ * only by the original instruction, to a clone of the function it calls. */
 static int capacity(const struct da_problem *p, const struct da_options *o,
 		    const uint32_t *klass, uint32_t ncl, const uint8_t *skip, struct u64map *over,
 		    uint64_t *crowded)
@@ -135,7 +139,7 @@ static int capacity(const struct da_problem *p, const struct da_options *o,
 		if (seen[klass[i]] || skip[klass[i]])
 			continue;
 		seen[klass[i]] = 1;
-		if (o->allow_clone && p->funcs[nd->func].cloneable)
+		if (o->allow_clone && da_redirects(p, nd->callsite, nd->func))
 			continue;
 		c[nc++] = (struct claim){nd->func, residue(nd->height), nd->height, top[i]};
 	}

@@ -1646,7 +1646,9 @@ static void clone_crowded(struct ds *s)
 	if (c)
 		qsort(c, n, sizeof(*c), cmp_crowd);
 	for (uint32_t i = 0; i < n && !out_of_time(s) && !s->oom; i++) {
-		if (!clone_ok(s, c[i].at))
+		/* one path is moved more cheaply by a padding or a wrap than
+		 * by a copy of its function (sqlite3: 65.3% with, 68.9% without) */
+		if (c[i].nodes < 2 || !clone_ok(s, c[i].at))
 			continue;
 		uint32_t w;
 		if (eval_clone(s, c[i].func, c[i].cs, DA_NONE, &w) > 1e-9) {

@@ -58,9 +58,9 @@ static void report(const char *name, const char *solver, const struct da_problem
 		      pct(r->after.precise_weight, r->after.weight),
 		      pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth};
 	if (md)
-		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %.2f |%s\n",
+		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %u | %.2f |%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
-		       v[5], v[6], v[7], r->nwraps, r->stats.seconds, note ? note : "");
+		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, r->stats.seconds, note ? note : "");
 	else
 		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u %.2fs%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
@@ -128,8 +128,8 @@ int main(int argc, char **argv)
 					  {NULL, {0}}};
 	const struct synth_profile *profs = nodes ? custom : synth_profiles;
 	if (md)
-		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | seconds |\n"
-		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | clones | seconds |\n"
+		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	struct agg ag[NSOLVERS] = {{0}};
 	for (const struct synth_profile *pr = profs; pr->name; pr++) {
 		if (nmaps && !nodes && !strcmp(profile, "all"))

@@ -475,34 +475,48 @@ static void test_crowded(void)
 	da_problem_free(p);
 }
 
-/* A helper reached by more paths than heights: F is called from six X_i,
- * each of which can grow by 16 only, so F's paths can take two heights and
- * no padding makes more than one of them precise (the other five share the
- * other height: crowded).  A clone of F
- * for the call from X_i is a CID namespace of its own: with cloning, every
- * path is precise, through clones of F only (its callers' frames need no
- * change), and the plan re-predicts from scratch. */
-static void test_clone_crowded(void)
+/* Two roots (R1, R2, whose paths stay 32 bytes apart) call six X_i, each
+ * of which can grow by 16 only and calls F (through xf[i]), which calls H
+ * when H is given: F's twelve paths (last[]) can take four heights. */
+static void six_routes(struct da_problem *p, uint32_t F, uint32_t H, uint32_t *xf,
+		       uint32_t *last)
 {
-	struct da_problem *p = da_problem_new();
-	int64_t size[16] = {0};
-	uint32_t R = da_add_func(p, "R", 0, 1, false), F = da_add_func(p, "F", 64, 1, true);
-	size[R] = 16;
-	uint32_t f[6];
+	int64_t size[32] = {0};
+	uint32_t R1 = da_add_func(p, "R1", 0, 1, false), R2 = da_add_func(p, "R2", 0, 1, false);
+	uint32_t fh = H == DA_NONE ? DA_NONE : da_add_callsite(p, F, 1, true);
+	size[R1] = 16;
+	size[R2] = 48;
+	size[F] = 32;
 	for (uint32_t i = 0; i < 6; i++) {
 		uint32_t X = da_add_func(p, NULL, 0, da_mask_upto(16), false);
 		size[X] = 48;
-		uint32_t rx = da_add_callsite(p, R, 1, true), xf = da_add_callsite(p, X, 1, true);
-		f[i] = path(p, 3, (uint32_t[]){R, X, F}, (uint32_t[]){DA_NONE, rx, xf}, size, 16, 1);
+		xf[i] = da_add_callsite(p, X, 1, true);
+		for (uint32_t j = 0; j < 2; j++) {
+			uint32_t R = j ? R2 : R1, rx = da_add_callsite(p, R, 1, true);
+			last[2 * i + j] = path(p, H == DA_NONE ? 3 : 4, (uint32_t[]){R, X, F, H},
+					       (uint32_t[]){DA_NONE, rx, xf[i], fh}, size, 16, 1);
+		}
 	}
+}
+
+/* A helper reached by more paths than heights (six_routes): no padding
+ * makes more than three of F's twelve paths precise (crowded).  A clone of F
+ * for the call from X_i is a CID namespace of its own, for two paths: with
+ * cloning, every path is precise, through clones of F only (its callers'
+ * frames need no change), and the plan re-predicts from scratch. */
+static void test_clone_crowded(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t F = da_add_func(p, "F", 64, 1, true), f[12], xf[6];
+	six_routes(p, F, DA_NONE, xf, f);
 	struct da_options o;
 	opts(&o);
 	o.allow_clone = false;
 	struct da_result r;
 	char err[256];
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
-	CHECK_EQ_INT(r.crowded_paths, 5);          /* two heights: one F path alone */
-	CHECK_EQ_INT(r.after.precise_paths, r.after.paths - 5);
+	CHECK_EQ_INT(r.crowded_paths, 9);
+	CHECK(r.after.precise_paths <= r.after.paths - 9);
 	da_result_free(&r);
 	o.allow_clone = true;
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
@@ -511,10 +525,10 @@ static void test_clone_crowded(void)
 	for (uint32_t k = 0; k < r.plan.nclones; k++)
 		CHECK_EQ_INT(r.plan.clones[k].func, F);
 	uint32_t apart = 0;
-	for (uint32_t a = 0; a < 6; a++)
-		for (uint32_t b = a + 1; b < 6; b++)
+	for (uint32_t a = 0; a < 12; a++)
+		for (uint32_t b = a + 1; b < 12; b++)
 			apart += r.inst[f[a]] != r.inst[f[b]] || r.height[f[a]] != r.height[f[b]];
-	CHECK_EQ_INT(apart, 15);
+	CHECK_EQ_INT(apart, 66);
 	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
 	check_predict(p, &r);
 	da_result_free(&r);
@@ -526,25 +540,16 @@ static void test_clone_crowded(void)
  * frames are F's, the instruction calls G), so only a clone of G may take
  * them; and F is padded through an entry wrapper, so its clones take no
  * padding.  The solver clones F for X3..X5 only, leaves its clones
- * unpadded, and da_plan_check refuses plans that do either. */
+ * unpadded, and da_plan_check refuses plans that do either; the paths
+ * through X0..X2 are bounded as if F could not be cloned. */
 static void test_clone_limits(void)
 {
 	struct da_problem *p = da_problem_new();
-	int64_t size[16] = {0};
-	uint32_t R = da_add_func(p, "R", 0, 1, false), F = da_add_func(p, "F", 64, pads(), true);
-	uint32_t G = da_add_func(p, "G", 64, 1, true), H = da_add_func(p, "H", 0, 1, false);
-	size[R] = 16;
-	size[F] = 32;
-	uint32_t xf[6];
-	for (uint32_t i = 0; i < 6; i++) {
-		uint32_t X = da_add_func(p, NULL, 0, da_mask_upto(16), false);
-		size[X] = 48;
-		uint32_t rx = da_add_callsite(p, R, 1, true), fh = da_add_callsite(p, F, 1, true);
-		xf[i] = da_add_callsite(p, X, 1, true);
+	uint32_t F = da_add_func(p, "F", 64, pads(), true), G = da_add_func(p, "G", 64, 1, true);
+	uint32_t H = da_add_func(p, "H", 0, 1, false), xf[6], last[12];
+	six_routes(p, F, H, xf, last);
+	for (uint32_t i = 0; i < 6; i++)
 		p->callsites[xf[i]].target = i < 3 ? G : F;
-		p->callsites[fh].target = H;
-		path(p, 4, (uint32_t[]){R, X, F, H}, (uint32_t[]){DA_NONE, rx, xf[i], fh}, size, 16, 1);
-	}
 	p->funcs[F].clone_pad_mask = 1;
 	struct da_options o;
 	opts(&o);
@@ -552,6 +557,9 @@ static void test_clone_limits(void)
 	struct da_result r;
 	char err[256];
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	/* the six paths through X0..X2 stay F's: four heights, three crowded */
+	CHECK_EQ_INT(r.crowded_paths, 3);
+	CHECK(r.after.precise_paths <= r.after.paths - 3);
 	CHECK(r.plan.nclones >= 1);
 	for (uint32_t k = 0; k < r.plan.nclones; k++) {
 		CHECK_EQ_INT(r.plan.clones[k].func, F);
