@@ -133,6 +133,11 @@ struct ds {
 	} newcoll[8];
 	/* scratch */
 	uint32_t *stk;
+	struct anch_op {        /* an anchor to add (+1) or remove (-1) */
+		uint32_t var, pos;
+		int32_t add;
+	} *aops;
+	uint32_t naops, capaops;
 	/* score components */
 	int64_t nprecise;
 	uint64_t uniq_weight;
@@ -600,15 +605,71 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 	V->reach += s->end[x] - x - (V->kind == VPAD);
 }
 
-static void anch_remove(struct ds *s, uint32_t v, uint32_t x)
+/* Anchor changes of a clone's recompute, applied together (anch_flush):
+ * one by one, a clone of a route into a function with N anchors cost
+ * O(N) per node it takes over (cppcheck: 38% of the solver in memmove). */
+static void anch_defer(struct ds *s, uint32_t v, uint32_t x, int32_t add)
 {
-	struct var *V = &s->vars[v];
-	uint32_t lo = anch_lower(V, x);
-	if (lo < V->nanch && V->anch[lo] == x) {
-		memmove(V->anch + lo, V->anch + lo + 1, (V->nanch - lo - 1) * sizeof(*V->anch));
-		V->nanch--;
-		V->reach -= s->end[x] - x - (V->kind == VPAD);
+	if (!da_grow((void **)&s->aops, s->naops, &s->capaops, sizeof(*s->aops))) {
+		s->oom = true;
+		return;
 	}
+	s->aops[s->naops++] = (struct anch_op){v, x, add};
+}
+
+static int cmp_aop(const void *x, const void *y)
+{
+	const struct anch_op *a = x, *b = y;
+	if (a->var != b->var)
+		return a->var < b->var ? -1 : 1;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
+	return a->add < b->add ? -1 : a->add > b->add;
+}
+
+/* One variable's sorted anchors merged with its sorted changes. */
+static void anch_merge(struct ds *s, const struct anch_op *op, uint32_t nop)
+{
+	struct var *V = &s->vars[op[0].var];
+	uint32_t cap = V->nanch + nop, n = 0, i = 0, j = 0;
+	uint32_t *a = malloc((cap + 1) * sizeof(*a));
+	if (!a) {
+		s->oom = true;
+		return;
+	}
+	while (i < V->nanch || j < nop) {
+		if (j == nop || (i < V->nanch && V->anch[i] < op[j].pos)) {
+			a[n++] = V->anch[i++];
+			continue;
+		}
+		uint32_t x = op[j].pos;
+		int64_t r = s->end[x] - x - (V->kind == VPAD);
+		if (op[j].add < 0) {
+			if (i < V->nanch && V->anch[i] == x) {
+				i++;
+				V->reach -= r;
+			}
+		} else {
+			a[n++] = x;
+			V->reach += r;
+		}
+		j++;
+	}
+	free(V->anch);
+	V->anch = a;
+	V->nanch = n;
+	V->capanch = cap + 1;
+}
+
+static void anch_flush(struct ds *s)
+{
+	qsort(s->aops, s->naops, sizeof(*s->aops), cmp_aop);
+	for (uint32_t i = 0, j; i < s->naops && !s->oom; i = j) {
+		for (j = i + 1; j < s->naops && s->aops[j].var == s->aops[i].var; j++)
+			;
+		anch_merge(s, s->aops + i, j - i);
+	}
+	s->naops = 0;
 }
 
 /* Code of wraps (disambig.h section 3): wrapped callsites calling one
@@ -770,7 +831,8 @@ static void progress(const struct ds *s, const char *what)
 /* ---------------------------------------------------------------- clones */
 
 /* Recompute exec and inst (disambig.h section 2) and heights of the subtree
- * at `top`, whose parent is unchanged; move what changed. */
+ * at `top`, whose parent is unchanged; move what changed.  The anchors
+ * follow at anch_flush. */
 static void recompute(struct ds *s, uint32_t top)
 {
 	const struct da_problem *p = s->p;
@@ -808,16 +870,16 @@ static void recompute(struct ds *s, uint32_t top)
 		int64_t oext = s->h[x] + s->vars[s->inst[x]].value, next = nh + s->vars[in].value;
 		if (ex != s->exec[x]) {
 			if (s->exec[x] != DA_NONE)
-				anch_remove(s, s->exec[x], x);
+				anch_defer(s, s->exec[x], x, -1);
 			if (ex != DA_NONE)
-				anch_insert(s, ex, x);
+				anch_defer(s, ex, x, +1);
 			s->exec[x] = ex;
 		}
 		if (in != s->inst[x] || nh != s->h[x]) {
 			node_out(s, x);
 			if (in != s->inst[x]) {
-				anch_remove(s, s->inst[x], x);
-				anch_insert(s, in, x);
+				anch_defer(s, s->inst[x], x, -1);
+				anch_defer(s, in, x, +1);
 				s->inst[x] = in;
 			}
 			s->h[x] = nh;
@@ -877,6 +939,7 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 	for (uint32_t i = 0; i < nt; i++)
 		recompute(s, tops[i]);
 	roots_commit(s);
+	anch_flush(s);
 	free(tops);
 	return k;
 }
@@ -892,6 +955,7 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	for (uint32_t i = 0; i < nt; i++)
 		recompute(s, tops[i]);
 	roots_commit(s);
+	anch_flush(s);
 	free(tops);
 	s->code_bytes -= c->bytes;
 	/* its variables have no anchors left */
@@ -1217,7 +1281,7 @@ void ds_free(struct ds *s)
 	free(s->node); free(s->pos); free(s->parent); free(s->end); free(s->root);
 	free(s->depth); free(s->klass); free(s->func); free(s->cs); free(s->weight);
 	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
-	free(s->cstart); free(s->cnodes); free(s->stk); free(s->rootslot); free(s->nbad);
+	free(s->cstart); free(s->cnodes); free(s->stk); free(s->aops); free(s->rootslot); free(s->nbad);
 	free(s->rpos); free(s->rnodes); free(s->rold); free(s->rpen); free(s->rstamp);
 	for (uint32_t v = 0; v < s->nvars; v++) {
 		free(s->vars[v].anch);
@@ -1603,9 +1667,9 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 /* Clones for crowded functions: every (function, callsite) with nodes at
  * ambiguous CIDs, most such nodes first, cloned for that callsite when the
  * score improves.  A clone is a CID namespace of its own: the paths that
- * enter f through c then collide only among themselves (thesis section 5.3
- * uses clones for order; here they split a helper reached by more paths
- * than it has heights). */
+ * enter f through c then collide only among themselves (thesis section
+ * 5.4.3 uses clones for paths that differ only in order; here they split a
+ * helper reached by more paths than it has heights). */
 struct crowd {
 	uint32_t func, cs, nodes, at;
 };
@@ -2530,9 +2594,6 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	/* a tenth of the budget is kept for the hot CIDs at the end */
 	uint64_t budget = s->budget, main = budget - budget / 10;
 	uint32_t sweeps = 0;
-	/* construction first, in a tenth of the budget: the search below
-	 * starts from heights built like a perfect hash (a fifth: the large
-	 * sets lose more to the search's smaller share than they gain) */
 	/* clones for crowded functions first: a clone is a namespace of CIDs
 	 * of its own, which no amount of padding gives a function reached by
 	 * more paths than it has heights */
@@ -2541,6 +2602,9 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		clone_crowded(s);
 		progress(s, "clones");
 	}
+	/* then the construction, up to a tenth of the budget: the search below
+	 * starts from heights built like a perfect hash (a fifth: the large
+	 * sets lose more to the search's smaller share than they gain) */
 	if (s->ncoll) {
 		phase_until(s, main, 0.1);
 		construct(s);
