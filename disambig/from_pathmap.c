@@ -316,8 +316,20 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 		out->wrap[CS(in->wraps[i].module, in->wraps[i].addr, "wraps")] = in->wraps[i].bytes;
 	for (uint32_t k = 0; k < in->nclones; k++) {
 		const struct da_pm_clone *c = &in->clones[k];
-		out->clones[k] = (struct da_clone){c->func, CS(c->cs_module, c->cs_addr, "redirects"),
-						   c->pad};
+		uint32_t cs = CS(c->cs_module, c->cs_addr, "redirects");
+		if (c->func < p->nfuncs && !da_redirects(p, cs, c->func)) {
+			const struct da_callsite *C = &p->callsites[cs];
+			const char *name = p->funcs[c->func].name ? p->funcs[c->func].name : "a function";
+			da_plan_free(out);
+			if (!p->funcs[c->func].cloneable)
+				return errmsg(err, errlen, "clone %u of the plan copies %s, which may not be cloned",
+					      k, name);
+			return errmsg(err, errlen, "clone %u of the plan takes the call at 0x%llx (module %u), "
+				      "which %s: a clone takes only direct calls of its own function",
+				      k, (unsigned long long)c->cs_addr, c->cs_module,
+				      !C->redirectable ? "cannot be redirected" : "calls another function");
+		}
+		out->clones[k] = (struct da_clone){c->func, cs, c->pad};
 	}
 	out->nclones = in->nclones;
 	for (uint32_t i = 0; i < in->nclone_wraps; i++) {

@@ -318,6 +318,15 @@ static void test_clone_file(void)
 	CHECK(pm_stats(q, &st) == 0);
 	CHECK_EQ_INT(st.precise_paths, st.paths);
 	pm_free(q);
+	/* a plan that points a call at a clone of a function it does not call */
+	struct da_plan dp;
+	uint32_t cf = back.clones[0].func;
+	back.clones[0].func = D;
+	CHECK(da_pm_plan_to(&br, &back, &dp, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "calls another function") != NULL);
+	back.clones[0].func = cf;
+	CHECK(da_pm_plan_to(&br, &back, &dp, err, sizeof(err)) == 0);
+	da_plan_free(&dp);
 	da_pm_plan_free(&back);
 	da_pm_plan_free(&pp);
 	da_result_free(&res);
