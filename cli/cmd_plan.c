@@ -9,30 +9,34 @@
 
 #include "binary/binary.h"
 #include "cli/cmds.h"
+#include "cli/rewrite_cap.h"
 #include "disambig/disambig.h"
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
 
 static const char usage_text[] =
-	"usage: icpp plan [-o PLAN] [--max-stack-growth X] [--no-wrap] [--no-clone] [--seed N]\n"
-	"                 [options] MAP\n"
+	"usage: icpp plan [-o PLAN] [--binary PROG] [--max-stack-growth X] [--no-wrap]\n"
+	"                 [--no-clone] [--seed N] [options] MAP\n"
 	"\n"
 	"Choose how to change the program so that every call path of the pathmap MAP\n"
 	"gets a CID (function, stack height) of its own: frame paddings (ARR), callsite\n"
 	"wrappers and function clones, each a multiple of 16 bytes, at the least stack\n"
 	"cost.  Writes the plan (docs/plan-format.md) and prints precision before and\n"
 	"after, the stack growth, and the collisions that remain with the reason.\n"
-	"Until the rewriter analyses the binary, every function may take up to 256\n"
-	"bytes of padding and every callsite a wrapper of up to 256 bytes; nothing is\n"
-	"cloned unless --clone says the rewriter could.\n"
+	"With --binary PROG, the program or library of MAP to rewrite, the plan changes\n"
+	"only PROG and only what the rewriter's analysis of it allows, clones included:\n"
+	"the plan icpp rewrite PROG would apply (icpp rewrite PROG --plan PLAN).\n"
+	"Without it, every function may take up to 256 bytes of padding and every\n"
+	"callsite a wrapper of up to 256 bytes, and nothing is cloned unless --clone.\n"
 	"\n"
 	"options:\n"
 	"  -o PLAN                write the plan to PLAN (default: MAP with .plan)\n"
+	"  --binary PROG          plan what the rewriter can do to PROG (see above)\n"
 	"  --max-stack-growth X   no thread's max stack may grow more than X times\n"
 	"                         (default 1.25; 0: no cap)\n"
 	"  --no-wrap              frame padding only, no callsite wrappers\n"
 	"  --no-clone             no clones (even with --clone)\n"
-	"  --clone                assume every function may be cloned\n"
+	"  --clone                assume every function may be cloned (without --binary)\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
 	"  --pad-bound B          largest padding per function, bytes (default 256)\n"
 	"  --wrap-bound B         largest wrapper per callsite, bytes (default 256)\n"
@@ -161,10 +165,36 @@ static char *default_output(const char *map)
 	return out;
 }
 
+/* The capability of --binary PROG: what icpp rewrite PROG may change.  0,
+ * or -1 after one line. */
+static int plan_for_binary(const char *prog, const char *map, const struct pathmap *pm,
+			   bool quiet, struct rw_binary **b, struct rewrite_cap *rwcap,
+			   struct da_capability *cap)
+{
+	char err[1024];
+	*b = rw_open(prog, err, sizeof(err));
+	if (!*b) {
+		cli_error("plan", "%s", err);
+		return -1;
+	}
+	uint32_t m = rw_find_module(pm, *b);
+	if (m == PM_NONE) {
+		cli_error("plan", "pathmap %s has no module with the build-id of %s: train this "
+			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
+		return -1;
+	}
+	if (rewrite_cap_init(rwcap, *b, pm, m, "icpp plan", quiet, cap) < 0) {
+		cli_error("plan", "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"max-stack-growth", required_argument, NULL, 'g'},
+		{"binary", required_argument, NULL, 'B'},
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
 		{"clone", no_argument, NULL, 'c'},
@@ -185,7 +215,7 @@ int cmd_plan(int argc, char **argv)
 	struct da_capability cap;
 	da_options_default(&o);
 	da_capability_default(&cap);
-	const char *output = NULL, *predict = NULL, *evaluate = NULL;
+	const char *output = NULL, *predict = NULL, *evaluate = NULL, *binary = NULL;
 	bool quiet = false, callsites = false, no_clone = false;
 	long top = 5;
 	uint64_t v;
@@ -197,6 +227,9 @@ int cmd_plan(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			output = optarg;
+			break;
+		case 'B':
+			binary = optarg;
 			break;
 		case 'g':
 			o.max_stack_growth = strtod(optarg, &end);
@@ -274,6 +307,11 @@ int cmd_plan(int argc, char **argv)
 		cli_error("plan", "--evaluate reports on a plan and writes none: drop -o");
 		return 2;
 	}
+	if (binary && cap.clone) {
+		cli_error("plan", "--clone and --binary exclude each other: with the binary, its "
+			  "analysis says what may be cloned");
+		return 2;
+	}
 	o.allow_clone = !no_clone;
 	const char *map = argv[optind];
 	char err[1024];
@@ -283,11 +321,15 @@ int cmd_plan(int argc, char **argv)
 	struct da_pm_plan pp = {0};
 	struct da_plan plan = {0};
 	char *outpath = NULL;
+	struct rw_binary *b = NULL;
+	struct rewrite_cap rwcap = {0};
 	int rc = 1;
 	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
 		cli_error("plan", "%s", err);
 		return 1;
 	}
+	if (binary && plan_for_binary(binary, map, pm, quiet, &b, &rwcap, &cap) < 0)
+		goto out;
 	if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br, err,
 			    sizeof(err)) < 0) {
 		cli_error("plan", "%s: %s", map, err);
@@ -357,6 +399,9 @@ out:
 	da_pm_plan_free(&pp);
 	da_result_free(&r);
 	da_bridge_free(&br);
+	rewrite_cap_free(&rwcap);
+	if (b)
+		rw_close(b);
 	pm_free(pm);
 	return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "binary/binary.h"
 #include "cli/cmds.h"
+#include "cli/rewrite_cap.h"
 #include "disambig/disambig.h"
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
@@ -50,39 +51,6 @@ static const char usage_text[] =
 	"  icpp train -o lua.icpp -- lua5.4 bench.lua\n"
 	"  icpp rewrite /usr/bin/lua5.4 -m lua.icpp -o lua.rw\n"
 	"  icpp verify lua.rw -- bench.lua\n";
-
-struct capctx {
-	const struct rw_binary *b;
-	uint32_t module;
-	const struct rw_visibility *vis;
-};
-
-static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		      bool *cloneable, da_mask *clone_mask)
-{
-	const struct capctx *c = ctx;
-	size_t n;
-	const struct rw_func *f = rw_functions(c->b, &n);
-	uint32_t i = pm->funcs[func].module == c->module ? rw_func_index(c->b, pm->funcs[func].addr)
-							 : RW_NONE;
-	*mask &= i == RW_NONE || c->vis->no_pad[i] ? 1 : f[i].pad_mask;
-	*cloneable = i != RW_NONE && !c->vis->no_pad[i] && f[i].cloneable;
-	/* a clone is padded in place only: it has no entry wrapper */
-	*clone_mask &= i == RW_NONE || c->vis->no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;
-}
-
-static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			  da_mask *mask, bool *redirectable, uint64_t *target)
-{
-	const struct capctx *c = ctx;
-	size_t n;
-	const struct rw_call *cs = rw_calls(c->b, &n);
-	uint32_t i = module == c->module ? rw_call_index(c->b, addr) : RW_NONE;
-	(void)pm;
-	*mask &= i == RW_NONE || c->vis->no_wrap[i] ? 1 : cs[i].wrap_mask;
-	*redirectable = i != RW_NONE && !c->vis->no_wrap[i] && cs[i].redirectable;
-	*target = i != RW_NONE ? cs[i].target : 0;
-}
 
 /* A plan in pathmap terms -> the rewriter's plan (module `m` only). */
 static int to_rw_plan(const struct pathmap *pm, uint32_t m, const struct da_pm_plan *pp,
@@ -249,34 +217,6 @@ static void print_capability(const struct rw_binary *b)
 				rw_wrap_why_name((enum rw_wrap_why)i));
 }
 
-/* Calls into the libraries the program loaded in training get their callees'
- * stack-argument bounds (rw_bound_imports); if that cannot be done they stay
- * refused, which costs precision, not correctness: say so and go on. */
-static void bound_imports(struct rw_binary *b, const struct pathmap *pm, bool quiet)
-{
-	const char **paths = calloc(pm->nmodules + 1, sizeof(*paths));
-	const uint8_t **ids = calloc(pm->nmodules + 1, sizeof(*ids));
-	uint32_t *lens = calloc(pm->nmodules + 1, sizeof(*lens));
-	char err[1024] = "out of memory";
-	int n = -1;
-	if (paths && ids && lens) {
-		for (uint32_t i = 0; i < pm->nmodules; i++) {
-			paths[i] = pm->modules[i].path;
-			ids[i] = pm->modules[i].build_id_len ? pm->modules[i].build_id : NULL;
-			lens[i] = pm->modules[i].build_id_len;
-		}
-		n = rw_bound_imports(b, paths, ids, lens, pm->nmodules, err, sizeof(err));
-	}
-	if (n < 0)
-		fprintf(stderr, "icpp rewrite: calls into other modules keep their caller's "
-			"stack-argument bounds: %s\n", err);
-	else if (!quiet && n > 0)
-		fprintf(stderr, "icpp rewrite: %d calls into other modules bounded by their callees' "
-			"code\n", n);
-	free(paths);
-	free(ids);
-	free(lens);
-}
 
 /* When a tenth or more of the map's paths do not pass through PROG (other
  * programs: a test suite run by sh and make), the share that rewriting PROG
@@ -317,7 +257,6 @@ int cmd_rewrite(int argc, char **argv)
 	struct da_capability cap;
 	da_options_default(&o);
 	da_capability_default(&cap);
-	cap.clone = true;
 	o.allow_clone = true;
 	const char *map = NULL, *output = NULL, *planfile = NULL;
 	bool everything = false, explain = false, quiet = false, callsites = false;
@@ -429,7 +368,7 @@ int cmd_rewrite(int argc, char **argv)
 			return 1;
 		}
 		if (epm)
-			bound_imports(b, epm, true);
+			rewrite_bound_imports(b, epm, "icpp rewrite", true);
 		pm_free(epm);
 		rw_explain(b, stdout);
 		print_capability(b);
@@ -444,7 +383,7 @@ int cmd_rewrite(int argc, char **argv)
 	struct da_result r = {0};
 	struct da_pm_plan pp = {0};
 	struct rw_plan plan = {0};
-	struct rw_visibility vis = {0};
+	struct rewrite_cap rwcap = {0};
 	bool solved = false;
 	if ((!map && !defmap) || (!output && !defout))
 		goto oom;
@@ -468,17 +407,12 @@ int cmd_rewrite(int argc, char **argv)
 			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
 		goto out;
 	}
-	bound_imports(b, pm, quiet);
+	if (rewrite_cap_init(&rwcap, b, pm, m, "icpp rewrite", quiet, &cap) < 0)
+		goto oom;
 	if (!quiet)
 		print_capability(b);
-	if (rw_visibility(b, pm, m, &vis) < 0)
-		goto oom;
-	if (!quiet && vis.hidden_nodes)
-		fprintf(stderr, "icpp rewrite: %u call paths pass through functions training did not "
-			"hook (%u here): those and their callers stay as they are\n", vis.hidden_nodes,
-			vis.hidden_funcs);
 	if (everything) {
-		if (rw_plan_everything_seen(b, &vis, (uint32_t)ev_pad, (uint32_t)ev_wrap, ev_clone, &plan) ||
+		if (rw_plan_everything_seen(b, &rwcap.vis, (uint32_t)ev_pad, (uint32_t)ev_wrap, ev_clone, &plan) ||
 		    to_pm_plan(pm, m, &plan, &pp))
 			goto oom;
 	} else {
@@ -488,10 +422,6 @@ int cmd_rewrite(int argc, char **argv)
 				goto out;
 			}
 		} else {
-			struct capctx ctx = {b, m, &vis};
-			cap.func_hook = func_hook;
-			cap.callsite_hook = callsite_hook;
-			cap.ctx = &ctx;
 			if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
 					    err, sizeof(err)) < 0 ||
 			    da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
@@ -566,7 +496,7 @@ out:
 	free(defout);
 	free(predpath);
 	rw_plan_free(&plan);
-	rw_visibility_free(&vis);
+	rewrite_cap_free(&rwcap);
 	da_pm_plan_free(&pp);
 	da_result_free(&r);
 	da_bridge_free(&br);

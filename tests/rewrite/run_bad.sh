@@ -1,6 +1,6 @@
 #!/bin/bash
-# Bad inputs to icpp rewrite and icpp verify: exit 1 (2 for usage), one line
-# on stderr, nothing written.
+# Bad inputs to icpp rewrite, icpp verify and icpp plan --binary: exit 1 (2
+# for usage), one line on stderr, nothing written.
 #
 #   run_bad.sh ICPP CC WORK FIXTURE
 set -u
@@ -50,4 +50,9 @@ expect 2 "expected a program" verify
 "$icpp" train -q -o fx.icpp -- ./fx > /dev/null 2>&1
 expect 1 "no module with the build-id" rewrite dyn -m fx.icpp -o out.rw
 expect 1 "not an icpp pathmap" rewrite fx -m m.c -o out.rw
+# icpp plan --binary: the same refusals, and no plan written
+expect 1 "no module with the build-id" plan --binary dyn -o out.rw fx.icpp
+expect 1 "not an ELF" plan --binary script -o out.rw fx.icpp
+expect 1 "No such file" plan --binary /nonexistent/prog -o out.rw fx.icpp
+expect 2 "exclude each other" plan --binary fx --clone -o out.rw fx.icpp
 exit $fail

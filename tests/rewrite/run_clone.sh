@@ -6,7 +6,8 @@
 #
 # In WORK: run PROG and train it (the two D paths must share a height); the
 # solver's plan without clones leaves them together; with clones (icpp
-# rewrite's default) the output is the same, also with the argument that
+# rewrite's default; icpp plan --binary plans the same file) the output is
+# the same, also with the argument that
 # makes D throw (the exceptions unwind through the clones and run their
 # landing pads), icpp verify passes, the two D paths have heights of their
 # own, and gdb's backtrace from the throw runs through the clones down to
@@ -46,6 +47,19 @@ grep "cloned" rewrite.err
 if ! grep -Eq " [1-9][0-9]* functions cloned" rewrite.err; then
 	echo "FAIL: the solver's plan has no clone"
 	fail=1
+fi
+# icpp plan --binary plans what icpp rewrite solves: applied with --plan, the
+# same file
+if ! "$icpp" plan map --binary "./$name" -o binary.plan > plan.out 2> plan.err ||
+   ! grep -q "^clone " binary.plan ||
+   ! "$icpp" rewrite "./$name" -m map --plan binary.plan -o planned.rw -q 2>> plan.err ||
+   ! cmp -s planned.rw clone.rw; then
+	echo "FAIL: icpp plan --binary: no clone, or not the plan icpp rewrite applies:"
+	cat plan.err
+	grep "^plan:" plan.out
+	fail=1
+else
+	grep "^plan:" plan.out
 fi
 ./clone.rw > clone.out 2>&1
 ./clone.rw throw > clone.throw.out 2>&1

@@ -1,0 +1,84 @@
+/* What icpp rewrite may change in a program, as the solver's capability
+ * (cli/rewrite_cap.h). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/rewrite_cap.h"
+
+static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
+		      bool *cloneable, da_mask *clone_mask)
+{
+	const struct rewrite_cap *c = ctx;
+	size_t n;
+	const struct rw_func *f = rw_functions(c->b, &n);
+	uint32_t i = pm->funcs[func].module == c->module ? rw_func_index(c->b, pm->funcs[func].addr)
+							 : RW_NONE;
+	*mask &= i == RW_NONE || c->vis.no_pad[i] ? 1 : f[i].pad_mask;
+	*cloneable = i != RW_NONE && !c->vis.no_pad[i] && f[i].cloneable;
+	/* a clone is padded in place only: it has no entry wrapper */
+	*clone_mask &= i == RW_NONE || c->vis.no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;
+}
+
+static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+			  da_mask *mask, bool *redirectable, uint64_t *target)
+{
+	const struct rewrite_cap *c = ctx;
+	size_t n;
+	const struct rw_call *cs = rw_calls(c->b, &n);
+	uint32_t i = module == c->module ? rw_call_index(c->b, addr) : RW_NONE;
+	(void)pm;
+	*mask &= i == RW_NONE || c->vis.no_wrap[i] ? 1 : cs[i].wrap_mask;
+	*redirectable = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].redirectable;
+	*target = i != RW_NONE ? cs[i].target : 0;
+}
+
+void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,
+			   bool quiet)
+{
+	const char **paths = calloc(pm->nmodules + 1, sizeof(*paths));
+	const uint8_t **ids = calloc(pm->nmodules + 1, sizeof(*ids));
+	uint32_t *lens = calloc(pm->nmodules + 1, sizeof(*lens));
+	char err[1024] = "out of memory";
+	int n = -1;
+	if (paths && ids && lens) {
+		for (uint32_t i = 0; i < pm->nmodules; i++) {
+			paths[i] = pm->modules[i].path;
+			ids[i] = pm->modules[i].build_id_len ? pm->modules[i].build_id : NULL;
+			lens[i] = pm->modules[i].build_id_len;
+		}
+		n = rw_bound_imports(b, paths, ids, lens, pm->nmodules, err, sizeof(err));
+	}
+	if (n < 0)
+		fprintf(stderr, "%s: calls into other modules keep their caller's "
+			"stack-argument bounds: %s\n", who, err);
+	else if (!quiet && n > 0)
+		fprintf(stderr, "%s: %d calls into other modules bounded by their callees' "
+			"code\n", who, n);
+	free(paths);
+	free(ids);
+	free(lens);
+}
+
+int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const struct pathmap *pm,
+		     uint32_t m, const char *who, bool quiet, struct da_capability *cap)
+{
+	rc->b = b;
+	rc->module = m;
+	rewrite_bound_imports(b, pm, who, quiet);
+	if (rw_visibility(b, pm, m, &rc->vis) < 0)
+		return -1;
+	if (!quiet && rc->vis.hidden_nodes)
+		fprintf(stderr, "%s: %u call paths pass through functions training did not "
+			"hook (%u here): those and their callers stay as they are\n", who,
+			rc->vis.hidden_nodes, rc->vis.hidden_funcs);
+	cap->clone = true;
+	cap->func_hook = func_hook;
+	cap->callsite_hook = callsite_hook;
+	cap->ctx = rc;
+	return 0;
+}
+
+void rewrite_cap_free(struct rewrite_cap *rc)
+{
+	rw_visibility_free(&rc->vis);
+}

@@ -1,0 +1,37 @@
+/* What icpp rewrite may change in a program, as the solver's capability
+ * (disambig/from_pathmap.h): the rewriter's analysis of the binary, its
+ * module in the pathmap, the calls into the map's other modules bounded by
+ * their callees' code, and the frames training did not hook left as they
+ * are.  icpp rewrite solves with it; icpp plan --binary plans with it, so
+ * that its plan is the one icpp rewrite would apply. */
+#ifndef ICPP_CLI_REWRITE_CAP_H
+#define ICPP_CLI_REWRITE_CAP_H
+
+#include <stdbool.h>
+
+#include "disambig/from_pathmap.h"
+#include "pathmap/pathmap.h"
+#include "rewriter/rewriter.h"
+
+struct rewrite_cap {
+	struct rw_binary *b;            /* the caller's, analysed */
+	uint32_t module;                /* b's module in the pathmap */
+	struct rw_visibility vis;
+};
+
+/* Bound the calls from b into the modules of pm by their callees' code
+ * (rw_bound_imports).  When that cannot be done they stay refused, which
+ * costs precision, not correctness: one line on stderr, prefixed by `who`
+ * ("icpp rewrite"), says so, and another how many it bounded unless quiet. */
+void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,
+			   bool quiet);
+
+/* Fill rc for b, module m of pm (bounding imports, as above), and point
+ * cap's hooks at it; cap->clone is set (the rewriter clones what its
+ * analysis allows).  0, or -1 when out of memory.  Free with
+ * rewrite_cap_free (b stays the caller's). */
+int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const struct pathmap *pm,
+		     uint32_t m, const char *who, bool quiet, struct da_capability *cap);
+void rewrite_cap_free(struct rewrite_cap *rc);
+
+#endif
