@@ -153,6 +153,12 @@ typedef const char *(*pm_demangle_fn)(const char *sym, char *buf, size_t len);
  * module's file name when it has none.  Returns buf. */
 const char *pm_function_label(const struct pathmap *pm, uint32_t func, pm_demangle_fn demangle,
 			      char *buf, size_t len);
+/* The label a profile shows: pm_function_label's, but a clone that icpp
+ * rewrite made (named __icpp_clone_K_NAME in the predicted pathmap, or
+ * __icpp_clone_K_0xADDR for a function without a name) is the function it
+ * copies, so that its samples and stacks merge with the original's. */
+const char *pm_profile_label(const struct pathmap *pm, uint32_t func, pm_demangle_fn demangle,
+			     char *buf, size_t len);
 /* Print node's path root first, labels separated by sep (" > " for text, ";"
  * for folded stacks).  PM_PRINT_CALLSITES appends to each caller where it
  * made the call ("main+0x1d", or "[FILE+0xADDR]" when the callsite is outside

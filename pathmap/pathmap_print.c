@@ -1,6 +1,7 @@
 /* pathmap_print.c: how people see functions and paths. */
 #include "pathmap/pathmap_int.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,31 @@ const char *pm_function_label(const struct pathmap *pm, uint32_t func, pm_demang
 	const char *s = demangle ? demangle(f->name, buf, len) : f->name;
 	if (s != buf)
 		snprintf(buf, len, "%s", s ? s : f->name);
+	return buf;
+}
+
+const char *pm_profile_label(const struct pathmap *pm, uint32_t func, pm_demangle_fn demangle,
+			     char *buf, size_t len)
+{
+	static const char prefix[] = "__icpp_clone_";
+	const char *name = func < pm->nfuncs ? pm->funcs[func].name : NULL;
+	size_t k = sizeof(prefix) - 1;
+	if (!len || !name || strncmp(name, prefix, k) || !isdigit((unsigned char)name[k]))
+		return pm_function_label(pm, func, demangle, buf, len);
+	while (isdigit((unsigned char)name[k]))
+		k++;
+	const char *orig = name[k] == '_' && name[k + 1] ? name + k + 1 : NULL;
+	if (!orig)
+		return pm_function_label(pm, func, demangle, buf, len);
+	char *end;
+	uint64_t addr = strncmp(orig, "0x", 2) ? 0 : strtoull(orig + 2, &end, 16);
+	if (addr && !*end) {
+		module_offset(pm, pm->funcs[func].module, addr, buf, len);
+		return buf;
+	}
+	const char *s = demangle ? demangle(orig, buf, len) : orig;
+	if (s != buf)
+		snprintf(buf, len, "%s", s ? s : orig);
 	return buf;
 }
 

@@ -31,7 +31,7 @@ const char *rp_base_name(const char *p)
 
 const char *rp_func_label(struct rp_ctx *c, uint32_t func, char *buf, size_t len)
 {
-	return pm_function_label(c->pm, func, bin_demangle, buf, len);
+	return pm_profile_label(c->pm, func, bin_demangle, buf, len);
 }
 
 struct rp_module *rp_module_of_pm(struct rp_ctx *c, uint32_t pm_module)

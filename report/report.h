@@ -113,7 +113,8 @@ struct rp_location {
 int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location *loc);
 /* The file name of a path (after the last '/'). */
 const char *rp_base_name(const char *path);
-/* The label of pathmap function func (demangled, or FILE+0xADDR). */
+/* The label of pathmap function func (demangled, or FILE+0xADDR; a clone
+ * icpp rewrite made is the function it copies: pm_profile_label). */
 const char *rp_func_label(struct rp_ctx *c, uint32_t func, char *buf, size_t len);
 /* The module of the sample file that holds pathmap module pm_module, or NULL. */
 struct rp_module *rp_module_of_pm(struct rp_ctx *c, uint32_t pm_module);

@@ -669,12 +669,15 @@ int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw
 			return errmsg(err, errlen, "the prediction has clone %u, the rewritten file's "
 				      "note only %u", k, n->nclones);
 		}
-		char name[600];
-		snprintf(name, sizeof(name), "__icpp_clone_%u", k);
+		/* named after the function it copies, by its address when that
+		 * has no name (pm_profile_label shows the clone as it) */
+		char name[600] = "";
+		if (k != RW_NONE)
+			snprintf(name, sizeof(name), "__icpp_clone_%u_0x%" PRIx64, k, n->clones[k].func);
 		for (uint32_t g = 0; k != RW_NONE && g < pred->nfuncs; g++)
-			if (pred->funcs[g].module == module && pred->funcs[g].addr == n->clones[k].func)
-				snprintf(name, sizeof(name), "__icpp_clone_%u_%s", k,
-					 pred->funcs[g].name ? pred->funcs[g].name : "");
+			if (pred->funcs[g].module == module && pred->funcs[g].addr == n->clones[k].func &&
+			    pred->funcs[g].name && *pred->funcs[g].name)
+				snprintf(name, sizeof(name), "__icpp_clone_%u_%s", k, pred->funcs[g].name);
 		uint32_t r = k == RW_NONE
 				     ? pm_add_function(pm, fn->module - (cm < fn->module), fn->addr, fn->size,
 						       fn->name)

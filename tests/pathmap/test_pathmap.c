@@ -454,9 +454,31 @@ static void test_validate(void)
 	pm_free(pm);
 }
 
+/* Clones of icpp rewrite show as the functions they copy in profiles, and
+ * as themselves elsewhere; names that only look alike stay as they are. */
+static void test_profile_label(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog.rw", ID_A, sizeof(ID_A));
+	const char *names[] = {"__icpp_clone_3_fx_a", "__icpp_clone_12_0x16e40", "__icpp_clone_4_",
+			       "__icpp_clone_x_y", "__icpp_clone_5_0x12zz", "main"};
+	const char *want[] = {"fx_a", "prog.rw+0x16e40", "__icpp_clone_4_", "__icpp_clone_x_y",
+			      "0x12zz", "main"};
+	for (uint32_t i = 0; i < 6; i++)
+		pm_add_function(pm, m, 0x90000 + 0x100 * i, 0x80, names[i]);
+	char buf[128];
+	for (uint32_t i = 0; i < 6; i++) {
+		CHECK_EQ_STR(pm_profile_label(pm, i, NULL, buf, sizeof(buf)), want[i]);
+		CHECK_EQ_STR(pm_function_label(pm, i, NULL, buf, sizeof(buf)), names[i]);
+	}
+	CHECK_EQ_STR(pm_profile_label(pm, 99, NULL, buf, sizeof(buf)), "?");
+	pm_free(pm);
+}
+
 int main(void)
 {
 	test_dedup();
+	test_profile_label();
 	test_add_after_parse();
 	test_stats_thesis();
 	test_stats_callsites();
