@@ -175,10 +175,13 @@
  * allowed masks and never exceed the stack cap.
  * Search, deterministic for a seed and a work budget (node moves):
  *  c. when cloning is allowed, first: clones for crowded functions.  Every
- *     (function, callsite) with nodes at ambiguous CIDs, most such nodes
- *     first, is cloned for that callsite when the objective improves (the
- *     clone's code priced): a clone is a namespace of CIDs of its own, so
- *     the paths entering f through c then collide only among themselves.
+ *     (function, callsite) with two or more nodes at ambiguous CIDs (one
+ *     path is moved more cheaply by a padding or a wrap than by a copy),
+ *     most such nodes first, in a twentieth of the budget, is cloned for
+ *     that callsite when the objective improves (the clone's code priced;
+ *     only a call of the function itself can take it, da_redirects): a
+ *     clone is a namespace of CIDs of its own, so the paths entering f
+ *     through c then collide only among themselves.
  *     A helper reached by more paths than it has heights (python3: 2537
  *     paths in 1049 16-byte slots) is beyond any padding; its routes are
  *     not.  A clone renames only its own frames: the callees of a clone
