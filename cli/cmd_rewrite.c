@@ -217,7 +217,6 @@ static void print_capability(const struct rw_binary *b)
 				rw_wrap_why_name((enum rw_wrap_why)i));
 }
 
-
 /* When a tenth or more of the map's paths do not pass through PROG (other
  * programs: a test suite run by sh and make), the share that rewriting PROG
  * can change, on its own line. */

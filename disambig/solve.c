@@ -1670,7 +1670,7 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
  * 5.4.3 uses clones for paths that differ only in order; here they split a
  * helper reached by more paths than it has heights). */
 struct crowd {
-	uint32_t func, cs, nodes, at;
+	uint32_t at, nodes;     /* a node of the route (its function, callsite) */
 };
 
 static int cmp_crowd(const void *x, const void *y)
@@ -1701,23 +1701,29 @@ static void clone_crowded(struct ds *s)
 				break;
 			}
 			i = n++;
-			c[i] = (struct crowd){s->func[x], s->cs[x], 0, x};
+			c[i] = (struct crowd){x, 0};
 		}
 		c[i].nodes++;
 	}
 	u64map_free(&m);
 	if (c)
 		qsort(c, n, sizeof(*c), cmp_crowd);
-	for (uint32_t i = 0; i < n && !out_of_time(s) && !s->oom; i++) {
-		/* one path is moved more cheaply by a padding or a wrap than
-		 * by a copy of its function (sqlite3: 65.3% with, 68.9% without) */
-		if (c[i].nodes < 2 || !clone_ok(s, c[i].at))
+	/* routes of one path end the list: one path is moved more cheaply by
+	 * a padding or a wrap than by a copy of its function (sqlite3: 65.3%
+	 * with them, 68.9% without) */
+	for (uint32_t i = 0; i < n && c[i].nodes >= 2 && !out_of_time(s) && !s->oom; i++) {
+		uint32_t x = c[i].at;
+		if (!clone_ok(s, x))
 			continue;
-		uint32_t w;
-		if (eval_clone(s, c[i].func, c[i].cs, DA_NONE, &w) > 1e-9) {
-			clone_create(s, c[i].func, c[i].cs);
+		double before = score(s);
+		uint32_t k = clone_create(s, s->func[x], s->cs[x]);
+		if (k == DA_NONE)
+			break;
+		s->evals++;
+		if (!s->violated && score(s) > before + 1e-9)
 			s->accepted++;
-		}
+		else
+			clone_destroy(s, k);
 	}
 	free(c);
 }

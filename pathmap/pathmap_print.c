@@ -19,6 +19,15 @@ static void module_offset(const struct pathmap *pm, uint32_t module, uint64_t ad
 		 module < pm->nmodules ? file_name(pm->modules[module].path) : "?", addr);
 }
 
+/* sym, through demangle, into buf. */
+static const char *demangled(const char *sym, pm_demangle_fn demangle, char *buf, size_t len)
+{
+	const char *s = demangle ? demangle(sym, buf, len) : sym;
+	if (s != buf)
+		snprintf(buf, len, "%s", s ? s : sym);
+	return buf;
+}
+
 const char *pm_function_label(const struct pathmap *pm, uint32_t func, pm_demangle_fn demangle,
 			      char *buf, size_t len)
 {
@@ -33,10 +42,7 @@ const char *pm_function_label(const struct pathmap *pm, uint32_t func, pm_demang
 		module_offset(pm, f->module, f->addr, buf, len);
 		return buf;
 	}
-	const char *s = demangle ? demangle(f->name, buf, len) : f->name;
-	if (s != buf)
-		snprintf(buf, len, "%s", s ? s : f->name);
-	return buf;
+	return demangled(f->name, demangle, buf, len);
 }
 
 const char *pm_profile_label(const struct pathmap *pm, uint32_t func, pm_demangle_fn demangle,
@@ -58,10 +64,7 @@ const char *pm_profile_label(const struct pathmap *pm, uint32_t func, pm_demangl
 		module_offset(pm, pm->funcs[func].module, addr, buf, len);
 		return buf;
 	}
-	const char *s = demangle ? demangle(orig, buf, len) : orig;
-	if (s != buf)
-		snprintf(buf, len, "%s", s ? s : orig);
-	return buf;
+	return demangled(orig, demangle, buf, len);
 }
 
 /* Where caller made the call to `callee` (a node), or "" when unknown. */
