@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "disambig/from_pathmap.h"
@@ -140,17 +141,29 @@ static bool word(const char **s, const char *eol, char *buf, size_t len)
 	return n > 0;
 }
 
-static bool num(const char *w, uint64_t *v, uint64_t max)
+/* A number as the format writes it: decimal digits, or hexadecimal digits
+ * after 0x for addresses (a leading 0 is not octal: "0020" is 20). */
+static bool parse_u64(const char *w, uint64_t *v, uint64_t max, int base)
 {
-	if (!*w || !(isdigit((unsigned char)*w)))
+	const char *digits = base == 10 ? "0123456789" : "0123456789abcdefABCDEF";
+	if (!*w || w[strspn(w, digits)])
 		return false;
 	errno = 0;
-	char *e;
-	unsigned long long x = strtoull(w, &e, 0);
-	if (errno || *e || x > max)
+	unsigned long long x = strtoull(w, NULL, base);
+	if (errno || x > max)
 		return false;
 	*v = x;
 	return true;
+}
+
+static bool num(const char *w, uint64_t *v, uint64_t max)
+{
+	return parse_u64(w, v, max, 10);
+}
+
+static bool hex_addr(const char *w, uint64_t *v, uint64_t max)
+{
+	return w[0] == '0' && w[1] == 'x' && parse_u64(w + 2, v, max, 16);
 }
 
 static bool amount(const char *w, uint32_t *v)
@@ -162,12 +175,14 @@ static bool amount(const char *w, uint32_t *v)
 	return true;
 }
 
-static bool dbl(const char *w, double *v)
+/* A ratio: finite, from 0 to 1e9 (the writer prints it with 6 decimals,
+ * which must fit a field). */
+static bool ratio(const char *w, double *v)
 {
 	char *e;
 	errno = 0;
 	*v = strtod(w, &e);
-	return *w && !*e && !errno;
+	return *w && !*e && !errno && isfinite(*v) && *v >= 0 && *v <= 1e9;
 }
 
 static bool sint(const char *w, int64_t *v)
@@ -349,7 +364,7 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 				goto out;
 			}
 		} else if (!strcmp(kw, "growth")) {
-			if (nw != 2 || !dbl(w[0], &plan->summary.max_growth) || plan->summary.max_growth < 0 ||
+			if (nw != 2 || !ratio(w[0], &plan->summary.max_growth) ||
 			    !sint(w[1], &plan->summary.max_growth_bytes)) {
 				bad(&r, "expected: growth RATIO BYTES");
 				goto out;
@@ -359,7 +374,7 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			uint32_t bytes;
 			/* the name (informational) may in principle hold spaces */
 			if (nw < 4 || !num(w[0], &mi, 4095) || mi >= nmod ||
-			    !num(w[1], &addr, UINT64_MAX) || !amount(w[2], &bytes) || !bytes) {
+			    !hex_addr(w[1], &addr, UINT64_MAX) || !amount(w[2], &bytes) || !bytes) {
 				bad(&r, "expected: pad MODULE 0xADDR BYTES NAME (BYTES a nonzero multiple of 16)");
 				goto out;
 			}
@@ -381,7 +396,7 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			uint64_t mi, addr;
 			uint32_t bytes;
 			if (nw != 3 || !num(w[0], &mi, 4095) || mi >= nmod ||
-			    !num(w[1], &addr, (1ULL << 48) - 1) || !amount(w[2], &bytes) || !bytes) {
+			    !hex_addr(w[1], &addr, (1ULL << 48) - 1) || !amount(w[2], &bytes) || !bytes) {
 				bad(&r, "expected: wrap MODULE 0xADDR BYTES (BYTES a nonzero multiple of 16)");
 				goto out;
 			}
@@ -398,8 +413,8 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			uint64_t k, mi, addr, ci, caddr;
 			uint32_t bytes;
 			if (nw != 6 || !num(w[0], &k, UINT32_MAX) || k != plan->nclones ||
-			    !num(w[1], &mi, 4095) || mi >= nmod || !num(w[2], &addr, UINT64_MAX) ||
-			    !num(w[3], &ci, 4095) || ci >= nmod || !num(w[4], &caddr, (1ULL << 48) - 1) ||
+			    !num(w[1], &mi, 4095) || mi >= nmod || !hex_addr(w[2], &addr, UINT64_MAX) ||
+			    !num(w[3], &ci, 4095) || ci >= nmod || !hex_addr(w[4], &caddr, (1ULL << 48) - 1) ||
 			    !amount(w[5], &bytes)) {
 				bad(&r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD, K from 0");
 				goto out;
@@ -417,7 +432,7 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			uint64_t k, mi, addr;
 			uint32_t bytes;
 			if (nw != 4 || !num(w[0], &k, UINT32_MAX) || k >= plan->nclones ||
-			    !num(w[1], &mi, 4095) || mi >= nmod || !num(w[2], &addr, (1ULL << 48) - 1) ||
+			    !num(w[1], &mi, 4095) || mi >= nmod || !hex_addr(w[2], &addr, (1ULL << 48) - 1) ||
 			    !amount(w[3], &bytes)) {
 				bad(&r, "expected: clone-wrap K MODULE 0xCALLSITE BYTES, K a clone above");
 				goto out;

@@ -39,6 +39,18 @@ static int check_failures;
 		}                                                                  \
 	} while (0)
 
+/* xorshift64*: the tests' deterministic random numbers, so that a failure
+ * reproduces. */
+static uint64_t check_rng_state = 0x9e3779b97f4a7c15ull;
+
+static inline uint64_t check_rng(void)
+{
+	check_rng_state ^= check_rng_state >> 12;
+	check_rng_state ^= check_rng_state << 25;
+	check_rng_state ^= check_rng_state >> 27;
+	return check_rng_state * 0x2545f4914f6cdd1dull;
+}
+
 static inline int check_exit(void)
 {
 	if (check_failures)

@@ -13,6 +13,7 @@
 #include "disambig/from_pathmap.h"
 #include "tests/check.h"
 #include "tests/cli_run.h"
+#include "tests/disambig/plan_sample.h"
 #include "util/fileio.h"
 
 static char dir[] = "/tmp/icpp-plan-test-XXXXXX";
@@ -24,42 +25,6 @@ static const char *path_in(const char *name)
 	k = (k + 1) % 4;
 	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
 	return buf[k];
-}
-
-/* A program module with a build-id and a library without one:
- *  root M (called from libc) calls A and E, both call D: M-A-D and M-E-D at
- *  one height (Figure 5.3), and M calls B and C each of which calls the
- *  other first (M-B-C-G vs M-C-B-G: Figure 5.4).  Every function is 0x100
- *  bytes at 0x1000 * (index + 1); callsites at +0x10, +0x20 ... */
-static const uint8_t ID[] = {0x12, 0x34, 0x56, 0x78};
-static struct pathmap *sample(void)
-{
-	struct pathmap *pm = pm_new();
-	uint32_t m = pm_add_module(pm, "/usr/bin/prog", ID, sizeof(ID));
-	uint32_t lib = pm_add_module(pm, "/lib/libc.so.6", NULL, 0);
-	const char *names[] = {"M", "A", "E", "D", "B", "C", "G"};
-	uint32_t f[7];
-	for (int i = 0; i < 7; i++)
-		f[i] = pm_add_function(pm, m, 0x1000 * (i + 1), 0x100, names[i]);
-	uint32_t libf = pm_add_function(pm, lib, 0x27000, 0x200, "__libc_start_call_main");
-	enum { M, A, E, D, B, C, G };
-#define CS(fn, k) (0x1000 * ((fn) + 1) + 0x10 * (k))
-	int64_t size[] = {48, 32, 32, 16, 64, 80, 16};
-	uint32_t r = pm_add_node(pm, PM_NONE, f[M], lib, 0x27100, 100, 1);
-	(void)libf;
-	uint32_t a = pm_add_node(pm, r, f[A], m, CS(M, 1), 100 + size[M], 5);
-	uint32_t e = pm_add_node(pm, r, f[E], m, CS(M, 2), 100 + size[M], 5);
-	pm_add_node(pm, a, f[D], m, CS(A, 1), 100 + size[M] + size[A], 50);
-	pm_add_node(pm, e, f[D], m, CS(E, 1), 100 + size[M] + size[E], 70);
-	uint32_t b = pm_add_node(pm, r, f[B], m, CS(M, 3), 100 + size[M], 3);
-	uint32_t c = pm_add_node(pm, r, f[C], m, CS(M, 4), 100 + size[M], 3);
-	uint32_t bc = pm_add_node(pm, b, f[C], m, CS(B, 1), 100 + size[M] + size[B], 2);
-	uint32_t cb = pm_add_node(pm, c, f[B], m, CS(C, 1), 100 + size[M] + size[C], 2);
-	pm_add_node(pm, bc, f[G], m, CS(C, 2), 100 + size[M] + size[B] + size[C], 9);
-	pm_add_node(pm, cb, f[G], m, CS(B, 2), 100 + size[M] + size[B] + size[C], 9);
-	/* a frame whose callsite is unknown */
-	pm_add_node(pm, r, f[G], PM_NONE, 0, 100 + size[M] + 8, 1);
-	return pm;
 }
 
 /* The problem of pm with the default capability and cloning allowed. */
@@ -74,7 +39,7 @@ static void clone_bridge(const struct pathmap *pm, struct da_capability *cap,
 
 static void test_bridge(void)
 {
-	struct pathmap *pm = sample();
+	struct pathmap *pm = pst_sample();
 	struct da_capability cap;
 	da_capability_default(&cap);
 	struct da_bridge br;
@@ -143,7 +108,7 @@ static void clone_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_ma
 
 static void test_bridge_targets(void)
 {
-	struct pathmap *pm = sample();
+	struct pathmap *pm = pst_sample();
 	/* M's call to E also entered D (E tail-called D) */
 	pm_add_node(pm, 0, 3, 0, 0x1020, 148, 1);
 	struct da_capability cap;
@@ -177,7 +142,7 @@ static void test_bridge_targets(void)
 /* Solve, write, read back, predict: everything agrees. */
 static void test_round_trip(void)
 {
-	struct pathmap *pm = sample();
+	struct pathmap *pm = pst_sample();
 	struct da_capability cap;
 	da_capability_default(&cap);
 	struct da_bridge br;
@@ -257,7 +222,7 @@ static void test_round_trip(void)
 static void test_clone_file(void)
 {
 	struct pathmap *pm = pm_new();
-	uint32_t m = pm_add_module(pm, "/usr/bin/prog", ID, sizeof(ID));
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog", PST_ID, sizeof(PST_ID));
 	uint32_t A = pm_add_function(pm, m, 0x1000, 0x100, "A");
 	uint32_t B = pm_add_function(pm, m, 0x2000, 0x100, "B");
 	uint32_t D = pm_add_function(pm, m, 0x3000, 0x100, "D");
@@ -344,7 +309,7 @@ static void write_text(const char *file, const char *text)
 /* Every damaged or foreign plan is refused with a line saying why. */
 static void test_refusals(void)
 {
-	struct pathmap *pm = sample();
+	struct pathmap *pm = pst_sample();
 	static const struct {
 		const char *text, *want;
 	} cases[] = {
@@ -364,6 +329,18 @@ static void test_refusals(void)
 		 "nonzero multiple of 16"},
 		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1004 16 M\nend 1\n",
 		 "no function of the pathmap starts"},
+		/* numbers as the format writes them: found by test_plan_parse, a
+		 * ratio written back as 309 digits, an octal-looking amount */
+		{"icpp-plan 1\nunit functions\ngrowth 1e308 0\nend 0\n", "growth RATIO BYTES"},
+		{"icpp-plan 1\nunit functions\ngrowth nan 0\nend 0\n", "growth RATIO BYTES"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 4096 16 M\nend 1\n",
+		 "pad MODULE"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x0x1000 16 M\nend 1\n",
+		 "pad MODULE"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1000 0020 M\nend 1\n",
+		 "nonzero multiple of 16"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1000 0x10 M\nend 1\n",
+		 "nonzero multiple of 16"},
 		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1000 16 M\n"
 		 "pad 0 0x1000 32 M\nend 2\n", "padded twice"},
 		{"icpp-plan 1\nunit functions\nmodule 0 99999999 /usr/bin/prog\nend 0\n", "another build"},
@@ -426,7 +403,7 @@ static void test_refusals(void)
 
 static void test_cli(void)
 {
-	struct pathmap *pm = sample();
+	struct pathmap *pm = pst_sample();
 	char err[256];
 	char map[256], plan[256], pred[256];
 	snprintf(map, sizeof(map), "%s", path_in("s.icpp"));

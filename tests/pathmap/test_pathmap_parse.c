@@ -12,17 +12,6 @@
 #include "tests/check.h"
 #include "tests/pathmap/pm_testutil.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rng(void)
-{
-	/* xorshift64*: deterministic, so a failure reproduces. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
 static void encode(const struct pathmap *pm, uint8_t **buf, size_t *len)
 {
 	char err[256];
@@ -217,11 +206,11 @@ static void test_random_corruptions(void)
 	unsigned parsed = 0, rejected = 0;
 	for (int round = 0; round < 20000; round++) {
 		memcpy(copy, sample, len);
-		int nbytes = 1 + (int)(rng() % 8);
+		int nbytes = 1 + (int)(check_rng() % 8);
 		for (int k = 0; k < nbytes; k++) {
-			size_t at = rng() % len;
+			size_t at = check_rng() % len;
 			/* Favour the values that stress checks: 0, 0xff, small. */
-			uint64_t r = rng();
+			uint64_t r = check_rng();
 			copy[at] = r % 4 == 0 ? 0 : r % 4 == 1 ? 0xff : (uint8_t)(r >> 8);
 		}
 		if (memcmp(copy, sample, len)) {
