@@ -101,10 +101,14 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 	printf("plan: %" PRIu32 " functions padded, %" PRIu32 " callsites wrapped, %" PRIu32
 	       " clones; %" PRIu64 " bytes of new code\n", pp->npads, r->nwraps, pp->nclones,
 	       r->code_bytes);
-	if (solved)
-		printf("solver: %.2f s, %" PRIu64 " moves tried, %" PRIu64 " kept%s\n", r->stats.seconds,
-		       r->stats.evaluations, r->stats.accepted,
-		       r->stats.budget_exhausted ? " (work budget spent: --budget for more)" : "");
+	if (solved) {
+		printf("solver: %.2f s, %" PRIu64 " moves tried, %" PRIu64 " kept\n", r->stats.seconds,
+		       r->stats.evaluations, r->stats.accepted);
+		if (r->stats.phases_cut)
+			printf("  %" PRIu32 " search phase%s stopped at %s share of the work budget: "
+			       "--budget (default 50M) for more\n", r->stats.phases_cut,
+			       r->stats.phases_cut > 1 ? "s" : "", r->stats.phases_cut > 1 ? "their" : "its");
+	}
 
 	/* what remains, by reason and structure */
 	uint64_t total = 0;

@@ -457,7 +457,9 @@ struct da_solve_stats {
 	uint64_t accepted;
 	uint64_t node_moves;        /* work, what the budget counts */
 	uint32_t sweeps;            /* greedy sweeps */
-	bool budget_exhausted;
+	bool budget_exhausted;      /* the last phase ran out of work */
+	uint32_t phases_cut;        /* phases (section 5) that stopped at their
+	                             * share of the budget: more might find more */
 };
 
 struct da_result {

@@ -159,6 +159,7 @@ struct ds {
 	uint64_t attempt_work;  /* node moves one collision may spend per attempt */
 	struct timespec t0;
 	bool out_of_budget;
+	uint32_t phases_cut;    /* phases that spent their share of the budget */
 	bool oom;
 };
 
@@ -2568,6 +2569,7 @@ int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, cha
 	r->stats.accepted = s->accepted;
 	r->stats.node_moves = s->work;
 	r->stats.budget_exhausted = s->out_of_budget;
+	r->stats.phases_cut = s->phases_cut;
 	return 0;
 oom:
 	free(renum);
@@ -2585,9 +2587,12 @@ void da_result_free(struct da_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The next phase runs until `share` of `budget` is spent. */
+/* The next phase runs until `share` of `budget` is spent (the phase before
+ * counts as cut when it reached its own mark). */
 static void phase_until(struct ds *s, uint64_t budget, double share)
 {
+	if (s->work >= s->budget)
+		s->phases_cut++;
 	s->out_of_budget = false;
 	s->budget = (uint64_t)(share * (double)budget);
 }
@@ -2667,6 +2672,8 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 			(unsigned long long)s->work, (unsigned long long)s->rescans,
 			(unsigned long long)s->chains, (unsigned long long)s->evals);
 	*exhausted = s->out_of_budget;
+	if (s->work >= s->budget)
+		s->phases_cut++;
 	s->out_of_budget = false;
 	s->budget = UINT64_MAX;
 	if (!s->oom)

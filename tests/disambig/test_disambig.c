@@ -471,6 +471,7 @@ static void test_crowded(void)
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(r.crowded_paths, 0);
 	CHECK_EQ_INT(r.after.precise_paths, 7);
+	CHECK_EQ_INT(r.stats.phases_cut, 0);    /* solved long before any share ran out */
 	da_result_free(&r);
 	da_problem_free(p);
 }
@@ -884,6 +885,23 @@ static int count_diff(const struct da_problem *p, uint32_t a, uint32_t b, bool e
 	return d;
 }
 
+/* A budget too small for the search: its phases stop at their shares, and
+ * the result says so (icpp plan then suggests --budget). */
+static void test_budget_cut(void)
+{
+	struct da_problem *p = random_problem(3, 6, 400);
+	struct da_options o;
+	da_options_default(&o);
+	o.budget = 2000;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.stats.phases_cut >= 2);
+	CHECK(r.stats.node_moves <= 2000 + 20000);      /* a move in flight ends */
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* The capacity bound is never beaten: on small random problems, every plan
  * (all paddings of up to 4 functions, by 0, 16 or 32 bytes) within the cap
  * leaves at least irreducible + crowded paths ambiguous. */
@@ -1066,6 +1084,7 @@ int main(void)
 	test_construct_binary();
 	test_construct_reclaims_stack();
 	test_crowded_bound();
+	test_budget_cut();
 	test_callsite_unit();
 	test_properties();
 	return check_exit();
