@@ -180,17 +180,7 @@ static int plan_for_binary(const char *prog, const char *map, const struct pathm
 		cli_error("plan", "%s", err);
 		return -1;
 	}
-	uint32_t m = rw_find_module(pm, *b);
-	if (m == PM_NONE) {
-		cli_error("plan", "pathmap %s has no module with the build-id of %s: train this "
-			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
-		return -1;
-	}
-	if (rewrite_cap_init(rwcap, *b, pm, m, "icpp plan", quiet, cap) < 0) {
-		cli_error("plan", "out of memory");
-		return -1;
-	}
-	return 0;
+	return rewrite_cap_init(rwcap, *b, prog, pm, map, "plan", quiet, cap);
 }
 
 int cmd_plan(int argc, char **argv)

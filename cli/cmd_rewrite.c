@@ -400,14 +400,9 @@ int cmd_rewrite(int argc, char **argv)
 		cli_error("rewrite", "%s (train first: icpp train -o %s -- %s ...)", err, map, prog);
 		goto out;
 	}
-	uint32_t m = rw_find_module(pm, b);
-	if (m == PM_NONE) {
-		cli_error("rewrite", "pathmap %s has no module with the build-id of %s: train this "
-			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
+	if (rewrite_cap_init(&rwcap, b, prog, pm, map, "rewrite", quiet, &cap) < 0)
 		goto out;
-	}
-	if (rewrite_cap_init(&rwcap, b, pm, m, "icpp rewrite", quiet, &cap) < 0)
-		goto oom;
+	uint32_t m = rwcap.module;
 	if (!quiet)
 		print_capability(b);
 	if (everything) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
 
 static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
@@ -59,14 +60,24 @@ void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const 
 	free(lens);
 }
 
-int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const struct pathmap *pm,
-		     uint32_t m, const char *who, bool quiet, struct da_capability *cap)
+int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const char *prog,
+		     const struct pathmap *pm, const char *map, const char *cmd, bool quiet,
+		     struct da_capability *cap)
 {
+	char who[64];
+	snprintf(who, sizeof(who), "icpp %s", cmd);
 	rc->b = b;
-	rc->module = m;
-	rewrite_bound_imports(b, pm, who, quiet);
-	if (rw_visibility(b, pm, m, &rc->vis) < 0)
+	rc->module = rw_find_module(pm, b);
+	if (rc->module == PM_NONE) {
+		cli_error(cmd, "pathmap %s has no module with the build-id of %s: train this "
+			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
 		return -1;
+	}
+	rewrite_bound_imports(b, pm, who, quiet);
+	if (rw_visibility(b, pm, rc->module, &rc->vis) < 0) {
+		cli_error(cmd, "out of memory");
+		return -1;
+	}
 	if (!quiet && rc->vis.hidden_nodes)
 		fprintf(stderr, "%s: %u call paths pass through functions training did not "
 			"hook (%u here): those and their callers stay as they are\n", who,

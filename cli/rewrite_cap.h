@@ -26,12 +26,14 @@ struct rewrite_cap {
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,
 			   bool quiet);
 
-/* Fill rc for b, module m of pm (bounding imports, as above), and point
- * cap's hooks at it; cap->clone is set (the rewriter clones what its
- * analysis allows).  0, or -1 when out of memory.  Free with
+/* Fill rc for b (the binary PROG) and its module in pm (the pathmap MAP),
+ * bounding imports as above, and point cap's hooks at it; cap->clone is set
+ * (the rewriter clones what its analysis allows).  0, or -1 after one line
+ * as icpp CMD (pm has no module of b's build, or out of memory).  Free with
  * rewrite_cap_free (b stays the caller's). */
-int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const struct pathmap *pm,
-		     uint32_t m, const char *who, bool quiet, struct da_capability *cap);
+int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const char *prog,
+		     const struct pathmap *pm, const char *map, const char *cmd, bool quiet,
+		     struct da_capability *cap);
 void rewrite_cap_free(struct rewrite_cap *rc);
 
 #endif

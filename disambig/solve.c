@@ -2587,12 +2587,17 @@ void da_result_free(struct da_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The next phase runs until `share` of `budget` is spent (the phase before
- * counts as cut when it reached its own mark). */
-static void phase_until(struct ds *s, uint64_t budget, double share)
+/* The phase that ran is cut when it reached its mark. */
+static void phase_end(struct ds *s)
 {
 	if (s->work >= s->budget)
 		s->phases_cut++;
+}
+
+/* The next phase runs until `share` of `budget` is spent. */
+static void phase_until(struct ds *s, uint64_t budget, double share)
+{
+	phase_end(s);
 	s->out_of_budget = false;
 	s->budget = (uint64_t)(share * (double)budget);
 }
@@ -2672,8 +2677,7 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 			(unsigned long long)s->work, (unsigned long long)s->rescans,
 			(unsigned long long)s->chains, (unsigned long long)s->evals);
 	*exhausted = s->out_of_budget;
-	if (s->work >= s->budget)
-		s->phases_cut++;
+	phase_end(s);
 	s->out_of_budget = false;
 	s->budget = UINT64_MAX;
 	if (!s->oom)
