@@ -31,6 +31,25 @@ static void seen_targets(struct da_problem *p)
 	}
 }
 
+/* A node without a callsite at its parent's height is a .cold fragment
+ * running in its owner's activation (docs/training.md): it has no frame of
+ * its own, and padding the owner leaves its CFA where it is, unlike a
+ * callee's (disambig.h section 2 has no term for a shared frame).  Neither
+ * function is padded, nor the fragment cloned. */
+static void fragments_unpadded(struct da_problem *p)
+{
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		const struct da_node *n = &p->nodes[i];
+		if (n->callsite != DA_NONE || n->parent == DA_NONE ||
+		    p->nodes[n->parent].height != n->height)
+			continue;
+		struct da_func *frag = &p->funcs[n->func], *owner = &p->funcs[p->nodes[n->parent].func];
+		frag->pad_mask = frag->clone_pad_mask = 1;
+		owner->pad_mask = owner->clone_pad_mask = 1;
+		frag->cloneable = false;
+	}
+}
+
 /* ---------------------------------------------------------------- function index */
 
 static int cmp_fent(const void *x, const void *y)
@@ -209,6 +228,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 	pmi_free(&ix);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
+	fragments_unpadded(b->prob);
 	if (da_problem_check(b->prob, err, errlen) < 0) {
 		da_bridge_free(b);
 		return -1;

@@ -116,14 +116,20 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 			v->hidden_nodes++;
 			const struct pm_function *f = &pm->funcs[x->func];
 			if (f->module == module) {
-				/* a fragment (a landing pad in a .cold part) continues a
-				 * frame of the function it belongs to, entered by a call
-				 * the map does not name: no call into that function */
+				/* a fragment (a .cold part, jumped to or a landing pad)
+				 * continues a frame of the function it belongs to,
+				 * entered by a call the map does not name: no call into
+				 * that function; nor is it padded, which would move the
+				 * fragment's callees but not the fragment, unlike a
+				 * callee (disambig.h section 2 has no shared frames) */
 				uint32_t u = rw_func_index(b, f->addr);
-				if (u != RW_NONE && b->funcs[u].parent != RW_NONE)
+				bool fragment = u != RW_NONE && b->funcs[u].parent != RW_NONE;
+				if (fragment)
 					u = b->funcs[u].parent;
 				if (u != RW_NONE)
 					no_wrap_into[u] = true;
+				if (fragment)
+					v->no_pad[u] = true;
 			} else if (pm->funcs[p->func].module == module) {
 				uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
 				if (pf != RW_NONE)
@@ -407,12 +413,14 @@ static bool func_holds(const struct pathmap *pm, uint32_t func, uint32_t csm, ui
  * now corrects most of these itself).  A node with a parent but no callsite
  * is a frame training rebuilt from the CFI (its entry was not seen) or a
  * landing pad: where it sits is training's reconstruction, not a call, so
- * it and its subtree are checked by function, callsite and height alone. */
+ * it and its subtree are checked by function, callsite and height alone.
+ * One at its parent's height is a .cold fragment in its owner's activation
+ * (docs/training.md): where it sits is certain. */
 static bool stale_parent(const struct pathmap *pm, uint32_t i)
 {
 	const struct pm_node *x = &pm->nodes[i];
 	if (x->parent != PM_NONE && x->cs_module == PM_NONE)
-		return true;             /* rebuilt by training, or a landing pad */
+		return x->height != pm->nodes[x->parent].height;  /* rebuilt, or a landing pad */
 	if (x->parent == PM_NONE || x->cs_module == PM_NONE ||
 	    func_holds(pm, pm->nodes[x->parent].func, x->cs_module, x->cs_addr))
 		return false;

@@ -69,10 +69,11 @@ static bool realigns_stack(const cs_insn *insn)
 	       x->operands[1].imm < -16;
 }
 
-/* One pass over the module's code: direct branch targets (all of them) and
- * the functions that realign the stack (into `realign`, by start address). */
+/* One pass over the module's code: direct branch targets (all of them; those
+ * outside the function that branches into `foreign`) and the functions that
+ * realign the stack (into `realign`, by start address). */
 static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
-			struct targets *realign)
+			struct targets *foreign, struct targets *realign)
 {
 	size_t n;
 	const struct bin_function *f = bin_functions(m, &n);
@@ -94,12 +95,15 @@ static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
 			uint64_t target = x86_branch_target(insn);
 			if (target)
 				targets_add(t, target);
+			if (target && (target < f[i].addr || target - f[i].addr >= f[i].size))
+				targets_add(foreign, target);
 			if (realigns_stack(insn) && (!realign->n || realign->v[realign->n - 1] != f[i].addr))
 				targets_add(realign, f[i].addr);
 		}
 		free(code);
 	}
 	cs_free(insn, 1);
+	qsort(foreign->v, foreign->n, sizeof(*foreign->v), cmp_u64);
 	qsort(t->v, t->n, sizeof(*t->v), cmp_u64);
 }
 
@@ -197,13 +201,14 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 	}
 	size_t n;
 	const struct bin_function *f = bin_functions(am->bin, &n);
-	struct targets t = {0}, realign = {0};
-	scan_module(c->cs, am->bin, &t, &realign);
+	struct targets t = {0}, foreign = {0}, realign = {0};
+	scan_module(c->cs, am->bin, &t, &foreign, &realign);
 	am->sites = calloc(n + 1, sizeof(*am->sites));
 	if (!am->sites) {
 		am->reply.status = -1;
 		snprintf(am->reply.error, sizeof(am->reply.error), "out of memory analysing %s", am->path);
 		free(t.v);
+		free(foreign.v);
 		free(realign.v);
 		return;
 	}
@@ -218,6 +223,13 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 		struct train_site *site = &am->sites[am->reply.nsites];
 		if (why == SKIP_NREASONS && targets_within(&realign, f[i].addr - 1, f[i].addr + 1))
 			site->flags |= SITE_REALIGN;
+		/* entered with a frame built, by a jump from another function: a
+		 * .cold fragment (not the PLT's first entry, jumped to from the
+		 * PLT itself, nor ld.so's lazy-binding resolver, which no direct
+		 * branch of its module reaches) */
+		if (why == SKIP_NREASONS && (site->cfa_offset != 8 || site->flags & SITE_CFA_RBP) &&
+		    targets_within(&foreign, f[i].addr - 1, f[i].addr + 1))
+			site->flags |= SITE_FRAGMENT;
 		if (why == SKIP_NREASONS)
 			am->reply.nsites++;
 		else
@@ -229,6 +241,7 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 		}
 	}
 	free(t.v);
+	free(foreign.v);
 	free(realign.v);
 }
 
@@ -277,7 +290,7 @@ const struct analysed_module *analysis_get(struct analysis_cache *c, const char 
 }
 
 /* Sites are in function order, hence sorted by address. */
-bool analysis_hooked(const struct analysed_module *am, uint64_t addr)
+const struct train_site *analysis_site(const struct analysed_module *am, uint64_t addr)
 {
 	size_t lo = 0, hi = am->reply.nsites;
 	while (lo < hi) {
@@ -287,5 +300,5 @@ bool analysis_hooked(const struct analysed_module *am, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < am->reply.nsites && am->sites[lo].addr == addr;
+	return lo < am->reply.nsites && am->sites[lo].addr == addr ? &am->sites[lo] : NULL;
 }

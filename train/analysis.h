@@ -37,7 +37,8 @@ struct analysis_cache *analysis_cache_new(void);
 void analysis_cache_free(struct analysis_cache *c);
 /* Analyse path (once); never NULL unless out of memory.  Thread-safe. */
 const struct analysed_module *analysis_get(struct analysis_cache *c, const char *path);
-/* Whether the function starting at addr has a hook site (is trained). */
-bool analysis_hooked(const struct analysed_module *am, uint64_t addr);
+/* The hook site of the function starting at addr, NULL when it is not
+ * trained. */
+const struct train_site *analysis_site(const struct analysed_module *am, uint64_t addr);
 
 #endif

@@ -124,14 +124,21 @@ static uint32_t pm_function_of(struct record *r, const struct rec_node *n,
  * such paths do not exist without training, so they and their subtrees go. */
 #define DROPPED (PM_NONE - 1)
 
+/* The analysis of the module in a record's slot. */
+static const struct analysed_module *slot_analysis(struct record *r, uint32_t slot,
+						   struct analysis_cache *cache)
+{
+	char path[TRAIN_PATH_MAX];
+	snprintf(path, sizeof(path), "%.*s", (int)sizeof(r->modules[slot].path), r->modules[slot].path);
+	return analysis_get(cache, path);
+}
+
 /* The function of the code at a runtime address, and its module's analysis. */
 static const struct bin_function *function_at(struct record *r, uint32_t slot, uint64_t addr,
 					       struct analysis_cache *cache,
 					       const struct analysed_module **am)
 {
-	char path[TRAIN_PATH_MAX];
-	snprintf(path, sizeof(path), "%.*s", (int)sizeof(r->modules[slot].path), r->modules[slot].path);
-	*am = analysis_get(cache, path);
+	*am = slot_analysis(r, slot, cache);
 	return *am && (*am)->bin ? bin_function_at((*am)->bin, addr - r->modules[slot].bias) : NULL;
 }
 
@@ -151,6 +158,14 @@ static const struct bin_function *function_at(struct record *r, uint32_t slot, u
  *    X's entry (pop the ancestors at or below its CFA) and put X between,
  *    with its callsite unknown.  This also covers a landing pad the unwinder
  *    jumped to, in a function whose entry was never run.
+ * X a .cold fragment (SITE_FRAGMENT): its code runs in every activation of
+ * its owner, entered at its start (hooked) or anywhere else (not), so the
+ * nearest frame of X may be an outer activation's, which would swallow the
+ * frames between: the ancestor must have the CFA the CFI gives.  Else X is
+ * rebuilt under its owner's frame, which has the same CFA, as the runtime
+ * puts a fragment it saw entered.  (Any other hooked X has a frame for its
+ * current activation, the nearest; the CFI of a program's entry point,
+ * which has no return address, would not match it.)
  * Returns UNREBUILT when X's frame cannot be rebuilt (code outside any
  * function, an implausible CFA): such a path would be wrong, so it goes. */
 #define UNREBUILT (PM_NONE - 2)
@@ -165,23 +180,39 @@ static uint32_t true_parent(struct record *r, const struct rec_node *n, uint32_t
 	uint32_t func = mod == PM_NONE ? PM_NONE : pm_add_function(pm, mod, x->addr, x->size, x->name);
 	if (func == PM_NONE)
 		return UNREBUILT;
+	struct bin_cfa cfa;
+	bool known = bin_cfa_at(am->bin, n->ra - 1 - r->modules[cs_slot].bias, &cfa) == 0;
+	int64_t height = known ? (cfa.reg == BIN_CFA_RSP ? n->height : n->rbp_off) - cfa.offset : 0;
+	known = known && height < n->height;    /* else rbp was no frame pointer */
 	/* Only a hooked X has its activations on the shadow stack; an unhooked
 	 * one that recurses would match an outer activation. */
-	for (uint32_t a = parent; analysis_hooked(am, x->addr) && a != PM_NONE; a = pm->nodes[a].parent)
-		if (pm->nodes[a].func == func) {
+	const struct train_site *site = analysis_site(am, x->addr);
+	bool fragment = site && site->flags & SITE_FRAGMENT;
+	for (uint32_t a = parent; site && a != PM_NONE; a = pm->nodes[a].parent)
+		if (pm->nodes[a].func == func && (!fragment || !known || pm->nodes[a].height == height)) {
 			tot->stale_frames += a != parent;
 			return a;
 		}
-	struct bin_cfa cfa;
-	if (bin_cfa_at(am->bin, n->ra - 1 - r->modules[cs_slot].bias, &cfa) < 0)
+	if (!known)
 		return UNREBUILT;
-	int64_t height = (cfa.reg == BIN_CFA_RSP ? n->height : n->rbp_off) - cfa.offset;
-	if (height >= n->height)
-		return UNREBUILT;                /* not a frame above D: rbp was no frame pointer */
-	while (parent != PM_NONE && pm->nodes[parent].height >= height)
+	while (parent != PM_NONE && (pm->nodes[parent].height > height ||
+				     (pm->nodes[parent].height == height && !fragment)))
 		parent = pm->nodes[parent].parent;
 	tot->rebuilt_frames++;
 	return pm_add_node(pm, parent, func, PM_NONE, 0, height, 0);
+}
+
+/* Is n the frame of a .cold fragment jumped to inside its owner's
+ * activation, the recorded parent (same CFA)?  Then it has no callsite:
+ * the return address at its CFA is its owner's. */
+static bool fragment_in_owner(struct record *r, const struct rec_node *n, uint32_t parent,
+			      struct analysis_cache *cache, const struct pathmap *pm)
+{
+	if (parent == PM_NONE || pm->nodes[parent].height != n->height)
+		return false;
+	const struct analysed_module *am = slot_analysis(r, n->module, cache);
+	const struct train_site *site = am ? analysis_site(am, n->func) : NULL;
+	return site && site->flags & SITE_FRAGMENT;
 }
 
 static int add_nodes(struct record *r, struct analysis_cache *cache, struct pathmap *pm,
@@ -205,7 +236,8 @@ static int add_nodes(struct record *r, struct analysis_cache *cache, struct path
 			tot->invalid_nodes++;
 			continue;
 		}
-		if (parent != PM_NONE) {
+		bool fragment = fragment_in_owner(r, n, parent, cache, pm);
+		if (parent != PM_NONE && !fragment) {
 			parent = true_parent(r, n, parent, cs_slot, cache, pm, tot);
 			if (parent == UNREBUILT) {
 				tot->unrebuilt++;
@@ -216,7 +248,8 @@ static int add_nodes(struct record *r, struct analysis_cache *cache, struct path
 				goto oom;
 		}
 		uint32_t func = pm_function_of(r, n, cache, pm, tot);
-		uint32_t cs_module = cs_slot == REC_NONE ? PM_NONE : pm_module_of(r, cs_slot, cache, pm, tot);
+		uint32_t cs_module = cs_slot == REC_NONE || fragment ? PM_NONE
+				     : pm_module_of(r, cs_slot, cache, pm, tot);
 		uint64_t cs_addr = cs_module == PM_NONE ? n->ra - 1 : n->ra - 1 - r->modules[cs_slot].bias;
 		if (func == PM_NONE)
 			goto oom;

@@ -73,6 +73,10 @@ struct train_reply {
 					   * callees depend on the base's alignment */
 #define SITE_CFA_RBP 4u                   /* CFA = rbp + cfa_offset at the entry (a
 					   * .cold fragment of a frame-pointer function) */
+#define SITE_FRAGMENT 8u                  /* a .cold fragment: jumped to with its
+					   * owner's frame built (entry CFA not
+					   * rsp+8, a branch target of its module);
+					   * it runs in its owner's activation */
 struct train_site {
 	uint64_t addr;                    /* ELF vaddr of the function */
 	uint16_t patch_off;               /* bytes kept at the entry (endbr64: 4) */

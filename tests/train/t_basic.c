@@ -1,6 +1,6 @@
 /* t_basic: direct and mutual recursion, tail calls, function pointers, a qsort
  * callback through libc, setjmp/longjmp, a variable-sized frame, deep
- * recursion. */
+ * recursion, calls from a .cold fragment. */
 #include "gt.h"
 
 #include <setjmp.h>
@@ -173,6 +173,31 @@ GT_FN static int deep(int n)
 	return r + 1;
 }
 
+/* Calls from a .cold fragment (gcc -O2 puts the calls of a cold function
+ * there): the outermost activation jumps to the fragment's start (a hooked
+ * entry), the innermost into its middle (no entry), so the nearest frame of
+ * the fragment is an outer activation's (python3's imports, where training
+ * once took it for the caller and lost the frames between). */
+static unsigned char cold_at[8];
+GT_FN __attribute__((cold)) static int cold_leaf(int x)
+{
+	GT_ENTER();
+	sink = x;
+	return x + 1;
+}
+GT_FN static int cold_owner(int n)
+{
+	GT_ENTER();
+	int r = n;
+	if (__builtin_expect(cold_at[n] & 1, 0))
+		r += cold_leaf(n) * 3;
+	if (n > 0)
+		r += cold_owner(n - 1);
+	if (__builtin_expect(cold_at[n] & 2, 0))
+		r += cold_leaf(-n) * 5;
+	return r;
+}
+
 GT_FN int main(void)
 {
 	GT_ENTER();
@@ -185,5 +210,8 @@ GT_FN int main(void)
 	printf("jump %d\n", jump_root());
 	printf("vla %d %d\n", vla_user(100), vla_user(3000));
 	printf("deep %d\n", deep(3000));
+	cold_at[3] = 1;
+	cold_at[0] = 2;
+	printf("cold %d\n", cold_owner(3));
 	return 3;   /* a non-zero exit status the test compares */
 }

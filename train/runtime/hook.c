@@ -74,7 +74,8 @@ void *rt_alloc(size_t size)
 struct frame {
 	uintptr_t cfa;
 	uint32_t node;
-	uint32_t unstable;       /* UNSTABLE_*: heights below it are not reproducible */
+	uint16_t unstable;       /* UNSTABLE_*: heights below it are not reproducible */
+	uint16_t fragment;       /* a .cold fragment's frame (FN_FRAGMENT) */
 };
 
 #define UNSTABLE_SIGNAL 1        /* a signal handler: where the kernel put the signal
@@ -266,7 +267,10 @@ static void count(uint64_t *counter)
 
 /* method.md, "Training without exit hooks": frames whose CFA is at or below
  * the new entry's CFA have returned (or were left by a tail call, longjmp or
- * an exception); pop them, then push the new frame. */
+ * an exception); pop them, then push the new frame.  A .cold fragment is
+ * jumped to inside its owner's activation, whose frame has the fragment's
+ * CFA: that frame stays (the fragment's frame goes under it), and only a
+ * fragment frame an earlier jump left at that CFA goes. */
 static int is_sigtramp(uintptr_t ra)
 {
 	uint32_t n = __atomic_load_n(&rt.nsigtramps, __ATOMIC_ACQUIRE);
@@ -294,7 +298,9 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp, uintptr_t rbp)
 	}
 	k.ra = *(const uintptr_t *)(cfa - 8);    /* on this thread's stack: checked above */
 	uint32_t d = t->depth;
-	while (d && t->stack[d - 1].cfa <= cfa)
+	uint16_t fragment = fn->flags & FN_FRAGMENT ? 1 : 0;
+	while (d && (t->stack[d - 1].cfa < cfa ||
+		     (t->stack[d - 1].cfa == cfa && (!fragment || t->stack[d - 1].fragment))))
 		if (t->stack[--d].unstable)
 			t->unstable = 0;
 	if (!t->unstable && is_sigtramp(k.ra) && d < MAX_DEPTH) {
@@ -324,8 +330,9 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp, uintptr_t rbp)
 	if (d == MAX_DEPTH) {
 		count(&rt.hdr->too_deep);
 	} else {
-		uint32_t unstable = fn->flags & FN_REALIGN ? UNSTABLE_REALIGN : 0;
-		t->stack[d++] = (struct frame){.cfa = cfa, .node = node, .unstable = unstable};
+		uint16_t unstable = fn->flags & FN_REALIGN ? UNSTABLE_REALIGN : 0;
+		t->stack[d++] = (struct frame){.cfa = cfa, .node = node, .unstable = unstable,
+					       .fragment = fragment};
 		t->unstable = unstable;
 	}
 	t->depth = d;

@@ -272,7 +272,8 @@ static int hook_site(uint32_t slot, const struct train_site *s, struct fn_meta *
 	meta->cfa_offset = s->cfa_offset;
 	meta->flags = (entry == (uint64_t)_r_debug.r_brk ? FN_RESCAN : 0) |
 		      (s->flags & SITE_REALIGN ? FN_REALIGN : 0) |
-		      (s->flags & SITE_CFA_RBP ? FN_CFA_RBP : 0);
+		      (s->flags & SITE_CFA_RBP ? FN_CFA_RBP : 0) |
+		      (s->flags & SITE_FRAGMENT ? FN_FRAGMENT : 0);
 	uint64_t patch_at = entry + s->patch_off;
 	int len = build_stub(stub, common_slot, meta, insns, n, patch_at + s->patch_len);
 	uint8_t jmp[5];

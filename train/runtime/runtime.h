@@ -28,6 +28,7 @@
 #define FN_RESCAN 1u             /* ld.so's r_brk: the module list may have changed */
 #define FN_REALIGN 2u            /* SITE_REALIGN */
 #define FN_CFA_RBP 4u            /* SITE_CFA_RBP */
+#define FN_FRAGMENT 8u           /* SITE_FRAGMENT */
 struct fn_meta {
 	uint32_t module;         /* slot in the record file */
 	uint16_t flags;          /* FN_* */
