@@ -15,6 +15,11 @@
 #     zstd      /usr/bin/zstd: levels 3 and 19, decompress, list
 #     cppcheck  /usr/bin/cppcheck (C++, exceptions on a syntax error) on two
 #               small sources
+#     sqlite3   /lib/.../libsqlite3.so.0 (the most crowded pathmap of
+#               docs/bench-disambig.md) under /usr/bin/sqlite3: the
+#               benchmark's SQL workload (SRC: bench/disambig/workloads/work.sql)
+#     python3   /usr/bin/python3.11 (6.8 MB) on the benchmark's JSON workload,
+#               a smaller input (SRC: bench/disambig/workloads/work.py)
 # A summary per run is appended to WORK/summary.txt.
 set -u
 icpp=$1 work=$2 kind=$3 src=${4:-}
@@ -71,6 +76,20 @@ EOF
 echo done
 EOF
 	;;
+sqlite3)
+	target=$(ldd /usr/bin/sqlite3 | sed -n 's/.*libsqlite3.so.0 => \([^ ]*\).*/\1/p')
+	cp "$src" work.sql
+	cat > wl.sh <<'EOF'
+sqlite3 :memory: '.read work.sql'; echo "exit $?"
+EOF
+	;;
+python3)
+	target=$(readlink -f /usr/bin/python3)
+	sed 's/range(20000)/range(2000)/' "$src" > work.py
+	cat > wl.sh <<'EOF'
+"$P" work.py; echo "exit $?"
+EOF
+	;;
 *)
 	echo "unknown kind $kind"
 	exit 2
@@ -78,7 +97,7 @@ EOF
 esac
 [ -e "$target" ] || { echo "SKIP: $target missing (apt-get install it)"; exit 77; }
 name=$(basename "$target")
-if [ "$kind" = bzip2 ]; then
+if [ "$kind" = bzip2 ] || [ "$kind" = sqlite3 ]; then
 	out=lib/$name
 	libpath=$PWD/lib
 else
