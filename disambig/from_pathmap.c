@@ -31,18 +31,16 @@ static void seen_targets(struct da_problem *p)
 	}
 }
 
-/* A node without a callsite at its parent's height is a .cold fragment
- * running in its owner's activation (docs/training.md): it has no frame of
- * its own, and padding the owner leaves its CFA where it is, unlike a
- * callee's (disambig.h section 2 has no term for a shared frame).  Neither
- * function is padded, nor the fragment cloned. */
-static void fragments_unpadded(struct da_problem *p)
+/* A .cold fragment's frame (pm_fragment_frame) is its owner's: padding the
+ * owner leaves the fragment's CFA where it is, unlike a callee's (disambig.h
+ * section 2 has no term for a shared frame).  Neither function is padded,
+ * nor the fragment cloned. */
+static void fragments_unpadded(const struct pathmap *pm, struct da_problem *p)
 {
 	for (uint32_t i = 0; i < p->nnodes; i++) {
-		const struct da_node *n = &p->nodes[i];
-		if (n->callsite != DA_NONE || n->parent == DA_NONE ||
-		    p->nodes[n->parent].height != n->height)
+		if (!pm_fragment_frame(pm, i))
 			continue;
+		const struct da_node *n = &p->nodes[i];
 		struct da_func *frag = &p->funcs[n->func], *owner = &p->funcs[p->nodes[n->parent].func];
 		frag->pad_mask = frag->clone_pad_mask = 1;
 		owner->pad_mask = owner->clone_pad_mask = 1;
@@ -228,7 +226,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 	pmi_free(&ix);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
-	fragments_unpadded(b->prob);
+	fragments_unpadded(pm, b->prob);
 	if (da_problem_check(b->prob, err, errlen) < 0) {
 		da_bridge_free(b);
 		return -1;

@@ -407,6 +407,13 @@ out:
 
 /* ---- paths ------------------------------------------------------------- */
 
+bool pm_fragment_frame(const struct pathmap *pm, uint32_t node)
+{
+	const struct pm_node *x = &pm->nodes[node];
+	return x->cs_module == PM_NONE && x->parent != PM_NONE &&
+	       pm->nodes[x->parent].height == x->height;
+}
+
 uint32_t pm_depth(const struct pathmap *pm, uint32_t node)
 {
 	uint32_t d = 0;

@@ -139,6 +139,10 @@ uint32_t pm_function_at(struct pathmap *pm, uint32_t module, uint64_t addr);
  * share it.  Hashed once pm->index exists (after any pm_lookup or
  * pm_function_at), a scan of the few modules otherwise. */
 uint32_t pm_module_by_build_id(const struct pathmap *pm, const uint8_t *id, uint32_t len);
+/* Is node a .cold fragment's frame inside its owner's activation (no callsite,
+ * its parent's height: docs/training.md)?  Its owner is the parent.  A frame
+ * training rebuilt from the CFI has no callsite either, but lies above. */
+bool pm_fragment_frame(const struct pathmap *pm, uint32_t node);
 /* Depth (number of frames) of a node's path; 0 for an index out of range. */
 uint32_t pm_depth(const struct pathmap *pm, uint32_t node);
 /* The nodes of node's path, root first, into out[0..max-1]; returns the depth

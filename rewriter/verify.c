@@ -108,28 +108,34 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *x = &pm->nodes[i];
 		if (x->cs_module == PM_NONE) {
-			/* a frame training rebuilt (its caller's entry was not seen):
-			 * no callsite, so no call into it may be wrapped */
 			const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
 			if (!p)
 				continue;
+			if (pm_fragment_frame(pm, i)) {
+				/* a .cold fragment in its owner's activation: padding
+				 * the owner would move the fragment's callees but not
+				 * the fragment (disambig.h section 2 has no shared
+				 * frames), so the owner is not padded */
+				if (pm->funcs[p->func].module == module) {
+					uint32_t o = owner_at(b, pm->funcs[p->func].addr);
+					if (o != RW_NONE)
+						v->no_pad[o] = true;
+				}
+				continue;
+			}
+			/* a frame training rebuilt (its caller's entry was not seen):
+			 * no callsite, so no call into it may be wrapped */
 			v->hidden_nodes++;
 			const struct pm_function *f = &pm->funcs[x->func];
 			if (f->module == module) {
-				/* a fragment (a .cold part, jumped to or a landing pad)
-				 * continues a frame of the function it belongs to,
-				 * entered by a call the map does not name: no call into
-				 * that function; nor is it padded, which would move the
-				 * fragment's callees but not the fragment, unlike a
-				 * callee (disambig.h section 2 has no shared frames) */
+				/* a fragment (a landing pad in a .cold part) continues a
+				 * frame of the function it belongs to, entered by a call
+				 * the map does not name: no call into that function */
 				uint32_t u = rw_func_index(b, f->addr);
-				bool fragment = u != RW_NONE && b->funcs[u].parent != RW_NONE;
-				if (fragment)
+				if (u != RW_NONE && b->funcs[u].parent != RW_NONE)
 					u = b->funcs[u].parent;
 				if (u != RW_NONE)
 					no_wrap_into[u] = true;
-				if (fragment)
-					v->no_pad[u] = true;
 			} else if (pm->funcs[p->func].module == module) {
 				uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
 				if (pf != RW_NONE)
@@ -420,7 +426,7 @@ static bool stale_parent(const struct pathmap *pm, uint32_t i)
 {
 	const struct pm_node *x = &pm->nodes[i];
 	if (x->parent != PM_NONE && x->cs_module == PM_NONE)
-		return x->height != pm->nodes[x->parent].height;  /* rebuilt, or a landing pad */
+		return !pm_fragment_frame(pm, i);        /* rebuilt, or a landing pad */
 	if (x->parent == PM_NONE || x->cs_module == PM_NONE ||
 	    func_holds(pm, pm->nodes[x->parent].func, x->cs_module, x->cs_addr))
 		return false;

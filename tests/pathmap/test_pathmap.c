@@ -57,6 +57,25 @@ static void test_dedup(void)
 	pm_free(pm);
 }
 
+/* A .cold fragment's frame: no callsite, its parent's height; a frame
+ * rebuilt from the CFI has no callsite either but lies above its parent. */
+static void test_fragment_frame(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/bin/p", ID_A, 2);
+	uint32_t f = pm_add_function(pm, m, 0x1000, 0x20, "owner");
+	uint32_t g = pm_add_function(pm, m, 0x9000, 0x10, "owner.cold");
+	uint32_t r = pm_add_node(pm, PM_NONE, f, PM_NONE, 0, 48, 1);
+	uint32_t frag = pm_add_node(pm, r, g, PM_NONE, 0, 48, 1);
+	uint32_t rebuilt = pm_add_node(pm, r, g, PM_NONE, 0, 96, 1);
+	uint32_t called = pm_add_node(pm, r, g, m, 0x1010, 48, 1);
+	CHECK(pm_fragment_frame(pm, frag));
+	CHECK(!pm_fragment_frame(pm, rebuilt));
+	CHECK(!pm_fragment_frame(pm, called));          /* a call, however odd */
+	CHECK(!pm_fragment_frame(pm, r));               /* a root */
+	pm_free(pm);
+}
+
 /* Adding to a map that came from the parser builds its dedup tables first. */
 static void test_add_after_parse(void)
 {
@@ -482,6 +501,7 @@ int main(void)
 	test_add_after_parse();
 	test_stats_thesis();
 	test_stats_callsites();
+	test_fragment_frame();
 	test_stats_of_module();
 	test_stats_degrees();
 	test_lookup();

@@ -86,6 +86,7 @@ EOF
 python3)
 	target=$(readlink -f /usr/bin/python3)
 	sed 's/range(20000)/range(2000)/' "$src" > work.py
+	grep -q 'range(2000)' work.py || { echo "FAIL: $src no longer has range(20000) to shrink"; exit 1; }
 	cat > wl.sh <<'EOF'
 "$P" work.py; echo "exit $?"
 EOF
