@@ -36,7 +36,10 @@ static const char usage_text[] =
 	"                         (default 1.25; 0: no cap)\n"
 	"  --no-wrap              frame padding only, no callsite wrappers\n"
 	"  --no-clone             no clones (even with --clone)\n"
-	"  --clone                assume every function may be cloned (without --binary)\n"
+	"  --clone                assume every function may be cloned (without --binary),\n"
+	"                         for direct calls and, by a test of the return address\n"
+	"                         at its entry, for any other call from its own module\n"
+	"  --no-dispatch          clones take direct calls only\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
 	"  --pad-bound B          largest padding per function, bytes (default 256)\n"
 	"  --wrap-bound B         largest wrapper per callsite, bytes (default 256)\n"
@@ -191,6 +194,7 @@ int cmd_plan(int argc, char **argv)
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
 		{"clone", no_argument, NULL, 'c'},
+		{"no-dispatch", no_argument, NULL, 'D'},
 		{"seed", required_argument, NULL, 's'},
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
@@ -209,7 +213,7 @@ int cmd_plan(int argc, char **argv)
 	da_options_default(&o);
 	da_capability_default(&cap);
 	const char *output = NULL, *predict = NULL, *evaluate = NULL, *binary = NULL;
-	bool quiet = false, callsites = false, no_clone = false;
+	bool quiet = false, callsites = false, no_clone = false, no_dispatch = false;
 	long top = 5;
 	uint64_t v;
 	char *end;
@@ -241,6 +245,9 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'c':
 			cap.clone = true;
+			break;
+		case 'D':
+			no_dispatch = true;
 			break;
 		case 's':
 			if (!cli_parse_u64(optarg, &o.seed, UINT64_MAX)) {
@@ -306,6 +313,7 @@ int cmd_plan(int argc, char **argv)
 		return 2;
 	}
 	o.allow_clone = !no_clone;
+	cap.dispatch = !no_dispatch;
 	const char *map = argv[optind];
 	char err[1024];
 	struct pathmap *pm = NULL;

@@ -458,9 +458,9 @@ int cmd_rewrite(int argc, char **argv)
 	if (!quiet) {
 		struct pm_stats sb, sa;
 		fprintf(stderr, "icpp rewrite: %u functions padded (%u through entry wrappers), %u "
-			"callsites wrapped, %u functions cloned, %u bytes patched, %" PRIu64 " bytes of new "
-			"code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n", st.pads, st.entry_pads,
-			st.wraps, st.clones, st.patched_bytes, st.tramp_bytes,
+			"callsites wrapped, %u functions cloned (%u by dispatch), %u bytes patched, %" PRIu64
+			" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n", st.pads,
+			st.entry_pads, st.wraps, st.clones, st.dispatched, st.patched_bytes, st.tramp_bytes,
 			st.in_size, st.out_size,
 			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0);
 		fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "

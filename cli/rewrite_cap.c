@@ -6,8 +6,12 @@
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
 
+/* the solver plans no more dispatched clones per function than the rewriter
+ * applies */
+_Static_assert(DA_MAX_DISPATCH == RW_MAX_DISPATCH, "dispatch limits differ");
+
 static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		      bool *cloneable, da_mask *clone_mask)
+		      bool *cloneable, da_mask *clone_mask, bool *dispatch)
 {
 	const struct rewrite_cap *c = ctx;
 	size_t n;
@@ -18,10 +22,11 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 	*cloneable = i != RW_NONE && !c->vis.no_pad[i] && f[i].cloneable;
 	/* a clone is padded in place only: it has no entry wrapper */
 	*clone_mask &= i == RW_NONE || c->vis.no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;
+	*dispatch = i != RW_NONE && !c->vis.no_pad[i] && f[i].dispatch;
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			  da_mask *mask, bool *redirectable, uint64_t *target)
+			  da_mask *mask, bool *redirectable, uint64_t *target, bool *dispatchable)
 {
 	const struct rewrite_cap *c = ctx;
 	size_t n;
@@ -31,6 +36,9 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	*mask &= i == RW_NONE || c->vis.no_wrap[i] ? 1 : cs[i].wrap_mask;
 	*redirectable = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].redirectable;
 	*target = i != RW_NONE ? cs[i].target : 0;
+	/* a call whose frames the map may not show as they run keeps its
+	 * callee's original code, as it keeps its height */
+	*dispatchable = i != RW_NONE && !c->vis.no_wrap[i];
 }
 
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,

@@ -74,8 +74,21 @@
  * edges in another order (thesis Figure 5.5: A-B-A-A-D vs A-A-B-A-D, clone A
  * for the A->A call and wrap the clone's call to B: a chain of A->A calls
  * then alternates A, A_k, A, A_k, because the copy of the A->A call inside A_k
- * calls the original A).  At most one clone per (f, c); c must be redirectable
- * and f cloneable.
+ * calls the original A).  At most one clone per (f, c); f must be cloneable,
+ * and c either a direct call of f (redirectable, its target f) or a callsite
+ * of f's module when f takes a dispatch.
+ *
+ * Dispatch: where c cannot be pointed at f_k (an indirect call, a call of
+ * another function that tail-calls f, a call through the PLT), f's entry can
+ * test the return address instead: f begins with a jump to code that
+ * compares it with c's (of f's own module, rip-relative) and jumps to f_k on
+ * a match, else runs f's displaced first instructions and goes on in f.  The
+ * return address of a frame is its callsite's, whether the frame was entered
+ * by that call or by a tail call of its callee, so a dispatch takes exactly
+ * the frames (f, c) the model says, and only original instructions' (a copy
+ * in a clone returns elsewhere).  Each test runs at every entry of f, so a
+ * function takes at most DA_MAX_DISPATCH of them; each costs
+ * DA_DISPATCH_CODE_BYTES of code.
  *
  * Formally, walking the tree from the roots, for node n with parent p:
  *   exec(n) = copy (k, callsite(n))  if inst(p) = f_k and owner(callsite(n))
@@ -105,7 +118,8 @@
  * or copies in clones) that call one function (the one function all their
  * nodes enter) with one amount share a trampoline, any other wrapped callsite
  * (several callees: indirect) has its own; every clone costs its function's
- * code_bytes (or DA_CLONE_DEFAULT_BYTES when unknown), rounded up to 16.
+ * code_bytes (or DA_CLONE_DEFAULT_BYTES when unknown), rounded up to 16,
+ * and a dispatched one DA_DISPATCH_CODE_BYTES more.
  * nwraps counts wrapped callsites, not trampolines.
  *
  * ---------------------------------------------------------------------------
@@ -146,9 +160,10 @@
  * no plan can beat (which paths are left is the plan's choice), not counting
  * the irreducible ones.  With cloning, a path whose first frame is entered
  * by a call a clone of its function may take is not bounded (the clone is
- * a function of its own); the rest are: only the original call instruction
- * is redirected, to a clone of the function it calls, so a frame entered
- * through an indirect call, a callee's tail call or a copy stays (f, h).
+ * a function of its own); the rest are: a clone takes only frames entered
+ * by an original call instruction that may be redirected to it or that its
+ * function's dispatch may test, so a frame entered through a copy, or
+ * through a call that neither applies to, stays (f, h).
  *
  * ---------------------------------------------------------------------------
  * 5. The solver (solve.c; bench/disambig compares it with the thesis search)
@@ -250,6 +265,8 @@
 #define DA_DEFAULT_BOUND 256        /* default capability: up to 256 bytes */
 #define DA_WRAP_CODE_BYTES 32       /* trampoline per wrapped callsite */
 #define DA_CLONE_DEFAULT_BYTES 256  /* clone of a function of unknown size */
+#define DA_DISPATCH_CODE_BYTES 32   /* a clone's test in its function's dispatch */
+#define DA_MAX_DISPATCH 8           /* dispatched clones per function */
 
 /* Allowed amounts: bit k set allows 16*k bytes (k = 0..63).  Bit 0 (no
  * change) is always allowed; a mask of 1 (or 0) means "cannot be changed". */
@@ -271,6 +288,9 @@ struct da_func {
 	                         * pad_mask; the rewriter pads a clone in place
 	                         * only, so none for a function it pads through
 	                         * an entry wrapper) */
+	bool dispatch;          /* its clones may take calls by a dispatch at its
+	                         * entry (section 2; da_add_func: false) */
+	uint32_t module;        /* the object it is in (da_add_func: 0) */
 };
 
 struct da_callsite {
@@ -283,6 +303,11 @@ struct da_callsite {
 	                         * g, g tail-calls f).  DA_NONE (da_add_callsite's
 	                         * default, for hand-made problems): whatever
 	                         * function its nodes enter */
+	uint32_t module;        /* the object the call instruction is in: a
+	                         * dispatch compares return addresses of its
+	                         * function's own module only (default 0) */
+	bool dispatchable;      /* a dispatch may test its return address
+	                         * (default true) */
 };
 
 struct da_node {

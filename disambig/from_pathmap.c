@@ -12,6 +12,7 @@ void da_capability_default(struct da_capability *c)
 	c->pad_bound = DA_DEFAULT_BOUND;
 	c->wrap_bound = DA_DEFAULT_BOUND;
 	c->clone = false;
+	c->dispatch = true;
 }
 
 /* Without the rewriter's analysis, the function a callsite calls is the one
@@ -157,20 +158,23 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		const struct pm_function *fn = &pm->funcs[f];
 		bool ok = module_ok(pm, cap, fn->module);
 		da_mask m = ok ? pads : 1;
-		bool clone = ok && cap->clone;
+		bool clone = ok && cap->clone, dispatch = clone && cap->dispatch;
 		da_mask cm = m;
 		if (cap->func_hook) {
 			da_mask hm = m, hcm = m;
-			bool hc = clone;
-			cap->func_hook(cap->ctx, pm, f, &hm, &hc, &hcm);
+			bool hc = clone, hd = dispatch;
+			cap->func_hook(cap->ctx, pm, f, &hm, &hc, &hcm, &hd);
 			m &= hm;
 			cm &= hcm;
 			clone = clone && hc;
+			dispatch = dispatch && clone && hd;
 		}
 		uint32_t df = da_add_func(b->prob, fn->name, fn->size, m, clone);
 		if (df == DA_NONE)
 			goto oom;
 		b->prob->funcs[df].clone_pad_mask = cm | 1;
+		b->prob->funcs[df].dispatch = dispatch;
+		b->prob->funcs[df].module = fn->module;
 	}
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *n = &pm->nodes[i];
@@ -189,12 +193,13 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 				da_mask m = ok ? wraps : 1;
 				bool redirect = ok && cap->clone;
 				uint32_t target = DA_NONE;
+				bool dispatchable = true;
 				if (cap->callsite_hook) {
 					da_mask hm = m;
 					bool hr = redirect;
 					uint64_t ta = 0;
 					cap->callsite_hook(cap->ctx, pm, n->cs_module, n->cs_addr, &hm, &hr,
-							   &ta);
+							   &ta, &dispatchable);
 					m &= hm;
 					target = ta ? pmi_function_at(&ix, n->cs_module, ta) : DA_NONE;
 					redirect = redirect && hr && target != DA_NONE;
@@ -204,6 +209,8 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 				if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
 					goto oom;
 				b->prob->callsites[cs].target = target;
+				b->prob->callsites[cs].module = n->cs_module;
+				b->prob->callsites[cs].dispatchable = dispatchable;
 				if (cs >= capcs) {
 					capcs = capcs ? capcs * 2 : 1024;
 					uint32_t *a = realloc(b->cs_module, capcs * sizeof(*a));
@@ -343,9 +350,9 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 				return errmsg(err, errlen, "clone %u of the plan copies %s, which may not be cloned",
 					      k, name);
 			return errmsg(err, errlen, "clone %u of the plan takes the call at 0x%llx (module %u), "
-				      "which %s: a clone takes only direct calls of its own function",
+				      "which %s, and %s takes no dispatch from it",
 				      k, (unsigned long long)c->cs_addr, c->cs_module,
-				      !C->redirectable ? "cannot be redirected" : "calls another function");
+				      !C->redirectable ? "cannot be redirected" : "calls another function", name);
 		}
 		out->clones[k] = (struct da_clone){c->func, cs, c->pad};
 	}

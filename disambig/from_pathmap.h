@@ -17,9 +17,9 @@
  * `module` restricts all changes to the modules whose path ends with it; the
  * hooks, when set, refine (may only forbid) what the rest allows.
  *
- * A clone takes a call only from a call instruction that calls it directly
- * (a frame entered through a callsite may be of a function its callee
- * tail-called).  The callsite hook says which address the instruction calls
+ * A clone takes a call from a call instruction that calls it directly (a
+ * frame entered through a callsite may be of a function its callee
+ * tail-called) or, with `dispatch`, from any callsite of its module.  The callsite hook says which address the instruction calls
  * (*target, 0 when it does not know); without the hook, the one function
  * that training saw entered through it, and none when it saw several.
  *
@@ -37,15 +37,20 @@ struct da_capability {
 	uint32_t pad_bound;         /* bytes, multiple of 16; 0: no ARR */
 	uint32_t wrap_bound;        /* bytes, multiple of 16; 0: no wrapping */
 	bool clone;
+	bool dispatch;              /* with clone: a clone may also take calls by a
+	                             * dispatch at its function's entry (disambig.h
+	                             * section 2), from any callsite of that module */
 	const char *module;         /* NULL: every module may change */
 	/* refinements (may be NULL): narrow *mask / *ok for one function or
 	 * callsite; the rewriter's feasibility analysis goes here */
 	void (*func_hook)(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *pad_mask,
-			  bool *cloneable, da_mask *clone_pad_mask);
+			  bool *cloneable, da_mask *clone_pad_mask, bool *dispatch);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			      da_mask *wrap_mask, bool *redirectable, uint64_t *target);
+			      da_mask *wrap_mask, bool *redirectable, uint64_t *target,
+			      bool *dispatchable);
 	void *ctx;
 };
+/* pad_bound and wrap_bound 256, no clone (dispatch on, for when clone is set). */
 void da_capability_default(struct da_capability *c);
 
 struct da_bridge {

@@ -77,14 +77,33 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 int da_leftovers(const struct da_problem *p, const struct da_options *o, const int64_t *height,
 		 const uint32_t *inst, struct da_result *r);
 
-/* May function f be cloned for callsite c (a clone of f takes the call)? */
-static inline bool da_redirects(const struct da_problem *p, uint32_t c, uint32_t f)
+/* Does call instruction c call f directly, so that it can be pointed at a
+ * clone of f? */
+static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)
 {
-	return c != DA_NONE && p->callsites[c].redirectable && p->funcs[f].cloneable &&
+	return p->callsites[c].redirectable &&
 	       (p->callsites[c].target == DA_NONE || p->callsites[c].target == f);
 }
 
-uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func);
+/* Would a clone of f for callsite c take its calls by a dispatch at f's
+ * entry (disambig.h section 2, "Dispatch")? */
+static inline bool da_dispatched(const struct da_problem *p, uint32_t c, uint32_t f)
+{
+	return !da_direct(p, c, f);
+}
+
+/* May function f be cloned for callsite c (a clone of f takes the call)?
+ * Directly, or by a dispatch on c's return address at f's entry. */
+static inline bool da_redirects(const struct da_problem *p, uint32_t c, uint32_t f)
+{
+	if (c == DA_NONE || !p->funcs[f].cloneable)
+		return false;
+	return da_direct(p, c, f) || (p->funcs[f].dispatch && p->callsites[c].dispatchable &&
+				      p->callsites[c].module == p->funcs[f].module);
+}
+
+/* New code of clone (f, c): the copy, and its test in f's dispatch. */
+uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite);
 
 /* Make room for element n of *arr (capacity *cap, doubling from 16); false
  * when out of memory (then *arr is unchanged). */

@@ -176,6 +176,8 @@ uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes
 	f->pad_mask = pad_mask | 1;
 	f->cloneable = cloneable;
 	f->clone_pad_mask = f->pad_mask;
+	f->dispatch = false;
+	f->module = 0;
 	return p->nfuncs++;
 }
 
@@ -189,6 +191,8 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->wrap_mask = wrap_mask | 1;
 	c->redirectable = redirectable;
 	c->target = DA_NONE;
+	c->module = 0;
+	c->dispatchable = true;
 	return p->ncallsites++;
 }
 
@@ -307,9 +311,16 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
 		if (!da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad))
 			return errmsg(err, errlen, "clone %u: function %u may not be padded by %u bytes",
 				      k, cl->func, cl->pad);
-		for (uint32_t j = 0; j < k; j++)
-			if (plan->clones[j].func == cl->func && plan->clones[j].callsite == cl->callsite)
+		uint32_t ndispatch = 0;
+		for (uint32_t j = 0; j < k; j++) {
+			const struct da_clone *o = &plan->clones[j];
+			if (o->func == cl->func && o->callsite == cl->callsite)
 				return errmsg(err, errlen, "clones %u and %u are the same", j, k);
+			ndispatch += o->func == cl->func && da_dispatched(p, o->callsite, o->func);
+		}
+		if (da_dispatched(p, cl->callsite, cl->func) && ndispatch >= DA_MAX_DISPATCH)
+			return errmsg(err, errlen, "clone %u: function %u has more than %u dispatched clones",
+				      k, cl->func, DA_MAX_DISPATCH);
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];
@@ -762,10 +773,11 @@ oom:
 
 /* ---------------------------------------------------------------- costs */
 
-uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func)
+uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite)
 {
 	uint64_t b = p->funcs[func].code_bytes ? p->funcs[func].code_bytes : DA_CLONE_DEFAULT_BYTES;
-	return (b + DA_ALIGN - 1) / DA_ALIGN * DA_ALIGN;
+	b = (b + DA_ALIGN - 1) / DA_ALIGN * DA_ALIGN;
+	return b + (da_dispatched(p, callsite, func) ? DA_DISPATCH_CODE_BYTES : 0);
 }
 
 int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64_t *height,
@@ -860,7 +872,7 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 			WRAPPED(c, plan->wrap[c]);
 	/* a clone's copies of wrapped callsites call trampolines too */
 	for (uint32_t k = 0; k < plan->nclones; k++) {
-		r->code_bytes += da_clone_bytes(p, plan->clones[k].func);
+		r->code_bytes += da_clone_bytes(p, plan->clones[k].func, plan->clones[k].callsite);
 		for (uint32_t c = 0; c < p->ncallsites; c++) {
 			if (p->callsites[c].owner != plan->clones[k].func)
 				continue;

@@ -90,6 +90,7 @@ struct ds {
 	/* clones */
 	struct sclone *clones;
 	uint32_t nclones, capclones;
+	uint8_t *ndispatch;     /* per function: its dispatched clones alive */
 	struct u64map clonemap; /* (func, callsite) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
 	struct u64map tramp;    /* (callee, amount) -> wrapped callsites sharing it */
@@ -932,7 +933,8 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 		return DA_NONE;
 	}
 	s->nclones++;
-	s->clones[k] = (struct sclone){func, cs, pv, true, da_clone_bytes(s->p, func)};
+	s->clones[k] = (struct sclone){func, cs, pv, true, da_clone_bytes(s->p, func, cs)};
+	s->ndispatch[func] += da_dispatched(s->p, cs, func);
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
 	s->code_bytes += s->clones[k].bytes;
 	uint32_t *tops, nt = top_anchors(s, s->nf + cs, &tops);
@@ -951,6 +953,7 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	struct sclone *c = &s->clones[k];
 	u64map_del(&s->clonemap, da_pair(c->func, c->callsite));
 	c->alive = false;
+	s->ndispatch[c->func] -= da_dispatched(s->p, c->callsite, c->func);
 	uint32_t *tops, nt = top_anchors(s, s->nf + c->callsite, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
@@ -1053,7 +1056,7 @@ static int build(struct ds *s)
 	ALLOC(node, n); ALLOC(pos, n); ALLOC(parent, n); ALLOC(end, n); ALLOC(root, n);
 	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
-	ALLOC(stk, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
+	ALLOC(stk, n); ALLOC(rootslot, n); ALLOC(cnodes, n); ALLOC(ndispatch, s->nf);
 	/* DFS preorder: children in index order */
 	uint32_t *first = malloc((n + 1) * sizeof(*first)), *sib = malloc((n + 1) * sizeof(*sib));
 	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
@@ -1289,7 +1292,7 @@ void ds_free(struct ds *s)
 	}
 	free(s->gsave);
 	u64map_free(&s->tramp);
-	free(s->vars); free(s->cnt); free(s->stamp); free(s->clones);
+	free(s->vars); free(s->cnt); free(s->stamp); free(s->clones); free(s->ndispatch);
 	u64map_free(&s->clonemap);
 	u64map_free(&s->copymap);
 	for (uint32_t b = 0; b < s->nB; b++)
@@ -1615,6 +1618,7 @@ static bool clone_ok(struct ds *s, uint32_t y)
 	const struct da_problem *p = s->p;
 	uint32_t f = s->func[y], c = s->cs[y];
 	return c != DA_NONE && s->exec[y] == s->nf + c && s->inst[y] == f && da_redirects(p, c, f) &&
+	       (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH) &&
 	       u64map_get(&s->clonemap, da_pair(f, c)) == DA_NONE;
 }
 

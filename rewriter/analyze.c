@@ -1149,6 +1149,11 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		rf->pad_entry = true;
 		rf->pad_mask = rw_mask_range(16, RW_MAX_AMOUNT);
 	}
+	/* a dispatch displaces the same instructions an entry wrapper would */
+	rf->dispatch = rf->cloneable &&
+		       (rf->pad_entry || (plan_displacement(a, u, &b->units[owner]) &&
+					  !branches_into(u, rf->addr, rf->addr + b->units[owner].entry_off +
+									b->units[owner].entry_len)));
 	/* k0 for the FDE edits */
 	for (uint32_t r = 1; r < u->nr; r++) {
 		struct rw_func *fr = &b->funcs[u->r[r].func];

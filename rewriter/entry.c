@@ -1,6 +1,6 @@
-/* entry.c: callee-entry wrappers (rewriter.h section 1): the code that runs
- * a function's body W bytes deeper, and the own-frame term they add to a
- * pathmap's heights (section 3). */
+/* entry.c: code at a function's entry (rewriter.h section 1): callee-entry
+ * wrappers, which run its body W bytes deeper, and the own-frame term they
+ * add to a pathmap's heights (section 3); dispatches to its clones. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -64,7 +64,44 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, uint64_t te
 	return 0;
 }
 
-int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint64_t text_vaddr,
+/* T: lea -(W-8)(%rsp),%rsp; call B; lea W-8(%rsp),%rsp; ret, with B right
+ * after it.  -1 when out of memory. */
+static int emit_wrapper(struct rbuf *text, uint64_t text_vaddr, uint32_t w, struct rw_entry_code *e)
+{
+	lea_rsp32(text, -(int32_t)(w - 8));
+	add_row(e, text_vaddr + text->n, w);
+	rb_u8(text, 0xe8);
+	rb_u32(text, 0);                         /* B, right after ret */
+	size_t rel_at = text->n - 4;
+	size_t next = text->n;
+	lea_rsp32(text, (int32_t)(w - 8));
+	add_row(e, text_vaddr + text->n, 8);
+	rb_u8(text, 0xc3);
+	if (text->oom)
+		return -1;
+	int32_t rel = (int32_t)(text->n - next);
+	memcpy(text->p + rel_at, &rel, 4);
+	return 0;
+}
+
+/* lea ret(%rip),%r11; cmp %r11,(%rsp); je dest.  -1 when out of reach. */
+static int emit_test(struct rbuf *text, uint64_t at, const struct rw_dispatch_test *t)
+{
+	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, cmp[] = {0x4c, 0x39, 0x1c, 0x24},
+			     je[] = {0x0f, 0x84};
+	int64_t r1 = (int64_t)(t->ret - (at + 7)), r2 = (int64_t)(t->dest - (at + 17));
+	if (r1 < INT32_MIN || r1 > INT32_MAX || r2 < INT32_MIN || r2 > INT32_MAX)
+		return -1;
+	rb_put(text, lea_r11, sizeof(lea_r11));
+	rb_u32(text, (uint32_t)(int32_t)r1);
+	rb_put(text, cmp, sizeof(cmp));
+	rb_put(text, je, sizeof(je));
+	rb_u32(text, (uint32_t)(int32_t)r2);
+	return 0;
+}
+
+int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w,
+		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *e, char *err, size_t errlen)
 {
 	const struct rw_func *f = &b->funcs[fi];
@@ -76,19 +113,12 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, ui
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(text, 0xcc);
 	uint64_t tramp = text_vaddr + text->n;
-	lea_rsp32(text, -(int32_t)(w - 8));
-	add_row(e, text_vaddr + text->n, w);
-	size_t call_at = text->n;
-	rb_u8(text, 0xe8);
-	rb_u32(text, 0);                         /* B's rel32, below */
-	lea_rsp32(text, (int32_t)(w - 8));
-	add_row(e, text_vaddr + text->n, 8);
-	rb_u8(text, 0xc3);
-	uint64_t body = text_vaddr + text->n;
-	int32_t rel = (int32_t)(body - (text_vaddr + call_at + 5));
-	if (text->oom)
+	for (uint32_t i = 0; i < ntests; i++)
+		if (emit_test(text, text_vaddr + text->n, &tests[i]) < 0)
+			return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
+				      "reach of its clone", f->name ? f->name : "?", f->addr);
+	if (w && emit_wrapper(text, text_vaddr, w, e) < 0)
 		return errmsg(err, errlen, "out of memory applying the plan");
-	memcpy(text->p + call_at + 1, &rel, 4);
 	if (emit_body(cs, b, fi, text_vaddr, text, e, err, errlen) < 0)
 		return -1;
 	e->size = (uint32_t)(text_vaddr + text->n - e->addr);
@@ -97,7 +127,7 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, ui
 	memset(e->patch, 0xcc, sizeof(e->patch));
 	if (x86_encode_jmp(e->patch_at, tramp, e->patch) < 0)
 		return errmsg(err, errlen, "%s (0x%" PRIx64 ") is out of rel32 reach of its entry "
-			      "wrapper", f->name ? f->name : "?", f->addr);
+			      "code", f->name ? f->name : "?", f->addr);
 	return text->oom ? errmsg(err, errlen, "out of memory applying the plan") : 0;
 }
 

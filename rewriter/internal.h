@@ -194,9 +194,9 @@ enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, uint32_t f
  * FDE (exactly its range, pc-relative) and its LSDA (LPStart omitted). */
 enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi);
 
-/* Entry wrappers (entry.c).  The wrapper of function fi padded by w,
- * appended to text (its first byte at text_vaddr): code from the guard on,
- * its FDE rows, and the bytes that replace fi's displaced instructions. */
+/* Entry code (entry.c): entry wrappers and dispatches, appended to text
+ * (its first byte at text_vaddr): code from the guard on, its FDE rows, and
+ * the bytes that replace fi's displaced instructions. */
 struct rw_entry_code {
 	uint64_t addr;               /* the guard G: FDE and symbol start */
 	uint32_t size;
@@ -206,7 +206,14 @@ struct rw_entry_code {
 	uint8_t patch[RW_ENTRY_MAX_BYTES];   /* jmp T, then int3 */
 	uint8_t patch_len;
 };
-int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint64_t text_vaddr,
+struct rw_dispatch_test {
+	uint64_t ret;                /* a return address of fi's module */
+	uint64_t dest;               /* the clone that takes its frames */
+};
+/* Entry code of function fi: its dispatch tests (any), then its entry
+ * wrapper padded by w (none when w is 0), then its displaced instructions. */
+int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w,
+		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *out, char *err, size_t errlen);
 
 /* W of the entry wrapper of pathmap function `func` when it is a function of

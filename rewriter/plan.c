@@ -252,6 +252,12 @@ static uint32_t check_wrap(const struct rw_binary *b, uint64_t site, uint32_t by
 	return RW_NONE;
 }
 
+bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
+{
+	uint32_t ci = rw_call_index(b, c->site);
+	return ci == RW_NONE || !b->calls[ci].redirectable || b->calls[ci].target != c->func;
+}
+
 static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char *err,
 			size_t errlen)
 {
@@ -268,13 +274,21 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		if (b->funcs[fi].pad_entry && c->pad)
 			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 ", which is padded "
 				      "only through an entry wrapper (a clone has none)", c->func);
-		if (!call->redirectable || call->target != c->func)
+		bool dispatched = !call->redirectable || call->target != c->func;
+		if (dispatched && !b->funcs[fi].dispatch)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at a clone of 0x%"
-				      PRIx64 ", but it is no direct call of it", c->site, c->func);
-		for (uint32_t j = 0; j < k; j++)
-			if (p->clones[j].site == c->site)
+				      PRIx64 ", but it is no direct call of it and its entry cannot "
+				      "dispatch", c->site, c->func);
+		uint32_t ndispatch = 0;
+		for (uint32_t j = 0; j < k; j++) {
+			if (p->clones[j].site == c->site && (p->clones[j].func == c->func || !dispatched))
 				return errmsg(err, errlen, "plan redirects callsite 0x%" PRIx64 " twice",
 					      c->site);
+			ndispatch += p->clones[j].func == c->func && rw_plan_dispatched(b, &p->clones[j]);
+		}
+		if (dispatched && ndispatch >= RW_MAX_DISPATCH)
+			return errmsg(err, errlen, "plan gives 0x%" PRIx64 " more than %d dispatched clones",
+				      c->func, RW_MAX_DISPATCH);
 	}
 	for (uint32_t i = 0; i < p->nclone_wraps; i++) {
 		const struct rw_plan_clone_wrap *w = &p->clone_wraps[i];

@@ -87,6 +87,29 @@
  * function start (not a returns-twice one).  Clones get a local FUNC symbol
  * __icpp_clone_K_NAME and are listed in the note.
  *
+ * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
+ * call of f (indirect, through the PLT, or a call of a function that
+ * tail-calls f): f's entry tests the return address instead.  The whole
+ * instructions covering 5 bytes after f's endbr64 are displaced and replaced
+ * by `jmp D` (as for an entry wrapper, below):
+ *     G: 16 x int3
+ *     D: for each dispatched clone k of f:
+ *          lea R_k(%rip),%r11; cmp %r11,(%rsp); je f_k
+ *        [the entry wrapper T when f is also padded that way]
+ *     B: the displaced instructions; jmp f+N
+ * R_k is c's return address, or that of the call in c's trampoline when c
+ * is wrapped (a trampoline serves one callsite).  %r11 and the flags are
+ * scratch at a function's entry in the ABI.  A frame's return address is its
+ * callsite's however it was entered, by c or by a tail call of c's callee,
+ * so the dispatch takes exactly the frames (f, c) of the map; a copy of a
+ * call in a clone returns elsewhere and keeps the original f.  At most
+ * RW_MAX_DISPATCH tests per function (each runs at every entry of f).  A
+ * function dispatches (rw_func.dispatch) when it is cloneable, its first
+ * instructions can be displaced and no branch of its own lands among them.
+ * Training OUT sees f's entry (hooked), then f_k's at the same CFA, which
+ * replaces it as a tail call would: rw_collapse drops the childless frame
+ * (f, c) that this leaves beside (f_k, c).
+ *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
  * after f's endbr64 are displaced and replaced by `jmp T` (the rest int3), T
@@ -203,6 +226,7 @@
 #define RW_MAX_COPY 128            /* stack-argument bytes a trampoline copies at most */
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
+#define RW_MAX_DISPATCH 8          /* dispatched clones per function */
 #define RW_NOTE_VERSION 3          /* its layout (2: clone table, 3: entry wrappers) */
 
 /* Bit k allows 16*k bytes (disambig's da_mask). */
@@ -305,6 +329,8 @@ struct rw_func {
 	uint32_t ncalls;             /* call instructions (own code and fragments) */
 	bool cloneable;              /* may be copied to a clone (section 1, Cloning) */
 	enum rw_clone_why clone_why; /* RW_CLONE_OK when cloneable */
+	bool dispatch;               /* cloneable, and its entry can dispatch
+	                              * (section 1, Dispatch) */
 	int32_t args_read;           /* incoming stack-argument bytes its code (and
 					its direct tail callees') reads; -1 unknown
 					(their address taken, an indirect tail call or
@@ -411,6 +437,9 @@ int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen);
 char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b);
 /* Refuses an amount the capability does not allow (-1 and one line). */
 int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen);
+/* Does clone c take its calls by a dispatch at its function's entry (its
+ * call is no direct call of the function: section 1)? */
+bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c);
 /* Every function and callsite the capability allows, each with the largest
  * allowed amount <= pad (resp. the smallest allowed >= wrap, else none), and
  * (rw_plan_everything_seen with clone) one clone of every cloneable function,
@@ -426,6 +455,7 @@ void rw_plan_free(struct rw_plan *p);
 struct rw_write_stats {
 	uint32_t pads, wraps, clones, patched_bytes;
 	uint32_t entry_pads;         /* of pads: through entry wrappers */
+	uint32_t dispatched;         /* of clones: taking their calls by dispatch */
 	uint64_t in_size, out_size;
 	uint64_t tramp_bytes;
 	uint64_t new_vaddr;          /* where the added segments start */

@@ -257,6 +257,21 @@ static int cmp_wrap(const void *x, const void *y)
 	return a->tramp < b->tramp ? -1 : a->tramp > b->tramp;
 }
 
+/* Is a frame of function func entered through callsite (csm, csa) one that a
+ * clone's dispatch hands on at its entry (rewriter.h section 1)?  Training
+ * saw the function's entry, then the clone's at the same CFA. */
+static bool dispatched_frame(const struct rw_note *note, const struct pathmap *in,
+			     uint32_t module, uint32_t func, uint32_t csm, uint64_t csa)
+{
+	const struct pm_function *f = &in->funcs[func];
+	if (f->module != module || csm != module)
+		return false;
+	for (uint32_t k = 0; k < note->nclones; k++)
+		if (note->clones[k].func == f->addr && note->clones[k].site == csa)
+			return true;
+	return false;
+}
+
 int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note *note,
 		struct pathmap **out, char *err, size_t errlen)
 {
@@ -266,9 +281,13 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	uint32_t *funcs = malloc((in->nfuncs ? in->nfuncs : 1) * sizeof(*funcs));
 	uint32_t *nodes = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*nodes));
 	bool *gone = calloc(in->nnodes ? in->nnodes : 1, sizeof(*gone));
+	bool *parent_of = calloc(in->nnodes ? in->nnodes : 1, sizeof(*parent_of));
 	struct pathmap *pm = pm_new();
-	if (!n.wraps || !mods || !funcs || !nodes || !gone || !pm)
+	if (!n.wraps || !mods || !funcs || !nodes || !gone || !parent_of || !pm)
 		goto oom;
+	for (uint32_t i = 0; i < in->nnodes; i++)
+		if (in->nodes[i].parent != PM_NONE)
+			parent_of[in->nodes[i].parent] = true;
 	memcpy(n.wraps, note->wraps, n.nwraps * sizeof(*n.wraps));
 	qsort(n.wraps, n.nwraps, sizeof(*n.wraps), cmp_wrap);
 	for (uint32_t i = 0; i < in->nmodules; i++) {
@@ -302,7 +321,8 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 			if (w != RW_NONE)
 				csa = n.wraps[w].site;       /* a trampoline training did not hook */
 		}
-		if (funcs[x->func] == PM_NONE) {
+		if (funcs[x->func] == PM_NONE ||
+		    (!parent_of[i] && dispatched_frame(note, in, module, x->func, csm, csa))) {
 			gone[i] = true;
 			nodes[i] = parent;
 			continue;
@@ -318,6 +338,7 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	free(funcs);
 	free(nodes);
 	free(gone);
+	free(parent_of);
 	*out = pm;
 	return 0;
 oom:
@@ -327,6 +348,7 @@ oom:
 	free(funcs);
 	free(nodes);
 	free(gone);
+	free(parent_of);
 	pm_free(pm);
 	return -1;
 }

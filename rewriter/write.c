@@ -40,7 +40,8 @@ struct tramp {
 	const struct rw_call *call;  /* the call it serves, or whose copy it serves */
 	uint64_t site;               /* the callsite it serves (a copy's: in a clone) */
 	uint64_t target;             /* what it calls (a clone, for a redirected call) */
-	uint32_t bytes;              /* W */
+	uint64_t ret;                /* the return address of its call */
+	uint32_t bytes;              /* W (0: an entry that only dispatches) */
 	struct eh_row rows[RW_ENTRY_MAX_INSNS + 4];
 	uint32_t nrows;
 };
@@ -103,6 +104,7 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 		return -1;
 	}
 	rb_u32(o, (uint32_t)(int32_t)rel);
+	t->ret = t->addr + (o->n - start);
 	lea_rsp(o, w8);
 	t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), 8};
 	rb_u8(o, 0xc3);
@@ -362,14 +364,16 @@ static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64
 	return emit_tramp(&ps->text, t, err, errlen) ? 0 : t->addr;
 }
 
-/* The entry wrapper of function fi padded by w at the end of text, and the
- * patch that enters it. */
+/* The entry code of function fi (its dispatch tests, its entry wrapper
+ * padded by w) at the end of text, and the patch that enters it. */
 static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, uint32_t w,
-		     uint64_t text_vaddr, char *err, size_t errlen)
+		     const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
+		     char *err, size_t errlen)
 {
 	struct rw_entry_code e;
 	struct tramp *t = next_tramp(ps, err, errlen);
-	if (!t || rw_emit_entry(ps->cs, b, fi, w, text_vaddr, &ps->text, &e, err, errlen))
+	if (!t || rw_emit_entry(ps->cs, b, fi, w, tests, ntests, text_vaddr, &ps->text, &e, err,
+				errlen))
 		return -1;
 	*t = (struct tramp){.addr = e.addr, .size = e.size, .func = b->funcs[fi].addr, .bytes = w,
 			    .nrows = e.nrows};
@@ -387,13 +391,46 @@ static uint32_t plan_amount(const struct rw_plan_item *v, uint32_t n, uint64_t a
 	return 0;
 }
 
-/* The clone that the original call at site is redirected to, or RW_NONE. */
-static uint32_t redirect_of(const struct rw_plan *p, uint64_t site)
+/* The clone that the original call at site is redirected to, or RW_NONE
+ * (a clone for a call that is no direct call of its function takes it by a
+ * dispatch instead: rewriter.h section 1). */
+static uint32_t redirect_of(const struct rw_binary *b, const struct rw_plan *p, uint64_t site)
 {
 	for (uint32_t k = 0; k < p->nclones; k++)
-		if (p->clones[k].site == site)
+		if (p->clones[k].site == site && !rw_plan_dispatched(b, &p->clones[k]))
 			return k;
 	return RW_NONE;
+}
+
+/* The return address a dispatch tests for the frames of call site: its
+ * trampoline's call when it is wrapped, else its own. */
+static uint64_t return_address(const struct plan_state *ps, uint64_t site)
+{
+	for (uint32_t i = 0; i < ps->nt; i++)
+		if (!ps->t[i].func && ps->t[i].site == site && ps->t[i].call->site == site)
+			return ps->t[i].ret;
+	return site + 1;
+}
+
+/* Entry code for every function padded through an entry wrapper or with
+ * dispatched clones. */
+static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct rw_plan *p,
+		       uint64_t text_vaddr, char *err, size_t errlen)
+{
+	struct rw_dispatch_test tests[RW_MAX_DISPATCH];
+	for (uint32_t fi = 0; fi < b->nfuncs; fi++) {
+		uint32_t w = b->funcs[fi].pad_entry ? plan_amount(p->pads, p->npads, b->funcs[fi].addr)
+						    : 0;
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++)
+			if (p->clones[k].func == b->funcs[fi].addr &&
+			    rw_plan_dispatched(b, &p->clones[k]))
+				tests[n++] = (struct rw_dispatch_test){return_address(ps, p->clones[k].site),
+								       ps->clones[k].addr};
+		if ((w || n) && add_entry(ps, b, fi, w, tests, n, text_vaddr, err, errlen))
+			return -1;
+	}
+	return 0;
 }
 
 /* Copy clone k to the end of text with its padding and its FDE. */
@@ -492,9 +529,9 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		bool wrap = i < p->nwraps;
 		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
-		uint32_t k = redirect_of(p, site);
-		if (!wrap && plan_amount(p->wraps, p->nwraps, site))
-			continue;                        /* done with its wrap */
+		uint32_t k = redirect_of(b, p, site);
+		if (!wrap && (plan_amount(p->wraps, p->nwraps, site) || k == RW_NONE))
+			continue;                        /* done with its wrap, or dispatched */
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
 		if (wrap && !(dest = add_tramp(ps, c, site, dest, p->wraps[i].bytes, text_vaddr, err,
 					       errlen)))
@@ -509,12 +546,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	for (uint32_t k = 0; k < p->nclones; k++)
 		if (wrap_copies(b, p, k, text_vaddr, ps, err, errlen))
 			return -1;
-	for (uint32_t i = 0; i < p->npads; i++) {
-		uint32_t fi = rw_func_index(b, p->pads[i].addr);
-		if (b->funcs[fi].pad_entry && p->pads[i].bytes &&
-		    add_entry(ps, b, fi, p->pads[i].bytes, text_vaddr, err, errlen))
-			return -1;
-	}
+	if (add_entries(ps, b, p, text_vaddr, err, errlen))
+		return -1;
 	rb_align(&ps->text, 16, 0xcc);
 	struct newsym *sy = realloc(ps->syms, (ps->nsyms + ps->nt + 1) * sizeof(*sy));
 	if (ps->text.oom || !sy)
@@ -524,7 +557,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		struct newsym *n = &ps->syms[ps->nsyms++];
 		const char *fname = ps->t[i].func ? b->funcs[rw_func_index(b, ps->t[i].func)].name : NULL;
 		if (ps->t[i].func)
-			snprintf(n->name, sizeof(n->name), "__icpp_entry_%s", fname ? fname : "");
+			snprintf(n->name, sizeof(n->name), "__icpp_%s_%s",
+				 ps->t[i].bytes ? "entry" : "dispatch", fname ? fname : "");
 		else
 			snprintf(n->name, sizeof(n->name), "__icpp_wrap_%" PRIx64, ps->t[i].site);
 		n->addr = ps->t[i].addr;
@@ -1109,9 +1143,12 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	st->pads = p->npads;
 	st->entry_pads = 0;
 	for (uint32_t i = 0; i < ps.nt; i++)
-		st->entry_pads += ps.t[i].func != 0;
+		st->entry_pads += ps.t[i].func != 0 && ps.t[i].bytes;
 	st->wraps = p->nwraps;
 	st->clones = p->nclones;
+	st->dispatched = 0;
+	for (uint32_t k = 0; k < p->nclones; k++)
+		st->dispatched += rw_plan_dispatched(b, &p->clones[k]);
 	size_t insize;
 	elf_rawfile(b->elf, &insize);
 	st->in_size = insize;

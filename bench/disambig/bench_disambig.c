@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	double scale = 1, baseline_limit = 120, fixed = 0;
 	uint32_t seeds = 1, threads = 0, nodes = 0, funcs = 0;
 	double recursive = 0.05;
-	bool md = false;
+	bool md = false, no_dispatch = false;
 	const char *maps[64];
 	int nmaps = 0;
 	for (int i = 1; i < argc; i++) {
@@ -114,12 +114,14 @@ int main(int argc, char **argv)
 			budget = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--markdown"))
 			md = true;
+		else if (!strcmp(a, "--no-dispatch"))
+			no_dispatch = true;
 		else if (!strcmp(a, "--verbose"))
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
 					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--baseline-limit S] [--fixed F] "
-					"[--threads T] [--nodes N --funcs F [--recursive R]] [--markdown] [--verbose]\n");
+					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--markdown] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -165,6 +167,7 @@ int main(int argc, char **argv)
 		struct da_capability cap;
 		da_capability_default(&cap);
 		cap.clone = true;
+		cap.dispatch = !no_dispatch;
 		struct da_bridge br;
 		if (da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: %s\n", maps[i], err);

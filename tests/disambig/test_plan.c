@@ -92,16 +92,16 @@ static void test_bridge(void)
  * two (the callee tail-called the other) is not redirected; with it, the
  * hook names the instruction's target and the paddings a clone may take. */
 static void target_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			da_mask *mask, bool *redirectable, uint64_t *target)
+			da_mask *mask, bool *redirectable, uint64_t *target, bool *dispatchable)
 {
-	(void)ctx, (void)pm, (void)module, (void)mask, (void)redirectable;
+	(void)ctx, (void)pm, (void)module, (void)mask, (void)redirectable, (void)dispatchable;
 	*target = addr == 0x1010 ? 0x2000 : addr == 0x1020 ? 0x3000 : 0;   /* M->A, M->E */
 }
 
 static void clone_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		       bool *cloneable, da_mask *clone_mask)
+		       bool *cloneable, da_mask *clone_mask, bool *dispatch)
 {
-	(void)ctx, (void)pm, (void)mask, (void)cloneable;
+	(void)ctx, (void)pm, (void)mask, (void)cloneable, (void)dispatch;
 	if (func == 1)                                  /* A: padded by an entry wrapper */
 		*clone_mask = 1;
 }
@@ -283,12 +283,25 @@ static void test_clone_file(void)
 	CHECK(pm_stats(q, &st) == 0);
 	CHECK_EQ_INT(st.precise_paths, st.paths);
 	pm_free(q);
-	/* a plan that points a call at a clone of a function it does not call */
+	/* a plan that points a call at a clone of a function it does not call:
+	 * only D's dispatch could take it (it would take no frame) */
 	struct da_plan dp;
 	uint32_t cf = back.clones[0].func;
 	back.clones[0].func = D;
+	CHECK(br.prob->funcs[D].dispatch);
+	uint32_t ncw = back.nclone_wraps;
+	back.nclone_wraps = 0;                          /* they wrap calls of A */
+	int rc = da_pm_plan_to(&br, &back, &dp, err, sizeof(err));
+	CHECK_EQ_INT(rc, 0);
+	if (rc == 0)
+		da_plan_free(&dp);
+	else
+		fprintf(stderr, "%s\n", err);
+	back.nclone_wraps = ncw;
+	br.prob->funcs[D].dispatch = false;
 	CHECK(da_pm_plan_to(&br, &back, &dp, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "calls another function") != NULL);
+	br.prob->funcs[D].dispatch = true;
 	back.clones[0].func = cf;
 	CHECK(da_pm_plan_to(&br, &back, &dp, err, sizeof(err)) == 0);
 	da_plan_free(&dp);

@@ -6,6 +6,9 @@
 // clones, running the destructor of A's guard (a landing pad of the LSDA a
 // clone shares).  Training runs without one: the unwinder's own paths would
 // outnumber the fixture's.
+// Built with FX_INDIRECT, A makes its one call through a function pointer
+// (and B its call of A): no call can be pointed at a clone, so a clone takes
+// its frames by a dispatch at its function's entry (rewriter.h section 1).
 #include <cstdio>
 
 #define NOINLINE __attribute__((noinline, noclone))
@@ -26,16 +29,35 @@ NOINLINE static long fx_d(long x)
 }
 
 NOINLINE static long fx_a(const char *script, long x);
+NOINLINE static long fx_b(const char *script, long x);
+
+#ifdef FX_INDIRECT
+NOINLINE static long fx_d2(const char *, long x)
+{
+	return fx_d(x);
+}
+
+typedef long (*fx_fn)(const char *, long);
+static fx_fn volatile fx_table[3] = {fx_a, fx_b, fx_d2};
+#endif
 
 NOINLINE static long fx_b(const char *script, long x)
 {
+#ifdef FX_INDIRECT
+	return fx_table[0](script, x + 1) + 7;
+#else
 	return fx_a(script, x + 1) + 7;
+#endif
 }
 
 NOINLINE static long fx_a(const char *script, long x)
 {
 	Guard g;
 	long r;
+#ifdef FX_INDIRECT
+	int i = *script == 'A' ? 0 : *script == 'B' ? 1 : 2;
+	r = fx_table[i](script + 1, *script == 'A' ? x * 2 : *script == 'B' ? x ^ 5 : x);
+#else
 	switch (*script) {
 	case 'A':
 		r = fx_a(script + 1, x * 2);
@@ -47,6 +69,7 @@ NOINLINE static long fx_a(const char *script, long x)
 		r = fx_d(x);
 		break;
 	}
+#endif
 	return r + (long)*script;
 }
 

@@ -2,7 +2,7 @@
 # Cloning on the thesis' Figure 5.5 (fx_order.cc): A-B-A-A-D and A-A-B-A-D
 # reach D at one height, and only a clone separates them.
 #
-#   run_clone.sh ICPP GDB WORK PROG
+#   run_clone.sh ICPP GDB WORK PROG [clone|dispatch]
 #
 # In WORK: run PROG and train it (the two D paths must share a height); the
 # solver's plan without clones leaves them together; with clones (icpp
@@ -11,9 +11,11 @@
 # makes D throw (the exceptions unwind through the clones and run their
 # landing pads), icpp verify passes, the two D paths have heights of their
 # own, and gdb's backtrace from the throw runs through the clones down to
-# main.  GDB "" skips the last check.
+# main.  GDB "" skips the last check.  With "dispatch" (PROG built with
+# FX_INDIRECT: every call of the fixture indirect), every clone must take its
+# frames by a dispatch at its function's entry.
 set -u
-icpp=$1 gdb=$2 work=$3 prog=$4
+icpp=$1 gdb=$2 work=$3 prog=$4 mode=${5:-clone}
 rm -rf "$work" && mkdir -p "$work" || exit 1
 cd "$work" || exit 1
 fail=0
@@ -46,6 +48,10 @@ fi
 grep "cloned" rewrite.err
 if ! grep -Eq " [1-9][0-9]* functions cloned" rewrite.err; then
 	echo "FAIL: the solver's plan has no clone"
+	fail=1
+fi
+if [ "$mode" = dispatch ] && ! grep -Eq " ([1-9][0-9]*) functions cloned \(\1 by dispatch\)" rewrite.err; then
+	echo "FAIL: not every clone of the indirect fixture is taken by dispatch"
 	fail=1
 fi
 # icpp plan --binary plans what icpp rewrite solves: applied with --plan, the
