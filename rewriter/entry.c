@@ -24,9 +24,11 @@ static void add_row(struct rw_entry_code *e, uint64_t at, int64_t cfa)
 }
 
 /* B: the displaced instructions relocated to the end of text, each with the
- * CFA row f's code has before it, then jmp back; -1 with err. */
-static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, uint64_t text_vaddr,
-		     struct rbuf *text, struct rw_entry_code *e, char *err, size_t errlen)
+ * CFA row f's code has before it, padded in place by pad (a frame allocation
+ * among them takes its edit here), then jmp back; -1 with err. */
+static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t pad,
+		     uint64_t text_vaddr, struct rbuf *text, struct rw_entry_code *e, char *err,
+		     size_t errlen)
 {
 	const struct rw_func *f = &b->funcs[fi];
 	const struct rw_unit *u = &b->units[fi];
@@ -35,6 +37,13 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, uint64_t te
 	if (u->entry_len > sizeof(code) || bin_read(b->bin, from, code, u->entry_len) < 0)
 		return errmsg(err, errlen, "cannot read the entry of %s (0x%" PRIx64 ")",
 			      f->name ? f->name : "?", f->addr);
+	for (uint32_t i = 0; pad && i < u->nedits; i++) {
+		const struct rw_edit *ed = &u->edits[i];
+		if (ed->at >= from && ed->at + ed->size <= from + u->entry_len) {
+			int64_t v = ed->value + ed->sign * (int64_t)pad;
+			memcpy(code + (ed->at - from), &v, ed->size);   /* little-endian */
+		}
+	}
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *p = code;
 	size_t left = u->entry_len;
@@ -100,7 +109,7 @@ static int emit_test(struct rbuf *text, uint64_t at, const struct rw_dispatch_te
 	return 0;
 }
 
-int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w,
+int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint32_t pad,
 		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *e, char *err, size_t errlen)
 {
@@ -119,7 +128,7 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w,
 				      "reach of its clone", f->name ? f->name : "?", f->addr);
 	if (w && emit_wrapper(text, text_vaddr, w, e) < 0)
 		return errmsg(err, errlen, "out of memory applying the plan");
-	if (emit_body(cs, b, fi, text_vaddr, text, e, err, errlen) < 0)
+	if (emit_body(cs, b, fi, pad, text_vaddr, text, e, err, errlen) < 0)
 		return -1;
 	e->size = (uint32_t)(text_vaddr + text->n - e->addr);
 	e->patch_at = f->addr + u->entry_off;

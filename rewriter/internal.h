@@ -211,8 +211,9 @@ struct rw_dispatch_test {
 	uint64_t dest;               /* the clone that takes its frames */
 };
 /* Entry code of function fi: its dispatch tests (any), then its entry
- * wrapper padded by w (none when w is 0), then its displaced instructions. */
-int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w,
+ * wrapper padded by w (none when w is 0), then its displaced instructions
+ * with fi's in-place padding pad applied to them. */
+int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint32_t pad,
 		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *out, char *err, size_t errlen);
 

@@ -281,9 +281,11 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 				      "dispatch", c->site, c->func);
 		uint32_t ndispatch = 0;
 		for (uint32_t j = 0; j < k; j++) {
-			if (p->clones[j].site == c->site && (p->clones[j].func == c->func || !dispatched))
-				return errmsg(err, errlen, "plan redirects callsite 0x%" PRIx64 " twice",
-					      c->site);
+			/* one site may take clones of several functions: f
+			 * directly, g by dispatch (f tail-calls g) */
+			if (p->clones[j].site == c->site && p->clones[j].func == c->func)
+				return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for callsite 0x%"
+					      PRIx64 " twice", c->func, c->site);
 			ndispatch += p->clones[j].func == c->func && rw_plan_dispatched(b, &p->clones[j]);
 		}
 		if (dispatched && ndispatch >= RW_MAX_DISPATCH)

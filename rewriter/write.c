@@ -367,14 +367,22 @@ static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64
 /* The entry code of function fi (its dispatch tests, its entry wrapper
  * padded by w) at the end of text, and the patch that enters it. */
 static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, uint32_t w,
-		     const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
-		     char *err, size_t errlen)
+		     uint32_t pad, const struct rw_dispatch_test *tests, uint32_t ntests,
+		     uint64_t text_vaddr, char *err, size_t errlen)
 {
 	struct rw_entry_code e;
 	struct tramp *t = next_tramp(ps, err, errlen);
-	if (!t || rw_emit_entry(ps->cs, b, fi, w, tests, ntests, text_vaddr, &ps->text, &e, err,
-				errlen))
+	if (!t || rw_emit_entry(ps->cs, b, fi, w, pad, tests, ntests, text_vaddr, &ps->text, &e,
+				err, errlen))
 		return -1;
+	/* the displaced instructions took their padding edits with them */
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < ps->patches.n; i++) {
+		const struct patch *x = &ps->patches.v[i];
+		if (x->at < e.patch_at || x->at >= e.patch_at + e.patch_len)
+			ps->patches.v[kept++] = *x;
+	}
+	ps->patches.n = kept;
 	*t = (struct tramp){.addr = e.addr, .size = e.size, .func = b->funcs[fi].addr, .bytes = w,
 			    .nrows = e.nrows};
 	memcpy(t->rows, e.rows, e.nrows * sizeof(*e.rows));
@@ -419,15 +427,15 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 {
 	struct rw_dispatch_test tests[RW_MAX_DISPATCH];
 	for (uint32_t fi = 0; fi < b->nfuncs; fi++) {
-		uint32_t w = b->funcs[fi].pad_entry ? plan_amount(p->pads, p->npads, b->funcs[fi].addr)
-						    : 0;
+		uint32_t pad = plan_amount(p->pads, p->npads, b->funcs[fi].addr);
+		uint32_t w = b->funcs[fi].pad_entry ? pad : 0;
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++)
 			if (p->clones[k].func == b->funcs[fi].addr &&
 			    rw_plan_dispatched(b, &p->clones[k]))
 				tests[n++] = (struct rw_dispatch_test){return_address(ps, p->clones[k].site),
 								       ps->clones[k].addr};
-		if ((w || n) && add_entry(ps, b, fi, w, tests, n, text_vaddr, err, errlen))
+		if ((w || n) && add_entry(ps, b, fi, w, w ? 0 : pad, tests, n, text_vaddr, err, errlen))
 			return -1;
 	}
 	return 0;
@@ -529,8 +537,9 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		bool wrap = i < p->nwraps;
 		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
-		uint32_t k = redirect_of(b, p, site);
-		if (!wrap && (plan_amount(p->wraps, p->nwraps, site) || k == RW_NONE))
+		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
+		if (!wrap && (plan_amount(p->wraps, p->nwraps, site) ||
+			      rw_plan_dispatched(b, &p->clones[k])))
 			continue;                        /* done with its wrap, or dispatched */
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
 		if (wrap && !(dest = add_tramp(ps, c, site, dest, p->wraps[i].bytes, text_vaddr, err,
