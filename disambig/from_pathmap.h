@@ -19,9 +19,10 @@
  *
  * A clone takes a call from a call instruction that calls it directly (a
  * frame entered through a callsite may be of a function its callee
- * tail-called) or, with `dispatch`, from any callsite of its module.  The callsite hook says which address the instruction calls
- * (*target, 0 when it does not know); without the hook, the one function
- * that training saw entered through it, and none when it saw several.
+ * tail-called) or, with `dispatch`, from any callsite of its module.  The
+ * callsite hook says which address the instruction calls (*target, 0 when it
+ * does not know); without the hook, the one function that training saw
+ * entered through it, and none when it saw several.
  *
  * A plan in pathmap terms names functions and callsites by module and
  * address, so that it can be written to a file and applied to the binary;

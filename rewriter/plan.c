@@ -267,14 +267,13 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		uint32_t ci = fi == RW_NONE ? RW_NONE : check_wrap(b, c->site, 0, err, errlen);
 		if (ci == RW_NONE)
 			return -1;
-		const struct rw_call *call = &b->calls[ci];
 		if (!b->funcs[fi].cloneable)
 			return errmsg(err, errlen, "plan clones 0x%" PRIx64 ", which cannot be cloned: %s",
 				      c->func, rw_clone_why_name(b->funcs[fi].clone_why));
 		if (b->funcs[fi].pad_entry && c->pad)
 			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 ", which is padded "
 				      "only through an entry wrapper (a clone has none)", c->func);
-		bool dispatched = !call->redirectable || call->target != c->func;
+		bool dispatched = rw_plan_dispatched(b, c);
 		if (dispatched && !b->funcs[fi].dispatch)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at a clone of 0x%"
 				      PRIx64 ", but it is no direct call of it and its entry cannot "
