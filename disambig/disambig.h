@@ -202,7 +202,7 @@
  *     not.  A clone renames only its own frames: the callees of a clone
  *     share their CIDs with the original's callees' (the rewriter copies
  *     calls to the originals), so crowding below a clone stays;
- *  0. construction, in a tenth of the budget, functions with the most
+ *  0. construction, until a fifth of the budget, functions with the most
  *     colliding paths first: a function's nodes have heights h0 + sum of
  *     coefficient * amount over the variables on their paths; the
  *     variables that split its colliding CIDs (most CIDs split first, then

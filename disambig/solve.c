@@ -2621,11 +2621,15 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		clone_crowded(s);
 		progress(s, "clones");
 	}
-	/* then the construction, up to a tenth of the budget: the search below
-	 * starts from heights built like a perfect hash (a fifth: the large
-	 * sets lose more to the search's smaller share than they gain) */
+	/* then the construction, up to a fifth of the budget (the clones'
+	 * share included): the search below starts from heights built like a
+	 * perfect hash.  The construction makes more precise per node moved
+	 * than the greedy sweeps after it, and it is cut by its share on the
+	 * real maps (a tenth, with the clones' twentieth in it: 90.6% of the
+	 * reducible paths pooled over three seeds, a fifth 92.7%); on the
+	 * synthetic sets the two shares are within 0.2 points */
 	if (s->ncoll) {
-		phase_until(s, main, 0.1);
+		phase_until(s, main, 0.2);
 		construct(s);
 		progress(s, "construction");
 	}
