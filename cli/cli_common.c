@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cmds.h"
 
@@ -32,6 +33,29 @@ bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max)
 	if (*e || x > max)
 		return false;
 	*v = x;
+	return true;
+}
+
+bool cli_parse_count(const char *s, uint64_t *v)
+{
+	static const char suffix[] = "KMG";
+	size_t n = strlen(s);
+	const char *at = n ? strchr(suffix, s[n - 1]) : NULL;
+	uint64_t scale = 1;
+	char digits[32];
+	if (at) {
+		for (const char *k = suffix; k <= at; k++)
+			scale *= 1000;
+		n--;
+	}
+	if (!n || n >= sizeof(digits))
+		return false;
+	memcpy(digits, s, n);
+	digits[n] = 0;
+	uint64_t x;
+	if (!cli_parse_u64(digits, &x, UINT64_MAX / scale) || !x)
+		return false;
+	*v = x * scale;
 	return true;
 }
 

@@ -271,8 +271,8 @@ int cmd_plan(int argc, char **argv)
 			callsites = true;
 			break;
 		case 'b':
-			if (!cli_parse_u64(optarg, &o.budget, UINT64_MAX) || !o.budget) {
-				cli_error("plan", "--budget wants a positive number of node moves, not '%s'", optarg);
+			if (!cli_parse_count(optarg, &o.budget)) {
+				cli_error("plan", "--budget wants a positive number of node moves (e.g. 200M), not '%s'", optarg);
 				return 2;
 			}
 			break;

@@ -319,13 +319,17 @@ int cmd_rewrite(int argc, char **argv)
 			*(c == 'p' ? &cap.pad_bound : &cap.wrap_bound) = (uint32_t)v;
 			break;
 		case 's':
+			if (!cli_parse_u64(optarg, &o.seed, UINT64_MAX)) {
+				cli_error("rewrite", "--seed wants a number, not '%s'", optarg);
+				return 2;
+			}
+			break;
 		case 'b':
-			if (!cli_parse_u64(optarg, &v, UINT64_MAX) || (c == 'b' && !v)) {
-				cli_error("rewrite", "--%s wants a number, not '%s'", c == 's' ? "seed" : "budget",
+			if (!cli_parse_count(optarg, &o.budget)) {
+				cli_error("rewrite", "--budget wants a positive number of node moves (e.g. 200M), not '%s'",
 					  optarg);
 				return 2;
 			}
-			*(c == 's' ? &o.seed : &o.budget) = v;
 			break;
 		case 'S':
 			callsites = true;

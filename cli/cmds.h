@@ -24,6 +24,9 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 int cli_bad_option(const char *cmd, const char *arg);
 /* A decimal number in [0, max], the whole of s; false otherwise. */
 bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max);
+/* A positive count, decimal, optionally with a suffix K, M or G (10^3, 10^6,
+ * 10^9: "50M" as the help texts write defaults); false otherwise. */
+bool cli_parse_count(const char *s, uint64_t *v);
 /* part / whole as a percentage; if_empty when whole is 0. */
 double cli_pct(uint64_t part, uint64_t whole, double if_empty);
 

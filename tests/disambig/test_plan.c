@@ -432,6 +432,13 @@ static void test_cli(void)
 	CONTAINS(cli_err, "at least 1");
 	CHECK_EQ_INT(run("--pad-bound", "20", map, NULL), 2);
 	CHECK_EQ_INT(run("--seed", "x", map, NULL), 2);
+	const char *bad_budgets[] = {"0", "M", "5X", "-1M", "20000000000G", ""};
+	for (size_t i = 0; i < sizeof(bad_budgets) / sizeof(*bad_budgets); i++) {
+		CHECK_EQ_INT(run("--budget", bad_budgets[i], map, NULL), 2);
+		CONTAINS(cli_err, "--budget wants a positive number");
+	}
+	CHECK_EQ_INT(run("-q", "--budget", "2K", "-o", path_in("k.plan"), map, NULL), 0);
+	CHECK_EQ_INT(run("-q", "--budget", "50M", "-o", path_in("m.plan"), map, NULL), 0);
 	CHECK_EQ_INT(run(path_in("missing.icpp"), NULL), 1);
 	CHECK(strchr(cli_err, '\n') == cli_err + strlen(cli_err) - 1);   /* one line */
 
