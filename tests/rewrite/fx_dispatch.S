@@ -1,0 +1,88 @@
+/* fx_dispatch.S: the two shapes where a dispatched clone meets another change
+ * to the same code (run_dispatch_cases.sh plans them by hand).
+ *
+ *  - fx_dl_f tail-calls fx_dl_g, and main calls fx_dl_f directly at the
+ *    callsite fx_dl_site_f (its return address is the label + 0): that one
+ *    call instruction may take a direct clone of fx_dl_f (the call is pointed
+ *    at it) and a clone of fx_dl_g by dispatch (fx_dl_g's entry tests the
+ *    same return address);
+ *  - fx_dl_g allocates its frame in its first instructions, the ones its
+ *    dispatch displaces: padded in place, the padding must be applied to
+ *    the displaced copy.  main also calls it indirectly at fx_dl_site_g.
+ * Every function has CFI, as gcc would emit it. */
+	.text
+
+	.type fx_dl_leaf, @function
+fx_dl_leaf:
+	.cfi_startproc
+	endbr64
+	lea 1(%rdi), %rax
+	ret
+	.cfi_endproc
+	.size fx_dl_leaf, .-fx_dl_leaf
+
+/* frame allocated by the first instruction after endbr64 */
+	.type fx_dl_g, @function
+fx_dl_g:
+	.cfi_startproc
+	endbr64
+	sub $24, %rsp
+	.cfi_def_cfa_offset 32
+	mov %rdi, 8(%rsp)
+	call fx_dl_leaf
+	add 8(%rsp), %rax
+	add $24, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_dl_g, .-fx_dl_g
+
+/* calls the leaf, then tail-calls fx_dl_g */
+	.type fx_dl_f, @function
+fx_dl_f:
+	.cfi_startproc
+	endbr64
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	mov %rdi, %rbx
+	call fx_dl_leaf
+	lea (%rax,%rbx), %rdi
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	{disp32} jmp fx_dl_g      /* rel32, as a call to another function: cloneable */
+	.cfi_endproc
+	.size fx_dl_f, .-fx_dl_f
+
+/* main: prints fx_dl_f(1) + fx_dl_g(fx_dl_f(1)), the second call indirect */
+	.globl main
+	.type main, @function
+main:
+	.cfi_startproc
+	endbr64
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	mov $1, %edi
+	call fx_dl_f
+fx_dl_site_f:
+	mov %rax, %rbx
+	mov %rax, %rdi
+	lea fx_dl_g(%rip), %rax
+	call *%rax
+fx_dl_site_g:
+	lea (%rax,%rbx), %rsi
+	lea fx_dl_fmt(%rip), %rdi
+	xor %eax, %eax
+	call printf@PLT
+	xor %eax, %eax
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size main, .-main
+
+	.section .rodata
+fx_dl_fmt:
+	.string "%ld\n"
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Dispatched clones meeting other changes to the same code, on fx_dispatch.S,
+# by plans written here (the solver picks these shapes on real programs only):
+#  A. one call instruction takes a direct clone of the function it calls
+#     (fx_dl_f) and a dispatched clone of the function that one tail-calls
+#     (fx_dl_g): the call is patched once, and both clones take their frames;
+#  B. fx_dl_g padded in place while its dispatch displaces the instruction
+#     that allocates its frame: the padding lands in the displaced copy.
+# Each rewrite must keep the output, take the frames into the clones, and
+# pass icpp verify (every observed path at its predicted height).
+#   run_dispatch_cases.sh ICPP WORK PROG
+set -u
+icpp=$1 work=$2 prog=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$work"/ && cd "$work" || fail "setup"
+p=./$(basename "$prog")
+
+"$p" > orig.out || fail "the program fails"
+"$icpp" train -q -o map -- "$p" > /dev/null || fail "train"
+
+# the plan header for PROG, then the changes given as lines
+sym() { nm "$p" | awk -v s="$1" '$3 == s { print "0x" $1 }'; }
+site() { printf '%#x' $(($(sym "$1") - 1)); }  # a callsite: its return address - 1
+plan() {
+	local out=$1
+	shift
+	{
+		echo "icpp-plan 1"
+		echo "unit functions"
+		echo "module 0 $(readelf -n "$p" | awk '/Build ID/ { print $3 }') $PWD/${p#./}"
+		printf '%s\n' "$@"
+		echo "end $#"
+	} > "$out"
+}
+# height of the path main > ... ending in FUNCS (a regex) in a pathmap
+height() { "$icpp" paths "$1" | awk -v re="main > $2\$" '$0 ~ re { print $1 }' | sort -u; }
+rewrite() {
+	"$icpp" rewrite "$p" -m map --plan "$1.plan" -o "$1.rw" > "$1.log" 2>&1 ||
+		fail "$1: rewrite: $(tail -1 "$1.log")"
+	grep -q "$2" "$1.log" || fail "$1: not '$2': $(grep 'functions padded' "$1.log")"
+	"./$1.rw" > "$1.out" || fail "$1: the rewritten program fails"
+	cmp -s orig.out "$1.out" || fail "$1: the output differs"
+	"$icpp" verify "$1.rw" -- > /dev/null 2> "$1.verify" ||
+		fail "$1: verify: $(tail -2 "$1.verify")"
+	grep -q " 0 at another height, 0 not predicted" "$1.verify" ||
+		fail "$1: verify: $(head -1 "$1.verify")"
+}
+
+f=$(sym fx_dl_f) g=$(sym fx_dl_g)
+[ -n "$f" ] && [ -n "$g" ] || fail "no fx_dl_f or fx_dl_g in $p"
+
+# A: main's direct call of fx_dl_f takes clone 0 of fx_dl_f (the call is
+# pointed at it) and clone 1 of fx_dl_g (by dispatch: fx_dl_f tail-calls it)
+plan a.plan "clone 0 0 $f 0 $(site fx_dl_site_f) 0" "clone 1 0 $g 0 $(site fx_dl_site_f) 0"
+rewrite a "2 functions cloned (1 by dispatch)"
+for path in "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_dl_leaf"; do
+	[ -n "$(height a.rw.icpp "$path")" ] || fail "a: no path main > $path predicted"
+done
+
+# B: fx_dl_g padded by 16 in place, and cloned for main's indirect call (by
+# dispatch): the direct path through fx_dl_g to the leaf is 16 bytes deeper,
+# the clone's is not
+plan b.plan "pad 0 $g 16 fx_dl_g" "clone 0 0 $g 0 $(site fx_dl_site_g) 0"
+rewrite b "1 functions padded (0 through entry wrappers), 0 callsites wrapped, 1 functions cloned (1 by dispatch)"
+before=$(height map "fx_dl_g > fx_dl_leaf")
+[ "$(height b.rw.icpp "fx_dl_g > fx_dl_leaf")" = $((before + 16)) ] ||
+	fail "b: fx_dl_g's padding: $before -> $(height b.rw.icpp "fx_dl_g > fx_dl_leaf")"
+[ "$(height b.rw.icpp "__icpp_clone_0_fx_dl_g > fx_dl_leaf")" = "$before" ] ||
+	fail "b: the clone is padded too"
+echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry"
