@@ -95,10 +95,11 @@ void rw_sha1_final(struct rw_sha1 *s, uint8_t out[20])
 
 /* ------------------------------------------------------------------ the icpp note */
 
+/* 0; -1 when damaged; the layout version when it is another (> 0). */
 static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 {
 	size_t at = 0;
-	uint32_t v, idlen, nw, plen;
+	uint32_t v, idlen, nw, plen, disp;
 #define TAKE(dst, sz)                                  \
 	do {                                           \
 		if (at + (sz) > n)                     \
@@ -108,7 +109,7 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 	} while (0)
 	TAKE(&v, 4);
 	if (v != RW_NOTE_VERSION)
-		return -1;
+		return v && v < INT32_MAX ? (int)v : -1;
 	TAKE(&idlen, 4);
 	if (idlen > PM_BUILD_ID_MAX)
 		return -1;
@@ -131,7 +132,7 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 	out->nwraps = nw;
 	uint32_t nc;
 	TAKE(&nc, 4);
-	if (nc > n / 32)
+	if (nc > n / 36)
 		return -1;
 	out->clones = calloc(nc ? nc : 1, sizeof(*out->clones));
 	if (!out->clones)
@@ -142,6 +143,10 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 		TAKE(&c->size, 8);
 		TAKE(&c->func, 8);
 		TAKE(&c->site, 8);
+		TAKE(&disp, 4);
+		if (disp > 1)
+			return -1;
+		c->dispatched = disp;
 	}
 	out->nclones = nc;
 	uint32_t ne;
@@ -200,13 +205,15 @@ int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen)
 			if (nh.n_type != NT_ICPP_REWRITE || nh.n_namesz != 5 ||
 			    memcmp((char *)d->d_buf + name_off, "icpp", 5))
 				continue;
-			if (parse_desc((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, n)) {
+			int v = parse_desc((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, n);
+			if (v > 0)
+				errmsg(err, errlen, "%s was rewritten by another icpp (note layout %d, "
+					       "this one reads %d): rewrite it again", path, v, RW_NOTE_VERSION);
+			else if (v < 0)
 				errmsg(err, errlen, "%s: its icpp note is corrupt", path);
+			ret = v ? -1 : 0;
+			if (v)
 				rw_note_free(n);
-				ret = -1;
-			} else {
-				ret = 0;
-			}
 			break;
 		}
 	}

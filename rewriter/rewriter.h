@@ -227,7 +227,8 @@
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
 #define RW_MAX_DISPATCH 8          /* dispatched clones per function */
-#define RW_NOTE_VERSION 3          /* its layout (2: clone table, 3: entry wrappers) */
+#define RW_NOTE_VERSION 4          /* its layout (2: clone table, 3: entry wrappers,
+                                    * 4: which clones dispatch) */
 
 /* Bit k allows 16*k bytes (disambig's da_mask). */
 typedef uint64_t rw_mask;
@@ -480,7 +481,9 @@ struct rw_note_clone {
 	uint64_t addr;               /* the copy's start */
 	uint64_t size;
 	uint64_t func;               /* the original function */
-	uint64_t site;               /* the call redirected to it */
+	uint64_t site;               /* the call redirected to it, or tested by
+	                              * its function's dispatch */
+	bool dispatched;             /* taken by the dispatch (rw_plan_dispatched) */
 };
 struct rw_note_entry {
 	uint64_t func;               /* the function entry-wrapped */
@@ -499,7 +502,8 @@ struct rw_note {
 	struct rw_note_entry *entries;  /* sorted by func */
 	uint32_t nentries;
 };
-/* 0 and the note; 1 when path has no icpp note (not rewritten); -1 and err. */
+/* 0 and the note; 1 when path has no icpp note (not rewritten); -1 and err
+ * (also for a note of another layout: rewritten by another icpp). */
 int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen);
 void rw_note_free(struct rw_note *n);
 

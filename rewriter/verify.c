@@ -259,7 +259,10 @@ static int cmp_wrap(const void *x, const void *y)
 
 /* Is a frame of function func entered through callsite (csm, csa) one that a
  * clone's dispatch hands on at its entry (rewriter.h section 1)?  Training
- * saw the function's entry, then the clone's at the same CFA. */
+ * saw the function's entry, then the clone's at the same CFA.  Only a
+ * dispatched clone does that: the same frame beside a direct clone is the
+ * original function entered another way (a copy's tail call of it), which
+ * the prediction must account for. */
 static bool dispatched_frame(const struct rw_note *note, const struct pathmap *in,
 			     uint32_t module, uint32_t func, uint32_t csm, uint64_t csa)
 {
@@ -267,7 +270,8 @@ static bool dispatched_frame(const struct rw_note *note, const struct pathmap *i
 	if (f->module != module || csm != module)
 		return false;
 	for (uint32_t k = 0; k < note->nclones; k++)
-		if (note->clones[k].func == f->addr && note->clones[k].site == csa)
+		if (note->clones[k].dispatched && note->clones[k].func == f->addr &&
+		    note->clones[k].site == csa)
 			return true;
 	return false;
 }

@@ -222,6 +222,7 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 		rb_u64(d, c[k].size);
 		rb_u64(d, c[k].func);
 		rb_u64(d, c[k].site);
+		rb_u32(d, c[k].dispatched);
 	}
 	rb_u32(d, nt - nw);
 	for (uint32_t i = 0; i < nt; i++) {
@@ -457,7 +458,8 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	if (ps->text.oom || pad_edits(ps, &b->units[fi], pc->pad, addr - f->addr, text_vaddr))
 		return errmsg(err, errlen, "out of memory applying the plan");
 	const struct rw_unit *u = &b->units[fi];
-	ps->clones[k] = (struct rw_note_clone){addr, f->size, f->addr, pc->site};
+	ps->clones[k] = (struct rw_note_clone){addr, f->size, f->addr, pc->site,
+					       rw_plan_dispatched(b, pc)};
 	ps->cfdes[k] = (struct eh_clonefde){
 		{eh_fde_at(&b->eh, f->addr), u->k0, u->k1, u->nfdes ? pc->pad : 0}, addr};
 	struct newsym *sy = &ps->syms[ps->nsyms++];

@@ -21,6 +21,7 @@
 #include "binary/binary.h"
 #include "rewriter/rewriter.h"
 #include "tests/check.h"
+#include "util/fileio.h"
 
 static const struct rw_func *func(const struct rw_binary *b, const char *name)
 {
@@ -248,6 +249,42 @@ static void check_layout(const char *path, const struct rw_write_stats *st)
 	close(fd);
 }
 
+/* A note of another layout (a file rewritten by another icpp) is refused,
+ * saying so; one whose layout is unknown too, as damaged. */
+static void check_note_layout(const char *rewritten, const char *dir)
+{
+	static const char desc_start[] = "icpp\0\0\0\0";      /* the name, padded to 4 */
+	char other[4200], err[512];
+	void *buf;
+	size_t len;
+	CHECK_EQ_INT(read_file(rewritten, &buf, &len, err, sizeof(err)), 0);
+	uint8_t *at = memmem(buf, len, desc_start, 8);
+	CHECK(at != NULL);
+	if (!at) {
+		free(buf);
+		return;
+	}
+	uint32_t v;
+	memcpy(&v, at + 8, 4);
+	CHECK_EQ_INT(v, RW_NOTE_VERSION);
+	snprintf(other, sizeof(other), "%s/other-layout", dir);
+	struct rw_note note;
+	for (uint32_t layout = RW_NOTE_VERSION - 1; layout <= RW_NOTE_VERSION + 1; layout += 2) {
+		memcpy(at + 8, &layout, 4);
+		FILE *f = fopen(other, "wb");
+		CHECK(f && fwrite(buf, 1, len, f) == len && fclose(f) == 0);
+		CHECK_EQ_INT(rw_note_read(other, &note, err, sizeof(err)), -1);
+		CHECK(strstr(err, "was rewritten by another icpp"));
+		CHECK(strstr(err, "rewrite it again"));
+	}
+	memset(at + 8, 0xff, 4);
+	FILE *f = fopen(other, "wb");
+	CHECK(f && fwrite(buf, 1, len, f) == len && fclose(f) == 0);
+	CHECK_EQ_INT(rw_note_read(other, &note, err, sizeof(err)), -1);
+	CHECK(strstr(err, "its icpp note is corrupt"));
+	free(buf);
+}
+
 static void check_output(const char *in, const char *out, struct rw_binary *b)
 {
 	const struct rw_func *leave = func(b, "fx_fp_leave"), *sp = func(b, "fx_sp");
@@ -416,6 +453,7 @@ int main(int argc, char **argv)
 	check_analysis(b);
 	snprintf(out, sizeof(out), "%s/fx.rw", argv[2]);
 	check_output(argv[1], out, b);
+	check_note_layout(out, argv[2]);
 	check_refusals(argv[1], argv[2], b);
 	rw_close(b);
 	/* the rewritten file can itself be analysed (and would be refused as
