@@ -32,6 +32,19 @@ def timed(cmd, cwd, env):
     return time.perf_counter() - t
 
 
+def interleaved(variants, command, cwd):
+    """Median seconds of each variant over RUNS round-robin runs (the order
+    rotates, so that no variant always runs first); command(v) -> (cmd, env)."""
+    samples = {v: [] for v in variants}
+    for i in range(RUNS):
+        order = list(variants)
+        order = order[i % len(order):] + order[:i % len(order)]
+        for v in order:
+            c, env = command(v)
+            samples[v].append(timed(c, cwd, env))
+    return {v: statistics.median(s) for v, s in samples.items()}
+
+
 def workloads(work):
     """name -> (target file, how to run it: list, env for a variant path)"""
     gcc = ["gcc", "-O2", os.path.join(ROOT, "bench/train/callheavy.c")]
@@ -95,14 +108,7 @@ def main():
                 err = run([ICPP, "rewrite", target, "-m", "map", "-o", out] + opt, d)
                 info[v] = (time.perf_counter() - t, err, os.path.getsize(out))
                 variants[v] = out
-            samples = {v: [] for v in variants}
-            for i in range(RUNS):
-                order = list(variants)
-                order = order[i % len(order):] + order[:i % len(order)]
-                for v in order:
-                    c, env = variant_cmd(cmd, variants[v], lib, d)
-                    samples[v].append(timed(c, d, env))
-            med = {v: statistics.median(s) for v, s in samples.items()}
+            med = interleaved(variants, lambda v: variant_cmd(cmd, variants[v], lib, d), d)
             size0 = os.path.getsize(target)
 
             def grab(err, pat):

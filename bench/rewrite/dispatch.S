@@ -1,0 +1,103 @@
+/* dispatch.S: the run-time cost of clones by dispatch (bench/rewrite/dispatch.py).
+ *
+ *   dispatch N     calls bench_work N times from the hot callsite, then once
+ *                  from each of the cold callsites bench_site_1 .. _8
+ *
+ * Every call is indirect, as the calls a dispatch serves are.  The plans of
+ * dispatch.py clone bench_work for K of the cold callsites: its entry then
+ * tests K return addresses on every call, and the hot call, which none of
+ * them names, falls through all K tests (the worst case: each test costs a
+ * call that is not taken).  bench_work is small (a frame and one call), so
+ * the cost per call is the dispatch's own, not hidden in long work. */
+	.text
+
+	.type bench_leaf, @function
+bench_leaf:
+	.cfi_startproc
+	endbr64
+	lea 1(%rdi), %rax
+	ret
+	.cfi_endproc
+	.size bench_leaf, .-bench_leaf
+
+	.type bench_work, @function
+bench_work:
+	.cfi_startproc
+	endbr64
+	sub $24, %rsp
+	.cfi_def_cfa_offset 32
+	mov %rdi, 8(%rsp)
+	call bench_leaf
+	add 8(%rsp), %rax
+	add $24, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size bench_work, .-bench_work
+
+/* one cold call of bench_work through %rbx, its return address named */
+.macro cold_site k
+	mov %r12, %rdi
+	call *%rbx
+bench_site_\k:
+	add %rax, %r12
+.endm
+
+	.globl main
+	.type main, @function
+main:
+	.cfi_startproc
+	endbr64
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	push %r12
+	.cfi_def_cfa_offset 24
+	.cfi_offset %r12, -24
+	push %r13
+	.cfi_def_cfa_offset 32
+	.cfi_offset %r13, -32
+	xor %r13d, %r13d
+	cmp $2, %edi
+	jl 1f
+	mov 8(%rsi), %rdi
+	xor %esi, %esi
+	mov $10, %edx
+	call strtol@PLT
+	mov %rax, %r13
+1:	lea bench_work(%rip), %rbx
+	xor %r12d, %r12d
+	test %r13, %r13
+	jz 3f
+2:	mov %r13, %rdi
+	call *%rbx
+	add %rax, %r12
+	dec %r13
+	jnz 2b
+3:	cold_site 1
+	cold_site 2
+	cold_site 3
+	cold_site 4
+	cold_site 5
+	cold_site 6
+	cold_site 7
+	cold_site 8
+	mov %r12, %rsi
+	lea bench_fmt(%rip), %rdi
+	xor %eax, %eax
+	call printf@PLT
+	xor %eax, %eax
+	pop %r13
+	.cfi_def_cfa_offset 24
+	pop %r12
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size main, .-main
+
+	.section .rodata
+bench_fmt:
+	.string "%ld\n"
+	.section .note.GNU-stack, "", @progbits
