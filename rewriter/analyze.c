@@ -100,6 +100,8 @@ struct unit {
 	/* indirect jumps */
 	struct st ind;
 	int nind;                /* distinct states seen (capped at 2) */
+	bool ind_inner;          /* one jumps with a frame live: not a tail call */
+	bool ind_table;          /* code reached only through them (a jump table) */
 	bool tail;               /* jumps out at k = 8 (tail calls) */
 	bool tail_indirect;      /* ... through a register or memory */
 	uint64_t *tail_to;       /* ... directly: the targets */
@@ -657,6 +659,8 @@ static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint
 	case E_JMP_IND:
 		if (known && s.k == 8 && !(s.f & S_PAD))
 			u->tail = u->tail_indirect = true;   /* maybe a tail call */
+		else
+			u->ind_inner = true;
 		if (u->nind == 0) {
 			u->ind = s;
 			u->nind = 1;
@@ -745,7 +749,7 @@ static bool seed_unreached(struct unit *u)
 			bool start = i == 0 || (g->st[i - 1].f & S_REACH) || (g->ins[i - 1].flags & F_PAD);
 			if (start) {
 				join(u, r, i, u->ind);
-				any = true;
+				any = u->ind_table = true;
 			}
 		}
 	}
@@ -874,8 +878,11 @@ static bool branches_into(const struct unit *u, uint64_t lo, uint64_t hi)
 }
 
 /* The instructions an entry wrapper displaces: whole ones after the
- * endbr64 covering 5 bytes, each relocatable and none a branch, call or
- * stop, with a known CFA - SP before it (into ru). */
+ * endbr64 covering 5 bytes, each relocatable, with a known CFA - SP before
+ * it (into ru).  A branch among them (test; je) keeps its target, which must
+ * lie past them in f; a ret or jmp may end them (a tail call: the jmp back
+ * after them is never reached).  No call: its return would land in the
+ * displaced copy. */
 static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_unit *ru)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -890,16 +897,24 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_uni
 	size_t left = avail - ru->entry_off;
 	uint64_t addr = f->addr + ru->entry_off;
 	uint32_t i = ru->entry_off ? 1 : 0, len = 0;
+	uint64_t targets[RW_ENTRY_MAX_INSNS];
+	uint32_t ntargets = 0;
+	bool stop = false;
 	cs_insn *insn = cs_malloc(a->cs);
 	bool ok = insn != NULL;
 	ru->entry_nins = 0;
-	while (ok && len < 5) {
+	while (ok && len < 5 && !stop) {
 		const struct ins *in = i < g->n ? &g->ins[i] : NULL;
-		ok = in && in->addr == addr && (g->st[i].f & S_KNOWN) && !in->target &&
+		bool branch = in && (in->eff == E_JMP || in->eff == E_JCC);
+		ok = in && in->addr == addr && (g->st[i].f & S_KNOWN) &&
 		     ru->entry_nins < RW_ENTRY_MAX_INSNS &&
-		     (in->eff == E_OTHER || in->eff == E_PUSH || in->eff == E_POP || in->eff == E_ADJ) &&
+		     (in->eff == E_OTHER || in->eff == E_PUSH || in->eff == E_POP || in->eff == E_ADJ ||
+		      in->eff == E_RET || branch) &&
 		     cs_disasm_iter(a->cs, &p, &left, &addr, insn) && !x86_unrelocatable(insn);
 		if (ok) {
+			if (branch)
+				targets[ntargets++] = in->target;
+			stop = in->eff == E_RET || in->eff == E_JMP;
 			ru->entry_k[ru->entry_nins++] = g->st[i].k;
 			len += in->len;
 			i++;
@@ -908,8 +923,16 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_uni
 	if (insn)
 		cs_free(insn, 1);
 	ru->entry_len = (uint8_t)len;
+	for (uint32_t t = 0; ok && t < ntargets; t++)
+		ok = targets[t] < f->addr || targets[t] >= f->addr + ru->entry_off + len;
+	if (!ok || len < 5 || len > RW_ENTRY_MAX_BYTES)
+		return false;
+	if (stop) {
+		ru->entry_k[ru->entry_nins] = ru->entry_k[ru->entry_nins - 1];
+		return true;
+	}
 	/* the jmp back runs with the state after them */
-	if (!ok || len > RW_ENTRY_MAX_BYTES || i >= g->n || !(g->st[i].f & S_KNOWN))
+	if (i >= g->n || !(g->st[i].f & S_KNOWN))
 		return false;
 	ru->entry_k[ru->entry_nins] = g->st[i].k;
 	return true;
@@ -1139,9 +1162,15 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		ru->fdes = NULL;
 		ru->nedits = ru->nfdes = 0;
 	}
+	/* An indirect jump with no frame live and no code reached only through
+	 * it is a tail call (sqlite3_mutex_enter: jmp *0x80(%rax)): its copy
+	 * jumps where the original does.  Were it a jump table after all, the
+	 * copy would go on in the original's code in the state the jump left,
+	 * no frame live: the heights then differ from the prediction (icpp
+	 * verify says so), the stack stays balanced. */
 	rf->clone_why = u->nr > 1 || a->cand[owner] ? RW_CLONE_FRAGMENT
 			: u->conflict || u->unreached || u->r[0].bad ? RW_CLONE_ANALYSIS
-			: u->nind ? RW_CLONE_INDIRECT_JUMP
+			: u->ind_inner || u->ind_table ? RW_CLONE_INDIRECT_JUMP
 			: rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;
 	rf->entry_why = entry_why(a, u, owner, ncalls);

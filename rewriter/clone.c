@@ -21,9 +21,6 @@ static enum rw_clone_why copy_insn(const cs_insn *insn, uint64_t lo, uint64_t hi
 				   struct rbuf *out)
 {
 	uint64_t rip = x86_rip_target(insn);
-	if (insn->id == X86_INS_JMP && !x86_branch_target(insn) &&
-	    (!rip || insn->detail->x86.operands[0].mem.index != X86_REG_INVALID))
-		return RW_CLONE_INDIRECT_JUMP;         /* only jmp *slot(%rip) leaves it */
 	if (rip >= lo && rip < hi)
 		return RW_CLONE_CODE_ADDRESS;
 	uint8_t bytes[X86_RELOC_MAX_INSN];

@@ -78,8 +78,10 @@
  * new pc_begin (its CFA program edited for a no-fp padding), sharing f's CIE
  * and LSDA (call-site and landing-pad offsets count from the FDE's start).
  * A function is cloneable (else clone_why says why) when its stack analysis
- * succeeded, it neither is nor has a fragment (.cold), it has no indirect
- * jump but `jmp *slot(%rip)` (jump tables point into the original), it takes
+ * succeeded, it neither is nor has a fragment (.cold), its indirect jumps
+ * are tail calls (no frame live, no code reached only through them: jump
+ * tables point into the original; the copy of a tail call jumps where the
+ * original's does), it takes
  * no address of its own code, no rel8 branch leaves it, one FDE covers
  * exactly its range with a pc-relative pc_begin, and its LSDA (if any) has
  * no LPStart and is pointed at pc-relatively (or absolutely in a non-PIE
@@ -91,7 +93,8 @@
  * call of f (indirect, through the PLT, or a call of a function that
  * tail-calls f): f's entry tests the return address instead.  The whole
  * instructions covering 5 bytes after f's endbr64 are displaced and replaced
- * by `jmp D` (as for an entry wrapper, below):
+ * by `jmp D` (as for an entry wrapper, below; a branch among them keeps its
+ * target, past them in f; a ret or jmp may end them):
  *     G: 16 x int3
  *     D: for each dispatched clone k of f:
  *          lea R_k(%rip),%r11; cmp %r11,(%rsp); je f_k
@@ -284,7 +287,7 @@ enum rw_clone_why {
 	RW_CLONE_FRAGMENT,         /* is, or has, a fragment (.cold) sharing a frame */
 	RW_CLONE_ANALYSIS,         /* the stack analysis of its code failed (see pad_why) */
 	RW_CLONE_UNDECODABLE,      /* bytes Capstone cannot decode */
-	RW_CLONE_INDIRECT_JUMP,    /* jump through a register or table (targets in the original) */
+	RW_CLONE_INDIRECT_JUMP,    /* an indirect jump not a tail call (a jump table: targets in the original) */
 	RW_CLONE_CODE_ADDRESS,     /* a rip-relative operand addresses its own code */
 	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out of the function */
 	RW_CLONE_NO_FDE,           /* no FDE exactly covering it, or not pc-relative */

@@ -8,7 +8,13 @@
  *    same return address);
  *  - fx_dl_g allocates its frame in its first instructions, the ones its
  *    dispatch displaces: padded in place, the padding must be applied to
- *    the displaced copy.  main also calls it indirectly at fx_dl_site_g.
+ *    the displaced copy.  main also calls it indirectly at fx_dl_site_g;
+ *  - sqlite3_mutex_enter's shape: fx_dl_enter begins with a branch and ends
+ *    in a tail call through a pointer (jmp *8(%rax)) to fx_dl_lock, whose
+ *    entry is a tail call itself (jmp fx_dl_leaf).  Both are cloneable and
+ *    dispatch (the displaced entry holds the branch, or is the jmp); main
+ *    calls fx_dl_enter indirectly at fx_dl_site_e, and directly with 0 (the
+ *    branch taken in the original).
  * Every function has CFI, as gcc would emit it. */
 	.text
 
@@ -54,7 +60,31 @@ fx_dl_f:
 	.cfi_endproc
 	.size fx_dl_f, .-fx_dl_f
 
-/* main: prints fx_dl_f(1) + fx_dl_g(fx_dl_f(1)), the second call indirect */
+/* its entry is a tail call */
+	.type fx_dl_lock, @function
+fx_dl_lock:
+	.cfi_startproc
+	endbr64
+	{disp32} jmp fx_dl_leaf
+	.cfi_endproc
+	.size fx_dl_lock, .-fx_dl_lock
+
+/* 0 for 0, else fx_dl_lock(x) through a method table */
+	.type fx_dl_enter, @function
+fx_dl_enter:
+	.cfi_startproc
+	endbr64
+	test %rdi, %rdi
+	je 1f
+	lea fx_dl_methods(%rip), %rax
+	jmp *8(%rax)
+1:	xor %eax, %eax
+	ret
+	.cfi_endproc
+	.size fx_dl_enter, .-fx_dl_enter
+
+/* main: prints fx_dl_f(1) + fx_dl_g(fx_dl_f(1)) + fx_dl_enter(5) +
+ * fx_dl_enter(0), the second and third calls indirect */
 	.globl main
 	.type main, @function
 main:
@@ -71,6 +101,14 @@ fx_dl_site_f:
 	lea fx_dl_g(%rip), %rax
 	call *%rax
 fx_dl_site_g:
+	add %rax, %rbx
+	mov $5, %edi
+	lea fx_dl_enter(%rip), %rax
+	call *%rax
+fx_dl_site_e:
+	add %rax, %rbx
+	xor %edi, %edi
+	call fx_dl_enter
 	lea (%rax,%rbx), %rsi
 	lea fx_dl_fmt(%rip), %rdi
 	xor %eax, %eax
@@ -82,6 +120,10 @@ fx_dl_site_g:
 	.cfi_endproc
 	.size main, .-main
 
+	.section .data.rel.ro, "aw"
+	.align 8
+fx_dl_methods:
+	.quad 0, fx_dl_lock
 	.section .rodata
 fx_dl_fmt:
 	.string "%ld\n"

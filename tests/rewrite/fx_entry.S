@@ -1,8 +1,10 @@
 /* fx_entry.S: two functions that only an entry wrapper can pad (frames of
  * pushes only: no allocation to grow), with frames of one size, so that
  * main -> fx_entry_x -> fx_entry_d and main -> fx_entry_y -> fx_entry_d
- * reach D at one height (run_entry.sh).  Their first 6 bytes (two pushes, a
- * mov) are what the wrapper displaces; D may throw through them. */
+ * reach D at one height (run_entry.sh).  Their first 6 bytes are what the
+ * wrapper displaces: X's two pushes and a mov, Y's compare and a branch
+ * (taken for inputs below 4: into Y's code past them); D may throw through
+ * them. */
 	.text
 	.globl fx_entry_x
 	.type fx_entry_x, @function
@@ -34,7 +36,9 @@ fx_entry_x:
 	.type fx_entry_y, @function
 fx_entry_y:
 	.cfi_startproc
-	push %rbx
+	cmp $4, %rdi
+	jl 2f
+1:	push %rbx
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbx, -16
 	push %r12
@@ -53,6 +57,8 @@ fx_entry_y:
 	pop %rbx
 	.cfi_def_cfa_offset 8
 	ret
+2:	add $100, %rdi
+	jmp 1b
 	.cfi_endproc
 	.size fx_entry_y, .-fx_entry_y
 

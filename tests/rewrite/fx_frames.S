@@ -328,6 +328,55 @@ fx_multi:
 	.cfi_endproc
 	.size fx_multi, .-fx_multi
 
+/* a loop at the entry: the displaced instructions would branch into
+ * themselves (no entry wrapper) */
+	.globl fx_loophead
+	.type fx_loophead, @function
+fx_loophead:
+	.cfi_startproc
+1:	sub $1, %edi
+	jg 1b
+	push %rbx
+	.cfi_def_cfa_offset 16
+	call fx_leaf
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_loophead, .-fx_loophead
+
+/* a jump table, frameless, as gcc -fPIC emits one: its targets are in the
+ * original, so no clone */
+	.globl fx_switch
+	.type fx_switch, @function
+fx_switch:
+	.cfi_startproc
+	and $1, %edi
+	lea fx_switch_table(%rip), %rdx
+	movslq (%rdx,%rdi,4), %rax
+	add %rdx, %rax
+	jmp *%rax
+1:	mov $3, %eax
+	ret
+2:	mov $5, %eax
+	ret
+	.cfi_endproc
+	.size fx_switch, .-fx_switch
+	.section .rodata
+	.align 4
+fx_switch_table:
+	.long 1b - fx_switch_table, 2b - fx_switch_table
+	.text
+
+/* a tail call through a pointer: cloneable */
+	.globl fx_tailptr
+	.type fx_tailptr, @function
+fx_tailptr:
+	.cfi_startproc
+	jmp *8(%rdi)
+	.cfi_endproc
+	.size fx_tailptr, .-fx_tailptr
+
 /* varargs-like callee: takes the address of its incoming stack arguments */
 	.globl fx_va
 	.type fx_va, @function

@@ -5,7 +5,10 @@
 #     (fx_dl_f) and a dispatched clone of the function that one tail-calls
 #     (fx_dl_g): the call is patched once, and both clones take their frames;
 #  B. fx_dl_g padded in place while its dispatch displaces the instruction
-#     that allocates its frame: the padding lands in the displaced copy.
+#     that allocates its frame: the padding lands in the displaced copy;
+#  C. clones by dispatch of fx_dl_enter, whose displaced entry holds a branch
+#     and whose tail call goes through a pointer, and of fx_dl_lock, whose
+#     displaced entry is its tail call.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 #   run_dispatch_cases.sh ICPP WORK PROG
@@ -67,4 +70,15 @@ before=$(height map "fx_dl_g > fx_dl_leaf")
 	fail "b: fx_dl_g's padding: $before -> $(height b.rw.icpp "fx_dl_g > fx_dl_leaf")"
 [ "$(height b.rw.icpp "__icpp_clone_0_fx_dl_g > fx_dl_leaf")" = "$before" ] ||
 	fail "b: the clone is padded too"
-echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry"
+
+# C: main's indirect call of fx_dl_enter takes clone 0 of it and clone 1 of
+# fx_dl_lock (its pointer's tail call), both by dispatch
+e=$(sym fx_dl_enter) l=$(sym fx_dl_lock)
+plan c.plan "clone 0 0 $e 0 $(site fx_dl_site_e) 0" "clone 1 0 $l 0 $(site fx_dl_site_e) 0"
+rewrite c "2 functions cloned (2 by dispatch)"
+for path in "__icpp_clone_0_fx_dl_enter" "__icpp_clone_1_fx_dl_lock"; do
+	[ -n "$(height c.rw.icpp "$path")" ] || fail "c: no path main > $path predicted"
+done
+
+echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
+	"dispatch of a branch and a tail call at the entry, a tail call through a pointer"

@@ -111,10 +111,14 @@ static void check_analysis(const struct rw_binary *b)
 	check_entry(b, "fx_fp_leave", RW_ENTRY_IN_PLACE);
 	check_entry(b, "fx_sp_dispfull", RW_ENTRY_ARGS);      /* reads a stack argument */
 	check_entry(b, "fx_noalloc", RW_ENTRY_DISPLACE);      /* push, then a call */
-	check_entry(b, "fx_multi", RW_ENTRY_DISPLACE);        /* starts with a branch */
+	check_entry(b, "fx_multi", RW_ENTRY_OK);              /* starts with a branch */
+	check_entry(b, "fx_loophead", RW_ENTRY_DISPLACE);     /* ... back into itself */
 	check_entry(b, "fx_data", RW_ENTRY_SHAPE);
 	check_entry(b, "fx_sp_dyn", RW_ENTRY_SHAPE);
 	CHECK_EQ_INT(func(b, "fx_calls")->ncalls, 5);
+	/* clones: a jump table is not one, a tail call through a pointer is */
+	CHECK_EQ_INT(func(b, "fx_switch")->clone_why, RW_CLONE_INDIRECT_JUMP);
+	CHECK_EQ_INT(func(b, "fx_tailptr")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_sp")->alloc, 16);
 
 	const struct rw_call *c = call(b, "fx_calls", "fx_leaf");
