@@ -877,12 +877,28 @@ static bool branches_into(const struct unit *u, uint64_t lo, uint64_t hi)
 	return false;
 }
 
+/* Whether a jmp at f's entry that ends at jmp_end, past f's last
+ * instruction, overwrites only alignment padding before the next function
+ * (training's hooks take such a function the same way). */
+static bool padding_after(struct ana *a, const struct bin_function *f, uint64_t jmp_end)
+{
+	uint64_t end = f->addr + f->size;
+	size_t i = (size_t)(f - a->bf);
+	uint64_t next = i + 1 < a->nbf ? a->bf[i + 1].addr : end + 16;
+	uint64_t pad_end = next - end < 16 ? next : end + 16;
+	uint8_t pad[16];
+	return jmp_end <= next && bin_read(a->b->bin, end, pad, pad_end - end) >= 0 &&
+	       x86_is_padding(a->cs, pad, pad_end - end, end);
+}
+
 /* The instructions an entry wrapper displaces: whole ones after the
  * endbr64 covering 5 bytes, each relocatable, with a known CFA - SP before
  * it (into ru).  A branch among them (test; je) keeps its target, which must
  * lie past them in f; a ret or jmp may end them (a tail call: the jmp back
- * after them is never reached).  No call: its return would land in the
- * displaced copy. */
+ * after them is never reached), and when it ends f before 5 bytes the patch
+ * covers the padding after f (sqlite3's `mov -8(%rdi),%eax; ret`).  No
+ * call: its return would land in the displaced copy.  entry_len counts the
+ * bytes patched. */
 static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_unit *ru)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -922,6 +938,10 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_uni
 	}
 	if (insn)
 		cs_free(insn, 1);
+	if (ok && stop && len < 5) {
+		ok = addr == f->addr + f->size && padding_after(a, f, f->addr + ru->entry_off + 5);
+		len = 5;
+	}
 	ru->entry_len = (uint8_t)len;
 	for (uint32_t t = 0; ok && t < ntargets; t++)
 		ok = targets[t] < f->addr || targets[t] >= f->addr + ru->entry_off + len;

@@ -94,7 +94,9 @@
  * tail-calls f): f's entry tests the return address instead.  The whole
  * instructions covering 5 bytes after f's endbr64 are displaced and replaced
  * by `jmp D` (as for an entry wrapper, below; a branch among them keeps its
- * target, past them in f; a ret or jmp may end them):
+ * target, past them in f; a ret or jmp may end them, and when that ends f
+ * short of 5 bytes the jmp covers the alignment padding after f, which
+ * training's hooks accept the same way):
  *     G: 16 x int3
  *     D: for each dispatched clone k of f:
  *          lea R_k(%rip),%r11; cmp %r11,(%rsp); je f_k

@@ -107,26 +107,12 @@ static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
 	qsort(t->v, t->n, sizeof(*t->v), cmp_u64);
 }
 
-/* Are the bytes [from, to) alignment padding (nop or int3 instructions)? */
-static int is_padding(csh cs, const struct bin_module *m, uint64_t from, uint64_t to)
+/* Are the bytes [from, to) alignment padding? */
+static bool is_padding(csh cs, const struct bin_module *m, uint64_t from, uint64_t to)
 {
 	uint8_t pad[32];
-	size_t left = to - from;
-	if (left > sizeof(pad) || bin_read(m, from, pad, left) < 0)
-		return 0;
-	const uint8_t *p = pad;
-	uint64_t addr = from;
-	cs_insn *insn = cs_malloc(cs);
-	int ok = 1;
-	while (ok && left) {
-		if (*p == 0xcc || *p == 0x90) {       /* also a partial int3/nop run */
-			p++, left--, addr++;
-			continue;
-		}
-		ok = cs_disasm_iter(cs, &p, &left, &addr, insn) && insn->id == X86_INS_NOP;
-	}
-	cs_free(insn, 1);
-	return ok;
+	return to - from <= sizeof(pad) && bin_read(m, from, pad, to - from) >= 0 &&
+	       x86_is_padding(cs, pad, to - from, from);
 }
 
 /* Decide one function's site; returns SKIP_NREASONS when it can be hooked. */
@@ -141,8 +127,12 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 		return SKIP_ENTRY_CFA;
 	site->cfa_offset = (uint16_t)cfa.offset;
 	site->flags = cfa.reg == BIN_CFA_RBP ? SITE_CFA_RBP : 0;
+	/* the last instruction displaced may run past f's end: the rewriter's
+	 * dispatch of a function shorter than its jmp covers the padding after
+	 * it (rewriter.h, Dispatch) */
 	uint8_t code[64];
-	size_t avail = f->size < sizeof(code) ? f->size : sizeof(code);
+	uint64_t room = next_start > f->addr + f->size ? next_start - f->addr : f->size;
+	size_t avail = room < sizeof(code) ? room : sizeof(code);
 	if (bin_read(m, f->addr, code, avail) < 0)
 		return SKIP_UNDECODABLE;
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -156,7 +146,7 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 	enum train_skip why = SKIP_NREASONS;
 	int ended = 0;
 	while (site->patch_len < 5 && !ended) {
-		if (!left) {
+		if (!left || addr >= f->addr + f->size) {
 			why = SKIP_TOO_SHORT;
 			break;
 		}

@@ -6,7 +6,9 @@
  * every one can be relocated (x86/reloc.h) and no direct branch anywhere in
  * the module lands inside them (it would skip or re-run the hook).  A
  * function shorter than that is hooked only when it ends in ret/jmp and the
- * alignment padding after it can take the rest of the jmp.  The CFA at the
+ * alignment padding after it can take the rest of the jmp; its last
+ * displaced instruction may itself run into that padding (the jmp that
+ * icpp rewrite writes at such a function's entry for a dispatch).  The CFA at the
  * entry comes from the CFI (rsp+8 for an ordinary function, more for ld.so's
  * resolver or a .cold fragment); an entry whose CFA is not rsp-relative (the
  * PLT, the signal trampoline) is skipped.  A function that realigns the

@@ -53,6 +53,10 @@ int x86_relocate_insn(const cs_insn *insn, uint64_t to, uint8_t *out, const char
 int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *out,
 		  const char **why);
 
+/* Whether code[0..len), at addr, is alignment padding between functions:
+ * nop instructions, int3 and one-byte nops (a run may end mid-way). */
+bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr);
+
 /* Encode "jmp target" at address `at` into out (5 bytes, rel32); -1 when the
  * distance does not fit in int32. */
 int x86_encode_jmp(uint64_t at, uint64_t target, uint8_t *out);

@@ -14,7 +14,10 @@
  *    entry is a tail call itself (jmp fx_dl_leaf).  Both are cloneable and
  *    dispatch (the displaced entry holds the branch, or is the jmp); main
  *    calls fx_dl_enter indirectly at fx_dl_site_e, and directly with 0 (the
- *    branch taken in the original).
+ *    branch taken in the original);
+ *  - fx_dl_size is 4 bytes (lea; ret), shorter than the jmp its dispatch
+ *    writes at its entry, which runs into the alignment padding after it.
+ *    main calls it indirectly at fx_dl_site_s and directly.
  * Every function has CFI, as gcc would emit it. */
 	.text
 
@@ -83,8 +86,19 @@ fx_dl_enter:
 	.cfi_endproc
 	.size fx_dl_enter, .-fx_dl_enter
 
+/* shorter than a jmp rel32, padding after it */
+	.type fx_dl_size, @function
+fx_dl_size:
+	.cfi_startproc
+	lea 2(%rdi), %eax
+	ret
+	.cfi_endproc
+	.size fx_dl_size, .-fx_dl_size
+	.p2align 4
+
 /* main: prints fx_dl_f(1) + fx_dl_g(fx_dl_f(1)) + fx_dl_enter(5) +
- * fx_dl_enter(0), the second and third calls indirect */
+ * fx_dl_enter(0) + fx_dl_size(3) + fx_dl_size(4), the second, third and
+ * fifth calls indirect */
 	.globl main
 	.type main, @function
 main:
@@ -109,6 +123,14 @@ fx_dl_site_e:
 	add %rax, %rbx
 	xor %edi, %edi
 	call fx_dl_enter
+	add %rax, %rbx
+	mov $3, %edi
+	lea fx_dl_size(%rip), %rax
+	call *%rax
+fx_dl_site_s:
+	add %rax, %rbx
+	mov $4, %edi
+	call fx_dl_size
 	lea (%rax,%rbx), %rsi
 	lea fx_dl_fmt(%rip), %rdi
 	xor %eax, %eax

@@ -8,7 +8,10 @@
 #     that allocates its frame: the padding lands in the displaced copy;
 #  C. clones by dispatch of fx_dl_enter, whose displaced entry holds a branch
 #     and whose tail call goes through a pointer, and of fx_dl_lock, whose
-#     displaced entry is its tail call.
+#     displaced entry is its tail call;
+#  D. a clone by dispatch of fx_dl_size, 4 bytes: the jmp at its entry covers
+#     the padding after it, and training the rewritten program still hooks
+#     it (icpp verify takes every predicted path).
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 #   run_dispatch_cases.sh ICPP WORK PROG
@@ -80,5 +83,13 @@ for path in "__icpp_clone_0_fx_dl_enter" "__icpp_clone_1_fx_dl_lock"; do
 	[ -n "$(height c.rw.icpp "$path")" ] || fail "c: no path main > $path predicted"
 done
 
+# D: main's indirect call of fx_dl_size takes clone 0 of it, by dispatch
+z=$(sym fx_dl_size)
+plan d.plan "clone 0 0 $z 0 $(site fx_dl_site_s) 0"
+rewrite d "1 functions cloned (1 by dispatch)"
+[ -n "$(height d.rw.icpp "__icpp_clone_0_fx_dl_size")" ] || fail "d: no path main > the clone"
+[ -n "$(height d.rw.icpp "fx_dl_size")" ] || fail "d: no path main > fx_dl_size"
+grep -q " 0 predicted paths not taken" d.verify || fail "d: verify: $(head -1 d.verify)"
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
-	"dispatch of a branch and a tail call at the entry, a tail call through a pointer"
+	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
+	"of a function shorter than the jmp"
