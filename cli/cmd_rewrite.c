@@ -125,10 +125,12 @@ static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, s
 	return 0;
 }
 
-/* A fragment (gcc's .cold part) runs in its parent's frame, and training sees
- * it as a frame that replaces its parent's: whatever it calls moves with the
- * parent's padding.  The solver cannot tie two paddings together, so the
- * prediction gives each fragment in the pathmap its parent's padding. */
+/* A fragment (gcc's .cold part) runs in its parent's frame.  Below a frame of
+ * its parent the model knows it (disambig.h section 2: it takes its frame's
+ * padding, not its own); where training shows it in its parent's place (a
+ * landing pad in the fragment, its frame rebuilt from the CFI) whatever it
+ * calls moves with the parent's padding too, so the prediction gives each
+ * fragment its parent's padding. */
 static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_binary *b,
 			     struct da_pm_plan *pp)
 {

@@ -90,15 +90,33 @@
  * function takes at most DA_MAX_DISPATCH of them; each costs
  * DA_DISPATCH_CODE_BYTES of code.
  *
+ * Fragments: gcc moves the unlikely code of a function f into a part of its
+ * own, f.cold (a "fragment"), which f enters by a jump, not a call: the
+ * fragment runs in f's activation, with f's CFA.  Training shows it as a
+ * child frame of f at f's height without a callsite; such a node is marked
+ * `fragment`.  Its frame is its parent's: its height is its parent's under
+ * every plan (f's padding lies below both), and what it calls moves with
+ * f's padding, not its own (a fragment is never padded: da_problem_check
+ * wants its pad masks empty).  A clone of f copies f's one fragment as well
+ * (a function with two fragments cannot be cloned): below a frame of f_k,
+ * the fragment's frame runs in the copy, a function of its own for CIDs
+ * ("the fragment of clone k", inst nfuncs + nclones + k), and its calls are
+ * copies, wrapped like the copies of f's own calls (clone wraps name them).
+ *
  * Formally, walking the tree from the roots, for node n with parent p:
- *   exec(n) = copy (k, callsite(n))  if inst(p) = f_k and owner(callsite(n))
- *                                     = func(p);
+ *   exec(n) = none                   if n is a fragment;
+ *             copy (k, callsite(n))  if inst(p) is f_k or the fragment of
+ *                                     clone k, and owner(callsite(n)) =
+ *                                     func(p);
  *             callsite(n)            otherwise (the original instruction);
- *   inst(n) = f_k  if exec(n) is the original c and clone k = (func(n), c);
+ *   inst(n) = the fragment of clone k  if n is a fragment and inst(p) = f_k;
+ *             f_k  if exec(n) is the original c and clone k = (func(n), c);
  *             func(n) otherwise;
+ *   frame_pad(n) = frame_pad(p) if n is a fragment, else pad(inst(n));
  *   height'(n) = height(n) + delta(n),
  *   delta(root) = wrap(exec(root)),
- *   delta(n)    = delta(p) + pad(inst(p)) + wrap(exec(n));
+ *   delta(n)    = delta(p)                               (n a fragment),
+ *                 delta(p) + frame_pad(p) + wrap(exec(n)) (otherwise);
  *   CID'(n) = (inst(n), height'(n)).
  * da_predict() computes exactly this; the solver keeps the same values
  * incrementally and the tests check that the two agree.
@@ -108,7 +126,8 @@
  *
  * Stack: the extent of a node is height' + pad(inst): the CFA of its frame
  * plus its own padding (the unpadded size of a last frame is unknown to the
- * problem and left out on both sides).  For each thread root r, with its
+ * problem and left out on both sides; a fragment's is its height': its
+ * frame's padding counts at its parent).  For each thread root r, with its
  * subtree's nodes: old_max = max height (before, no padding), new_max = max
  * extent (after); growth(r) = new_max / old_max (a ratio; old_max below 16
  * counts as 16) and growth_bytes(r) = new_max - old_max.  Recursion multiplies
@@ -281,7 +300,8 @@ uint32_t da_mask_max(da_mask m);
 
 struct da_func {
 	char *name;             /* for reports; may be NULL */
-	uint64_t code_bytes;    /* size of its code, for clone costs; 0 unknown */
+	uint64_t code_bytes;    /* size of its code (with its fragment's: a
+	                         * clone copies both), for clone costs; 0 unknown */
 	da_mask pad_mask;       /* allowed frame paddings */
 	bool cloneable;         /* may be copied */
 	da_mask clone_pad_mask; /* paddings a clone of it may take (da_add_func:
@@ -316,6 +336,10 @@ struct da_node {
 	uint32_t callsite;      /* DA_NONE when unknown */
 	int64_t height;         /* measured height of this frame, bytes */
 	uint64_t weight;        /* entries or samples */
+	bool fragment;          /* its parent's frame, run in a fragment of the
+	                         * parent's function (section 2): no callsite,
+	                         * its parent's height, and its function has no
+	                         * paddings and is not cloneable */
 };
 
 enum da_unit { DA_UNIT_FUNCTIONS, DA_UNIT_CALLSITES };
@@ -345,7 +369,13 @@ uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint3
 		     int64_t height, uint64_t weight);
 uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *funcs,
 		     const uint32_t *callsites, const int64_t *heights, uint64_t weight);
-/* Indices in range, parent < own index, masks and owners sane.  0 or -1. */
+/* A fragment node (section 2) of function func below parent. */
+uint32_t da_add_fragment(struct da_problem *p, uint32_t parent, uint32_t func, uint64_t weight);
+/* Indices in range, parent < own index, masks and owners sane; fragments as
+ * section 2 wants them: below a parent that is no fragment, no callsite, the
+ * parent's height, a function without paddings or clones; at most one
+ * fragment below a node of a function that may be padded; and all fragments
+ * below a cloneable function's nodes of one function.  0 or -1. */
 int da_problem_check(const struct da_problem *p, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ plan */
@@ -358,7 +388,8 @@ struct da_clone {
 
 struct da_clone_wrap {
 	uint32_t clone;         /* index into clones */
-	uint32_t callsite;      /* a callsite owned by the clone's function */
+	uint32_t callsite;      /* a callsite owned by the clone's function, or
+	                         * by its fragment (section 2) */
 	uint32_t amount;        /* wrap of its copy in the clone, bytes (may be 0) */
 };
 
@@ -377,14 +408,17 @@ int da_plan_init(struct da_plan *plan, const struct da_problem *p);
 void da_plan_free(struct da_plan *plan);
 /* Refuses (-1, one line) a plan that uses a move the problem forbids: an
  * amount outside a mask, a clone of a non-cloneable function or through a
- * non-redirectable callsite, a clone wrap on a callsite its function does not
- * own, a duplicate clone or clone wrap, an index out of range. */
+ * non-redirectable callsite, a clone wrap on a callsite that neither its
+ * function nor that function's fragment owns, a duplicate clone or clone
+ * wrap, an index out of range. */
 int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *err,
 		  size_t errlen);
 
 /* Heights and CIDs under a plan, from scratch (section 2): height[i] and
- * inst[i] for every node (inst: the function index, or nfuncs + clone index).
- * Either output may be NULL.  0, or -1 when out of memory. */
+ * inst[i] for every node (inst: the function index, nfuncs + clone index, or
+ * nfuncs + nclones + clone index for the fragment of a clone; the same in
+ * da_result.inst and da_leftover.inst).  Either output may be NULL.  0, or -1
+ * when out of memory. */
 int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
 	       uint32_t *inst);
 

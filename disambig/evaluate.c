@@ -42,10 +42,12 @@ static int64_t *reach_tops(const struct da_problem *p, const struct da_options *
 		root[i] = nd->parent == DA_NONE ? i : root[nd->parent];
 		if (nd->parent != DA_NONE) {
 			const struct da_node *par = &p->nodes[nd->parent];
+			/* a fragment's frame is its parent's (disambig.h section 2) */
+			const struct da_node *frame = par->fragment ? &p->nodes[par->parent] : par;
 			d = top[nd->parent] - par->height;
-			if (o->allow_arr)
-				d += da_mask_max(p->funcs[par->func].pad_mask |
-						 (o->allow_clone ? p->funcs[par->func].clone_pad_mask : 0));
+			if (o->allow_arr && !nd->fragment)
+				d += da_mask_max(p->funcs[frame->func].pad_mask |
+						 (o->allow_clone ? p->funcs[frame->func].clone_pad_mask : 0));
 		}
 		if (nd->callsite != DA_NONE && o->allow_wrap)
 			d += da_mask_max(p->callsites[nd->callsite].wrap_mask);
@@ -118,7 +120,8 @@ static uint64_t free_step(struct u64map *taken, uint64_t key)
  * marks the groups over capacity in `over` (key: function and residue).
  * Paths marked in `skip` (irreducible) take part in nothing.  With
  * cloning, a path whose first frame is entered by a call that a clone of
- * its function may take has no bound (the clone is a function of its own);
+ * its function may take has no bound (the clone is a function of its own;
+ * for a fragment, the call into its parent's frame);
  * the others stay at (f, height) under every plan: a call is redirected
  * only by the original instruction, to a clone of the function it calls. */
 static int capacity(const struct da_problem *p, const struct da_options *o,
@@ -139,7 +142,9 @@ static int capacity(const struct da_problem *p, const struct da_options *o,
 		if (seen[klass[i]] || skip[klass[i]])
 			continue;
 		seen[klass[i]] = 1;
-		if (o->allow_clone && da_redirects(p, nd->callsite, nd->func))
+		/* a fragment is renamed with its parent */
+		const struct da_node *frame = nd->fragment ? &p->nodes[nd->parent] : nd;
+		if (o->allow_clone && da_redirects(p, frame->callsite, frame->func))
 			continue;
 		c[nc++] = (struct claim){nd->func, residue(nd->height), nd->height, top[i]};
 	}

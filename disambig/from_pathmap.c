@@ -32,21 +32,54 @@ static void seen_targets(struct da_problem *p)
 	}
 }
 
-/* A .cold fragment's frame (pm_fragment_frame) is its owner's: padding the
- * owner leaves the fragment's CFA where it is, unlike a callee's (disambig.h
- * section 2 has no term for a shared frame).  Neither function is padded,
- * nor the fragment cloned. */
-static void fragments_unpadded(const struct pathmap *pm, struct da_problem *p)
+static void unchangeable(struct da_func *f)
+{
+	f->pad_mask = f->clone_pad_mask = 1;
+	f->cloneable = f->dispatch = false;
+}
+
+/* .cold fragments (disambig.h section 2): a node without a callsite at its
+ * parent's height (pm_fragment_frame) runs in its parent's frame.  Its
+ * function is neither padded nor cloned.  Where the model has no term: a
+ * fragment below a fragment leaves its frame's owner unchanged, a node
+ * holding two fragments leaves its function unpadded (both would have to
+ * stay while the rest moves), and an owner of fragments of two functions is
+ * not cloned (a clone copies one).  A clone's code counts its fragment's. */
+static int mark_fragments(const struct pathmap *pm, struct da_problem *p)
 {
 	for (uint32_t i = 0; i < p->nnodes; i++) {
 		if (!pm_fragment_frame(pm, i))
 			continue;
-		const struct da_node *n = &p->nodes[i];
-		struct da_func *frag = &p->funcs[n->func], *owner = &p->funcs[p->nodes[n->parent].func];
-		frag->pad_mask = frag->clone_pad_mask = 1;
-		owner->pad_mask = owner->clone_pad_mask = 1;
-		frag->cloneable = false;
+		struct da_node *n = &p->nodes[i];
+		const struct da_node *par = &p->nodes[n->parent];
+		unchangeable(&p->funcs[n->func]);
+		if (par->fragment)
+			unchangeable(&p->funcs[p->nodes[par->parent].func]);
+		else
+			n->fragment = true;
 	}
+	uint32_t *frag = da_fragments_of(p), *nfrag = calloc(p->nnodes + 1, sizeof(*nfrag));
+	if (!frag || !nfrag) {
+		free(frag);
+		free(nfrag);
+		return -1;
+	}
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		if (!p->nodes[i].fragment)
+			continue;
+		struct da_func *o = &p->funcs[p->nodes[p->nodes[i].parent].func];
+		if (++nfrag[p->nodes[i].parent] > 1)
+			o->pad_mask = o->clone_pad_mask = 1;
+	}
+	for (uint32_t f = 0; f < p->nfuncs; f++) {
+		if (frag[f] == DA_FRAGMENTS_SEVERAL)
+			p->funcs[f].cloneable = p->funcs[f].dispatch = false;
+		else if (frag[f] != DA_NONE && p->funcs[f].code_bytes)
+			p->funcs[f].code_bytes += p->funcs[frag[f]].code_bytes;
+	}
+	free(frag);
+	free(nfrag);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- function index */
@@ -233,7 +266,8 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 	pmi_free(&ix);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
-	fragments_unpadded(pm, b->prob);
+	if (mark_fragments(pm, b->prob) < 0)
+		goto oom;
 	if (da_problem_check(b->prob, err, errlen) < 0) {
 		da_bridge_free(b);
 		return -1;
@@ -373,6 +407,25 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 
 /* ---------------------------------------------------------------- predicted pathmap */
 
+/* The function of the copy of fragment `func` in clone k, made at its first
+ * frame (from_pathmap.h); PM_NONE when clone k has one of another fragment
+ * already, or out of memory. */
+static uint32_t fragment_copy(const struct pathmap *pm, struct pathmap *q,
+			      const struct da_pm_plan *plan, uint32_t *newfunc, uint32_t k,
+			      uint32_t func)
+{
+	uint32_t *f = &newfunc[plan->nclones + k], *src = &newfunc[2 * plan->nclones + k];
+	if (*f != PM_NONE)
+		return *src == func ? *f : PM_NONE;
+	*src = func;
+	char name[512];
+	snprintf(name, sizeof(name), "%s.icpp_clone.%u",
+		 pm->funcs[func].name ? pm->funcs[func].name : "?", k);
+	*f = pm_add_function(q, q->funcs[newfunc[k]].module, 16 * ((uint64_t)k + 1) + 8,
+			     pm->funcs[func].size, name);
+	return *f;
+}
+
 int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 		       struct pathmap **out, char *err, size_t errlen)
 {
@@ -381,11 +434,16 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 	struct u64map wraps = {0}, clonewraps = {0};
 	uint32_t *pad = calloc(pm->nfuncs + 1, sizeof(*pad));
 	int64_t *delta = malloc((pm->nnodes + 1) * sizeof(*delta));
-	uint32_t *inst = malloc((pm->nnodes + 1) * sizeof(*inst));   /* clone index or DA_NONE */
-	uint32_t *newfunc = malloc((plan->nclones + 1) * sizeof(*newfunc));
+	/* the clone whose copy a node runs in (of its function or fragment) */
+	uint32_t *inst = malloc((pm->nnodes + 1) * sizeof(*inst));
+	uint32_t *fpad = malloc((pm->nnodes + 1) * sizeof(*fpad));   /* frame_pad */
+	bool *frag = malloc((pm->nnodes + 1) * sizeof(*frag));
+	/* per clone: its function; its fragment's copy (made when seen); the
+	 * fragment copied */
+	uint32_t *newfunc = malloc((3 * plan->nclones + 1) * sizeof(*newfunc));
 	struct pathmap *q = pm_new();
 	const char *what = "out of memory predicting the pathmap";
-	if (!pad || !delta || !inst || !newfunc || !q || pmi_build(&ix, pm) < 0 ||
+	if (!pad || !delta || !inst || !fpad || !frag || !newfunc || !q || pmi_build(&ix, pm) < 0 ||
 	    u64map_init(&wraps, plan->nwraps) < 0 || u64map_init(&clonewraps, plan->nclone_wraps) < 0)
 		goto fail;
 	for (uint32_t i = 0; i < plan->npads; i++) {
@@ -436,6 +494,7 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 				 pm->funcs[c->func].name ? pm->funcs[c->func].name : "?", k);
 			newfunc[k] = pm_add_function(q, cm, 16 * ((uint64_t)k + 1), pm->funcs[c->func].size,
 						     name);
+			newfunc[plan->nclones + k] = PM_NONE;
 			if (newfunc[k] == PM_NONE)
 				goto fail;
 		}
@@ -443,35 +502,45 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *n = &pm->nodes[i];
 		uint64_t key = pmi_cskey(n->cs_module, n->cs_addr);
-		int64_t d = 0;
-		uint32_t pk = DA_NONE;
-		if (n->parent != PM_NONE) {
-			d = delta[n->parent];
-			pk = inst[n->parent];
-			d += pk != DA_NONE ? plan->clones[pk].pad : pad[pm->nodes[n->parent].func];
-		}
-		uint32_t me = DA_NONE;
-		bool copy = pk != DA_NONE && key != UINT64_MAX &&
-			    pmi_owner(&ix, n->cs_module, n->cs_addr) == pm->nodes[n->parent].func;
-		uint32_t w = key == UINT64_MAX ? DA_NONE : u64map_get(&wraps, key);
-		if (copy) {
-			uint32_t cw = u64map_get(&clonewraps, da_mix64(key ^ da_mix64(pk)));
-			if (cw != DA_NONE && plan->clone_wraps[cw].clone == pk &&
-			    pmi_cskey(plan->clone_wraps[cw].module, plan->clone_wraps[cw].addr) == key)
-				d += plan->clone_wraps[cw].bytes;
-			else if (w != DA_NONE)
-				d += plan->wraps[w].bytes;
-		} else if (key != UINT64_MAX) {
-			if (w != DA_NONE)
-				d += plan->wraps[w].bytes;
-			for (uint32_t k = 0; k < plan->nclones; k++)
-				if (plan->clones[k].func == n->func &&
-				    pmi_cskey(plan->clones[k].cs_module, plan->clones[k].cs_addr) == key)
-					me = k;
+		int64_t d = n->parent != PM_NONE ? delta[n->parent] : 0;
+		uint32_t pk = n->parent != PM_NONE ? inst[n->parent] : DA_NONE, me = DA_NONE;
+		uint32_t f = n->func;
+		/* as da_from_pathmap marks them (mark_fragments) */
+		frag[i] = pm_fragment_frame(pm, i) && !frag[n->parent];
+		if (frag[i]) {
+			me = pk;
+			fpad[i] = fpad[n->parent];
+			if (me != DA_NONE && (f = fragment_copy(pm, q, plan, newfunc, me, n->func)) ==
+						     PM_NONE) {
+				what = "plan clones a function with two fragments, or out of memory";
+				goto fail;
+			}
+		} else {
+			if (n->parent != PM_NONE)
+				d += fpad[n->parent];
+			bool copy = pk != DA_NONE && key != UINT64_MAX &&
+				    pmi_owner(&ix, n->cs_module, n->cs_addr) == pm->nodes[n->parent].func;
+			uint32_t w = key == UINT64_MAX ? DA_NONE : u64map_get(&wraps, key);
+			if (copy) {
+				uint32_t cw = u64map_get(&clonewraps, da_mix64(key ^ da_mix64(pk)));
+				if (cw != DA_NONE && plan->clone_wraps[cw].clone == pk &&
+				    pmi_cskey(plan->clone_wraps[cw].module, plan->clone_wraps[cw].addr) == key)
+					d += plan->clone_wraps[cw].bytes;
+				else if (w != DA_NONE)
+					d += plan->wraps[w].bytes;
+			} else if (key != UINT64_MAX) {
+				if (w != DA_NONE)
+					d += plan->wraps[w].bytes;
+				for (uint32_t k = 0; k < plan->nclones; k++)
+					if (plan->clones[k].func == n->func &&
+					    pmi_cskey(plan->clones[k].cs_module, plan->clones[k].cs_addr) == key)
+						me = k;
+			}
+			fpad[i] = me != DA_NONE ? plan->clones[me].pad : pad[n->func];
+			f = me == DA_NONE ? n->func : newfunc[me];
 		}
 		delta[i] = d;
 		inst[i] = me;
-		uint32_t f = me == DA_NONE ? n->func : newfunc[me];
 		if (pm_add_node(q, n->parent, f, n->cs_module, n->cs_addr, n->height + d,
 				n->entries) != i) {
 			what = "the predicted pathmap has two equal nodes (a plan error)";
@@ -484,6 +553,8 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 	free(pad);
 	free(delta);
 	free(inst);
+	free(fpad);
+	free(frag);
 	free(newfunc);
 	*out = q;
 	return 0;
@@ -496,6 +567,8 @@ fail:
 	free(pad);
 	free(delta);
 	free(inst);
+	free(fpad);
+	free(frag);
 	free(newfunc);
 	pm_free(q);
 	return errmsg(err, errlen, "%s", what);

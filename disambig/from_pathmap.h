@@ -131,9 +131,14 @@ void da_pm_plan_free(struct da_pm_plan *p);
  * (disambig.h section 2 applied to every node): same modules, functions and
  * tree, new heights.  A clone becomes a function of a module named
  * DA_CLONES_MODULE (no build-id) at address 16 * (clone index + 1), named
- * "NAME.icpp_clone.K"; frames called from a clone keep the callsite address
- * of the original instruction (the rewriter's own prediction will name the
- * copy).  0, or -1 and one line. */
+ * "NAME.icpp_clone.K"; the copy of its fragment (a .cold part: a frame
+ * without a callsite at its parent's height, pm_fragment_frame, as
+ * da_from_pathmap marks them) one at 16 * (K + 1) + 8, named
+ * "FRAGNAME.icpp_clone.K", after the clones, in the order the nodes first
+ * need them.  Frames called from a clone keep the callsite address of the
+ * original instruction (the rewriter's own prediction will name the copy).
+ * 0, or -1 and one line (also for a clone whose frames hold fragments of
+ * two functions). */
 int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 		       struct pathmap **out, char *err, size_t errlen);
 

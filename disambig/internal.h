@@ -67,6 +67,12 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 		      const uint32_t *depth, uint32_t a, uint32_t b,
 		      struct da_classification *out);
 
+/* Per function, the function of the fragment nodes below its nodes
+ * (disambig.h section 2): DA_NONE for none, DA_FRAGMENTS_SEVERAL when they
+ * are of two or more.  malloc'd, NULL when out of memory. */
+#define DA_FRAGMENTS_SEVERAL (DA_NONE - 1)
+uint32_t *da_fragments_of(const struct da_problem *p);
+
 /* Depth of every node (root = 1). */
 uint32_t *da_depths(const struct da_problem *p);
 

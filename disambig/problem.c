@@ -203,8 +203,69 @@ uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint3
 		return DA_NONE;
 	if (!da_grow((void **)&p->nodes, p->nnodes, &p->cap_nodes, sizeof(*p->nodes)))
 		return DA_NONE;
-	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight};
+	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight, false};
 	return p->nnodes++;
+}
+
+uint32_t da_add_fragment(struct da_problem *p, uint32_t parent, uint32_t func, uint64_t weight)
+{
+	if (parent >= p->nnodes)
+		return DA_NONE;
+	uint32_t n = da_add_node(p, parent, func, DA_NONE, p->nodes[parent].height, weight);
+	if (n != DA_NONE)
+		p->nodes[n].fragment = true;
+	return n;
+}
+
+uint32_t *da_fragments_of(const struct da_problem *p)
+{
+	uint32_t *frag = malloc((p->nfuncs + 1) * sizeof(*frag));
+	if (!frag)
+		return NULL;
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		frag[f] = DA_NONE;
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		const struct da_node *n = &p->nodes[i];
+		if (!n->fragment || n->parent >= p->nnodes || n->func >= p->nfuncs)
+			continue;
+		uint32_t *f = &frag[p->nodes[n->parent].func];
+		*f = *f == DA_NONE || *f == n->func ? n->func : DA_FRAGMENTS_SEVERAL;
+	}
+	return frag;
+}
+
+/* Fragments as section 2 wants them (da_problem_check). */
+static int check_fragments(const struct da_problem *p, char *err, size_t errlen)
+{
+	uint32_t *frag = da_fragments_of(p), *nfrag = calloc(p->nnodes + 1, sizeof(*nfrag));
+	int rc = 0;
+	if (!frag || !nfrag) {
+		rc = errmsg(err, errlen, "out of memory checking the problem");
+		goto out;
+	}
+	for (uint32_t i = 0; i < p->nnodes && !rc; i++) {
+		const struct da_node *n = &p->nodes[i];
+		if (!n->fragment)
+			continue;
+		const struct da_node *par = n->parent == DA_NONE ? NULL : &p->nodes[n->parent];
+		const struct da_func *f = &p->funcs[n->func], *o = par ? &p->funcs[par->func] : NULL;
+		if (!par || par->fragment || n->callsite != DA_NONE || n->height != par->height)
+			rc = errmsg(err, errlen, "node %u: a fragment must have a parent that is none, "
+				    "its height and no callsite", i);
+		else if (f->pad_mask > 1 || f->clone_pad_mask > 1 || f->cloneable)
+			rc = errmsg(err, errlen, "node %u: fragment function %u may be padded or cloned",
+				    i, n->func);
+		else if (++nfrag[n->parent] > 1 && (o->pad_mask > 1 || o->clone_pad_mask > 1))
+			rc = errmsg(err, errlen, "node %u: two fragments below a node of function %u, "
+				    "which may be padded", n->parent, par->func);
+		else if (o->cloneable && frag[par->func] == DA_FRAGMENTS_SEVERAL)
+			rc = errmsg(err, errlen, "function %u may be cloned and has several fragments",
+				    par->func);
+	}
+out:
+	free(frag);
+	free(nfrag);
+	return rc;
 }
 
 uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *funcs,
@@ -256,7 +317,7 @@ int da_problem_check(const struct da_problem *p, char *err, size_t errlen)
 			return errmsg(err, errlen, "node %u: callsite %u out of range", i,
 				      n->callsite);
 	}
-	return 0;
+	return check_fragments(p, err, errlen);
 }
 
 /* ---------------------------------------------------------------- plans */
@@ -322,25 +383,48 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
 			return errmsg(err, errlen, "clone %u: function %u has more than %u dispatched clones",
 				      k, cl->func, DA_MAX_DISPATCH);
 	}
+	uint32_t *frag = plan->nclone_wraps ? da_fragments_of(p) : NULL;
+	if (plan->nclone_wraps && !frag)
+		return errmsg(err, errlen, "out of memory checking the plan");
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];
-		if (w->clone >= plan->nclones || w->callsite >= p->ncallsites)
+		if (w->clone >= plan->nclones || w->callsite >= p->ncallsites) {
+			free(frag);
 			return errmsg(err, errlen, "clone wrap %u: index out of range", i);
-		if (p->callsites[w->callsite].owner != plan->clones[w->clone].func)
-			return errmsg(err, errlen, "clone wrap %u: callsite %u is not in function %u",
-				      i, w->callsite, plan->clones[w->clone].func);
-		if (!da_mask_allows(p->callsites[w->callsite].wrap_mask, w->amount))
-			return errmsg(err, errlen, "clone wrap %u: callsite %u may not be wrapped by %u bytes",
-				      i, w->callsite, w->amount);
-		for (uint32_t j = 0; j < i; j++)
+		}
+		uint32_t f = plan->clones[w->clone].func, owner = p->callsites[w->callsite].owner;
+		if (owner != f && (owner == DA_NONE || owner != frag[f])) {
+			free(frag);
+			return errmsg(err, errlen, "clone wrap %u: callsite %u is not in function %u "
+				      "or its fragment", i, w->callsite, f);
+		}
+		const char *why = da_mask_allows(p->callsites[w->callsite].wrap_mask, w->amount)
+					  ? NULL : "may not be wrapped by";
+		for (uint32_t j = 0; j < i && !why; j++)
 			if (plan->clone_wraps[j].clone == w->clone &&
 			    plan->clone_wraps[j].callsite == w->callsite)
-				return errmsg(err, errlen, "clone wraps %u and %u are the same", j, i);
+				why = "is wrapped twice, the second time by";
+		if (why) {
+			free(frag);
+			return errmsg(err, errlen, "clone wrap %u: callsite %u %s %u bytes", i,
+				      w->callsite, why, w->amount);
+		}
 	}
+	free(frag);
 	return 0;
 }
 
 /* ---------------------------------------------------------------- prediction */
+
+/* The clone whose copy runs instance `in` (clone k or its fragment), or
+ * DA_NONE for an original function. */
+static uint32_t inst_clone(const struct da_problem *p, const struct da_plan *plan, uint32_t in)
+{
+	if (in < p->nfuncs)
+		return DA_NONE;
+	in -= p->nfuncs;
+	return in < plan->nclones ? in : in - plan->nclones;
+}
 
 int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
 	       uint32_t *inst)
@@ -348,15 +432,18 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 	struct u64map clones, cwraps;
 	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
 	uint32_t *in = malloc((p->nnodes + 1) * sizeof(*in));
-	if (!delta || !in || u64map_init(&clones, plan->nclones) < 0) {
+	uint32_t *fpad = malloc((p->nnodes + 1) * sizeof(*fpad));     /* frame_pad */
+	if (!delta || !in || !fpad || u64map_init(&clones, plan->nclones) < 0) {
 		free(delta);
 		free(in);
+		free(fpad);
 		return -1;
 	}
 	if (u64map_init(&cwraps, plan->nclone_wraps) < 0) {
 		u64map_free(&clones);
 		free(delta);
 		free(in);
+		free(fpad);
 		return -1;
 	}
 	int rc = 0;
@@ -367,27 +454,28 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 						 plan->clone_wraps[i].callsite), i);
 	for (uint32_t i = 0; i < p->nnodes && !rc; i++) {
 		const struct da_node *n = &p->nodes[i];
-		uint32_t par = n->parent, cs = n->callsite;
-		int64_t d = 0;
-		uint32_t k_parent = DA_NONE;       /* clone index of the parent's instance */
-		if (par != DA_NONE) {
-			d = delta[par];
-			uint32_t pi = in[par];
-			d += pi < p->nfuncs ? plan->pad[pi] : plan->clones[pi - p->nfuncs].pad;
-			if (pi >= p->nfuncs)
-				k_parent = pi - p->nfuncs;
-		}
-		bool copy = k_parent != DA_NONE && cs != DA_NONE &&
-			    p->callsites[cs].owner == p->nodes[par].func;
-		uint32_t me = n->func;
-		if (copy) {
-			uint32_t w = u64map_get(&cwraps, da_pair(k_parent, cs));
-			d += w != DA_NONE ? plan->clone_wraps[w].amount : plan->wrap[cs];
-		} else if (cs != DA_NONE) {
-			d += plan->wrap[cs];
-			uint32_t k = u64map_get(&clones, da_pair(n->func, cs));
-			if (k != DA_NONE)
-				me = p->nfuncs + k;
+		uint32_t par = n->parent, cs = n->callsite, me = n->func;
+		int64_t d = par != DA_NONE ? delta[par] : 0;
+		uint32_t k_parent = par != DA_NONE ? inst_clone(p, plan, in[par]) : DA_NONE;
+		if (n->fragment) {
+			if (k_parent != DA_NONE)
+				me = p->nfuncs + plan->nclones + k_parent;
+			fpad[i] = fpad[par];
+		} else {
+			if (par != DA_NONE)
+				d += fpad[par];
+			bool copy = k_parent != DA_NONE && cs != DA_NONE &&
+				    p->callsites[cs].owner == p->nodes[par].func;
+			if (copy) {
+				uint32_t w = u64map_get(&cwraps, da_pair(k_parent, cs));
+				d += w != DA_NONE ? plan->clone_wraps[w].amount : plan->wrap[cs];
+			} else if (cs != DA_NONE) {
+				d += plan->wrap[cs];
+				uint32_t k = u64map_get(&clones, da_pair(n->func, cs));
+				if (k != DA_NONE)
+					me = p->nfuncs + k;
+			}
+			fpad[i] = me < p->nfuncs ? plan->pad[me] : plan->clones[me - p->nfuncs].pad;
 		}
 		delta[i] = d;
 		in[i] = me;
@@ -400,6 +488,7 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 	u64map_free(&cwraps);
 	free(delta);
 	free(in);
+	free(fpad);
 	return rc;
 }
 
@@ -590,10 +679,12 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 	 * clone is allowed, or last frames entered through different callsites.
 	 * Pairs are rechecked with their real ids by walking again. */
 	bool clone_pair = false, clone_last = false;
-	bool last_differs = N[a].callsite != N[b].callsite;
+	/* a fragment's frame is renamed with its parent's (section 2) */
+	uint32_t la = N[a].fragment ? N[a].parent : a, lb = N[b].fragment ? N[b].parent : b;
+	bool last_differs = N[la].callsite != N[lb].callsite;
 	if (last_differs) {
 		for (int s = 0; s < 2; s++) {
-			uint32_t n = s ? b : a, c = N[n].callsite;
+			uint32_t n = s ? lb : la, c = N[n].callsite;
 			if (da_redirects(p, c, N[n].func))
 				clone_last = true;
 		}
@@ -808,8 +899,9 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 	for (uint32_t i = 0; i < n; i++) {
 		struct da_root_cost *rc = &r->roots[slot[root[i]]];
 		uint32_t in = inst ? inst[i] : p->nodes[i].func;
-		int64_t ext = height[i] +
-			      (in < p->nfuncs ? plan->pad[in] : plan->clones[in - p->nfuncs].pad);
+		int64_t ext = height[i];
+		if (!p->nodes[i].fragment)      /* a fragment's padding counts at its parent */
+			ext += in < p->nfuncs ? plan->pad[in] : plan->clones[in - p->nfuncs].pad;
 		if (!rc->nodes) {
 			rc->node = root[i];
 			rc->old_max = p->nodes[i].height;
@@ -870,11 +962,22 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 	for (uint32_t c = 0; c < plan->ncallsites; c++)
 		if (plan->wrap[c])
 			WRAPPED(c, plan->wrap[c]);
-	/* a clone's copies of wrapped callsites call trampolines too */
+	/* a clone's copies of wrapped callsites (its fragment's too) call
+	 * trampolines too */
+	uint32_t *frag = plan->nclones ? da_fragments_of(p) : NULL;
+	if (plan->nclones && !frag) {
+		u64map_free(&seen);
+		free(callee);
+		free(root);
+		free(slot);
+		return -1;
+	}
 	for (uint32_t k = 0; k < plan->nclones; k++) {
-		r->code_bytes += da_clone_bytes(p, plan->clones[k].func, plan->clones[k].callsite);
+		uint32_t f = plan->clones[k].func;
+		r->code_bytes += da_clone_bytes(p, f, plan->clones[k].callsite);
 		for (uint32_t c = 0; c < p->ncallsites; c++) {
-			if (p->callsites[c].owner != plan->clones[k].func)
+			uint32_t owner = p->callsites[c].owner;
+			if (owner != f && (owner == DA_NONE || owner != frag[f]))
 				continue;
 			uint32_t amount = plan->wrap[c];
 			for (uint32_t i = 0; i < plan->nclone_wraps; i++)
@@ -885,6 +988,7 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 		}
 	}
 #undef WRAPPED
+	free(frag);
 	u64map_free(&seen);
 	free(callee);
 	free(root);

@@ -53,8 +53,13 @@ static inline struct bent *ent(struct bucket *B, uint32_t i)
 	return i < 2 ? &B->e[i] : &B->more[i - 2];
 }
 
+/* The position of the frame a node runs in: its parent's for a fragment. */
+#define FRAME(s, x) ((s)->frag[x] ? (s)->parent[x] : (x))
+
 struct sclone {
 	uint32_t func, callsite, padvar;
+	uint32_t fragvar;       /* the CIDs of its fragment's copy (DA_NONE
+	                         * until a fragment node needs it) */
 	bool alive;
 	uint64_t bytes;
 };
@@ -67,6 +72,8 @@ struct ds {
 	uint32_t *node;         /* position -> problem node */
 	uint32_t *pos;          /* problem node -> position */
 	uint32_t *parent, *end, *root, *depth, *klass, *func, *cs;
+	uint8_t *frag;          /* a fragment node (disambig.h section 2): the
+	                         * first child of its parent in preorder */
 	uint64_t *weight;
 	int64_t *h0, *h;
 	uint32_t *inst, *exec;
@@ -579,6 +586,19 @@ static uint32_t var_new(struct ds *s, uint8_t kind, uint32_t id, uint32_t clone,
 	return s->nvars++;
 }
 
+/* The first position that a padding of the frame at x moves: its fragment,
+ * first among its children, runs in the same frame and stays. */
+static inline uint32_t pad_from(const struct ds *s, uint32_t x)
+{
+	return x + 1 + (x + 1 < s->end[x] && s->frag[x + 1]);
+}
+
+/* The positions variable V anchored at x moves: [from, end[x]). */
+static inline uint32_t moves_from(const struct ds *s, const struct var *V, uint32_t x)
+{
+	return V->kind == VPAD ? pad_from(s, x) : x;
+}
+
 /* The first anchor of V at or after position x. */
 static uint32_t anch_lower(const struct var *V, uint32_t x)
 {
@@ -604,7 +624,7 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 	memmove(V->anch + lo + 1, V->anch + lo, (V->nanch - lo) * sizeof(*V->anch));
 	V->anch[lo] = x;
 	V->nanch++;
-	V->reach += s->end[x] - x - (V->kind == VPAD);
+	V->reach += s->end[x] - moves_from(s, V, x);
 }
 
 /* Anchor changes of a clone's recompute, applied together (anch_flush):
@@ -645,7 +665,7 @@ static void anch_merge(struct ds *s, const struct anch_op *op, uint32_t nop)
 			continue;
 		}
 		uint32_t x = op[j].pos;
-		int64_t r = s->end[x] - x - (V->kind == VPAD);
+		int64_t r = s->end[x] - moves_from(s, V, x);
 		if (op[j].add < 0) {
 			if (i < V->nanch && V->anch[i] == x) {
 				i++;
@@ -723,10 +743,10 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 	V->value = value;
 	code_change(s, V, +1);
 	bool pad = V->kind == VPAD;
-	uint32_t off = pad ? 1 : 0, depth = 0, at = 0;
+	uint32_t depth = 0, at = 0;
 	for (uint32_t i = 0; i <= V->nanch; i++) {
 		uint32_t a = i < V->nanch ? V->anch[i] : UINT32_MAX;
-		uint32_t st = i < V->nanch ? a + off : UINT32_MAX;
+		uint32_t st = i < V->nanch ? moves_from(s, V, a) : UINT32_MAX;
 		while (depth && at < st) {
 			uint32_t top = s->stk[depth - 1], upto = top < st ? top : st;
 			int64_t dh = (int64_t)depth * d;
@@ -832,6 +852,19 @@ static void progress(const struct ds *s, const char *what)
 
 /* ---------------------------------------------------------------- clones */
 
+/* The instance of clone k's fragment (func) for CIDs: a padding that stays
+ * 0 (its frame's padding is the clone's), made when first needed. */
+static uint32_t fragment_var(struct ds *s, uint32_t k, uint32_t func)
+{
+	struct sclone *c = &s->clones[k];
+	if (c->fragvar == DA_NONE) {
+		c->fragvar = var_new(s, VPAD, func, k, 1, 0);
+		if (c->fragvar == DA_NONE)
+			s->oom = true;
+	}
+	return c->fragvar;
+}
+
 /* Recompute exec and inst (disambig.h section 2) and heights of the subtree
  * at `top`, whose parent is unchanged; move what changed.  The anchors
  * follow at anch_flush. */
@@ -842,7 +875,13 @@ static void recompute(struct ds *s, uint32_t top)
 		uint32_t par = s->parent[x], cs = s->cs[x], f = s->func[x];
 		uint32_t ex, in = f;
 		uint32_t pk = par == DA_NONE ? DA_NONE : s->vars[s->inst[par]].clone;
-		if (pk != DA_NONE && cs != DA_NONE && p->callsites[cs].owner == s->func[par]) {
+		if (s->frag[x]) {
+			ex = DA_NONE;
+			if (pk != DA_NONE)
+				in = fragment_var(s, pk, f);
+			if (in == DA_NONE)
+				return;
+		} else if (pk != DA_NONE && cs != DA_NONE && p->callsites[cs].owner == s->func[par]) {
 			ex = u64map_get(&s->copymap, da_pair(pk, cs));
 			if (ex == DA_NONE) {
 				const struct var *orig = &s->vars[s->nf + cs];
@@ -865,7 +904,8 @@ static void recompute(struct ds *s, uint32_t top)
 		}
 		int64_t d = 0;
 		if (par != DA_NONE)
-			d = s->h[par] - s->h0[par] + s->vars[s->inst[par]].value;
+			d = s->h[par] - s->h0[par] +
+			    (s->frag[x] ? 0 : s->vars[s->inst[FRAME(s, par)]].value);
 		if (ex != DA_NONE)
 			d += s->vars[ex].value;
 		int64_t nh = s->h0[x] + d;
@@ -933,7 +973,7 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 		return DA_NONE;
 	}
 	s->nclones++;
-	s->clones[k] = (struct sclone){func, cs, pv, true, da_clone_bytes(s->p, func, cs)};
+	s->clones[k] = (struct sclone){func, cs, pv, DA_NONE, true, da_clone_bytes(s->p, func, cs)};
 	s->ndispatch[func] += da_dispatched(s->p, cs, func);
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
 	s->code_bytes += s->clones[k].bytes;
@@ -1057,7 +1097,8 @@ static int build(struct ds *s)
 	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
 	ALLOC(stk, n); ALLOC(rootslot, n); ALLOC(cnodes, n); ALLOC(ndispatch, s->nf);
-	/* DFS preorder: children in index order */
+	ALLOC(frag, n);
+	/* DFS preorder: a fragment first (pad_from), then children in index order */
 	uint32_t *first = malloc((n + 1) * sizeof(*first)), *sib = malloc((n + 1) * sizeof(*sib));
 	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
 	if (!first || !sib || !cls) {
@@ -1069,14 +1110,16 @@ static int build(struct ds *s)
 	for (uint32_t i = 0; i < n; i++)
 		first[i] = DA_NONE;
 	uint32_t roots_first = DA_NONE, *rlast = &roots_first;
-	/* build sibling lists in index order (iterate backwards, push front) */
-	for (uint32_t i = n; i-- > 0;) {
-		uint32_t par = p->nodes[i].parent;
-		if (par == DA_NONE)
-			continue;
-		sib[i] = first[par];
-		first[par] = i;
-	}
+	/* build sibling lists in index order (iterate backwards, push front),
+	 * fragments pushed last */
+	for (int fragments = 0; fragments < 2; fragments++)
+		for (uint32_t i = n; i-- > 0;) {
+			uint32_t par = p->nodes[i].parent;
+			if (par == DA_NONE || p->nodes[i].fragment != fragments)
+				continue;
+			sib[i] = first[par];
+			first[par] = i;
+		}
 	(void)rlast;
 	for (uint32_t i = n; i-- > 0;)
 		if (p->nodes[i].parent == DA_NONE) {
@@ -1134,6 +1177,7 @@ static int build(struct ds *s)
 		s->depth[x] = s->parent[x] == DA_NONE ? 1 : s->depth[s->parent[x]] + 1;
 		s->klass[x] = cls[v];
 		s->func[x] = nd->func;
+		s->frag[x] = nd->fragment;
 		s->cs[x] = nd->callsite;
 		s->weight[x] = nd->weight;
 		s->h0[x] = s->h[x] = nd->height;
@@ -1282,7 +1326,7 @@ void ds_free(struct ds *s)
 	if (!s)
 		return;
 	free(s->node); free(s->pos); free(s->parent); free(s->end); free(s->root);
-	free(s->depth); free(s->klass); free(s->func); free(s->cs); free(s->weight);
+	free(s->depth); free(s->klass); free(s->func); free(s->frag); free(s->cs); free(s->weight);
 	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
 	free(s->cstart); free(s->cnodes); free(s->stk); free(s->aops); free(s->rootslot); free(s->nbad);
 	free(s->rpos); free(s->rnodes); free(s->rold); free(s->rpen); free(s->rstamp);
@@ -1344,6 +1388,9 @@ static uint32_t diff_vars(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, u
 		memset(s->stamp, 0, s->capvars * sizeof(*s->stamp));
 		s->stampv = 1;
 	}
+	/* a fragment is at its parent's height: what moves it moves that */
+	x = a = FRAME(s, a);
+	y = b = FRAME(s, b);
 	while (x != DA_NONE && (y == DA_NONE || s->depth[x] > s->depth[y]))
 		STEP(x, 1);
 	while (y != DA_NONE && (x == DA_NONE || s->depth[y] > s->depth[x]))
@@ -1632,7 +1679,7 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 	double best = 0;
 	uint32_t bf = DA_NONE, bc = DA_NONE, be = DA_NONE, bw = DA_NONE, w;
 	for (int side = 0; side < 2; side++) {
-		uint32_t x = side ? b : a;
+		uint32_t x = FRAME(s, side ? b : a);     /* a fragment: its parent's clone */
 		if (clone_ok(s, x)) {
 			double d = eval_clone(s, s->func[x], s->cs[x], DA_NONE, &w);
 			if (d > best + 1e-9) {
@@ -1696,9 +1743,10 @@ static void clone_crowded(struct ds *s)
 		return;
 	}
 	for (uint32_t x = 0; x < s->n && !s->oom; x++) {
-		if (s->B[s->bkt[x]].nent < 2 || !clone_ok(s, x))
+		uint32_t y = FRAME(s, x);       /* a fragment: its parent's clone */
+		if (s->B[s->bkt[x]].nent < 2 || !clone_ok(s, y))
 			continue;
-		uint64_t key = da_pair(s->func[x], s->cs[x]);
+		uint64_t key = da_pair(s->func[y], s->cs[y]);
 		uint32_t i = u64map_get(&m, key);
 		if (i == DA_NONE) {
 			if (!da_grow((void **)&c, n, &cap, sizeof(*c)) || u64map_put(&m, key, n) < 0) {
@@ -1706,7 +1754,7 @@ static void clone_crowded(struct ds *s)
 				break;
 			}
 			i = n++;
-			c[i] = (struct crowd){x, 0};
+			c[i] = (struct crowd){y, 0};
 		}
 		c[i].nodes++;
 	}
@@ -1852,6 +1900,7 @@ static bool improve_bucket(struct ds *s, uint32_t b)
  * x: the wraps of its frames and the paddings of its non-last frames. */
 static void mark_path_vars(struct ds *s, uint32_t x, int32_t mark)
 {
+	x = FRAME(s, x);        /* a fragment is at its parent's height */
 	if (s->exec[x] != DA_NONE)
 		s->cnt[s->exec[x]] = mark;
 	for (uint32_t y = s->parent[x]; y != DA_NONE; y = s->parent[y]) {
@@ -2178,6 +2227,7 @@ static uint32_t path_vars(struct ds *s, uint32_t x, uint32_t *out)
 		if (v_ != DA_NONE && !s->cnt[v_]++)                                    \
 			out[n++] = v_;                                                 \
 	} while (0)
+	x = FRAME(s, x);        /* a fragment is at its parent's height */
 	TALLY(s->exec[x]);
 	for (uint32_t y = s->parent[x]; y != DA_NONE; y = s->parent[y]) {
 		TALLY(s->exec[y]);
@@ -2557,7 +2607,9 @@ int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, cha
 		uint32_t v = s->node[x];
 		const struct var *I = &s->vars[s->inst[x]];
 		r->height[v] = s->h[x];
-		r->inst[v] = I->clone == DA_NONE ? I->id : s->nf + renum[I->clone];
+		r->inst[v] = I->clone == DA_NONE ? I->id
+			     : s->nf + renum[I->clone] +
+				       (s->inst[x] == s->clones[I->clone].fragvar ? nalive : 0);
 	}
 	free(renum);
 	renum = NULL;

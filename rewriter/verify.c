@@ -111,18 +111,9 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 			const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
 			if (!p)
 				continue;
-			if (pm_fragment_frame(pm, i)) {
-				/* a .cold fragment in its owner's activation: padding
-				 * the owner would move the fragment's callees but not
-				 * the fragment (disambig.h section 2 has no shared
-				 * frames), so the owner is not padded */
-				if (pm->funcs[p->func].module == module) {
-					uint32_t o = owner_at(b, pm->funcs[p->func].addr);
-					if (o != RW_NONE)
-						v->no_pad[o] = true;
-				}
-				continue;
-			}
+			if (pm_fragment_frame(pm, i))
+				continue;       /* a .cold fragment in its owner's
+						 * frame (disambig.h section 2) */
 			/* a frame training rebuilt (its caller's entry was not seen):
 			 * no callsite, so no call into it may be wrapped */
 			v->hidden_nodes++;

@@ -769,6 +769,139 @@ static void test_callsite_unit(void)
 
 /* ---------------------------------------------------------------- properties */
 
+/* ---------------------------------------------------------------- fragments */
+
+/* A -> O -> O.cold -> g and B -> O -> O.cold -> g, A and B at one height and
+ * of one frame size: every CID is shared.  O.cold is a fragment of O. */
+struct frag_fixture {
+	struct da_problem *p;
+	uint32_t A, B, O, F, G, ca, cb, cg;
+	uint32_t oa, fa, ga, ob, fb, gb;        /* nodes */
+};
+
+static void frag_fixture(struct frag_fixture *x, bool cloneable)
+{
+	struct da_problem *p = x->p = da_problem_new();
+	x->A = da_add_func(p, "A", 64, 1, false);
+	x->B = da_add_func(p, "B", 64, 1, false);
+	x->O = da_add_func(p, "O", 64, pads(), cloneable);
+	x->F = da_add_func(p, "O.cold", 32, 1, false);
+	x->G = da_add_func(p, "g", 32, pads(), false);
+	x->ca = da_add_callsite(p, x->A, 1, true);
+	x->cb = da_add_callsite(p, x->B, 1, true);
+	x->cg = da_add_callsite(p, x->F, pads(), true);
+	uint32_t ra = da_add_node(p, DA_NONE, x->A, DA_NONE, 16, 1);
+	uint32_t rb = da_add_node(p, DA_NONE, x->B, DA_NONE, 16, 1);
+	x->oa = da_add_node(p, ra, x->O, x->ca, 64, 10);
+	x->fa = da_add_fragment(p, x->oa, x->F, 5);
+	x->ga = da_add_node(p, x->fa, x->G, x->cg, 128, 5);
+	x->ob = da_add_node(p, rb, x->O, x->cb, 64, 10);
+	x->fb = da_add_fragment(p, x->ob, x->F, 5);
+	x->gb = da_add_node(p, x->fb, x->G, x->cg, 128, 5);
+}
+
+/* Padding O moves what its fragment calls, not the fragment; a clone of O
+ * runs its own copy of the fragment, whose calls are the clone's copies. */
+static void test_fragment_predict(void)
+{
+	struct frag_fixture x;
+	frag_fixture(&x, true);
+	struct da_problem *p = x.p;
+	char err[256];
+	CHECK(da_problem_check(p, err, sizeof(err)) == 0);
+	struct da_plan plan;
+	int64_t h[16];
+	uint32_t in[16];
+	CHECK(da_plan_init(&plan, p) == 0);
+	plan.pad[x.O] = 32;
+	CHECK(da_predict(p, &plan, h, in) == 0);
+	CHECK_EQ_INT(h[x.fa], 64);
+	CHECK_EQ_INT(h[x.ga], 128 + 32);
+	CHECK_EQ_INT(in[x.fa], x.F);
+	/* clone O for A's call, its copy of the fragment's call wrapped */
+	plan.clones = calloc(1, sizeof(*plan.clones));
+	plan.clone_wraps = calloc(1, sizeof(*plan.clone_wraps));
+	plan.clones[0] = (struct da_clone){x.O, x.ca, 16};
+	plan.nclones = 1;
+	plan.clone_wraps[0] = (struct da_clone_wrap){0, x.cg, 48};
+	plan.nclone_wraps = 1;
+	CHECK(da_plan_check(p, &plan, err, sizeof(err)) == 0);
+	CHECK(da_predict(p, &plan, h, in) == 0);
+	CHECK_EQ_INT(in[x.oa], p->nfuncs);
+	CHECK_EQ_INT(in[x.fa], p->nfuncs + 1);          /* the fragment of clone 0 */
+	CHECK_EQ_INT(h[x.fa], 64);
+	CHECK_EQ_INT(h[x.ga], 128 + 16 + 48);
+	CHECK_EQ_INT(in[x.ob], x.O);
+	CHECK_EQ_INT(in[x.fb], x.F);
+	CHECK_EQ_INT(h[x.gb], 128 + 32);
+	/* the stack: a fragment's frame is its parent's, counted once */
+	struct da_result r;
+	struct da_options o;
+	opts(&o);
+	CHECK(da_evaluate(p, &o, &plan, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.roots[0].new_max, 128 + 16 + 48);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	da_result_free(&r);
+	/* a clone wrap on a callsite of neither O nor its fragment */
+	plan.clone_wraps[0].callsite = x.ca;
+	CHECK(da_plan_check(p, &plan, err, sizeof(err)) < 0);
+	da_plan_free(&plan);
+	da_problem_free(p);
+}
+
+/* Only a clone of O separates the fragment's frames (nothing on the routes
+ * can move); the solver finds it.  Without it, nothing is precise. */
+static void test_fragment_clone(void)
+{
+	struct frag_fixture x;
+	for (int cloneable = 0; cloneable < 2; cloneable++) {
+		frag_fixture(&x, cloneable);
+		struct da_options o;
+		opts(&o);
+		o.allow_clone = true;
+		struct da_result r;
+		char err[256];
+		CHECK(da_solve(x.p, &o, &r, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(r.after.precise_paths, cloneable ? r.after.paths : 2);   /* A, B */
+		CHECK(!cloneable || r.inst[x.fa] != r.inst[x.fb]);
+		CHECK(cloneable ? r.plan.nclones == 1 : r.plan.nclones == 0);
+		check_predict(x.p, &r);
+		da_result_free(&r);
+		da_problem_free(x.p);
+	}
+}
+
+/* What section 2 cannot express is refused. */
+static void test_fragment_refusals(void)
+{
+	struct frag_fixture x;
+	char err[256];
+	/* a fragment function that may be padded */
+	frag_fixture(&x, true);
+	x.p->funcs[x.F].pad_mask = pads();
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	da_problem_free(x.p);
+	/* a fragment with a callsite */
+	frag_fixture(&x, true);
+	x.p->nodes[x.fa].callsite = x.ca;
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	da_problem_free(x.p);
+	/* a cloneable function with fragments of two functions */
+	frag_fixture(&x, true);
+	uint32_t f2 = da_add_func(x.p, "O.cold.1", 16, 1, false);
+	uint32_t oc = da_add_node(x.p, x.p->nodes[x.ob].parent, x.O, DA_NONE, 64, 1);
+	da_add_fragment(x.p, oc, f2, 1);
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	x.p->funcs[x.O].cloneable = false;
+	CHECK(da_problem_check(x.p, err, sizeof(err)) == 0);
+	/* ... and two below one node of a function that may be padded */
+	da_add_fragment(x.p, x.oa, f2, 1);
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	x.p->funcs[x.O].pad_mask = x.p->funcs[x.O].clone_pad_mask = 1;
+	CHECK(da_problem_check(x.p, err, sizeof(err)) == 0);
+	da_problem_free(x.p);
+}
+
 static uint64_t rs;
 /* A hash of (seed, i), independent of rnd()'s stream. */
 static uint64_t mix(uint64_t seed, uint64_t i)
@@ -788,7 +921,9 @@ static uint32_t rnd(uint32_t n)
 }
 
 /* A random tree over few functions (so that heights collide), some functions
- * fixed, some callsites unwrappable, some clones allowed. */
+ * fixed, some callsites unwrappable, some clones allowed.  From 5 functions
+ * on, the last is a fragment (disambig.h section 2) of function 0: below
+ * some frames of 0, and called (a landing pad) elsewhere. */
 static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t want)
 {
 	rs = seed * 2654435761ULL + 1;
@@ -804,6 +939,11 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 		for (uint32_t b = 0; b < nf; b++)
 			for (int v = 0; v < 2; v++)
 				cs[a][b][v] = da_add_callsite(p, a, rnd(4) == 0 ? 1 : pads(), rnd(3) != 0);
+	uint32_t frag = nf >= 5 ? nf - 1 : DA_NONE;
+	if (frag != DA_NONE) {
+		p->funcs[frag].pad_mask = p->funcs[frag].clone_pad_mask = 1;
+		p->funcs[frag].cloneable = false;
+	}
 	uint32_t roots = 1 + rnd(2);
 	for (uint32_t r = 0; r < roots; r++)
 		da_add_node(p, DA_NONE, rnd(nf), DA_NONE, 16 + 16 * rnd(3), 1 + rnd(100));
@@ -813,6 +953,8 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 			d++;
 		if (d >= 7)
 			continue;
+		if (p->nodes[i].func == 0 && frag != DA_NONE && rnd(2))
+			da_add_fragment(p, i, frag, rnd(2) ? 1 + rnd(1000) : 0);
 		uint32_t kids = rnd(4);
 		for (uint32_t k = 0; k < kids && p->nnodes < want; k++) {
 			uint32_t caller = p->nodes[i].func, callee = rnd(nf);
@@ -838,37 +980,43 @@ static void scratch(const struct da_problem *p, const struct da_plan *plan, uint
 	for (uint32_t x = node; x != DA_NONE; x = p->nodes[x].parent)
 		fr[n++] = x;
 	int64_t delta = 0;
-	uint32_t prev_inst = DA_NONE, prev_func = DA_NONE;
+	uint32_t prev_func = DA_NONE, prev_clone = DA_NONE, prev_frame_pad = 0, me = DA_NONE;
 	for (uint32_t i = n; i-- > 0;) {
 		const struct da_node *x = &p->nodes[fr[i]];
-		uint32_t me = x->func;
-		if (prev_inst != DA_NONE) {
-			delta += prev_inst < p->nfuncs ? plan->pad[prev_inst]
-						       : plan->clones[prev_inst - p->nfuncs].pad;
+		uint32_t clone = DA_NONE;
+		me = x->func;
+		if (x->fragment) {
+			/* in its parent's frame: same height, same frame padding */
+			clone = prev_clone;
+			if (clone != DA_NONE)
+				me = p->nfuncs + plan->nclones + clone;
+		} else {
+			delta += prev_frame_pad;
+			bool copy = prev_clone != DA_NONE && x->callsite != DA_NONE &&
+				    p->callsites[x->callsite].owner == prev_func;
+			if (copy) {
+				uint32_t amount = plan->wrap[x->callsite];
+				for (uint32_t j = 0; j < plan->nclone_wraps; j++)
+					if (plan->clone_wraps[j].clone == prev_clone &&
+					    plan->clone_wraps[j].callsite == x->callsite)
+						amount = plan->clone_wraps[j].amount;
+				delta += amount;
+			} else if (x->callsite != DA_NONE) {
+				delta += plan->wrap[x->callsite];
+				for (uint32_t k = 0; k < plan->nclones; k++)
+					if (plan->clones[k].func == x->func &&
+					    plan->clones[k].callsite == x->callsite)
+						clone = k;
+			}
+			if (clone != DA_NONE)
+				me = p->nfuncs + clone;
+			prev_frame_pad = clone != DA_NONE ? plan->clones[clone].pad : plan->pad[x->func];
 		}
-		bool copy = prev_inst != DA_NONE && prev_inst >= p->nfuncs && x->callsite != DA_NONE &&
-			    p->callsites[x->callsite].owner == prev_func;
-		if (copy) {
-			uint32_t k = prev_inst - p->nfuncs, amount = plan->wrap[x->callsite];
-			for (uint32_t j = 0; j < plan->nclone_wraps; j++)
-				if (plan->clone_wraps[j].clone == k &&
-				    plan->clone_wraps[j].callsite == x->callsite)
-					amount = plan->clone_wraps[j].amount;
-			delta += amount;
-		} else if (x->callsite != DA_NONE) {
-			delta += plan->wrap[x->callsite];
-			for (uint32_t k = 0; k < plan->nclones; k++)
-				if (plan->clones[k].func == x->func &&
-				    plan->clones[k].callsite == x->callsite)
-					me = p->nfuncs + k;
-		}
-		prev_inst = me;
+		prev_clone = clone;
 		prev_func = x->func;
-		if (i == 0) {
-			*h = x->height + delta;
-			*in = me;
-		}
 	}
+	*h = p->nodes[node].height + delta;
+	*in = me;
 }
 
 /* Signed count difference of (non-last function f) or (edge c) between the
@@ -944,6 +1092,7 @@ static void test_crowded_bound(void)
 static void test_properties(void)
 {
 	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0, clones = 0;
+	uint32_t frag_padded = 0, frag_cloned = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		struct da_problem *p = random_problem(seed, 4 + seed % 5, 300 + 20 * (seed % 10));
 		/* as the rewriter reports them: functions whose clones cannot be
@@ -1002,6 +1151,13 @@ static void test_properties(void)
 		}
 		CHECK_EQ_INT(bad, 0);
 		check_predict(p, &r);
+		for (uint32_t i = 0; i < p->nnodes; i++) {
+			if (!p->nodes[i].fragment)
+				continue;
+			uint32_t pin = r.inst[p->nodes[i].parent];
+			frag_padded += pin < p->nfuncs && r.plan.pad[pin] > 0;
+			frag_cloned += r.inst[i] >= p->nfuncs;
+		}
 		/* metrics agree with the heights, and never got worse */
 		struct da_metrics m;
 		CHECK(da_metrics_of(p, r.height, r.inst, &m) == 0);
@@ -1065,8 +1221,11 @@ static void test_properties(void)
 	CHECK(checked_left > 0);
 	CHECK(blocked > 0);
 	CHECK(clones > 0);
-	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved), %u clones\n",
-		checked_left, blocked, unsolved, clones);
+	CHECK(frag_padded > 0);
+	CHECK(frag_cloned > 0);
+	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved), %u clones, "
+		"fragments below a padding %u, in a clone %u\n", checked_left, blocked, unsolved,
+		clones, frag_padded, frag_cloned);
 }
 
 int main(void)
@@ -1086,6 +1245,9 @@ int main(void)
 	test_crowded_bound();
 	test_budget_cut();
 	test_callsite_unit();
+	test_fragment_predict();
+	test_fragment_clone();
+	test_fragment_refusals();
 	test_properties();
 	return check_exit();
 }

@@ -312,6 +312,99 @@ static void test_clone_file(void)
 	pm_free(pm);
 }
 
+/* A .cold fragment in the pathmap (a frame at its parent's height without a
+ * callsite): the bridge marks it and keeps it unchanged, a clone of its owner
+ * copies it, and the predicted pathmap names the copy and moves only what
+ * it calls. */
+static void test_fragment_pathmap(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog", PST_ID, sizeof(PST_ID));
+	uint32_t A = pm_add_function(pm, m, 0x1000, 0x100, "A");
+	uint32_t B = pm_add_function(pm, m, 0x2000, 0x100, "B");
+	uint32_t O = pm_add_function(pm, m, 0x3000, 0x100, "O");
+	uint32_t G = pm_add_function(pm, m, 0x4000, 0x100, "g");
+	uint32_t F = pm_add_function(pm, m, 0x9000, 0x40, "O.cold");
+	uint32_t ra = pm_add_node(pm, PM_NONE, A, PM_NONE, 0, 16, 1);
+	uint32_t rb = pm_add_node(pm, PM_NONE, B, PM_NONE, 0, 16, 1);
+	uint32_t oa = pm_add_node(pm, ra, O, m, 0x1010, 64, 3);
+	uint32_t fa = pm_add_node(pm, oa, F, PM_NONE, 0, 64, 1);
+	uint32_t ga = pm_add_node(pm, fa, G, m, 0x9010, 128, 1);
+	uint32_t ob = pm_add_node(pm, rb, O, m, 0x2010, 64, 3);
+	uint32_t fb = pm_add_node(pm, ob, F, PM_NONE, 0, 64, 1);
+	uint32_t gb = pm_add_node(pm, fb, G, m, 0x9010, 128, 1);
+	struct da_capability cap;
+	struct da_bridge br;
+	char err[256];
+	clone_bridge(pm, &cap, &br);
+	const struct da_problem *p = br.prob;
+	CHECK(p->nodes[fa].fragment && p->nodes[fb].fragment && !p->nodes[oa].fragment);
+	CHECK_EQ_INT(p->funcs[F].pad_mask, 1);
+	CHECK(!p->funcs[F].cloneable);
+	CHECK_EQ_INT(p->funcs[O].pad_mask, da_mask_upto(256));
+	CHECK(p->funcs[O].cloneable);
+	CHECK_EQ_INT(p->funcs[O].code_bytes, 0x140);           /* a clone copies both */
+	CHECK_EQ_INT(p->callsites[p->nodes[ga].callsite].owner, F);
+	/* paddings of A or B, wraps of the calls into O or g, or a padded clone
+	 * of O separate them: only the clone is left allowed */
+	for (uint32_t c = 0; c < p->ncallsites; c++)
+		br.prob->callsites[c].wrap_mask = 1;
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		br.prob->funcs[f].pad_mask = br.prob->funcs[f].clone_pad_mask = 1;
+	br.prob->funcs[O].clone_pad_mask = da_mask_upto(256);
+	br.prob->funcs[G].cloneable = false;
+	struct da_options o;
+	da_options_default(&o);
+	o.allow_clone = true;
+	o.max_stack_growth = 0;
+	struct da_result res;
+	CHECK(da_solve(p, &o, &res, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(res.after.precise_paths, res.after.paths);
+	CHECK_EQ_INT(res.plan.nclones, 1);
+	struct da_pm_plan pp;
+	CHECK(da_pm_plan_from(&br, &res.plan, &pp) == 0);
+	/* pad O as well: the fragments stay, what they call moves */
+	CHECK_EQ_INT(pp.npads, 0);
+	CHECK(pp.clones[0].pad > 0);
+	struct da_pm_pad pad = {O, 32};
+	pp.pads = realloc(pp.pads, sizeof(pad));
+	pp.pads[0] = pad;
+	pp.npads = 1;
+	struct pathmap *q;
+	CHECK(da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(q->nfuncs, pm->nfuncs + 2);
+	uint32_t k0 = pm->nfuncs, f0 = pm->nfuncs + 1;
+	CHECK_EQ_STR(q->funcs[k0].name, "O.icpp_clone.0");
+	CHECK_EQ_STR(q->funcs[f0].name, "O.cold.icpp_clone.0");
+	CHECK_EQ_INT(q->funcs[f0].addr, 16 + 8);
+	CHECK_EQ_INT(q->funcs[f0].size, 0x40);
+	bool via_a = pp.clones[0].cs_addr == 0x1010;
+	uint32_t fc = via_a ? fa : fb, fo = via_a ? fb : fa;
+	uint32_t gc = via_a ? ga : gb, go = via_a ? gb : ga;
+	CHECK_EQ_INT(q->nodes[fc].func, f0);
+	CHECK_EQ_INT(q->nodes[fo].func, F);
+	CHECK_EQ_INT(q->nodes[fc].height, 64);
+	CHECK_EQ_INT(q->nodes[fo].height, 64);
+	CHECK_EQ_INT(q->nodes[go].height, 128 + 32);
+	CHECK_EQ_INT(q->nodes[gc].height, 128 + pp.clones[0].pad);
+	CHECK(pm_fragment_frame(q, fc) && pm_fragment_frame(q, fo));
+	struct pm_stats st;
+	CHECK(pm_stats(q, &st) == 0);
+	CHECK_EQ_INT(st.precise_paths, st.paths);
+	pm_free(q);
+	/* a clone whose frame holds fragments of two functions */
+	uint32_t F2 = pm_add_function(pm, m, 0x9100, 0x10, "O.cold.1");
+	pm_add_node(pm, oa, F2, PM_NONE, 0, 64, 1);
+	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0};
+	pp.nclone_wraps = 0;
+	CHECK(da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "two fragments") != NULL);
+	da_pm_plan_free(&pp);
+	da_result_free(&res);
+	da_bridge_free(&br);
+	pm_free(pm);
+}
+
 static void write_text(const char *file, const char *text)
 {
 	FILE *f = fopen(file, "w");
@@ -497,6 +590,7 @@ int main(void)
 	test_bridge_targets();
 	test_round_trip();
 	test_clone_file();
+	test_fragment_pathmap();
 	test_refusals();
 	test_cli();
 	char cmd[512];
