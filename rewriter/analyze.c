@@ -116,6 +116,7 @@ struct ana {
 	size_t nbf;
 	uint32_t *owner;         /* unit (function index) each function belongs to */
 	bool *cand;              /* fragment candidate */
+	bool *claimed_twice;     /* a fragment another unit than its owner's jumps into */
 	struct unit_tails {      /* per unit (function index): its direct tail calls */
 		uint64_t *to;
 		uint32_t n;
@@ -506,6 +507,7 @@ static bool add_fragment(struct ana *a, struct unit *u, uint32_t owner, uint64_t
 	if (g == RW_NONE || !a->cand[g])
 		return false;
 	if (a->owner[g] != RW_NONE && a->owner[g] != owner) {
+		a->claimed_twice[g] = true;
 		set_why(u, RW_PAD_FRAGMENT_SHARED, addr);
 		u->conflict = true;
 		return false;
@@ -986,6 +988,15 @@ static enum rw_entry_why entry_why(struct ana *a, const struct unit *u, uint32_t
 	return RW_ENTRY_OK;
 }
 
+/* Does a range of the unit hold bytes that are not code? */
+static bool undecodable(const struct unit *u)
+{
+	for (uint32_t r = 0; r < u->nr; r++)
+		if (u->r[r].bad)
+			return true;
+	return false;
+}
+
 static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 {
 	struct rw_binary *b = a->b;
@@ -1182,14 +1193,16 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		ru->fdes = NULL;
 		ru->nedits = ru->nfdes = 0;
 	}
-	/* An indirect jump with no frame live and no code reached only through
+	/* A clone copies the function and its fragment, if it has one.  An
+	 * indirect jump with no frame live and no code reached only through
 	 * it is a tail call (sqlite3_mutex_enter: jmp *0x80(%rax)): its copy
 	 * jumps where the original does.  Were it a jump table after all, the
 	 * copy would go on in the original's code in the state the jump left,
 	 * no frame live: the heights then differ from the prediction (icpp
 	 * verify says so), the stack stays balanced. */
-	rf->clone_why = u->nr > 1 || a->cand[owner] ? RW_CLONE_FRAGMENT
-			: u->conflict || u->unreached || u->r[0].bad ? RW_CLONE_ANALYSIS
+	ru->frag = u->nr == 2 ? u->r[1].func : RW_NONE;
+	rf->clone_why = u->nr > 2 || a->cand[owner] ? RW_CLONE_FRAGMENT
+			: u->conflict || u->unreached || undecodable(u) ? RW_CLONE_ANALYSIS
 			: u->ind_inner || u->ind_table ? RW_CLONE_INDIRECT_JUMP
 			: rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;
@@ -1198,7 +1211,9 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		rf->pad_entry = true;
 		rf->pad_mask = rw_mask_range(16, RW_MAX_AMOUNT);
 	}
-	/* a dispatch displaces the same instructions an entry wrapper would */
+	/* a dispatch displaces the same instructions an entry wrapper would (a
+	 * function with a fragment takes no entry wrapper, but may dispatch:
+	 * branches_into sees the fragment's jumps back too) */
 	rf->dispatch = rf->cloneable &&
 		       (rf->pad_entry || (plan_displacement(a, u, &b->units[owner]) &&
 					  !branches_into(u, rf->addr, rf->addr + b->units[owner].entry_off +
@@ -1354,6 +1369,19 @@ static bool is_cold_name(const char *name)
 	return p && (p[5] == 0 || p[5] == '.');
 }
 
+/* A fragment that another unit jumps into too is not its owner's alone: a
+ * clone of the owner would copy code that serves another frame. */
+static void refuse_shared_fragments(struct ana *a)
+{
+	for (size_t g = 0; g < a->nbf; g++) {
+		if (!a->claimed_twice[g] || a->owner[g] == RW_NONE)
+			continue;
+		struct rw_func *owner = &a->b->funcs[a->owner[g]];
+		owner->cloneable = owner->dispatch = false;
+		owner->clone_why = RW_CLONE_FRAGMENT;
+	}
+}
+
 static void analysis_free(struct ana *a)
 {
 	cs_close(&a->cs);
@@ -1362,6 +1390,7 @@ static void analysis_free(struct ana *a)
 	free(a->tails);
 	free(a->owner);
 	free(a->cand);
+	free(a->claimed_twice);
 }
 
 int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
@@ -1378,7 +1407,8 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	a.owner = malloc((a.nbf ? a.nbf : 1) * sizeof(*a.owner));
 	a.cand = calloc(a.nbf ? a.nbf : 1, sizeof(*a.cand));
 	a.tails = calloc(a.nbf ? a.nbf : 1, sizeof(*a.tails));
-	if (!b->funcs || !b->units || !a.owner || !a.cand || !a.tails) {
+	a.claimed_twice = calloc(a.nbf ? a.nbf : 1, sizeof(*a.claimed_twice));
+	if (!b->funcs || !b->units || !a.owner || !a.cand || !a.tails || !a.claimed_twice) {
 		errmsg(err, errlen, "out of memory analysing %s", b->path);
 		goto fail;
 	}
@@ -1389,6 +1419,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 					       .clone_why = RW_CLONE_ANALYSIS, .args_read = -1,
 					       .entry_why = RW_ENTRY_SHAPE};
 		a.owner[i] = RW_NONE;
+		b->units[i].frag = RW_NONE;
 		struct bin_cfa cfa;
 		bool entry_ok = bin_cfa_at(b->bin, f->addr, &cfa) == 0 && cfa.reg == BIN_CFA_RSP &&
 				cfa.offset == 8;
@@ -1408,6 +1439,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 				b->funcs[i].entry_why = RW_ENTRY_FRAGMENT;
 			}
 		}
+	refuse_shared_fragments(&a);
 	add_tail_callees(&a);
 	resolve_calls(&a);
 	analysis_free(&a);

@@ -1,51 +1,62 @@
-/* clone.c: copies of whole functions for the plan's clones (rewriter.h
- * section 1, Cloning).  A copy keeps every instruction's length, so the
- * original's CFI program and LSDA (offsets from the function start) are valid
- * for it unchanged. */
+/* clone.c: copies of whole functions, with their fragment, for the plan's
+ * clones (rewriter.h section 1, Cloning).  A copy keeps every instruction's
+ * length, so the original's CFI program and LSDA (offsets from the FDE's
+ * start) are valid for it unchanged. */
 #include <dwarf.h>
 #include <stdlib.h>
 
 #include "rewriter/internal.h"
 #include "x86/reloc.h"
 
-/* Where the copy of insn at `to` must branch: into the copy for a jump
- * inside the function (and a call past its entry), else the original. */
-static uint64_t copy_target(const cs_insn *insn, uint64_t lo, uint64_t hi, uint64_t to_lo)
+/* The index of the range holding addr, or n. */
+static uint32_t range_of(const struct rw_copy_range *r, uint32_t n, uint64_t addr)
 {
-	uint64_t t = x86_branch_target(insn);
-	bool inside = t >= lo && t < hi && (insn->id != X86_INS_CALL || t != lo);
-	return inside ? to_lo + (t - lo) : t;
+	uint32_t i = 0;
+	while (i < n && (addr < r[i].lo || addr >= r[i].hi))
+		i++;
+	return i;
 }
 
-static enum rw_clone_why copy_insn(const cs_insn *insn, uint64_t lo, uint64_t hi, uint64_t to_lo,
-				   struct rbuf *out)
+/* Where the copy of a branch must go: into the copy of the range holding its
+ * target (but a call of the function's entry), else the original. */
+static uint64_t copy_target(const cs_insn *insn, const struct rw_copy_range *r, uint32_t n)
 {
-	uint64_t rip = x86_rip_target(insn);
-	if (rip >= lo && rip < hi)
+	uint64_t t = x86_branch_target(insn);
+	uint32_t i = range_of(r, n, t);
+	bool inside = i < n && (insn->id != X86_INS_CALL || t != r[0].lo);
+	return inside ? r[i].to + (t - r[i].lo) : t;
+}
+
+/* Copy insn, which lies in range `in`. */
+static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_range *r, uint32_t n,
+				   uint32_t in, struct rbuf *out)
+{
+	if (range_of(r, n, x86_rip_target(insn)) < n)
 		return RW_CLONE_CODE_ADDRESS;
 	uint8_t bytes[X86_RELOC_MAX_INSN];
 	const char *why;
-	uint64_t to = to_lo + (insn->address - lo);
-	if (x86_copy_insn(insn, to, x86_branch_target(insn) ? copy_target(insn, lo, hi, to_lo) : 0,
-			  bytes, &why) < 0)
+	uint64_t to = r[in].to + (insn->address - r[in].lo);
+	if (x86_copy_insn(insn, to, x86_branch_target(insn) ? copy_target(insn, r, n) : 0, bytes,
+			  &why) < 0)
 		return insn->detail->x86.encoding.imm_size == 1 ? RW_CLONE_SHORT_BRANCH : RW_CLONE_FAR;
 	if (out)
 		rb_put(out, bytes, insn->size);
 	return RW_CLONE_OK;
 }
 
-enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, uint32_t fi, uint64_t to,
-				   struct rbuf *out)
+/* Copy range r[in] to the end of out (NULL: only check). */
+static enum rw_clone_why copy_range(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
+				    uint32_t n, uint32_t in, struct rbuf *out)
 {
-	const struct rw_func *f = &b->funcs[fi];
-	uint8_t *code = malloc(f->size ? f->size : 1);
-	if (!code || !f->size || bin_read(b->bin, f->addr, code, f->size) < 0) {
+	size_t size = r[in].hi - r[in].lo;
+	uint8_t *code = malloc(size ? size : 1);
+	if (!code || !size || bin_read(b->bin, r[in].lo, code, size) < 0) {
 		free(code);
 		return RW_CLONE_UNDECODABLE;
 	}
 	const uint8_t *p = code;
-	size_t left = f->size;
-	uint64_t addr = f->addr;
+	size_t left = size;
+	uint64_t addr = r[in].lo;
 	enum rw_clone_why why = RW_CLONE_OK;
 	cs_insn *insn = cs_malloc(cs);
 	while (left && why == RW_CLONE_OK) {
@@ -58,32 +69,83 @@ enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, uint32_t f
 				rb_put(out, p, left);
 			break;
 		}
-		why = copy_insn(insn, f->addr, f->addr + f->size, to, out);
+		why = copy_insn(insn, r, n, in, out);
 	}
 	cs_free(insn, 1);
 	free(code);
 	return why;
 }
 
-enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi)
+enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
+				   uint32_t n, struct rbuf *out)
+{
+	size_t start = out ? out->n : 0;
+	enum rw_clone_why why = RW_CLONE_OK;
+	for (uint32_t i = 0; i < n && why == RW_CLONE_OK; i++) {
+		while (out && !out->oom && out->n < start + (r[i].to - r[0].to))
+			rb_u8(out, 0xcc);
+		why = copy_range(cs, b, r, n, i, out);
+	}
+	return why;
+}
+
+uint32_t rw_clone_ranges(const struct rw_binary *b, uint32_t fi, uint64_t to,
+			 struct rw_copy_range r[2])
 {
 	const struct rw_func *f = &b->funcs[fi];
-	uint32_t fde = eh_fde_at(&b->eh, f->addr);
+	r[0] = (struct rw_copy_range){f->addr, f->addr + f->size, to};
+	uint32_t g = b->units[fi].frag;
+	if (g == RW_NONE)
+		return 1;
+	const struct rw_func *frag = &b->funcs[g];
+	uint64_t frag_to = (to + f->size + RW_ALIGN - 1) & ~(uint64_t)(RW_ALIGN - 1);
+	r[1] = (struct rw_copy_range){frag->addr, frag->addr + frag->size, frag_to};
+	return 2;
+}
+
+/* Whether the copy of range r can have a copy of its FDE: one FDE covers
+ * exactly r, pc-relative, and its LSDA (if any) serves the copy too. */
+static enum rw_clone_why check_fde(const struct rw_binary *b, const struct rw_copy_range *r)
+{
+	uint32_t fde = eh_fde_at(&b->eh, r->lo);
 	if (fde == RW_NONE)
 		return RW_CLONE_NO_FDE;
 	const struct eh_entry *e = &b->eh.e[fde], *cie = &b->eh.e[e->cie_index];
-	if (e->pc_begin != f->addr || e->pc_range != f->size ||
+	if (e->pc_begin != r->lo || e->pc_range != r->hi - r->lo ||
 	    (cie->fde_enc & 0x70) != DW_EH_PE_pcrel)
 		return RW_CLONE_NO_FDE;
-	if (e->lsda) {
-		/* the copied FDE points at the same LSDA: pc-relative, or absolute
-		 * where addresses are fixed (no PIE: no relocation needed) */
-		int how = cie->lsda_enc & 0x70;
-		bool fixed = how == DW_EH_PE_pcrel || (how == DW_EH_PE_absptr && b->ehdr.e_type == ET_EXEC);
-		uint8_t lpstart;
-		if (!fixed || bin_read(b->bin, e->lsda, &lpstart, 1) < 0 || lpstart != DW_EH_PE_omit)
-			return RW_CLONE_LSDA;
-	}
+	if (!e->lsda)
+		return RW_CLONE_OK;
+	/* the copied FDE points at the same LSDA: pc-relative, or absolute
+	 * where addresses are fixed (no PIE: no relocation needed) */
+	int how = cie->lsda_enc & 0x70;
+	bool fixed = how == DW_EH_PE_pcrel || (how == DW_EH_PE_absptr && b->ehdr.e_type == ET_EXEC);
+	uint8_t lpstart;
+	if (!fixed || bin_read(b->bin, e->lsda, &lpstart, 1) < 0 || lpstart != DW_EH_PE_omit)
+		return RW_CLONE_LSDA;
+	/* its landing pads count from the FDE's start: in the copy of the range
+	 * only when they lie in the range */
+	struct eh_callsite *cs;
+	uint32_t ncs;
+	if (eh_lsda(b->bin, e->lsda, e->pc_begin, &cs, &ncs) < 0)
+		return RW_CLONE_LSDA;
+	enum rw_clone_why why = RW_CLONE_OK;
+	for (uint32_t i = 0; i < ncs; i++)
+		if (cs[i].lp && (cs[i].lp < r->lo || cs[i].lp >= r->hi))
+			why = RW_CLONE_LSDA;
+	free(cs);
+	return why;
+}
+
+enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi)
+{
 	/* a copy 16 MiB away: every rel8 out of the function shows */
-	return rw_copy_function(cs, b, fi, f->addr + (16u << 20), NULL);
+	struct rw_copy_range r[2];
+	uint32_t n = rw_clone_ranges(b, fi, b->funcs[fi].addr + (16u << 20), r);
+	for (uint32_t i = 0; i < n; i++) {
+		enum rw_clone_why why = check_fde(b, &r[i]);
+		if (why != RW_CLONE_OK)
+			return why;
+	}
+	return rw_copy_function(cs, b, r, n, NULL);
 }

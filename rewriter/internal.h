@@ -145,6 +145,9 @@ struct rw_unit {
 	 * it (entry_k[entry_nins]: after the last) */
 	uint8_t entry_off, entry_len, entry_nins;
 	int32_t entry_k[RW_ENTRY_MAX_INSNS + 1];
+	uint32_t frag;               /* the one fragment of a unit of two ranges
+	                              * (function index; a clone copies it too),
+	                              * else RW_NONE */
 };
 
 struct rw_slot_name {
@@ -182,17 +185,33 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen);
  * the smaller known one wins. */
 void rw_call_bound_args(struct rw_call *rc, int32_t callee);
 
-/* Clones (clone.c).  Copy function fi whole to address `to`, byte for byte
- * in the same layout (so its FDE and LSDA describe the copy too): jumps
- * inside it go to the copy; calls (but a call into its own body past the
- * entry, i.e. call-next) and jumps out go to the originals; rip-relative
- * operands keep their addresses.  Appends the function's size in bytes to
- * out (NULL: only check).  RW_CLONE_OK or why not. */
-enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, uint32_t fi, uint64_t to,
-				   struct rbuf *out);
-/* Whether function fi (analysed, no fragments) can be cloned: its code, its
- * FDE (exactly its range, pc-relative) and its LSDA (LPStart omitted). */
+/* Clones (clone.c).  A clone copies ranges of code, each whole and byte for
+ * byte in the same layout (so its FDE and LSDA describe its copy too): the
+ * function [lo, hi) to `to`, and its fragment, if any, to its own place. */
+struct rw_copy_range {
+	uint64_t lo, hi;             /* the original */
+	uint64_t to;                 /* its copy's start */
+};
+/* The ranges a clone of function fi copies, the function's to `to`, its
+ * fragment's (units[fi].frag) at the next 16-byte boundary after it: how
+ * many (1 or 2) into r. */
+uint32_t rw_clone_ranges(const struct rw_binary *b, uint32_t fi, uint64_t to,
+			 struct rw_copy_range r[2]);
+/* Copy the ranges r[0..n) (r[i].to ascending): a jump or call into any of
+ * them goes to its copy, but a call of r[0].lo (the function's entry:
+ * recursion calls the original); calls and jumps out go to the originals;
+ * rip-relative operands keep their addresses.  Appends the copies to out,
+ * r[0]'s at out->n, the gaps filled with int3 (NULL: only check).
+ * RW_CLONE_OK or why not. */
+enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
+				   uint32_t n, struct rbuf *out);
+/* Whether function fi (analysed, with at most one fragment) can be cloned:
+ * its code, and per range its FDE (exactly the range, pc-relative) and its
+ * LSDA (LPStart omitted, landing pads in the range). */
 enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi);
+/* The address of the copy of original code at addr in clone c (either
+ * range), or 0 when c copies no code there (note.c). */
+uint64_t rw_clone_copy_addr(const struct rw_note_clone *c, uint64_t addr);
 
 /* Entry code (entry.c): entry wrappers and dispatches, appended to text
  * (its first byte at text_vaddr): code from the guard on, its FDE rows, and

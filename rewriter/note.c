@@ -1,5 +1,5 @@
 /* note.c: SHA-1 for build-ids, and reading the "icpp" note a rewritten
- * binary carries (rewriter.h section 2). */
+ * binary carries (rewriter.h section 2) and what its clone table says. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +132,7 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 	out->nwraps = nw;
 	uint32_t nc;
 	TAKE(&nc, 4);
-	if (nc > n / 36)
+	if (nc > n / 60)
 		return -1;
 	out->clones = calloc(nc ? nc : 1, sizeof(*out->clones));
 	if (!out->clones)
@@ -147,6 +147,9 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 		if (disp > 1)
 			return -1;
 		c->dispatched = disp;
+		TAKE(&c->frag_addr, 8);
+		TAKE(&c->frag_size, 8);
+		TAKE(&c->frag_func, 8);
 	}
 	out->nclones = nc;
 	uint32_t ne;
@@ -220,6 +223,15 @@ int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen)
 	elf_end(e);
 	close(fd);
 	return ret;
+}
+
+uint64_t rw_clone_copy_addr(const struct rw_note_clone *c, uint64_t addr)
+{
+	if (addr >= c->func && addr - c->func < c->size)
+		return c->addr + (addr - c->func);
+	if (c->frag_size && addr >= c->frag_func && addr - c->frag_func < c->frag_size)
+		return c->frag_addr + (addr - c->frag_func);
+	return 0;
 }
 
 void rw_note_free(struct rw_note *n)

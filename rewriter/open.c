@@ -91,7 +91,7 @@ const char *rw_clone_why_name(enum rw_clone_why w)
 {
 	static const char *const names[RW_CLONE_N] = {
 		[RW_CLONE_OK] = "ok",
-		[RW_CLONE_FRAGMENT] = "is or has a fragment sharing its frame (.cold)",
+		[RW_CLONE_FRAGMENT] = "is a fragment (.cold), has more than one, or shares one",
 		[RW_CLONE_ANALYSIS] = "the stack analysis of its code failed",
 		[RW_CLONE_UNDECODABLE] = "undecodable bytes",
 		[RW_CLONE_INDIRECT_JUMP] = "indirect jump (jump table)",

@@ -66,28 +66,35 @@
  * frame it enters and of every frame below it (disambig.h, "Wrapping").
  *
  * Cloning (clone.c), clone k = (f, c): f is copied whole to f_k in the new
- * executable segment and the direct call c (`call rel32`) calls f_k (through
- * its trampoline when c is also wrapped: the trampoline calls f_k).  The copy
- * keeps every instruction's length and place relative to f's start
- * (x86_copy_insn, Capstone): jumps inside f go to the copy; calls and jumps
- * out of f go to the originals (a copy never calls a clone), except the
+ * executable segment, and with it f's fragment g (.cold), if f has one, to
+ * g_k at the next 16-byte boundary after f_k; the direct call c (`call
+ * rel32`) calls f_k (through its trampoline when c is also wrapped: the
+ * trampoline calls f_k).  Each copy keeps every instruction's length and
+ * place relative to its range's start (x86_copy_insn, Capstone): jumps into
+ * f or g go to f_k or g_k (f's jumps to its fragment land in g_k, g_k's
+ * jumps back in f_k); calls and jumps out of f and g go to the originals, and
+ * so does a call of f's entry (a copy never calls a clone), except the
  * copies of wrapped calls, which call their own trampolines (clone wraps;
  * a copy without one is wrapped like its original); rip-relative operands
- * keep their addresses.  f_k's padding applies f's in-place edits to the
- * copy.  Because the layout is the same, f_k's FDE is a copy of f's with a
- * new pc_begin (its CFA program edited for a no-fp padding), sharing f's CIE
- * and LSDA (call-site and landing-pad offsets count from the FDE's start).
- * A function is cloneable (else clone_why says why) when its stack analysis
- * succeeded, it neither is nor has a fragment (.cold), its indirect jumps
- * are tail calls (no frame live, no code reached only through them: jump
- * tables point into the original; the copy of a tail call jumps where the
- * original's does), it takes
- * no address of its own code, no rel8 branch leaves it, one FDE covers
- * exactly its range with a pc-relative pc_begin, and its LSDA (if any) has
- * no LPStart and is pointed at pc-relatively (or absolutely in a non-PIE
- * executable).  A call is redirectable when it is a direct `call rel32` to a
- * function start (not a returns-twice one).  Clones get a local FUNC symbol
- * __icpp_clone_K_NAME and are listed in the note.
+ * keep their addresses.  f_k's padding applies f's in-place edits (in f's
+ * code and g's) to the copies.  Because the layout is the same, f_k's FDE
+ * is a copy of f's with a new pc_begin (its CFA program edited for a no-fp
+ * padding as in place), sharing f's CIE and LSDA (call-site and landing-pad
+ * offsets count from the FDE's start), and g_k's a copy of g's the same way.
+ * A function is cloneable (else clone_why says why) when it is no fragment
+ * and has at most one, which no other function jumps into, its stack
+ * analysis (of f and g as one frame) succeeded, its indirect jumps are tail
+ * calls (no frame live, no code reached only through them: jump tables
+ * point into the original; the copy of a tail call jumps where the
+ * original's does), and each of f and g takes no address of f's or g's
+ * code, has no rel8 branch leaving it, is covered exactly by one FDE of its
+ * own with a pc-relative pc_begin, and that FDE's LSDA (if any) has no
+ * LPStart, lands only in the FDE's range and is pointed at pc-relatively (or
+ * absolutely in a non-PIE executable).  A call is redirectable when it is a
+ * direct `call rel32` to a function start (not a returns-twice one).  Clones
+ * get a local FUNC symbol __icpp_clone_K_NAME, the copy of a fragment
+ * __icpp_clone_K_GNAME (g's name; NAME.cold when g has none), and are listed
+ * in the note (the fragment's copy too: frag_addr, frag_size, frag_func).
  *
  * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
  * call of f (indirect, through the PLT, or a call of a function that
@@ -110,7 +117,9 @@
  * call in a clone returns elsewhere and keeps the original f.  At most
  * RW_MAX_DISPATCH tests per function (each runs at every entry of f).  A
  * function dispatches (rw_func.dispatch) when it is cloneable, its first
- * instructions can be displaced and no branch of its own lands among them.
+ * instructions can be displaced and no branch of its own (or of its
+ * fragment's) lands among them: a function with a fragment takes no entry
+ * wrapper, but may dispatch.
  * Training OUT sees f's entry (hooked), then f_k's at the same CFA, which
  * replaces it as a tail call would: rw_collapse drops the childless frame
  * (f, c) that this leaves beside (f_k, c).
@@ -175,10 +184,12 @@
  *    (old kernels derive AT_PHDR that way) -- the file is padded up to 1 MiB
  *    for it -- otherwise just above the last segment (Linux >= 5.18 finds
  *    AT_PHDR through the PT_LOAD that holds it).
- * .icpp.text holds the clones first, then the trampolines.
+ * .icpp.text holds the clones first (each function's copy, then its
+ * fragment's), then the trampolines.
  * The old .eh_frame/.eh_frame_hdr stay in place, renamed .icpp.old.*; .symtab
  * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>) and per
- * clone (__icpp_clone_<K>_<name>); a stripped input gets a .symtab made of
+ * clone (__icpp_clone_<K>_<name>, and its fragment's copy); a stripped input
+ * gets a .symtab made of
  * its .dynsym plus those.
  * The GNU build-id note is replaced by a new id (SHA-1 of the input, the plan
  * and the rewriter version), and a note "icpp" (type NT_ICPP_REWRITE) names
@@ -232,8 +243,9 @@
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
 #define RW_MAX_DISPATCH 8          /* dispatched clones per function */
-#define RW_NOTE_VERSION 4          /* its layout (2: clone table, 3: entry wrappers,
-                                    * 4: which clones dispatch) */
+#define RW_NOTE_VERSION 5          /* its layout (2: clone table, 3: entry wrappers,
+                                    * 4: which clones dispatch, 5: the clones'
+                                    * copies of fragments) */
 
 /* Bit k allows 16*k bytes (disambig's da_mask). */
 typedef uint64_t rw_mask;
@@ -286,14 +298,18 @@ enum rw_wrap_why {
 
 enum rw_clone_why {
 	RW_CLONE_OK,
-	RW_CLONE_FRAGMENT,         /* is, or has, a fragment (.cold) sharing a frame */
+	RW_CLONE_FRAGMENT,         /* is a fragment (.cold) sharing a frame, has more
+	                            * than one, or one another function jumps into */
 	RW_CLONE_ANALYSIS,         /* the stack analysis of its code failed (see pad_why) */
 	RW_CLONE_UNDECODABLE,      /* bytes Capstone cannot decode */
 	RW_CLONE_INDIRECT_JUMP,    /* an indirect jump not a tail call (a jump table: targets in the original) */
-	RW_CLONE_CODE_ADDRESS,     /* a rip-relative operand addresses its own code */
-	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out of the function */
-	RW_CLONE_NO_FDE,           /* no FDE exactly covering it, or not pc-relative */
-	RW_CLONE_LSDA,             /* an LSDA a copy cannot share (LPStart, absolute in PIE) */
+	RW_CLONE_CODE_ADDRESS,     /* a rip-relative operand addresses its own code or
+	                            * its fragment's */
+	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out of the function or its fragment */
+	RW_CLONE_NO_FDE,           /* no FDE exactly covering it (or its fragment), or
+	                            * not pc-relative */
+	RW_CLONE_LSDA,             /* an LSDA a copy cannot share (LPStart, absolute in
+	                            * PIE, a landing pad outside its FDE's range) */
 	RW_CLONE_FAR,              /* a displacement out of reach from the copy */
 	RW_CLONE_N
 };
@@ -489,6 +505,10 @@ struct rw_note_clone {
 	uint64_t site;               /* the call redirected to it, or tested by
 	                              * its function's dispatch */
 	bool dispatched;             /* taken by the dispatch (rw_plan_dispatched) */
+	uint64_t frag_addr;          /* the copy of its function's fragment (.cold) */
+	uint64_t frag_size;          /* ... its size (the fragment's) */
+	uint64_t frag_func;          /* ... the original fragment; all three 0: the
+	                              * function has no fragment */
 };
 struct rw_note_entry {
 	uint64_t func;               /* the function entry-wrapped */
@@ -567,14 +587,20 @@ int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_
 		struct pathmap **out, char *err, size_t errlen);
 
 /* disambig's prediction names clone k as a function of a made-up module
- * (from_pathmap.h, DA_CLONES_MODULE) and keeps the original callsites below
- * it.  The copy with its place in OUT: clone k becomes the function of
- * module `module` at the note's address, named like its symbol
- * (__icpp_clone_K_NAME), and a frame called from a clone through a callsite
- * of the cloned function takes the callsite of the copy.  Training OUT sees
- * exactly these.  And an entry-wrapped function's own frame lies W deeper
- * than disambig's rule says (section 3): its nodes get W.  Same node
- * indices. */
+ * (from_pathmap.h, DA_CLONES_MODULE) at address 16 (k+1), the copy of clone
+ * k's fragment (frames of the fragment under the clone) at 16 (k+1) + 8, and
+ * keeps the original callsites below them.  The copies with their place in
+ * OUT: each function of that module is mapped by its address (not its
+ * order), clone k to the function of module `module` at the note's addr and
+ * size, named like its symbol (__icpp_clone_K_NAME), the fragment's copy to
+ * the note's frag_addr and frag_size, named __icpp_clone_K_FRAGNAME (FRAGNAME
+ * the name the prediction gives the original fragment; 0xADDR for either
+ * when the original has none); a frame called from either copy through a
+ * callsite of the original function or fragment takes the callsite of the
+ * copy.  Training OUT sees exactly these.  And an entry-wrapped function's
+ * own frame lies W deeper than disambig's rule says (section 3): its nodes
+ * get W.  Same node indices.  -1 and one line for a function of that module
+ * the note has no copy for. */
 int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw_note *n,
 		    struct pathmap **out, char *err, size_t errlen);
 

@@ -663,26 +663,76 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, uint32_t module, FILE *
 
 /* ------------------------------------------------------------------ clones */
 
-/* Clone k of the prediction: the k-th function of module cm, or RW_NONE. */
-static uint32_t clone_index(const struct pathmap *pm, uint32_t cm, uint32_t func, uint32_t first)
+/* The clone that function func of the prediction stands for when it is a
+ * function of the clones' module cm (disambig's names by address: clone k at
+ * 16 (k+1), the copy of its fragment at 16 (k+1) + 8), else RW_NONE. */
+static uint32_t clone_of(const struct pathmap *pm, uint32_t cm, uint32_t func)
 {
-	return cm != PM_NONE && pm->funcs[func].module == cm ? func - first : RW_NONE;
+	const struct pm_function *f = &pm->funcs[func];
+	return cm != PM_NONE && f->module == cm ? (uint32_t)(f->addr / 16 - 1) : RW_NONE;
+}
+
+/* The name of the copy of the function at orig in clone k: its symbol's,
+ * __icpp_clone_K_NAME with the name the prediction gives that function in
+ * module `module`, or __icpp_clone_K_0xORIG when it has none
+ * (pm_profile_label shows the copy as the original). */
+static void copy_name(const struct pathmap *pred, uint32_t module, uint32_t k, uint64_t orig,
+		      char *name, size_t len)
+{
+	snprintf(name, len, "__icpp_clone_%u_0x%" PRIx64, k, orig);
+	for (uint32_t g = 0; g < pred->nfuncs; g++)
+		if (pred->funcs[g].module == module && pred->funcs[g].addr == orig &&
+		    pred->funcs[g].name && *pred->funcs[g].name)
+			snprintf(name, len, "__icpp_clone_%u_%s", k, pred->funcs[g].name);
+}
+
+static int placing_oom(char *err, size_t errlen)
+{
+	return errmsg(err, errlen, "out of memory placing the clones in the predicted pathmap");
+}
+
+/* Function f of the prediction in the placed map (same index): a clone's
+ * copy where OUT has it, any other as it is. */
+static int place_function(struct pathmap *pm, const struct pathmap *pred, uint32_t cm,
+			  uint32_t module, const struct rw_note *n, uint32_t f, char *err,
+			  size_t errlen)
+{
+	const struct pm_function *fn = &pred->funcs[f];
+	uint32_t r;
+	if (cm == PM_NONE || fn->module != cm) {
+		r = pm_add_function(pm, fn->module - (cm < fn->module), fn->addr, fn->size, fn->name);
+		return r == f ? 0 : placing_oom(err, errlen);
+	}
+	if (fn->addr % 8 || fn->addr < 16)
+		return errmsg(err, errlen, "the prediction has a function at 0x%" PRIx64 " in %s, "
+			      "which is no clone", fn->addr, DA_CLONES_MODULE);
+	bool frag = fn->addr % 16 == 8;
+	uint32_t k = clone_of(pred, cm, f);
+	if (k >= n->nclones)
+		return errmsg(err, errlen, "the prediction has clone %u, the rewritten file's note "
+			      "only %u", k, n->nclones);
+	const struct rw_note_clone *c = &n->clones[k];
+	if (frag && !c->frag_size)
+		return errmsg(err, errlen, "the prediction has a copy of clone %u's fragment, the "
+			      "rewritten file's note none", k);
+	char name[600];
+	copy_name(pred, module, k, frag ? c->frag_func : c->func, name, sizeof(name));
+	r = frag ? pm_add_function(pm, module, c->frag_addr, c->frag_size, name)
+		 : pm_add_function(pm, module, c->addr, c->size, name);
+	return r == f ? 0 : placing_oom(err, errlen);
 }
 
 int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw_note *n,
 		    struct pathmap **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	uint32_t cm = PM_NONE, first = PM_NONE;
+	uint32_t cm = PM_NONE;
 	for (uint32_t m = 0; m < pred->nmodules; m++)
 		if (!strcmp(pred->modules[m].path, DA_CLONES_MODULE))
 			cm = m;
-	for (uint32_t f = 0; f < pred->nfuncs && cm != PM_NONE; f++)
-		if (pred->funcs[f].module == cm && first == PM_NONE)
-			first = f;
 	struct pathmap *pm = pm_new();
 	if (!pm)
-		goto oom;
+		return placing_oom(err, errlen);
 	for (uint32_t m = 0; m < pred->nmodules; m++) {
 		const struct pm_module *md = &pred->modules[m];
 		if (m == cm)
@@ -692,39 +742,22 @@ int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw
 		pm->modules[pm->nmodules - 1].functions_found = md->functions_found;
 		pm->modules[pm->nmodules - 1].functions_hooked = md->functions_hooked;
 	}
-	for (uint32_t f = 0; f < pred->nfuncs; f++) {
-		const struct pm_function *fn = &pred->funcs[f];
-		uint32_t k = clone_index(pred, cm, f, first);
-		if (k != RW_NONE && k >= n->nclones) {
+	for (uint32_t f = 0; f < pred->nfuncs; f++)
+		if (place_function(pm, pred, cm, module, n, f, err, errlen) < 0) {
 			pm_free(pm);
-			return errmsg(err, errlen, "the prediction has clone %u, the rewritten file's "
-				      "note only %u", k, n->nclones);
+			return -1;
 		}
-		/* named after the function it copies, by its address when that
-		 * has no name (pm_profile_label shows the clone as it) */
-		char name[600] = "";
-		if (k != RW_NONE)
-			snprintf(name, sizeof(name), "__icpp_clone_%u_0x%" PRIx64, k, n->clones[k].func);
-		for (uint32_t g = 0; k != RW_NONE && g < pred->nfuncs; g++)
-			if (pred->funcs[g].module == module && pred->funcs[g].addr == n->clones[k].func &&
-			    pred->funcs[g].name && *pred->funcs[g].name)
-				snprintf(name, sizeof(name), "__icpp_clone_%u_%s", k, pred->funcs[g].name);
-		uint32_t r = k == RW_NONE
-				     ? pm_add_function(pm, fn->module - (cm < fn->module), fn->addr, fn->size,
-						       fn->name)
-				     : pm_add_function(pm, module, n->clones[k].addr, n->clones[k].size, name);
-		if (r != f)
-			goto oom;
-	}
 	for (uint32_t i = 0; i < pred->nnodes; i++) {
 		const struct pm_node *x = &pred->nodes[i];
 		uint32_t pk = x->parent == PM_NONE ? RW_NONE
-						   : clone_index(pred, cm, pred->nodes[x->parent].func, first);
+						   : clone_of(pred, cm, pred->nodes[x->parent].func);
 		uint64_t csa = x->cs_addr;
-		/* a call from inside a clone executed the copy of the instruction */
-		if (pk != RW_NONE && x->cs_module == module && csa >= n->clones[pk].func &&
-		    csa < n->clones[pk].func + n->clones[pk].size)
-			csa += n->clones[pk].addr - n->clones[pk].func;
+		/* a call from inside a clone (its function's copy or its
+		 * fragment's) executed the copy of the instruction */
+		uint64_t copy = pk != RW_NONE && x->cs_module == module
+					? rw_clone_copy_addr(&n->clones[pk], csa) : 0;
+		if (copy)
+			csa = copy;
 		uint32_t csm = x->cs_module == PM_NONE ? PM_NONE : x->cs_module - (cm < x->cs_module);
 		int64_t height = x->height + rw_entry_bytes(n, pred, module, x->func);
 		if (pm_add_node(pm, x->parent, x->func, csm, csa, height, x->entries) != i)
@@ -734,5 +767,5 @@ int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw
 	return 0;
 oom:
 	pm_free(pm);
-	return errmsg(err, errlen, "out of memory placing the clones in the predicted pathmap");
+	return placing_oom(err, errlen);
 }

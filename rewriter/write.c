@@ -223,6 +223,9 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 		rb_u64(d, c[k].func);
 		rb_u64(d, c[k].site);
 		rb_u32(d, c[k].dispatched);
+		rb_u64(d, c[k].frag_addr);
+		rb_u64(d, c[k].frag_size);
+		rb_u64(d, c[k].frag_func);
 	}
 	rb_u32(d, nt - nw);
 	for (uint32_t i = 0; i < nt; i++) {
@@ -276,8 +279,9 @@ struct plan_state {
 	struct tramp *t;
 	uint32_t nt, capt;
 	struct rw_note_clone *clones;    /* [p->nclones] */
-	struct eh_clonefde *cfdes;       /* [p->nclones] */
-	struct newsym *syms;             /* trampolines, then clones */
+	struct eh_clonefde *cfdes;       /* the clones' copies: functions and fragments */
+	uint32_t ncfdes;
+	struct newsym *syms;             /* clones' copies, then trampolines */
 	uint32_t nsyms;
 	struct patches patches;
 	struct eh_fde_edit *fedits;
@@ -316,20 +320,22 @@ static int call_to(uint64_t insn, uint8_t len, uint64_t dest, uint8_t bytes[16])
 	return 0;
 }
 
-/* Frame-padding edits of unit u by d, at `shift` bytes from the original
- * code: into the section patches (shift 0) or into a clone's copy in text. */
-static int pad_edits(struct plan_state *ps, const struct rw_unit *u, int64_t d, uint64_t shift,
-		     uint64_t text_vaddr)
+/* Frame-padding edits of unit u by d: into the section patches (copy NULL)
+ * or into the copies of clone `copy` in text (its function's, its
+ * fragment's). */
+static int pad_edits(struct plan_state *ps, const struct rw_unit *u, int64_t d,
+		     const struct rw_note_clone *copy, uint64_t text_vaddr)
 {
 	for (uint32_t e = 0; e < u->nedits; e++) {
 		const struct rw_edit *ed = &u->edits[e];
 		int64_t v = ed->value + ed->sign * d;
 		uint8_t bytes[4];
 		memcpy(bytes, &v, 4);      /* little-endian: the low bytes */
-		if (!shift && patch_add(&ps->patches, ed->at, bytes, ed->size))
+		if (!copy && patch_add(&ps->patches, ed->at, bytes, ed->size))
 			return -1;
-		if (shift)
-			memcpy(ps->text.p + (ed->at + shift - text_vaddr), bytes, ed->size);
+		if (copy)
+			memcpy(ps->text.p + (rw_clone_copy_addr(copy, ed->at) - text_vaddr), bytes,
+			       ed->size);
 	}
 	return 0;
 }
@@ -442,30 +448,52 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 	return 0;
 }
 
-/* Copy clone k to the end of text with its padding and its FDE. */
+/* A symbol for a copy in clone k: __icpp_clone_K_NAME. */
+static void clone_symbol(struct plan_state *ps, uint32_t k, const char *name, const char *suffix,
+			 uint64_t addr, uint64_t size)
+{
+	struct newsym *sy = &ps->syms[ps->nsyms++];
+	snprintf(sy->name, sizeof(sy->name), "__icpp_clone_%u_%s%s", k, name, suffix);
+	sy->addr = addr;
+	sy->size = (uint32_t)size;
+}
+
+/* Copy clone k to the end of text, its function and then its fragment,
+ * with its padding, their FDEs and symbols (the fragment's named after its
+ * own name, else the function's with .cold). */
 static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		      uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
 {
 	const struct rw_plan_clone *pc = &p->clones[k];
 	uint32_t fi = rw_func_index(b, pc->func);
 	const struct rw_func *f = &b->funcs[fi];
+	const struct rw_unit *u = &b->units[fi];
 	rb_align(&ps->text, 16, 0xcc);
-	uint64_t addr = text_vaddr + ps->text.n;
-	enum rw_clone_why why = rw_copy_function(ps->cs, b, fi, addr, &ps->text);
+	struct rw_copy_range r[2];
+	uint32_t n = rw_clone_ranges(b, fi, text_vaddr + ps->text.n, r);
+	enum rw_clone_why why = rw_copy_function(ps->cs, b, r, n, &ps->text);
 	if (why != RW_CLONE_OK)
 		return errmsg(err, errlen, "cannot copy %s (0x%" PRIx64 ") for clone %u: %s",
 			      f->name ? f->name : "?", f->addr, k, rw_clone_why_name(why));
-	if (ps->text.oom || pad_edits(ps, &b->units[fi], pc->pad, addr - f->addr, text_vaddr))
+	struct rw_note_clone *cl = &ps->clones[k];
+	*cl = (struct rw_note_clone){.addr = r[0].to, .size = f->size, .func = f->addr,
+				     .site = pc->site, .dispatched = rw_plan_dispatched(b, pc)};
+	if (n > 1) {
+		cl->frag_addr = r[1].to;
+		cl->frag_size = r[1].hi - r[1].lo;
+		cl->frag_func = r[1].lo;
+	}
+	if (ps->text.oom || pad_edits(ps, u, pc->pad, cl, text_vaddr))
 		return errmsg(err, errlen, "out of memory applying the plan");
-	const struct rw_unit *u = &b->units[fi];
-	ps->clones[k] = (struct rw_note_clone){addr, f->size, f->addr, pc->site,
-					       rw_plan_dispatched(b, pc)};
-	ps->cfdes[k] = (struct eh_clonefde){
-		{eh_fde_at(&b->eh, f->addr), u->k0, u->k1, u->nfdes ? pc->pad : 0}, addr};
-	struct newsym *sy = &ps->syms[ps->nsyms++];
-	snprintf(sy->name, sizeof(sy->name), "__icpp_clone_%u_%s", k, f->name ? f->name : "");
-	sy->addr = addr;
-	sy->size = (uint32_t)f->size;
+	for (uint32_t i = 0; i < n; i++)
+		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
+			{eh_fde_at(&b->eh, r[i].lo), u->k0, u->k1, u->nfdes ? pc->pad : 0}, r[i].to};
+	const char *name = f->name ? f->name : "";
+	clone_symbol(ps, k, name, "", cl->addr, cl->size);
+	if (n > 1) {
+		const char *frag = b->funcs[u->frag].name;
+		clone_symbol(ps, k, frag ? frag : name, frag ? "" : ".cold", cl->frag_addr, cl->frag_size);
+	}
 	return 0;
 }
 
@@ -484,20 +512,21 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		       uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
 {
 	const struct rw_note_clone *cl = &ps->clones[k];
-	uint64_t shift = cl->addr - cl->func;
 	for (size_t i = 0; i < b->ncalls; i++) {
 		const struct rw_call *c = &b->calls[i];
-		uint32_t w = c->insn >= cl->func && c->insn < cl->func + cl->size ? copy_wrap(p, k, c) : 0;
+		uint64_t insn = rw_clone_copy_addr(cl, c->insn);
+		uint32_t w = insn ? copy_wrap(p, k, c) : 0;
 		if (!w)
 			continue;
-		uint64_t t = add_tramp(ps, c, c->site + shift, c->target, w, text_vaddr, err, errlen);
+		uint64_t t = add_tramp(ps, c, c->site + (insn - c->insn), c->target, w, text_vaddr, err,
+				       errlen);
 		uint8_t bytes[16];
 		if (!t)
 			return -1;
-		if (call_to(c->insn + shift, c->len, t, bytes))
+		if (call_to(insn, c->len, t, bytes))
 			return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of rel32 "
 				      "reach of its trampoline", c->site, k);
-		memcpy(ps->text.p + (c->insn + shift - text_vaddr), bytes, c->len);
+		memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
 	}
 	return 0;
 }
@@ -512,15 +541,15 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	memset(ps, 0, sizeof(*ps));
 	ps->cs = cs;
 	ps->clones = calloc(p->nclones + 1, sizeof(*ps->clones));
-	ps->cfdes = calloc(p->nclones + 1, sizeof(*ps->cfdes));
-	ps->syms = calloc(p->nclones + 1, sizeof(*ps->syms));
+	ps->cfdes = calloc(2 * p->nclones + 1, sizeof(*ps->cfdes));   /* a function, a fragment */
+	ps->syms = calloc(2 * p->nclones + 1, sizeof(*ps->syms));
 	if (!ps->clones || !ps->cfdes || !ps->syms)
 		goto oom;
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t fi = rw_func_index(b, p->pads[i].addr);
 		const struct rw_unit *u = &b->units[fi];
 		int64_t d = p->pads[i].bytes;
-		if (pad_edits(ps, u, d, 0, text_vaddr))
+		if (pad_edits(ps, u, d, NULL, text_vaddr))
 			goto oom;
 		for (uint32_t k = 0; k < u->nfdes; k++) {
 			struct eh_fde_edit *v = realloc(ps->fedits, (ps->nfedits + 1) * sizeof(*v));
@@ -831,7 +860,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		goto oom;
 	for (uint32_t i = 0; i < ps.nt; i++)
 		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
-	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, p->nclones, nf, ps.nt, vmax, vmax,
+	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, ps.nt, vmax, vmax,
 			 &frame, &hdr, err, errlen);
 	free(nf);
 	if (r)
@@ -960,7 +989,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
 	rb_free(&frame);
 	rb_free(&hdr);
-	r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, p->nclones, nf, ps.nt, frame_va, hdr_va,
+	r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, ps.nt, frame_va, hdr_va,
 		     &frame, &hdr, err, errlen);
 	free(nf);
 	if (r)

@@ -444,6 +444,127 @@ fx_big:
 	.cfi_endproc
 	.size fx_big, .-fx_big
 
+/* An owner with a .cold fragment, as gcc -freorder-blocks-and-partition
+ * splits one: fx_owner(x, y, z, u, v, w, s) allocates its frame (local x at
+ * 8(%rsp)) and for x < 0 jumps to fx_owner.cold in .text.unlikely, which runs
+ * in its frame (its own FDE starts at CFA = rsp + 32), calls fx_leaf, reads
+ * the stack argument s at 32(%rsp) (a padding edit in the fragment) and
+ * jumps back.  Returns 2x for x >= 0, s - x else.  Cloneable with its
+ * fragment, pad <= 80 (disp 32); the fragment itself is not cloneable. */
+	.globl fx_owner
+	.type fx_owner, @function
+fx_owner:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	sub $16, %rsp
+	.cfi_def_cfa_offset 32
+	mov %rdi, 8(%rsp)
+	test %rdi, %rdi
+	js fx_owner.cold
+	call fx_leaf
+.Lfx_owner_back:
+	add 8(%rsp), %rax
+	add $16, %rsp
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_owner, .-fx_owner
+
+	.section .text.unlikely,"ax",@progbits
+	.type fx_owner.cold, @function
+fx_owner.cold:
+	.cfi_startproc
+	.cfi_def_cfa_offset 32
+	.cfi_offset %rbx, -16
+	neg %rdi
+	call fx_leaf
+	add %rax, %rax
+	add 32(%rsp), %rax
+	jmp .Lfx_owner_back
+	.cfi_endproc
+	.size fx_owner.cold, .-fx_owner.cold
+	.text
+
+/* An owner with two fragments: not cloneable, nor are they. */
+	.globl fx_two_frags
+	.type fx_two_frags, @function
+fx_two_frags:
+	.cfi_startproc
+	sub $8, %rsp
+	.cfi_def_cfa_offset 16
+	test %edi, %edi
+	js fx_two_frags.cold
+	je fx_two_frags.cold.1
+	call fx_leaf
+.Lfx_two_frags_back:
+	add $8, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_two_frags, .-fx_two_frags
+
+	.section .text.unlikely
+	.type fx_two_frags.cold, @function
+fx_two_frags.cold:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	call fx_leaf
+	jmp .Lfx_two_frags_back
+	.cfi_endproc
+	.size fx_two_frags.cold, .-fx_two_frags.cold
+
+	.type fx_two_frags.cold.1, @function
+fx_two_frags.cold.1:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	call fx_leaf
+	jmp .Lfx_two_frags_back
+	.cfi_endproc
+	.size fx_two_frags.cold.1, .-fx_two_frags.cold.1
+	.text
+
+/* Two functions jumping into one fragment: neither is cloneable (the first
+ * owns it, the second cannot share it). */
+	.globl fx_shares_a
+	.type fx_shares_a, @function
+fx_shares_a:
+	.cfi_startproc
+	sub $8, %rsp
+	.cfi_def_cfa_offset 16
+	test %edi, %edi
+	js fx_shared.cold
+	call fx_leaf
+	add $8, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_shares_a, .-fx_shares_a
+
+	.globl fx_shares_b
+	.type fx_shares_b, @function
+fx_shares_b:
+	.cfi_startproc
+	sub $8, %rsp
+	.cfi_def_cfa_offset 16
+	jmp fx_shared.cold
+	.cfi_endproc
+	.size fx_shares_b, .-fx_shares_b
+
+	.section .text.unlikely
+	.type fx_shared.cold, @function
+fx_shared.cold:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	call fx_leaf
+	ud2
+	.cfi_endproc
+	.size fx_shared.cold, .-fx_shared.cold
+	.text
+
 /* fx_run(x): runs the functions that can run, returns a checksum. */
 	.globl fx_run
 	.type fx_run, @function
@@ -468,6 +589,15 @@ fx_run:
 	add %rax, -24(%rbp)
 	mov $1, %edi
 	call fx_calls
+	add %rax, -24(%rbp)
+	movq $100, (%rsp)
+	mov %rbx, %rdi
+	call fx_owner
+	add %rax, -24(%rbp)
+	movq $100, (%rsp)
+	mov %rbx, %rdi
+	neg %rdi
+	call fx_owner            /* through its fragment */
 	add %rax, -24(%rbp)
 	mov -24(%rbp), %rax
 	add $24, %rsp

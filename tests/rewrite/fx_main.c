@@ -1,5 +1,5 @@
 /* fx_main.c: the fixture program around fx_frames.S.  With an argument N it
- * prints fx_run(N) = 5N + 9, so a rewritten fixture can be run and checked. */
+ * prints fx_run(N) = 8N + 109, so a rewritten fixture can be run and checked. */
 #include <stdio.h>
 #include <stdlib.h>
 

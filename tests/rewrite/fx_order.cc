@@ -9,9 +9,18 @@
 // Built with FX_INDIRECT, A makes its one call through a function pointer
 // (and B its call of A): no call can be pointed at a clone, so a clone takes
 // its frames by a dispatch at its function's entry (rewriter.h section 1).
+// Built with FX_COLD (and gcc's hot/cold partitioning), B is a cold
+// function: A calls it from its .cold fragment, which jumps back into A, so
+// a clone of A copies the fragment too, and the landing pad's code runs in
+// the fragment.
 #include <cstdio>
 
 #define NOINLINE __attribute__((noinline, noclone))
+#ifdef FX_COLD
+#define B_ATTR __attribute__((cold))
+#else
+#define B_ATTR
+#endif
 
 static volatile long sink;
 static bool throwing;
@@ -41,7 +50,7 @@ typedef long (*fx_fn)(const char *, long);
 static fx_fn volatile fx_table[3] = {fx_a, fx_b, fx_d2};
 #endif
 
-NOINLINE static long fx_b(const char *script, long x)
+NOINLINE B_ATTR static long fx_b(const char *script, long x)
 {
 #ifdef FX_INDIRECT
 	return fx_table[0](script, x + 1) + 7;

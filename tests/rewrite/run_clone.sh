@@ -14,6 +14,14 @@
 # main.  GDB "" skips the last check.  With "dispatch" (PROG built with
 # FX_INDIRECT: every call of the fixture indirect), every clone must take its
 # frames by a dispatch at its function's entry.
+# With "cold" (PROG built with FX_COLD and gcc's hot/cold partitioning: fx_a
+# calls fx_b from its .cold fragment, which jumps back into fx_a), the plan
+# is written here, so that it clones the fragment's owner whatever the
+# solver would choose: clone 0 of fx_a for its call of itself, the copy of
+# its call of fx_d wrapped by 16 (which separates the D paths).  The clone
+# copies the fragment: the rewritten program must run through the fragment's
+# copy (training it shows the copy calling fx_b), and the exceptions through
+# the copies' landing pads, one of them in the fragment's copy.
 set -u
 icpp=$1 gdb=$2 work=$3 prog=$4 mode=${5:-clone}
 rm -rf "$work" && mkdir -p "$work" || exit 1
@@ -40,7 +48,35 @@ if [ "$(d_heights noclone.rw.icpp | sort -u | wc -l)" != 1 ]; then
 	echo "FAIL: without clones the D paths were separated: the fixture tests nothing"
 	fail=1
 fi
-if ! "$icpp" rewrite "./$name" -m map -o clone.rw 2> rewrite.err; then
+# the callsite of fx_a's call of CALLEE (a demangled name): return address - 1
+site_in_fx_a() {
+	"$icpp" rewrite "./$name" --explain -o explain.rw 2> /dev/null |
+		awk -v callee="$1" '$1 == "call" && $3 == "in" && $4 ~ /^_ZL4fx_aPKcl\+0x[0-9a-f]+$/ &&
+			index($0, "-> " callee ":") { print $2; exit }'
+}
+# the plan of "cold" mode (docs/plan-format.md)
+cold_plan() {
+	local fx_a self d
+	fx_a=0x$(nm "./$name" | awk '$3 == "_ZL4fx_aPKcl" { print $1 }')
+	self=$(site_in_fx_a "fx_a(char const*, long)")
+	d=$(site_in_fx_a "fx_d(long)")
+	[ -n "$self" ] && [ -n "$d" ] || return 1
+	{
+		echo "icpp-plan 1"
+		echo "unit functions"
+		echo "module 0 $(readelf -n "./$name" | awk '/Build ID/ { print $3 }') $PWD/$name"
+		echo "clone 0 0 $fx_a 0 $self 0"
+		echo "clone-wrap 0 0 $d 16"
+		echo "end 2"
+	} > cold.plan
+}
+if [ "$mode" = cold ]; then
+	if ! cold_plan || ! "$icpp" rewrite "./$name" -m map --plan cold.plan -o clone.rw 2> rewrite.err; then
+		echo "FAIL: icpp rewrite with a clone of fx_a, a .cold fragment's owner"
+		cat rewrite.err cold.plan
+		exit 1
+	fi
+elif ! "$icpp" rewrite "./$name" -m map -o clone.rw 2> rewrite.err; then
 	echo "FAIL: icpp rewrite"
 	cat rewrite.err
 	exit 1
@@ -56,7 +92,9 @@ if [ "$mode" = dispatch ] && ! grep -Eq " ([1-9][0-9]*) functions cloned \(\1 by
 fi
 # icpp plan --binary plans what icpp rewrite solves: applied with --plan, the
 # same file
-if ! "$icpp" plan map --binary "./$name" -o binary.plan > plan.out 2> plan.err ||
+if [ "$mode" = cold ]; then
+	:
+elif ! "$icpp" plan map --binary "./$name" -o binary.plan > plan.out 2> plan.err ||
    ! grep -q "^clone " binary.plan ||
    ! "$icpp" rewrite "./$name" -m map --plan binary.plan -o planned.rw -q 2>> plan.err ||
    ! cmp -s planned.rw clone.rw; then
@@ -66,6 +104,13 @@ if ! "$icpp" plan map --binary "./$name" -o binary.plan > plan.out 2> plan.err |
 	fail=1
 else
 	grep "^plan:" plan.out
+fi
+# the fragment's copy runs: training the rewritten program sees it call fx_b
+if [ "$mode" = cold ] && { ! "$icpp" train -q -o clone.map -- ./clone.rw > clone.train.out 2>&1 ||
+   ! "$icpp" paths clone.map | grep -q "__icpp_clone_0__ZL4fx_aPKcl\.cold > fx_b"; }; then
+	echo "FAIL: training the rewritten program shows no call of fx_b from the fragment's copy:"
+	"$icpp" paths clone.map | grep fx_
+	fail=1
 fi
 ./clone.rw > clone.out 2>&1
 ./clone.rw throw > clone.throw.out 2>&1

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "binary/binary.h"
+#include "disambig/from_pathmap.h"
 #include "rewriter/rewriter.h"
 #include "tests/check.h"
 #include "util/fileio.h"
@@ -35,7 +36,8 @@ static const struct rw_func *func(const struct rw_binary *b, const char *name)
 }
 
 /* The call in `caller` to `callee` (NULL: indirect), the k-th such. */
-static const struct rw_call *call(const struct rw_binary *b, const char *caller, const char *callee)
+static const struct rw_call *nth_call(const struct rw_binary *b, const char *caller,
+				      const char *callee, unsigned k)
 {
 	const struct rw_func *f = func(b, caller);
 	size_t n;
@@ -43,12 +45,17 @@ static const struct rw_call *call(const struct rw_binary *b, const char *caller,
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].insn < f->addr || c[i].insn >= f->addr + f->size)
 			continue;
-		if (callee ? (c[i].target_name && !strcmp(c[i].target_name, callee))
-			   : (!c[i].target && !c[i].slot))
+		if ((callee ? (c[i].target_name && !strcmp(c[i].target_name, callee))
+			    : (!c[i].target && !c[i].slot)) && !k--)
 			return &c[i];
 	}
 	fprintf(stderr, "no call %s -> %s\n", caller, callee ? callee : "*");
 	exit(1);
+}
+
+static const struct rw_call *call(const struct rw_binary *b, const char *caller, const char *callee)
+{
+	return nth_call(b, caller, callee, 0);
 }
 
 static uint32_t min_wrap(rw_mask m)
@@ -120,6 +127,21 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(func(b, "fx_switch")->clone_why, RW_CLONE_INDIRECT_JUMP);
 	CHECK_EQ_INT(func(b, "fx_tailptr")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_sp")->alloc, 16);
+	/* a .cold owner clones with its one fragment (and dispatches: its entry
+	 * allows it); a fragment, two of them or a shared one do not */
+	check_pad(b, "fx_owner", RW_FRAME_SP, 80, RW_PAD_OK);
+	CHECK_EQ_INT(func(b, "fx_owner")->clone_why, RW_CLONE_OK);
+	CHECK(func(b, "fx_owner")->cloneable && func(b, "fx_owner")->dispatch);
+	CHECK_EQ_INT(func(b, "fx_owner")->ncalls, 2);
+	CHECK_EQ_INT(func(b, "fx_owner.cold")->clone_why, RW_CLONE_FRAGMENT);
+	CHECK(!func(b, "fx_owner.cold")->cloneable && !func(b, "fx_owner.cold")->dispatch);
+	CHECK_EQ_INT(func(b, "fx_two_frags")->clone_why, RW_CLONE_FRAGMENT);
+	CHECK_EQ_INT(func(b, "fx_two_frags.cold")->clone_why, RW_CLONE_FRAGMENT);
+	CHECK_EQ_INT(func(b, "fx_two_frags.cold.1")->clone_why, RW_CLONE_FRAGMENT);
+	CHECK(!func(b, "fx_two_frags")->dispatch);
+	CHECK_EQ_INT(func(b, "fx_shares_a")->clone_why, RW_CLONE_FRAGMENT);   /* owns it */
+	CHECK_EQ_INT(func(b, "fx_shares_b")->pad_why, RW_PAD_FRAGMENT_SHARED);
+	CHECK_EQ_INT(func(b, "fx_shares_b")->clone_why, RW_CLONE_ANALYSIS);
 
 	const struct rw_call *c = call(b, "fx_calls", "fx_leaf");
 	CHECK_EQ_INT(c->wrap_why, RW_WRAP_OK);
@@ -379,7 +401,7 @@ static void check_output(const char *in, const char *out, struct rw_binary *b)
 	CHECK_EQ_INT(run(cmd, o1, sizeof(o1)), 0);
 	snprintf(cmd, sizeof(cmd), "%s 7", out);
 	CHECK_EQ_INT(run(cmd, o2, sizeof(o2)), 0);
-	CHECK_EQ_STR(o1, "44\n");
+	CHECK_EQ_STR(o1, "165\n");
 	CHECK_EQ_STR(o2, o1);
 	/* same plan, same build-id */
 	char out2[4200];
@@ -388,6 +410,158 @@ static void check_output(const char *in, const char *out, struct rw_binary *b)
 	CHECK_EQ_INT(rw_write(b, &p, out2, &st2, err, sizeof(err)), 0);
 	CHECK(!memcmp(st.build_id, st2.build_id, 20));
 	rw_plan_free(&p);
+}
+
+/* The target of the rel32 branch at addr whose opcode has nop bytes. */
+static uint64_t branch_target(struct bin_module *m, uint64_t addr, int nop)
+{
+	uint8_t buf[6];
+	int32_t rel;
+	if (bin_read(m, addr, buf, (size_t)nop + 4) < 0)
+		return 0;
+	memcpy(&rel, buf + nop, 4);
+	return addr + (uint64_t)nop + 4 + (uint64_t)(int64_t)rel;
+}
+
+/* The offset in [at, at + size) of m of the first rel32 branch with opcode
+ * op (nop bytes) into [lo, hi), or -1. */
+static int64_t find_branch(struct bin_module *m, uint64_t at, uint64_t size, const uint8_t *op,
+			   int nop, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t o = 0; o + (uint64_t)nop + 4 <= size; o++) {
+		uint8_t buf[2];
+		uint64_t t = branch_target(m, at + o, nop);
+		if (bin_read(m, at + o, buf, (size_t)nop) == 0 && !memcmp(buf, op, (size_t)nop) &&
+		    t >= lo && t < hi)
+			return (int64_t)o;
+	}
+	return -1;
+}
+
+/* A clone of the .cold owner fx_owner, padded by 16, for fx_run's call that
+ * takes its fragment: the copies, their jumps into each other, the padding
+ * edit in the fragment's copy, their FDEs, symbols and note, and the run. */
+static void check_clone_fragment(const char *in, const char *dir, struct rw_binary *b)
+{
+	static const uint8_t js[] = {0x0f, 0x88}, jmp[] = {0xe9};
+	const struct rw_func *owner = func(b, "fx_owner"), *frag = func(b, "fx_owner.cold");
+	const struct rw_call *c = nth_call(b, "fx_run", "fx_owner", 1);
+	struct bin_module *orig = rw_module(b);
+	int64_t js_at = find_branch(orig, owner->addr, owner->size, js, 2, frag->addr, frag->addr + 1);
+	int64_t back_at = find_branch(orig, frag->addr, frag->size, jmp, 1, owner->addr,
+				      owner->addr + owner->size);
+	CHECK(js_at >= 0 && back_at >= 0);
+	uint64_t back = branch_target(orig, frag->addr + (uint64_t)back_at, 1);
+
+	struct rw_plan p = {0};
+	CHECK_EQ_INT(rw_plan_add_clone(&p, owner->addr, c->site, 16), 0);
+	char out[4200], err[512];
+	snprintf(out, sizeof(out), "%s/fx.clone", dir);
+	struct rw_write_stats st;
+	int r = rw_write(b, &p, out, &st, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "rw_write: %s\n", err);
+	CHECK_EQ_INT(r, 0);
+	CHECK_EQ_INT(st.clones, 1);
+	rw_plan_free(&p);
+	struct rw_note note;
+	CHECK_EQ_INT(rw_note_read(out, &note, err, sizeof(err)), 0);
+	CHECK_EQ_INT(note.nclones, 1);
+	struct bin_module *m = r == 0 && note.nclones == 1 ? bin_open(out, err, sizeof(err)) : NULL;
+	CHECK(m != NULL);
+	if (!m || js_at < 0 || back_at < 0) {
+		rw_note_free(&note);
+		return;
+	}
+	const struct rw_note_clone *cl = &note.clones[0];
+	CHECK_EQ_INT(cl->func, owner->addr);
+	CHECK_EQ_INT(cl->size, owner->size);
+	CHECK_EQ_INT(cl->frag_func, frag->addr);
+	CHECK_EQ_INT(cl->frag_size, frag->size);
+	CHECK_EQ_INT(cl->frag_addr, (cl->addr + cl->size + 15) & ~15ull);
+	/* the owner's copy jumps to the fragment's copy, which jumps back into it */
+	CHECK_EQ_INT(branch_target(m, cl->addr + (uint64_t)js_at, 2), cl->frag_addr);
+	CHECK_EQ_INT(branch_target(m, cl->frag_addr + (uint64_t)back_at, 1),
+		     cl->addr + (back - owner->addr));
+	/* padded by 16: the fragment's copy reads s at 48(%rsp), the original
+	 * at 32(%rsp); the copies' CFA is 16 deeper, the originals' is not */
+	static const uint8_t add_s[] = {0x48, 0x03, 0x44, 0x24};
+	uint8_t bytes[5];
+	int64_t at = -1;
+	for (uint64_t o = 0; at < 0 && o + 5 <= frag->size; o++)
+		if (bin_read(orig, frag->addr + o, bytes, 5) == 0 && !memcmp(bytes, add_s, 4))
+			at = (int64_t)o;
+	CHECK(at >= 0 && bytes[4] == 32);
+	CHECK_EQ_INT(bin_read(m, cl->frag_addr + (uint64_t)at, bytes, 5), 0);
+	CHECK(!memcmp(bytes, add_s, 4) && bytes[4] == 48);
+	CHECK_EQ_INT(bin_read(m, frag->addr + (uint64_t)at, bytes, 5), 0);
+	CHECK_EQ_INT(bytes[4], 32);
+	check_cfa(m, cl->frag_addr, BIN_CFA_RSP, 48);
+	check_cfa(m, frag->addr, BIN_CFA_RSP, 32);
+	check_cfa(m, cl->addr + (uint64_t)js_at, BIN_CFA_RSP, 48);
+	check_cfa(m, owner->addr + (uint64_t)js_at, BIN_CFA_RSP, 32);
+	/* symbols: the owner's copy and the fragment's, suffix kept */
+	const struct bin_function *fc = bin_function_at(m, cl->addr);
+	const struct bin_function *gc = bin_function_at(m, cl->frag_addr);
+	CHECK(fc && fc->addr == cl->addr && fc->name && !strcmp(fc->name, "__icpp_clone_0_fx_owner"));
+	CHECK(gc && gc->addr == cl->frag_addr && gc->size == frag->size && gc->name &&
+	      !strcmp(gc->name, "__icpp_clone_0_fx_owner.cold"));
+	bin_close(m);
+	rw_note_free(&note);
+	/* it runs through both copies and computes what the original computes */
+	char cmd[8192], o1[64], o2[64];
+	snprintf(cmd, sizeof(cmd), "%s 7", in);
+	CHECK_EQ_INT(run(cmd, o1, sizeof(o1)), 0);
+	snprintf(cmd, sizeof(cmd), "%s 7", out);
+	CHECK_EQ_INT(run(cmd, o2, sizeof(o2)), 0);
+	CHECK_EQ_STR(o2, o1);
+}
+
+/* rw_place_clones on a prediction that names clone 0 of f at 16 and the
+ * copy of its fragment f.cold at 24 (added first: mapped by address, not by
+ * order): both go where the note puts them, named like their symbols, and a
+ * frame called from either copy takes the callsite of the copy.  A copy of
+ * a fragment the note lacks is an error. */
+static void check_place_clones(void)
+{
+	static const uint8_t id[20] = {1};
+	struct pathmap *pred = pm_new();
+	uint32_t m = pm_add_module(pred, "/prog.rw", id, 20);
+	uint32_t cm = pm_add_module(pred, DA_CLONES_MODULE, NULL, 0);
+	uint32_t fmain = pm_add_function(pred, m, 0x1000, 0x100, "main");
+	pm_add_function(pred, m, 0x2000, 0x80, "f");
+	pm_add_function(pred, m, 0x3000, 0x20, "f.cold");
+	uint32_t leaf = pm_add_function(pred, m, 0x4000, 0x10, "leaf");
+	uint32_t frag_copy = pm_add_function(pred, cm, 24, 0x20, "f.cold.icpp_clone.0");
+	uint32_t clone = pm_add_function(pred, cm, 16, 0x80, "f.icpp_clone.0");
+	uint32_t root = pm_add_node(pred, PM_NONE, fmain, PM_NONE, 0, 16, 1);
+	uint32_t nf = pm_add_node(pred, root, clone, m, 0x100f, 64, 1);
+	uint32_t nfrag = pm_add_node(pred, nf, frag_copy, PM_NONE, 0, 64, 1);
+	uint32_t from_frag = pm_add_node(pred, nfrag, leaf, m, 0x3008, 80, 1);
+	uint32_t from_f = pm_add_node(pred, nf, leaf, m, 0x2010, 80, 1);
+	struct rw_note_clone c = {.addr = 0x9000, .size = 0x80, .func = 0x2000, .site = 0x100f,
+				  .frag_addr = 0x9080, .frag_size = 0x20, .frag_func = 0x3000};
+	struct rw_note note = {.clones = &c, .nclones = 1};
+	struct pathmap *out = NULL;
+	char err[512];
+	CHECK_EQ_INT(rw_place_clones(pred, m, &note, &out, err, sizeof(err)), 0);
+	CHECK(out != NULL && out->nmodules == 1 && out->nnodes == pred->nnodes);
+	if (out && out->nfuncs == pred->nfuncs) {
+		const struct pm_function *fc = &out->funcs[clone], *gc = &out->funcs[frag_copy];
+		CHECK(fc->module == m && fc->addr == 0x9000 && fc->size == 0x80);
+		CHECK_EQ_STR(fc->name, "__icpp_clone_0_f");
+		CHECK(gc->module == m && gc->addr == 0x9080 && gc->size == 0x20);
+		CHECK_EQ_STR(gc->name, "__icpp_clone_0_f.cold");
+		CHECK_EQ_INT(out->nodes[nf].cs_addr, 0x100f);
+		CHECK_EQ_INT(out->nodes[from_frag].cs_addr, 0x9088);
+		CHECK_EQ_INT(out->nodes[from_f].cs_addr, 0x9010);
+		CHECK_EQ_INT(out->nodes[from_frag].height, 80);
+	}
+	pm_free(out);
+	c.frag_addr = c.frag_size = c.frag_func = 0;
+	CHECK_EQ_INT(rw_place_clones(pred, m, &note, &out, err, sizeof(err)), -1);
+	CHECK(strstr(err, "clone 0's fragment") != NULL);
+	pm_free(pred);
 }
 
 static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
@@ -458,6 +632,8 @@ int main(int argc, char **argv)
 	snprintf(out, sizeof(out), "%s/fx.rw", argv[2]);
 	check_output(argv[1], out, b);
 	check_note_layout(out, argv[2]);
+	check_clone_fragment(argv[1], argv[2], b);
+	check_place_clones();
 	check_refusals(argv[1], argv[2], b);
 	rw_close(b);
 	/* the rewritten file can itself be analysed (and would be refused as
