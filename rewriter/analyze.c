@@ -1370,7 +1370,8 @@ static bool is_cold_name(const char *name)
 }
 
 /* A fragment that another unit jumps into too is not its owner's alone: a
- * clone of the owner would copy code that serves another frame. */
+ * clone of the owner would copy code that serves another frame, and padding
+ * the owner would edit that code and its CFI for the other frame as well. */
 static void refuse_shared_fragments(struct ana *a)
 {
 	for (size_t g = 0; g < a->nbf; g++) {
@@ -1379,6 +1380,10 @@ static void refuse_shared_fragments(struct ana *a)
 		struct rw_func *owner = &a->b->funcs[a->owner[g]];
 		owner->cloneable = owner->dispatch = false;
 		owner->clone_why = RW_CLONE_FRAGMENT;
+		owner->pad_mask = 1;
+		owner->pad_entry = false;
+		owner->pad_why = RW_PAD_FRAGMENT_SHARED;
+		owner->why_at = a->b->funcs[g].addr;
 	}
 }
 

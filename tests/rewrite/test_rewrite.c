@@ -140,6 +140,9 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(func(b, "fx_two_frags.cold.1")->clone_why, RW_CLONE_FRAGMENT);
 	CHECK(!func(b, "fx_two_frags")->dispatch);
 	CHECK_EQ_INT(func(b, "fx_shares_a")->clone_why, RW_CLONE_FRAGMENT);   /* owns it */
+	/* padding either would change the code and CFI of the other's frame */
+	CHECK_EQ_INT(func(b, "fx_shares_a")->pad_mask, 1);
+	CHECK_EQ_INT(func(b, "fx_shares_a")->pad_why, RW_PAD_FRAGMENT_SHARED);
 	CHECK_EQ_INT(func(b, "fx_shares_b")->pad_why, RW_PAD_FRAGMENT_SHARED);
 	CHECK_EQ_INT(func(b, "fx_shares_b")->clone_why, RW_CLONE_ANALYSIS);
 
