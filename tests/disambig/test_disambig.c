@@ -1034,10 +1034,11 @@ static int count_diff(const struct da_problem *p, uint32_t a, uint32_t b, bool e
 }
 
 /* A budget too small for the search: its phases stop at their shares, and
- * the result says so (icpp plan then suggests --budget). */
+ * the result says so (icpp plan then suggests --budget).  The problem is one
+ * that 2000 node moves leave unsolved (13 of its 69 paths ambiguous). */
 static void test_budget_cut(void)
 {
-	struct da_problem *p = random_problem(3, 6, 400);
+	struct da_problem *p = random_problem(9, 6, 400);
 	struct da_options o;
 	da_options_default(&o);
 	o.budget = 2000;
