@@ -2696,14 +2696,14 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	 * (python3.11: 16 of them for a variable reaching 41k nodes).  In its
 	 * place the greedy sweeps of paddings reached 88.2% of the synthetic
 	 * sets' paths and 92.2% of the real maps' reducible ones, annealing
-	 * 90.0% and 93.0% (docs/bench-disambig.md, session 11) */
+	 * 89.9% and 92.9% (docs/bench-disambig.md, session 11) */
 	if (o->anneal && s->ncoll && !s->oom) {
 		phase_until(s, main, 0.5);
 		anneal(s, s->budget - s->work);
 		progress(s, "annealing");
 	}
-	/* paddings first: they cost no code and never split a path's callsite
-	 * variants over several CIDs, as wrapping one callsite does */
+	/* then paddings only: they cost no code and never split a path's
+	 * callsite variants over several CIDs, as wrapping one callsite does */
 	s->pads_only = true;
 	if (s->ncoll && !s->oom) {
 		phase_until(s, main, 0.6);      /* spread moves, then single */
