@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "disambig/disambig.h"
+#include "disambig/state.h"
 #include "tests/check.h"
 
 static const da_mask ANY = 0;   /* placeholder: replaced by da_mask_upto(256) */
@@ -1033,6 +1034,65 @@ static int count_diff(const struct da_problem *p, uint32_t a, uint32_t b, bool e
 	return d;
 }
 
+/* The state API that the benchmark's baseline (the thesis' random search,
+ * bench/disambig/thesis_search.c) drives, on Figure 5.3: its moves, its
+ * collision draws and its result are the solver's. */
+static void test_state_api(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t B = da_add_func(p, "B", 100, pads(), false);
+	uint32_t A = da_add_func(p, "A", 100, pads(), false);
+	uint32_t E = da_add_func(p, "E", 100, pads(), false);
+	uint32_t D = da_add_func(p, "D", 100, pads(), false);
+	uint32_t ba = da_add_callsite(p, B, pads(), true), be = da_add_callsite(p, B, pads(), true);
+	uint32_t ad = da_add_callsite(p, A, pads(), true), ed = da_add_callsite(p, E, pads(), true);
+	int64_t size[] = {32, 48, 48, 16};
+	uint32_t nad = path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, ba, ad}, size, 16, 10);
+	uint32_t ned = path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, be, ed}, size, 16, 10);
+	struct da_options o;
+	opts(&o);
+	char err[256];
+	struct ds *s = ds_new(p, &o, err, sizeof(err));
+	CHECK(s != NULL);
+	/* (B,16) (A,48) (E,48) alone, (D,96) shared by both D paths */
+	CHECK_EQ_INT(ds_cids(s), 4);
+	CHECK_EQ_INT(ds_unique_cids(s), 3);
+	CHECK_EQ_INT(ds_precise_paths(s), 3);
+	uint64_t rng = 7;
+	uint32_t a, b;
+	CHECK(ds_random_collision(s, &rng, &a, &b));
+	CHECK((a == nad && b == ned) || (a == ned && b == nad));
+	CHECK(ds_same_cid(s, a, b));
+	uint32_t diff[8];
+	CHECK_EQ_INT(ds_differing_funcs(s, nad, ned, diff, 8), 2);
+	CHECK_EQ_INT(diff[0], A);
+	CHECK_EQ_INT(diff[1], E);
+	CHECK(ds_set_pad(s, A, 16));
+	CHECK_EQ_INT(ds_pad(s, A), 16);
+	CHECK(!ds_same_cid(s, nad, ned));
+	CHECK_EQ_INT(ds_precise_paths(s), 5);
+	CHECK_EQ_INT(ds_unique_cids(s), ds_cids(s));
+	CHECK(ds_work(s) > 0);
+	CHECK(!ds_random_collision(s, &rng, &a, &b));
+	struct da_result r;
+	CHECK(ds_result(s, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.plan.pad[A], 16);
+	CHECK_EQ_INT(r.after.precise_paths, 5);
+	CHECK_EQ_INT(height_of(&r, nad), 112);
+	check_predict(p, &r);
+	da_result_free(&r);
+	ds_free(s);
+	/* with no room to grow, the padding is refused (and stays applied) */
+	o.max_stack_growth = 1.0;
+	s = ds_new(p, &o, err, sizeof(err));
+	CHECK(s != NULL);
+	CHECK(!ds_set_pad(s, A, 16));
+	CHECK_EQ_INT(ds_pad(s, A), 16);
+	CHECK(ds_set_pad(s, A, 0));
+	ds_free(s);
+	da_problem_free(p);
+}
+
 /* A budget too small for the search: its phases stop at their shares, and
  * the result says so (icpp plan then suggests --budget).  The problem is one
  * that 2000 node moves leave unsolved (13 of its 69 paths ambiguous). */
@@ -1245,6 +1305,7 @@ int main(void)
 	test_construct_reclaims_stack();
 	test_crowded_bound();
 	test_budget_cut();
+	test_state_api();
 	test_callsite_unit();
 	test_fragment_predict();
 	test_fragment_clone();
