@@ -28,6 +28,20 @@ between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= 
 # The number in the class line of a --validate report ("  incorrect  0.0%  N").
 vcount() { awk -v k="$2" '/^Validation against/ { v = 1 } v && index($0, "  " k " ") == 1 { print $NF; exit }' "$1"; }
 
+# A share outside its range: what record and report said first, so that a
+# failure shows where the samples went (dropped, lost, missing or another
+# path), then the failure.  Record's stderr is SAMPLES.log when launched,
+# TAG.log when attached.
+share_fail() {
+	local f
+	for f in "$1.log" "$2.log"; do
+		[ -f "$f" ] && { echo "--- record's log ($f):" >&2; cat "$f" >&2; }
+	done
+	echo "--- report's summary ($2.txt):" >&2
+	sed -n '1,14p' "$2.txt" >&2
+	fail "$3"
+}
+
 # Everything a report of rt_prog's samples must show.
 check_report() {
 	local S=$1 tag=$2
@@ -43,11 +57,11 @@ check_report() {
 	a=$(share "$tag.folded" "main;alpha;spin [ambiguous]")
 	b=$(share "$tag.folded" "main;beta;spin [ambiguous]")
 	note "$tag: $n samples: t1 $t1%, t2 $t2%, gamma $g%, alpha? $a%, beta? $b%"
-	between "$t1" 18 50 || fail "$tag: t1_entry > delta > epsilon > spin has $t1%, expected about 33%"
-	between "$t2" 18 50 || fail "$tag: t2_entry > rec > rec > rec > spin has $t2%, expected about 33%"
-	between "$g" 6 30 || fail "$tag: main > gamma_ > spin has $g%, expected about 17%"
-	between "$a" 2 20 || fail "$tag: ambiguous share of main > alpha > spin is $a%, expected about 8%"
-	between "$b" 2 20 || fail "$tag: ambiguous share of main > beta > spin is $b%, expected about 8%"
+	between "$t1" 18 50 || share_fail "$S" "$tag" "$tag: t1_entry > delta > epsilon > spin has $t1%, expected about 33%"
+	between "$t2" 18 50 || share_fail "$S" "$tag" "$tag: t2_entry > rec > rec > rec > spin has $t2%, expected about 33%"
+	between "$g" 6 30 || share_fail "$S" "$tag" "$tag: main > gamma_ > spin has $g%, expected about 17%"
+	between "$a" 2 20 || share_fail "$S" "$tag" "$tag: ambiguous share of main > alpha > spin is $a%, expected about 8%"
+	between "$b" 2 20 || share_fail "$S" "$tag" "$tag: ambiguous share of main > beta > spin is $b%, expected about 8%"
 	# The five hottest stacks are exactly those five paths.
 	awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print n "\t" $0 }' "$tag.folded" | sort -t"$(printf '\t')" -k1,1nr |
 		head -5 | cut -f2- |
