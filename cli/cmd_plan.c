@@ -137,7 +137,7 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 	printf("  (functions/edges/order: what differs between the two paths, so ARR/wrapping/\n"
 	       "   cloning could separate them; unsolved: no plan within the bounds and the\n"
 	       "   stack cap did; blocked: the functions and callsites that differ may not change;\n"
-	       "   disabled: only a mechanism switched off would; deeper: needs clones of clones;\n"
+	       "   disabled: only a mechanism switched off would;\n"
 	       "   crowded: unsolved, at a function with more paths than heights they can reach)\n");
 	if (r->crowded_paths)
 		printf("  %" PRIu64 " paths stay ambiguous under any plan within the paddings and the\n"

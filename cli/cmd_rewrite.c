@@ -85,7 +85,8 @@ static int to_rw_plan(const struct pathmap *pm, uint32_t m, const struct da_pm_p
 				 pm->modules[pm->funcs[c->func].module].path);
 			return -1;
 		}
-		if (rw_plan_add_clone(p, pm->funcs[c->func].addr, c->cs_addr, c->pad))
+		if (rw_plan_add_clone(p, pm->funcs[c->func].addr, c->cs_addr, c->pad,
+				      c->parent == DA_NONE ? RW_NONE : c->parent))
 			goto oom;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++)
@@ -113,7 +114,8 @@ static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, s
 		uint32_t f = pm_function_at(pm, m, p->clones[k].func);
 		if (f == PM_NONE)
 			return -1;
-		pp->clones[pp->nclones++] = (struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad};
+		pp->clones[pp->nclones++] =
+			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, p->clones[k].parent};
 	}
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);

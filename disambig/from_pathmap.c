@@ -330,7 +330,8 @@ int da_pm_plan_from(const struct da_bridge *b, const struct da_plan *plan, struc
 	for (uint32_t k = 0; k < plan->nclones; k++) {
 		const struct da_clone *c = &plan->clones[k];
 		out->clones[out->nclones++] = (struct da_pm_clone){c->func, b->cs_module[c->callsite],
-								   b->cs_addr[c->callsite], c->pad};
+								   b->cs_addr[c->callsite], c->pad,
+								   c->parent};
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];
@@ -376,7 +377,8 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 	for (uint32_t k = 0; k < in->nclones; k++) {
 		const struct da_pm_clone *c = &in->clones[k];
 		uint32_t cs = CS(c->cs_module, c->cs_addr, "redirects");
-		if (c->func < p->nfuncs && !da_redirects(p, cs, c->func)) {
+		bool ok = c->parent == DA_NONE ? da_redirects(p, cs, c->func) : da_direct(p, cs, c->func);
+		if (c->func < p->nfuncs && !ok) {
 			const struct da_callsite *C = &p->callsites[cs];
 			const char *name = p->funcs[c->func].name ? p->funcs[c->func].name : "a function";
 			da_plan_free(out);
@@ -388,7 +390,7 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 				      k, (unsigned long long)c->cs_addr, c->cs_module,
 				      !C->redirectable ? "cannot be redirected" : "calls another function", name);
 		}
-		out->clones[k] = (struct da_clone){c->func, cs, c->pad};
+		out->clones[k] = (struct da_clone){c->func, cs, c->pad, c->parent};
 	}
 	out->nclones = in->nclones;
 	for (uint32_t i = 0; i < in->nclone_wraps; i++) {
@@ -528,14 +530,16 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 					d += plan->clone_wraps[cw].bytes;
 				else if (w != DA_NONE)
 					d += plan->wraps[w].bytes;
-			} else if (key != UINT64_MAX) {
-				if (w != DA_NONE)
-					d += plan->wraps[w].bytes;
-				for (uint32_t k = 0; k < plan->nclones; k++)
-					if (plan->clones[k].func == n->func &&
-					    pmi_cskey(plan->clones[k].cs_module, plan->clones[k].cs_addr) == key)
-						me = k;
+			} else if (w != DA_NONE) {
+				d += plan->wraps[w].bytes;
 			}
+			/* the clone that takes the call: of the copy in clone pk
+			 * (a chain), else of the original instruction */
+			for (uint32_t k = 0; k < plan->nclones && key != UINT64_MAX; k++)
+				if (plan->clones[k].func == n->func &&
+				    plan->clones[k].parent == (copy ? pk : DA_NONE) &&
+				    pmi_cskey(plan->clones[k].cs_module, plan->clones[k].cs_addr) == key)
+					me = k;
 			fpad[i] = me != DA_NONE ? plan->clones[me].pad : pad[n->func];
 			f = me == DA_NONE ? n->func : newfunc[me];
 		}

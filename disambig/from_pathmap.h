@@ -84,6 +84,9 @@ struct da_pm_clone {
 	uint32_t cs_module;         /* call redirected to the copy */
 	uint64_t cs_addr;
 	uint32_t pad;               /* the copy's frame padding */
+	uint32_t parent;            /* DA_NONE: the call is the original
+	                             * instruction; else its copy in clone
+	                             * `parent` (a chain, disambig.h section 2) */
 };
 struct da_pm_clone_wrap {
 	uint32_t clone;             /* index into clones */

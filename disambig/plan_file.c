@@ -94,8 +94,11 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 	for (uint32_t i = 0; i < plan->nclones; i++, records++) {
 		const struct da_pm_clone *c = &plan->clones[i];
 		const struct pm_function *fn = &pm->funcs[c->func];
-		fprintf(f, "clone %u %u 0x%" PRIx64 " %u 0x%" PRIx64 " %u\n", i, fileno[fn->module],
+		fprintf(f, "clone %u %u 0x%" PRIx64 " %u 0x%" PRIx64 " %u", i, fileno[fn->module],
 			fn->addr, fileno[c->cs_module], c->cs_addr, c->pad);
+		if (c->parent != DA_NONE)
+			fprintf(f, " in %u", c->parent);
+		fputc('\n', f);
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++, records++) {
 		const struct da_pm_clone_wrap *w = &plan->clone_wraps[i];
@@ -354,15 +357,19 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			}
 		} else if (!strcmp(kw, "left")) {
 			int l = 1, d = 0;
+			uint64_t count;
 			while (l < DA_LEFT_N && (nw < 1 || strcmp(w[0], da_left_name(l))))
 				l++;
+			/* "deeper" (plans written before clone chains): blocked */
+			if (l == DA_LEFT_N && nw >= 1 && !strcmp(w[0], "deeper"))
+				l = DA_LEFT_BLOCKED;
 			while (d < 4 && (nw < 2 || strcmp(w[1], da_diff_name(d))))
 				d++;
-			if (nw != 3 || l == DA_LEFT_N || d == 4 ||
-			    !num(w[2], &plan->summary.left_by[l][d], UINT64_MAX)) {
+			if (nw != 3 || l == DA_LEFT_N || d == 4 || !num(w[2], &count, UINT64_MAX)) {
 				bad(&r, "expected: left REASON KIND COUNT");
 				goto out;
 			}
+			plan->summary.left_by[l][d] += count;
 		} else if (!strcmp(kw, "growth")) {
 			if (nw != 2 || !ratio(w[0], &plan->summary.max_growth) ||
 			    !sint(w[1], &plan->summary.max_growth_bytes)) {
@@ -410,13 +417,15 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			plan->wraps[plan->nwraps++] = (struct da_pm_wrap){modmap[mi], addr, bytes};
 			records++;
 		} else if (!strcmp(kw, "clone")) {
-			uint64_t k, mi, addr, ci, caddr;
+			uint64_t k, mi, addr, ci, caddr, parent = DA_NONE;
 			uint32_t bytes;
-			if (nw != 6 || !num(w[0], &k, UINT32_MAX) || k != plan->nclones ||
+			if ((nw != 6 && nw != 8) || !num(w[0], &k, UINT32_MAX) || k != plan->nclones ||
 			    !num(w[1], &mi, 4095) || mi >= nmod || !hex_addr(w[2], &addr, UINT64_MAX) ||
 			    !num(w[3], &ci, 4095) || ci >= nmod || !hex_addr(w[4], &caddr, (1ULL << 48) - 1) ||
-			    !amount(w[5], &bytes)) {
-				bad(&r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD, K from 0");
+			    !amount(w[5], &bytes) ||
+			    (nw == 8 && (strcmp(w[6], "in") || !num(w[7], &parent, k ? k - 1 : 0) || !k))) {
+				bad(&r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD [in J], "
+				    "K from 0, J a clone above");
 				goto out;
 			}
 			uint32_t fn = pmi_function_at(&ix, modmap[mi], addr);
@@ -426,7 +435,8 @@ int da_plan_parse(const char *name, const char *text, size_t len, const struct p
 			}
 			if (grow_arr((void **)&plan->clones, plan->nclones, sizeof(*plan->clones)) < 0)
 				goto oom;
-			plan->clones[plan->nclones++] = (struct da_pm_clone){fn, modmap[ci], caddr, bytes};
+			plan->clones[plan->nclones++] =
+				(struct da_pm_clone){fn, modmap[ci], caddr, bytes, (uint32_t)parent};
 			records++;
 		} else if (!strcmp(kw, "clone-wrap")) {
 			uint64_t k, mi, addr;

@@ -345,6 +345,45 @@ void da_plan_free(struct da_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+/* Clone k of plan (disambig.h section 2), frag as da_fragments_of gives. */
+static int check_clone(const struct da_problem *p, const struct da_plan *plan,
+		       const uint32_t *frag, uint32_t k, char *err, size_t errlen)
+{
+	const struct da_clone *cl = &plan->clones[k];
+	if (cl->func >= p->nfuncs || cl->callsite >= p->ncallsites ||
+	    (cl->parent != DA_NONE && cl->parent >= k))
+		return errmsg(err, errlen, "clone %u: index out of range", k);
+	if (!p->funcs[cl->func].cloneable)
+		return errmsg(err, errlen, "clone %u: function %u may not be cloned", k, cl->func);
+	if (cl->parent == DA_NONE ? !da_redirects(p, cl->callsite, cl->func)
+				  : !da_direct(p, cl->callsite, cl->func))
+		return errmsg(err, errlen, "clone %u: callsite %u may not be redirected to "
+			      "function %u", k, cl->callsite, cl->func);
+	if (!da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad))
+		return errmsg(err, errlen, "clone %u: function %u may not be padded by %u bytes",
+			      k, cl->func, cl->pad);
+	if (cl->parent != DA_NONE) {
+		uint32_t f = plan->clones[cl->parent].func, owner = p->callsites[cl->callsite].owner;
+		if (owner != f && (owner == DA_NONE || owner != frag[f]))
+			return errmsg(err, errlen, "clone %u: callsite %u is not in clone %u's "
+				      "function %u or its fragment", k, cl->callsite, cl->parent, f);
+	}
+	uint32_t ndispatch = 0;
+	for (uint32_t j = 0; j < k; j++) {
+		const struct da_clone *o = &plan->clones[j];
+		if (o->callsite == cl->callsite && o->parent == cl->parent &&
+		    (o->func == cl->func || cl->parent != DA_NONE))
+			return errmsg(err, errlen, "clones %u and %u take the same call", j, k);
+		ndispatch += o->func == cl->func && o->parent == DA_NONE &&
+			     da_dispatched(p, o->callsite, o->func);
+	}
+	if (cl->parent == DA_NONE && da_dispatched(p, cl->callsite, cl->func) &&
+	    ndispatch >= DA_MAX_DISPATCH)
+		return errmsg(err, errlen, "clone %u: function %u has more than %u dispatched clones",
+			      k, cl->func, DA_MAX_DISPATCH);
+	return 0;
+}
+
 int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *err,
 		  size_t errlen)
 {
@@ -359,33 +398,15 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
 		if (!da_mask_allows(p->callsites[c].wrap_mask, plan->wrap[c]))
 			return errmsg(err, errlen, "callsite %u may not be wrapped by %u bytes", c,
 				      plan->wrap[c]);
-	for (uint32_t k = 0; k < plan->nclones; k++) {
-		const struct da_clone *cl = &plan->clones[k];
-		if (cl->func >= p->nfuncs || cl->callsite >= p->ncallsites)
-			return errmsg(err, errlen, "clone %u: index out of range", k);
-		if (!p->funcs[cl->func].cloneable)
-			return errmsg(err, errlen, "clone %u: function %u may not be cloned", k,
-				      cl->func);
-		if (!da_redirects(p, cl->callsite, cl->func))
-			return errmsg(err, errlen, "clone %u: callsite %u may not be redirected to "
-				      "function %u", k, cl->callsite, cl->func);
-		if (!da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad))
-			return errmsg(err, errlen, "clone %u: function %u may not be padded by %u bytes",
-				      k, cl->func, cl->pad);
-		uint32_t ndispatch = 0;
-		for (uint32_t j = 0; j < k; j++) {
-			const struct da_clone *o = &plan->clones[j];
-			if (o->func == cl->func && o->callsite == cl->callsite)
-				return errmsg(err, errlen, "clones %u and %u are the same", j, k);
-			ndispatch += o->func == cl->func && da_dispatched(p, o->callsite, o->func);
-		}
-		if (da_dispatched(p, cl->callsite, cl->func) && ndispatch >= DA_MAX_DISPATCH)
-			return errmsg(err, errlen, "clone %u: function %u has more than %u dispatched clones",
-				      k, cl->func, DA_MAX_DISPATCH);
-	}
-	uint32_t *frag = plan->nclone_wraps ? da_fragments_of(p) : NULL;
-	if (plan->nclone_wraps && !frag)
+	uint32_t *frag = plan->nclones ? da_fragments_of(p) : NULL;
+	if (plan->nclones && !frag)
 		return errmsg(err, errlen, "out of memory checking the plan");
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		if (check_clone(p, plan, frag, k, err, errlen) < 0) {
+			free(frag);
+			return -1;
+		}
+	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];
 		if (w->clone >= plan->nclones || w->callsite >= p->ncallsites) {
@@ -429,7 +450,7 @@ static uint32_t inst_clone(const struct da_problem *p, const struct da_plan *pla
 int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
 	       uint32_t *inst)
 {
-	struct u64map clones, cwraps;
+	struct u64map clones, chains = {0}, cwraps = {0};
 	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
 	uint32_t *in = malloc((p->nnodes + 1) * sizeof(*in));
 	uint32_t *fpad = malloc((p->nnodes + 1) * sizeof(*fpad));     /* frame_pad */
@@ -439,7 +460,9 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 		free(fpad);
 		return -1;
 	}
-	if (u64map_init(&cwraps, plan->nclone_wraps) < 0) {
+	if (u64map_init(&cwraps, plan->nclone_wraps) < 0 ||
+	    u64map_init(&chains, plan->nclones) < 0) {
+		u64map_free(&cwraps);
 		u64map_free(&clones);
 		free(delta);
 		free(in);
@@ -447,8 +470,13 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 		return -1;
 	}
 	int rc = 0;
-	for (uint32_t k = 0; k < plan->nclones && !rc; k++)
-		rc = u64map_put(&clones, da_pair(plan->clones[k].func, plan->clones[k].callsite), k);
+	/* originals by (function, callsite), chains by (callsite, parent) */
+	for (uint32_t k = 0; k < plan->nclones && !rc; k++) {
+		const struct da_clone *cl = &plan->clones[k];
+		rc = cl->parent == DA_NONE
+			     ? u64map_put(&clones, da_pair(cl->func, cl->callsite), k)
+			     : u64map_put(&chains, da_pair(cl->callsite, cl->parent), k);
+	}
 	for (uint32_t i = 0; i < plan->nclone_wraps && !rc; i++)
 		rc = u64map_put(&cwraps, da_pair(plan->clone_wraps[i].clone,
 						 plan->clone_wraps[i].callsite), i);
@@ -469,6 +497,9 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 			if (copy) {
 				uint32_t w = u64map_get(&cwraps, da_pair(k_parent, cs));
 				d += w != DA_NONE ? plan->clone_wraps[w].amount : plan->wrap[cs];
+				uint32_t k = u64map_get(&chains, da_pair(cs, k_parent));
+				if (k != DA_NONE && plan->clones[k].func == n->func)
+					me = p->nfuncs + k;
 			} else if (cs != DA_NONE) {
 				d += plan->wrap[cs];
 				uint32_t k = u64map_get(&clones, da_pair(n->func, cs));
@@ -485,6 +516,7 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 			inst[i] = me;
 	}
 	u64map_free(&clones);
+	u64map_free(&chains);
 	u64map_free(&cwraps);
 	free(delta);
 	free(in);
@@ -550,7 +582,7 @@ const char *da_cure_name(enum da_cure c)
 
 const char *da_left_name(enum da_left l)
 {
-	static const char *n[] = {"curable", "unsolved", "blocked", "disabled", "deeper",
+	static const char *n[] = {"curable", "unsolved", "blocked", "disabled",
 				  "identical", "crowded"};
 	return (unsigned)l < DA_LEFT_N ? n[l] : "?";
 }
@@ -606,6 +638,35 @@ static uint64_t ke(uint32_t c) { return (K_EDGE << 60) | (c == DA_NONE ? 0xfffff
 static uint64_t pair_key(uint32_t c, uint32_t e)
 {
 	return (K_PAIR << 60) | (da_mix64(da_pair(c, e)) >> 4);
+}
+
+/* Can a chain of clones (section 2) give node x's frame a function that y's
+ * frame never runs in?  Only if y's last frames end the same way as x's as
+ * far as the chain reaches does y follow it to its end; so the chain must
+ * cover x's frames from the last up to one (function, callsite) that differs
+ * from y's at the same distance from the end, and start there or above: its
+ * first clone takes an original call (da_redirects), every later one a direct
+ * call of a cloneable function made by the copy of its caller. */
+static bool chain_separates(const struct da_problem *p, uint32_t x, uint32_t y)
+{
+	const struct da_node *N = p->nodes;
+	bool differ = false;
+	for (uint32_t n = x, m = y; n != DA_NONE; n = N[n].parent) {
+		differ |= m == DA_NONE || N[m].func != N[n].func || N[m].callsite != N[n].callsite ||
+			  N[m].fragment != N[n].fragment;
+		m = m == DA_NONE ? DA_NONE : N[m].parent;
+		if (N[n].fragment)
+			continue;       /* runs in its parent's copy */
+		uint32_t c = N[n].callsite, par = N[n].parent;
+		if (c == DA_NONE)
+			return false;
+		if (differ && da_redirects(p, c, N[n].func))
+			return true;
+		if (par == DA_NONE || p->callsites[c].owner != N[par].func ||
+		    !p->funcs[N[n].func].cloneable || !da_direct(p, c, N[n].func))
+			return false;
+	}
+	return false;
 }
 
 int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
@@ -706,7 +767,8 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 		}
 	}
 	tally_free(&t);
-	out->clone_possible = clone_pair || clone_last;
+	bool clone_chain = chain_separates(p, a, b) || chain_separates(p, b, a);
+	out->clone_possible = clone_pair || clone_last || clone_chain;
 
 	if (funcs_differ)
 		out->diff = DA_DIFF_FUNCS;
@@ -715,7 +777,7 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 	else
 		out->diff = same_seq ? DA_DIFF_NONE : DA_DIFF_ORDER;
 
-	bool clone_ok = o->allow_clone && (clone_last || (clone_pair && o->allow_wrap));
+	bool clone_ok = o->allow_clone && (clone_last || clone_chain || (clone_pair && o->allow_wrap));
 	if (out->diff == DA_DIFF_NONE)
 		out->cure = DA_CURE_NONE;
 	else if (out->arr_possible && o->allow_arr)
@@ -732,8 +794,6 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 		out->left = DA_LEFT_IDENTICAL;
 	else if (out->arr_possible || out->wrap_possible || out->clone_possible)
 		out->left = DA_LEFT_DISABLED;
-	else if (out->diff == DA_DIFF_ORDER && !pairs_differ && !last_differs)
-		out->left = DA_LEFT_DEEPER;
 	else
 		out->left = DA_LEFT_BLOCKED;
 	return 0;

@@ -58,6 +58,9 @@ static inline struct bent *ent(struct bucket *B, uint32_t i)
 
 struct sclone {
 	uint32_t func, callsite, padvar;
+	uint32_t exec;          /* the call it takes: callsite's variable, or the
+	                         * copy variable of clone `parent` (a chain) */
+	uint32_t parent;
 	uint32_t fragvar;       /* the CIDs of its fragment's copy (DA_NONE
 	                         * until a fragment node needs it) */
 	bool alive;
@@ -98,7 +101,7 @@ struct ds {
 	struct sclone *clones;
 	uint32_t nclones, capclones;
 	uint8_t *ndispatch;     /* per function: its dispatched clones alive */
-	struct u64map clonemap; /* (func, callsite) -> clone, alive only */
+	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
 	struct u64map tramp;    /* (callee, amount) -> wrapped callsites sharing it */
 	uint32_t *gsave;        /* a group's member values during a trial */
@@ -899,11 +902,11 @@ static void recompute(struct ds *s, uint32_t top)
 			}
 		} else {
 			ex = cs == DA_NONE ? DA_NONE : s->nf + cs;
-			if (cs != DA_NONE) {
-				uint32_t k = u64map_get(&s->clonemap, da_pair(f, cs));
-				if (k != DA_NONE)
-					in = s->clones[k].padvar;
-			}
+		}
+		if (ex != DA_NONE) {
+			uint32_t k = u64map_get(&s->clonemap, da_pair(f, ex));
+			if (k != DA_NONE)
+				in = s->clones[k].padvar;
 		}
 		int64_t d = 0;
 		if (par != DA_NONE)
@@ -959,10 +962,12 @@ static uint32_t top_anchors(struct ds *s, uint32_t v, uint32_t **out)
 	return n;
 }
 
-/* Clone func for callsite cs (both checked by the caller).  Returns the clone
- * index; heights do not change, CIDs of the frames it takes over do. */
-static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
+/* Clone func for the call that variable ex executes (an original callsite or
+ * its copy in a clone; checked by the caller).  Returns the clone index;
+ * heights do not change, CIDs of the frames it takes over do. */
+static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex)
 {
+	uint32_t cs = s->vars[ex].id;
 	if (!da_grow((void **)&s->clones, s->nclones, &s->capclones, sizeof(*s->clones))) {
 		s->oom = true;
 		return DA_NONE;
@@ -971,16 +976,19 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 	const struct var *fv = &s->vars[func];
 	da_mask cm = s->o.allow_arr ? s->p->funcs[func].clone_pad_mask : 1;
 	uint32_t pv = var_new(s, VPAD, func, k, cm, da_mask_allows(cm, fv->value) ? fv->value : 0);
-	if (pv == DA_NONE || u64map_put(&s->clonemap, da_pair(func, cs), k) < 0) {
+	if (pv == DA_NONE || u64map_put(&s->clonemap, da_pair(func, ex), k) < 0) {
 		s->oom = true;
 		return DA_NONE;
 	}
 	s->nclones++;
-	s->clones[k] = (struct sclone){func, cs, pv, DA_NONE, true, da_clone_bytes(s->p, func, cs)};
-	s->ndispatch[func] += da_dispatched(s->p, cs, func);
+	uint32_t parent = s->vars[ex].clone;
+	bool dispatched = parent == DA_NONE && da_dispatched(s->p, cs, func);
+	s->clones[k] = (struct sclone){func, cs, pv, ex, parent, DA_NONE, true,
+				       da_clone_bytes(s->p, func, cs)};
+	s->ndispatch[func] += dispatched;
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
 	s->code_bytes += s->clones[k].bytes;
-	uint32_t *tops, nt = top_anchors(s, s->nf + cs, &tops);
+	uint32_t *tops, nt = top_anchors(s, ex, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
 		recompute(s, tops[i]);
@@ -994,10 +1002,10 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t cs)
 static void clone_destroy(struct ds *s, uint32_t k)
 {
 	struct sclone *c = &s->clones[k];
-	u64map_del(&s->clonemap, da_pair(c->func, c->callsite));
+	u64map_del(&s->clonemap, da_pair(c->func, c->exec));
 	c->alive = false;
-	s->ndispatch[c->func] -= da_dispatched(s->p, c->callsite, c->func);
-	uint32_t *tops, nt = top_anchors(s, s->nf + c->callsite, &tops);
+	s->ndispatch[c->func] -= c->parent == DA_NONE && da_dispatched(s->p, c->callsite, c->func);
+	uint32_t *tops, nt = top_anchors(s, c->exec, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
 		recompute(s, tops[i]);
@@ -1635,12 +1643,13 @@ static bool first_value(struct ds *s, uint32_t v)
 	return false;
 }
 
-/* Score change of clone (f, c), and with its copy of callsite e (DA_NONE: none)
- * set to the best amount (*w).  Leaves the state as it was. */
-static double eval_clone(struct ds *s, uint32_t f, uint32_t c, uint32_t e, uint32_t *w)
+/* Score change of the clone of f for the call variable ex executes, and with
+ * its copy of callsite e (DA_NONE: none) set to the best amount (*w).  Leaves
+ * the state as it was. */
+static double eval_clone(struct ds *s, uint32_t f, uint32_t ex, uint32_t e, uint32_t *w)
 {
 	double before = score(s);
-	uint32_t k = clone_create(s, f, c);
+	uint32_t k = clone_create(s, f, ex);
 	if (k == DA_NONE)
 		return 0;
 	s->evals++;
@@ -1662,14 +1671,18 @@ static double eval_clone(struct ds *s, uint32_t f, uint32_t c, uint32_t e, uint3
 	return best;
 }
 
-/* Can func f take a clone for callsite c at position y? */
+/* Can the function at position y take a clone for the call that entered it
+ * (s->exec[y]: an original callsite, or its copy in a clone: a chain)? */
 static bool clone_ok(struct ds *s, uint32_t y)
 {
 	const struct da_problem *p = s->p;
-	uint32_t f = s->func[y], c = s->cs[y];
-	return c != DA_NONE && s->exec[y] == s->nf + c && s->inst[y] == f && da_redirects(p, c, f) &&
-	       (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH) &&
-	       u64map_get(&s->clonemap, da_pair(f, c)) == DA_NONE;
+	uint32_t f = s->func[y], c = s->cs[y], ex = s->exec[y];
+	if (c == DA_NONE || ex == DA_NONE || s->inst[y] != f ||
+	    u64map_get(&s->clonemap, da_pair(f, ex)) != DA_NONE)
+		return false;
+	if (s->vars[ex].clone != DA_NONE)
+		return p->funcs[f].cloneable && da_direct(p, c, f);
+	return da_redirects(p, c, f) && (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH);
 }
 
 /* Cloning moves for the pair (a, b): the last frame's function for its
@@ -1680,14 +1693,14 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 {
 	const struct da_problem *p = s->p;
 	double best = 0;
-	uint32_t bf = DA_NONE, bc = DA_NONE, be = DA_NONE, bw = DA_NONE, w;
+	uint32_t bf = DA_NONE, bx = DA_NONE, be = DA_NONE, bw = DA_NONE, w;
 	for (int side = 0; side < 2; side++) {
 		uint32_t x = FRAME(s, side ? b : a);     /* a fragment: its parent's clone */
 		if (clone_ok(s, x)) {
-			double d = eval_clone(s, s->func[x], s->cs[x], DA_NONE, &w);
+			double d = eval_clone(s, s->func[x], s->exec[x], DA_NONE, &w);
 			if (d > best + 1e-9) {
 				best = d;
-				bf = s->func[x], bc = s->cs[x], be = DA_NONE, bw = DA_NONE;
+				bf = s->func[x], bx = s->exec[x], be = DA_NONE, bw = DA_NONE;
 			}
 		}
 		for (uint32_t steps = 0; x != DA_NONE && steps < 64 && !out_of_time(s);
@@ -1699,16 +1712,16 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 			if (!clone_ok(s, y) || e == DA_NONE || p->callsites[e].owner != s->func[y] ||
 			    s->vars[s->nf + e].mask <= 1)
 				continue;
-			double d = eval_clone(s, s->func[y], s->cs[y], e, &w);
+			double d = eval_clone(s, s->func[y], s->exec[y], e, &w);
 			if (d > best + 1e-9 && w != DA_NONE) {
 				best = d;
-				bf = s->func[y], bc = s->cs[y], be = e, bw = w;
+				bf = s->func[y], bx = s->exec[y], be = e, bw = w;
 			}
 		}
 	}
 	if (best <= 1e-9)
 		return false;
-	uint32_t k = clone_create(s, bf, bc);
+	uint32_t k = clone_create(s, bf, bx);
 	if (k != DA_NONE && be != DA_NONE) {
 		uint32_t cv = u64map_get(&s->copymap, da_pair(k, be));
 		if (cv != DA_NONE)
@@ -1718,9 +1731,11 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 	return true;
 }
 
-/* Clones for crowded functions: every (function, callsite) with nodes at
- * ambiguous CIDs, most such nodes first, cloned for that callsite when the
- * score improves.  A clone is a CID namespace of its own: the paths that
+/* Clones for crowded functions: every (function, call) with nodes at
+ * ambiguous CIDs, most such nodes first, cloned for that call when the
+ * score improves (a call: an original callsite, or its copy in a clone made
+ * earlier in the pass, so that a crowded route is copied down level by
+ * level: a chain).  A clone is a CID namespace of its own: the paths that
  * enter f through c then collide only among themselves (thesis section
  * 5.4.3 uses clones for paths that differ only in order; here they split a
  * helper reached by more paths than it has heights). */
@@ -1749,7 +1764,7 @@ static void clone_crowded(struct ds *s)
 		uint32_t y = FRAME(s, x);       /* a fragment: its parent's clone */
 		if (s->B[s->bkt[x]].nent < 2 || !clone_ok(s, y))
 			continue;
-		uint64_t key = da_pair(s->func[y], s->cs[y]);
+		uint64_t key = da_pair(s->func[y], s->exec[y]);
 		uint32_t i = u64map_get(&m, key);
 		if (i == DA_NONE) {
 			if (!da_grow((void **)&c, n, &cap, sizeof(*c)) || u64map_put(&m, key, n) < 0) {
@@ -1772,7 +1787,7 @@ static void clone_crowded(struct ds *s)
 		if (!clone_ok(s, x))
 			continue;
 		double before = score(s);
-		uint32_t k = clone_create(s, s->func[x], s->cs[x]);
+		uint32_t k = clone_create(s, s->func[x], s->exec[x]);
 		if (k == DA_NONE)
 			break;
 		s->evals++;
@@ -2597,7 +2612,8 @@ int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, cha
 	for (uint32_t k = 0; k < s->nclones; k++)
 		if (renum[k] != DA_NONE)
 			r->plan.clones[renum[k]] = (struct da_clone){s->clones[k].func,
-				s->clones[k].callsite, s->vars[s->clones[k].padvar].value};
+				s->clones[k].callsite, s->vars[s->clones[k].padvar].value,
+				s->clones[k].parent == DA_NONE ? DA_NONE : renum[s->clones[k].parent]};
 	r->plan.nclones = nalive;
 	for (uint32_t v = s->nf + s->ncs; v < s->nvars; v++) {
 		const struct var *V = &s->vars[v];

@@ -47,13 +47,14 @@ int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes)
 		    : add_item(&p->pads, &p->npads, addr, bytes);
 }
 
-int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad)
+int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad,
+		      uint32_t parent)
 {
 	struct rw_plan_clone *v = realloc(p->clones, (p->nclones + 1) * sizeof(*v));
 	if (!v)
 		return -1;
 	p->clones = v;
-	v[p->nclones++] = (struct rw_plan_clone){func, site, pad};
+	v[p->nclones++] = (struct rw_plan_clone){func, site, pad, parent};
 	return 0;
 }
 
@@ -111,19 +112,22 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 		}
 		char extra[2];
 		unsigned long long site;
-		unsigned k;
+		unsigned k = RW_NONE;
 		if (!strcmp(kw, "clone") || !strcmp(kw, "clone-wrap")) {
 			bool cw = kw[5] == '-';
 			int got = cw ? sscanf(buf + used, " %u %llx %u %1s", &k, &site, &bytes, extra)
-				     : sscanf(buf + used, " %llx %llx %u %1s", &addr, &site, &bytes, extra);
-			if (got != 3 || bytes % RW_ALIGN || bytes > RW_MAX_AMOUNT || (cw && k >= p->nclones)) {
-				errmsg(err, errlen, "line %zu: want \"clone 0xFUNC 0xSITE PAD\" or \"clone-wrap "
-					"K 0xSITE BYTES\" (K an earlier clone), amounts multiples of 16 up to %d",
-					line, RW_MAX_AMOUNT);
+				     : sscanf(buf + used, " %llx %llx %u in %u %1s", &addr, &site, &bytes,
+					      &k, extra);
+			bool chain = !cw && got == 4;
+			if ((got != 3 && !chain) || bytes % RW_ALIGN || bytes > RW_MAX_AMOUNT ||
+			    ((cw || chain) && k >= p->nclones)) {
+				errmsg(err, errlen, "line %zu: want \"clone 0xFUNC 0xSITE PAD [in K]\" or "
+					"\"clone-wrap K 0xSITE BYTES\" (K an earlier clone), amounts "
+					"multiples of 16 up to %d", line, RW_MAX_AMOUNT);
 				goto fail;
 			}
 			if (cw ? rw_plan_add_clone_wrap(p, k, site, bytes)
-			       : rw_plan_add_clone(p, addr, site, bytes)) {
+			       : rw_plan_add_clone(p, addr, site, bytes, chain ? k : RW_NONE)) {
 				errmsg(err, errlen, "out of memory");
 				goto fail;
 			}
@@ -187,8 +191,12 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 		rb_put(&o, line, (size_t)n);
 	}
 	for (uint32_t i = 0; i < p->nclones; i++) {
-		int n = snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u\n",
-				 p->clones[i].func, p->clones[i].site, p->clones[i].pad);
+		const struct rw_plan_clone *c = &p->clones[i];
+		int n = c->parent == RW_NONE
+				? snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u\n",
+					   c->func, c->site, c->pad)
+				: snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u in %u\n",
+					   c->func, c->site, c->pad, c->parent);
 		rb_put(&o, line, (size_t)n);
 	}
 	for (uint32_t i = 0; i < p->nclone_wraps; i++) {
@@ -258,6 +266,24 @@ bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c
 	return ci == RW_NONE || !b->calls[ci].redirectable || b->calls[ci].target != c->func;
 }
 
+/* Clone k of a chain, whose call ci is in the plan's calls: a direct call
+ * of its function, made by the function of its parent (or its fragment). */
+static int check_chain(const struct rw_binary *b, const struct rw_plan *p, uint32_t k,
+		       uint32_t ci, char *err, size_t errlen)
+{
+	const struct rw_plan_clone *c = &p->clones[k];
+	if (c->parent >= k)
+		return errmsg(err, errlen, "plan clone %u takes a call in clone %u, which is not an "
+			      "earlier clone", k, c->parent);
+	if (b->funcs[b->calls[ci].func].addr != p->clones[c->parent].func)
+		return errmsg(err, errlen, "plan clone %u takes callsite 0x%" PRIx64 " in clone %u, "
+			      "but the cloned function does not make that call", k, c->site, c->parent);
+	if (rw_plan_dispatched(b, c))
+		return errmsg(err, errlen, "plan clone %u takes callsite 0x%" PRIx64 " in clone %u, "
+			      "which is no direct call of 0x%" PRIx64, k, c->site, c->parent, c->func);
+	return 0;
+}
+
 static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char *err,
 			size_t errlen)
 {
@@ -273,7 +299,9 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		if (b->funcs[fi].pad_entry && c->pad)
 			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 ", which is padded "
 				      "only through an entry wrapper (a clone has none)", c->func);
-		bool dispatched = rw_plan_dispatched(b, c);
+		bool dispatched = c->parent == RW_NONE && rw_plan_dispatched(b, c);
+		if (c->parent != RW_NONE && check_chain(b, p, k, ci, err, errlen) < 0)
+			return -1;
 		if (dispatched && !b->funcs[fi].dispatch)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at a clone of 0x%"
 				      PRIx64 ", but it is no direct call of it and its entry cannot "
@@ -282,10 +310,12 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		for (uint32_t j = 0; j < k; j++) {
 			/* one site may take clones of several functions: f
 			 * directly, g by dispatch (f tail-calls g) */
-			if (p->clones[j].site == c->site && p->clones[j].func == c->func)
+			if (p->clones[j].site == c->site && p->clones[j].parent == c->parent &&
+			    (p->clones[j].func == c->func || c->parent != RW_NONE))
 				return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for callsite 0x%"
 					      PRIx64 " twice", c->func, c->site);
-			ndispatch += p->clones[j].func == c->func && rw_plan_dispatched(b, &p->clones[j]);
+			ndispatch += p->clones[j].func == c->func && p->clones[j].parent == RW_NONE &&
+				     rw_plan_dispatched(b, &p->clones[j]);
 		}
 		if (dispatched && ndispatch >= RW_MAX_DISPATCH)
 			return errmsg(err, errlen, "plan gives 0x%" PRIx64 " more than %d dispatched clones",
@@ -345,7 +375,7 @@ static int everything_clones(const struct rw_binary *b, const struct rw_visibili
 		for (uint32_t i = 0; i < p->npads && !b->funcs[fi].pad_entry; i++)
 			if (p->pads[i].addr == call->target)
 				pad = p->pads[i].bytes;
-		if (!done && rw_plan_add_clone(p, call->target, call->site, pad))
+		if (!done && rw_plan_add_clone(p, call->target, call->site, pad, RW_NONE))
 			return -1;
 	}
 	return 0;

@@ -73,9 +73,12 @@
  * place relative to its range's start (x86_copy_insn, Capstone): jumps into
  * f or g go to f_k or g_k (f's jumps to its fragment land in g_k, g_k's
  * jumps back in f_k); calls and jumps out of f and g go to the originals, and
- * so does a call of f's entry (a copy never calls a clone), except the
- * copies of wrapped calls, which call their own trampolines (clone wraps;
- * a copy without one is wrapped like its original); rip-relative operands
+ * so does a call of f's entry (a copy never calls a clone of its own),
+ * except the copies of wrapped calls, which call their own trampolines
+ * (clone wraps; a copy without one is wrapped like its original), and the
+ * copy of a direct call that a later clone takes (a chain, clone j = (h, e,
+ * in k): the copy of e in f_k calls h_j, or its trampoline does when the
+ * copy is wrapped; the note names that copy as h_j's site); rip-relative operands
  * keep their addresses.  f_k's padding applies f's in-place edits (in f's
  * code and g's) to the copies.  Because the layout is the same, f_k's FDE
  * is a copy of f's with a new pc_begin (its CFA program edited for a no-fp
@@ -426,7 +429,9 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *     icpp-plan 1
  *     pad  0xFUNC BYTES     [# comment]
  *     wrap 0xSITE BYTES     (SITE = return address - 1)
- *     clone 0xFUNC 0xSITE PAD       clone K (K = 0, 1, ... in order)
+ *     clone 0xFUNC 0xSITE PAD [in J]  clone K (K = 0, 1, ... in order);
+ *                                   in J: takes the copy of SITE inside
+ *                                   clone J < K, not SITE (a chain)
  *     clone-wrap K 0xSITE BYTES     the copy of SITE inside clone K
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
@@ -437,6 +442,9 @@ struct rw_plan_clone {
 	uint64_t func;               /* the function copied */
 	uint64_t site;               /* the call instruction redirected to the copy */
 	uint32_t pad;                /* the copy's frame padding */
+	uint32_t parent;             /* RW_NONE: site itself; else the copy of
+	                              * site in clone `parent` (a chain: a direct
+	                              * call of func made in that clone) */
 };
 struct rw_plan_clone_wrap {
 	uint32_t clone;              /* index into clones */
@@ -469,7 +477,8 @@ bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c
  * tests (`icpp rewrite --everything`). */
 int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p);
 int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes);
-int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad);
+int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad,
+		      uint32_t parent);
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes);
 void rw_plan_free(struct rw_plan *p);
 
@@ -502,8 +511,9 @@ struct rw_note_clone {
 	uint64_t addr;               /* the copy's start */
 	uint64_t size;
 	uint64_t func;               /* the original function */
-	uint64_t site;               /* the call redirected to it, or tested by
-	                              * its function's dispatch */
+	uint64_t site;               /* the call redirected to it (a chain's: the
+	                              * copy in its parent), or tested by its
+	                              * function's dispatch */
 	bool dispatched;             /* taken by the dispatch (rw_plan_dispatched) */
 	uint64_t frag_addr;          /* the copy of its function's fragment (.cold) */
 	uint64_t frag_size;          /* ... its size (the fragment's) */

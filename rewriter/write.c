@@ -412,8 +412,19 @@ static uint32_t plan_amount(const struct rw_plan_item *v, uint32_t n, uint64_t a
 static uint32_t redirect_of(const struct rw_binary *b, const struct rw_plan *p, uint64_t site)
 {
 	for (uint32_t k = 0; k < p->nclones; k++)
-		if (p->clones[k].site == site && !rw_plan_dispatched(b, &p->clones[k]))
+		if (p->clones[k].site == site && p->clones[k].parent == RW_NONE &&
+		    !rw_plan_dispatched(b, &p->clones[k]))
 			return k;
+	return RW_NONE;
+}
+
+/* The clone that the copy of the call at site inside clone k is redirected
+ * to (a chain), or RW_NONE. */
+static uint32_t chain_of(const struct rw_plan *p, uint32_t k, uint64_t site)
+{
+	for (uint32_t j = k + 1; j < p->nclones; j++)
+		if (p->clones[j].site == site && p->clones[j].parent == k)
+			return j;
 	return RW_NONE;
 }
 
@@ -438,7 +449,7 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 		uint32_t w = b->funcs[fi].pad_entry ? pad : 0;
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++)
-			if (p->clones[k].func == b->funcs[fi].addr &&
+			if (p->clones[k].func == b->funcs[fi].addr && p->clones[k].parent == RW_NONE &&
 			    rw_plan_dispatched(b, &p->clones[k]))
 				tests[n++] = (struct rw_dispatch_test){return_address(ps, p->clones[k].site),
 								       ps->clones[k].addr};
@@ -476,8 +487,12 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		return errmsg(err, errlen, "cannot copy %s (0x%" PRIx64 ") for clone %u: %s",
 			      f->name ? f->name : "?", f->addr, k, rw_clone_why_name(why));
 	struct rw_note_clone *cl = &ps->clones[k];
+	/* a chain's call is the copy of site in its parent, copied already */
+	uint64_t site = pc->parent == RW_NONE ? pc->site
+					      : rw_clone_copy_addr(&ps->clones[pc->parent], pc->site);
 	*cl = (struct rw_note_clone){.addr = r[0].to, .size = f->size, .func = f->addr,
-				     .site = pc->site, .dispatched = rw_plan_dispatched(b, pc)};
+				     .site = site,
+				     .dispatched = pc->parent == RW_NONE && rw_plan_dispatched(b, pc)};
 	if (n > 1) {
 		cl->frag_addr = r[1].to;
 		cl->frag_size = r[1].hi - r[1].lo;
@@ -507,7 +522,8 @@ static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_c
 }
 
 /* Trampolines for the wrapped copies of calls inside clone k (they call what
- * the original calls), and the copies patched to call them. */
+ * the original calls, or the clone of a chain that takes the copy), and the
+ * copies patched to call them or that clone. */
 static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		       uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
 {
@@ -516,10 +532,13 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		const struct rw_call *c = &b->calls[i];
 		uint64_t insn = rw_clone_copy_addr(cl, c->insn);
 		uint32_t w = insn ? copy_wrap(p, k, c) : 0;
-		if (!w)
+		uint32_t chain = insn ? chain_of(p, k, c->site) : RW_NONE;
+		if (!w && chain == RW_NONE)
 			continue;
-		uint64_t t = add_tramp(ps, c, c->site + (insn - c->insn), c->target, w, text_vaddr, err,
-				       errlen);
+		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;
+		uint64_t t = w ? add_tramp(ps, c, c->site + (insn - c->insn), dest, w, text_vaddr, err,
+					   errlen)
+			       : dest;
 		uint8_t bytes[16];
 		if (!t)
 			return -1;
@@ -569,9 +588,9 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
-		if (!wrap && (plan_amount(p->wraps, p->nwraps, site) ||
+		if (!wrap && (p->clones[k].parent != RW_NONE || plan_amount(p->wraps, p->nwraps, site) ||
 			      rw_plan_dispatched(b, &p->clones[k])))
-			continue;                        /* done with its wrap, or dispatched */
+			continue;        /* a chain's (wrap_copies), done with its wrap, or dispatched */
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
 		if (wrap && !(dest = add_tramp(ps, c, site, dest, p->wraps[i].bytes, text_vaddr, err,
 					       errlen)))

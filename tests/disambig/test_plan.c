@@ -305,6 +305,45 @@ static void test_clone_file(void)
 	back.clones[0].func = cf;
 	CHECK(da_pm_plan_to(&br, &back, &dp, err, sizeof(err)) == 0);
 	da_plan_free(&dp);
+	/* a chain: clone 1 of D takes the copy of A's call of D in clone 0; it
+	 * survives the file, and the predicted pathmap renames the D frame
+	 * below clone 0 only */
+	struct da_pm_clone two[2] = {pp.clones[0], {D, m, ad, 0, 0}};
+	struct da_pm_plan chain = pp;
+	chain.clones = two;
+	chain.nclones = 2;
+	const char *cfile = path_in("chain.plan");
+	CHECK(da_plan_write(cfile, pm, &chain, err, sizeof(err)) == 0);
+	struct da_pm_plan cback;
+	CHECK(da_plan_read(cfile, pm, &cback, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(cback.nclones, 2);
+	CHECK_EQ_INT(cback.clones[0].parent, DA_NONE);
+	CHECK_EQ_INT(cback.clones[1].parent, 0);
+	CHECK(da_pm_plan_to(&br, &cback, &dp, err, sizeof(err)) == 0);
+	da_plan_free(&dp);
+	CHECK(da_predict_pathmap(pm, &cback, &q, err, sizeof(err)) == 0);
+	CHECK_EQ_STR(q->funcs[4].name, "D.icpp_clone.1");
+	CHECK_EQ_INT(q->nodes[x4].func, via_aa ? 4 : D);
+	CHECK_EQ_INT(q->nodes[y4].func, via_aa ? D : 4);
+	pm_free(q);
+	/* of a clone that does not come earlier: refused when read */
+	FILE *f = fopen(cfile, "r+");
+	char text[2048];
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	text[n] = 0;
+	char *in = strstr(text, " in 0\n");
+	CHECK(in != NULL);
+	if (f && in) {
+		in[4] = '1';
+		rewind(f);
+		fwrite(text, 1, n, f);
+	}
+	if (f)
+		fclose(f);
+	struct da_pm_plan bad;
+	CHECK(da_plan_read(cfile, pm, &bad, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "in J") != NULL);
+	da_pm_plan_free(&cback);
 	da_pm_plan_free(&back);
 	da_pm_plan_free(&pp);
 	da_result_free(&res);
@@ -395,7 +434,7 @@ static void test_fragment_pathmap(void)
 	/* a clone whose frame holds fragments of two functions */
 	uint32_t F2 = pm_add_function(pm, m, 0x9100, 0x10, "O.cold.1");
 	pm_add_node(pm, oa, F2, PM_NONE, 0, 64, 1);
-	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0};
+	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0, DA_NONE};
 	pp.nclone_wraps = 0;
 	CHECK(da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "two fragments") != NULL);

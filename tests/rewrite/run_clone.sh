@@ -2,7 +2,7 @@
 # Cloning on the thesis' Figure 5.5 (fx_order.cc): A-B-A-A-D and A-A-B-A-D
 # reach D at one height, and only a clone separates them.
 #
-#   run_clone.sh ICPP GDB WORK PROG [clone|dispatch]
+#   run_clone.sh ICPP GDB WORK PROG [clone|dispatch|cold|chain]
 #
 # In WORK: run PROG and train it (the two D paths must share a height); the
 # solver's plan without clones leaves them together; with clones (icpp
@@ -22,6 +22,10 @@
 # copies the fragment: the rewritten program must run through the fragment's
 # copy (training it shows the copy calling fx_b), and the exceptions through
 # the copies' landing pads, one of them in the fragment's copy.
+# With "chain" (PROG as for clone), the plan is written here too: clone 0 as
+# for "cold", and clone 1 of fx_d for the copy of fx_a's call of fx_d inside
+# clone 0 (a chain, disambig.h section 2), no wrap: the D path that enters D
+# from clone 0 (A-B-A-A-D) runs in clone 1, the other in fx_d, at one height.
 set -u
 icpp=$1 gdb=$2 work=$3 prog=$4 mode=${5:-clone}
 rm -rf "$work" && mkdir -p "$work" || exit 1
@@ -58,6 +62,7 @@ site_in_fx_a() {
 cold_plan() {
 	local fx_a self d
 	fx_a=0x$(nm "./$name" | awk '$3 == "_ZL4fx_aPKcl" { print $1 }')
+	fx_d=0x$(nm "./$name" | awk '$3 == "_ZL4fx_dl" { print $1 }')
 	self=$(site_in_fx_a "fx_a(char const*, long)")
 	d=$(site_in_fx_a "fx_d(long)")
 	[ -n "$self" ] && [ -n "$d" ] || return 1
@@ -66,14 +71,18 @@ cold_plan() {
 		echo "unit functions"
 		echo "module 0 $(readelf -n "./$name" | awk '/Build ID/ { print $3 }') $PWD/$name"
 		echo "clone 0 0 $fx_a 0 $self 0"
-		echo "clone-wrap 0 0 $d 16"
+		if [ "$mode" = chain ]; then
+			echo "clone 1 0 $fx_d 0 $d 0 in 0"
+		else
+			echo "clone-wrap 0 0 $d 16"
+		fi
 		echo "end 2"
-	} > cold.plan
+	} > $mode.plan
 }
-if [ "$mode" = cold ]; then
-	if ! cold_plan || ! "$icpp" rewrite "./$name" -m map --plan cold.plan -o clone.rw 2> rewrite.err; then
-		echo "FAIL: icpp rewrite with a clone of fx_a, a .cold fragment's owner"
-		cat rewrite.err cold.plan
+if [ "$mode" = cold ] || [ "$mode" = chain ]; then
+	if ! cold_plan || ! "$icpp" rewrite "./$name" -m map --plan $mode.plan -o clone.rw 2> rewrite.err; then
+		echo "FAIL: icpp rewrite with the plan of mode $mode"
+		cat rewrite.err $mode.plan
 		exit 1
 	fi
 elif ! "$icpp" rewrite "./$name" -m map -o clone.rw 2> rewrite.err; then
@@ -92,7 +101,7 @@ if [ "$mode" = dispatch ] && ! grep -Eq " ([1-9][0-9]*) functions cloned \(\1 by
 fi
 # icpp plan --binary plans what icpp rewrite solves: applied with --plan, the
 # same file
-if [ "$mode" = cold ]; then
+if [ "$mode" = cold ] || [ "$mode" = chain ]; then
 	:
 elif ! "$icpp" plan map --binary "./$name" -o binary.plan > plan.out 2> plan.err ||
    ! grep -q "^clone " binary.plan ||
@@ -118,6 +127,15 @@ if ! cmp -s orig.out clone.out || ! cmp -s orig.throw.out clone.throw.out; then
 	echo "FAIL: the rewritten program's output differs"
 	diff orig.out clone.out | head
 	diff orig.throw.out clone.throw.out | head
+	fail=1
+fi
+# the chain: a path into clone 1 from clone 0 and one into fx_d, each alone
+chain_d=$("$icpp" paths clone.rw.icpp |
+	awk '/> __icpp_clone_0__ZL4fx_aPKcl > __icpp_clone_1__ZL4fx_dl$/ { c++ } / > fx_d\(long\)$/ { d++ }
+	     END { print c + 0, d + 0 }')
+if [ "$mode" = chain ] && [ "$chain_d" != "1 1" ]; then
+	echo "FAIL: the chain does not take the D path of clone 0 alone (paths into it, into fx_d: $chain_d):"
+	"$icpp" paths clone.rw.icpp | grep "fx_d"
 	fail=1
 fi
 if [ "$(d_heights clone.rw.icpp | sort -u | wc -l)" != "$(d_heights clone.rw.icpp | wc -l)" ]; then

@@ -457,8 +457,19 @@ static void check_clone_fragment(const char *in, const char *dir, struct rw_bina
 	uint64_t back = branch_target(orig, frag->addr + (uint64_t)back_at, 1);
 
 	struct rw_plan p = {0};
-	CHECK_EQ_INT(rw_plan_add_clone(&p, owner->addr, c->site, 16), 0);
+	CHECK_EQ_INT(rw_plan_add_clone(&p, owner->addr, c->site, 16, RW_NONE), 0);
 	char out[4200], err[512];
+	/* chains refused: of a call the clone's function does not make, of a
+	 * clone that does not come earlier */
+	struct rw_plan q = {0};
+	CHECK_EQ_INT(rw_plan_add_clone(&q, owner->addr, c->site, 16, RW_NONE), 0);
+	CHECK_EQ_INT(rw_plan_add_clone(&q, owner->addr, c->site, 0, 0), 0);
+	CHECK(rw_plan_check(b, &q, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "does not make that call") != NULL);
+	q.clones[1].parent = 1;
+	CHECK(rw_plan_check(b, &q, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "not an earlier clone") != NULL);
+	rw_plan_free(&q);
 	snprintf(out, sizeof(out), "%s/fx.clone", dir);
 	struct rw_write_stats st;
 	int r = rw_write(b, &p, out, &st, err, sizeof(err));
