@@ -101,9 +101,14 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		       pm_function_label(pm, pm->nodes[rc->node].func, bin_demangle, label, sizeof(label)),
 		       rc->old_max, rc->new_max, rc->growth);
 	}
+	uint32_t chains = 0;
+	for (uint32_t k = 0; k < pp->nclones; k++)
+		chains += pp->clones[k].parent != DA_NONE;
 	printf("plan: %" PRIu32 " functions padded, %" PRIu32 " callsites wrapped, %" PRIu32
-	       " clones; %" PRIu64 " bytes of new code\n", pp->npads, r->nwraps, pp->nclones,
-	       r->code_bytes);
+	       " clones", pp->npads, r->nwraps, pp->nclones);
+	if (chains)
+		printf(" (%" PRIu32 " in chains)", chains);
+	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
 	if (solved) {
 		printf("solver: %.2f s, %" PRIu64 " moves tried, %" PRIu64 " kept\n", r->stats.seconds,
 		       r->stats.evaluations, r->stats.accepted);

@@ -465,11 +465,14 @@ int cmd_rewrite(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!quiet) {
 		struct pm_stats sb, sa;
+		char chains[48] = "";
+		if (st.chains)
+			snprintf(chains, sizeof(chains), "; %u in chains", st.chains);
 		fprintf(stderr, "icpp rewrite: %u functions padded (%u through entry wrappers), %u "
-			"callsites wrapped, %u functions cloned (%u by dispatch), %u bytes patched, %" PRIu64
+			"callsites wrapped, %u functions cloned (%u by dispatch%s), %u bytes patched, %" PRIu64
 			" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n", st.pads,
-			st.entry_pads, st.wraps, st.clones, st.dispatched, st.patched_bytes, st.tramp_bytes,
-			st.in_size, st.out_size,
+			st.entry_pads, st.wraps, st.clones, st.dispatched, chains, st.patched_bytes,
+			st.tramp_bytes, st.in_size, st.out_size,
 			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0);
 		fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "
 			"prediction %.2f s\n", secs(t0, t1), secs(t0, ta), solved ? "solver" : "plan",

@@ -487,6 +487,7 @@ struct rw_write_stats {
 	uint32_t pads, wraps, clones, patched_bytes;
 	uint32_t entry_pads;         /* of pads: through entry wrappers */
 	uint32_t dispatched;         /* of clones: taking their calls by dispatch */
+	uint32_t chains;             /* of clones: taking a copy's call (a chain) */
 	uint64_t in_size, out_size;
 	uint64_t tramp_bytes;
 	uint64_t new_vaddr;          /* where the added segments start */

@@ -1205,9 +1205,12 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 		st->entry_pads += ps.t[i].func != 0 && ps.t[i].bytes;
 	st->wraps = p->nwraps;
 	st->clones = p->nclones;
-	st->dispatched = 0;
-	for (uint32_t k = 0; k < p->nclones; k++)
-		st->dispatched += rw_plan_dispatched(b, &p->clones[k]);
+	st->dispatched = st->chains = 0;
+	for (uint32_t k = 0; k < p->nclones; k++) {
+		bool chain = p->clones[k].parent != RW_NONE;
+		st->chains += chain;
+		st->dispatched += !chain && rw_plan_dispatched(b, &p->clones[k]);
+	}
 	size_t insize;
 	elf_rawfile(b->elf, &insize);
 	st->in_size = insize;

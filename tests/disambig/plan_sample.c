@@ -64,7 +64,8 @@ char *pst_plan_text(size_t *len)
 		"clone 1 0 0x6000 0 0x1040 16\n"
 		"clone-wrap 1 0 0x6010 32\n"
 		"clone-wrap 1 0 0x6020 0\n"
-		"end 8\n";
+		"clone 2 0 0x5000 0 0x6010 0 in 1\n"
+		"end 9\n";
 	*len = sizeof(text) - 1;
 	return strdup(text);
 }
@@ -103,7 +104,7 @@ static bool same_plan(const struct da_pm_plan *a, const struct da_pm_plan *b)
 	for (uint32_t i = 0; i < a->nclones; i++) {
 		const struct da_pm_clone *x = &a->clones[i], *y = &b->clones[i];
 		if (x->func != y->func || x->cs_module != y->cs_module || x->cs_addr != y->cs_addr ||
-		    x->pad != y->pad)
+		    x->pad != y->pad || x->parent != y->parent)
 			return false;
 	}
 	for (uint32_t i = 0; i < a->nclone_wraps; i++) {

@@ -95,6 +95,10 @@ if ! grep -Eq " [1-9][0-9]* functions cloned" rewrite.err; then
 	echo "FAIL: the solver's plan has no clone"
 	fail=1
 fi
+if [ "$mode" = chain ] && ! grep -q " 2 functions cloned (0 by dispatch; 1 in chains)" rewrite.err; then
+	echo "FAIL: icpp rewrite does not count the chain"
+	fail=1
+fi
 if [ "$mode" = dispatch ] && ! grep -Eq " ([1-9][0-9]*) functions cloned \(\1 by dispatch\)" rewrite.err; then
 	echo "FAIL: not every clone of the indirect fixture is taken by dispatch"
 	fail=1
