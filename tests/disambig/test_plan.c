@@ -497,6 +497,10 @@ static void test_refusals(void)
 		 "a clone above"},
 		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nclone 1 0 0x1000 0 0x1010 0\nend 1\n",
 		 "K from 0"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nclone 0 0 0x1000 0 0x1010 0 in 0\n"
+		 "end 1\n", "J a clone above"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nclone 0 0 0x1000 0 0x1010 0\n"
+		 "clone 1 0 0x2000 0 0x1010 0 of 0\nend 2\n", "J a clone above"},
 	};
 	char err[512];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -523,6 +527,12 @@ static void test_refusals(void)
 	CHECK(da_plan_read(file, pm, &pp, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "binary") != NULL);
 	CHECK(da_plan_read(path_in("missing.plan"), pm, &pp, err, sizeof(err)) < 0);
+	/* "deeper", written before clone chains, counts as blocked */
+	write_text(file, "icpp-plan 1\nunit functions\nleft deeper order 3\nleft blocked order 2\n"
+			 "end 0\n");
+	CHECK(da_plan_read(file, pm, &pp, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(pp.summary.left_by[DA_LEFT_BLOCKED][DA_DIFF_ORDER], 5);
+	da_pm_plan_free(&pp);
 	/* a valid hand-written plan with a comment, a blank line and spaces in a path */
 	write_text(path_in("ok.plan"),
 		   "icpp-plan 1\n# comment\n\nunit callsites\nseed 3\nmodule 0 12345678 /usr/bin/prog\n"
