@@ -385,6 +385,10 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 			if (!p->funcs[c->func].cloneable)
 				return errmsg(err, errlen, "clone %u of the plan copies %s, which may not be cloned",
 					      k, name);
+			if (c->parent != DA_NONE)
+				return errmsg(err, errlen, "clone %u of the plan takes the copy of the call at "
+					      "0x%llx (module %u) in clone %u, which is no direct call of %s",
+					      k, (unsigned long long)c->cs_addr, c->cs_module, c->parent, name);
 			return errmsg(err, errlen, "clone %u of the plan takes the call at 0x%llx (module %u), "
 				      "which %s, and %s takes no dispatch from it",
 				      k, (unsigned long long)c->cs_addr, c->cs_module,

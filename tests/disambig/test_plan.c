@@ -321,6 +321,10 @@ static void test_clone_file(void)
 	CHECK_EQ_INT(cback.clones[1].parent, 0);
 	CHECK(da_pm_plan_to(&br, &cback, &dp, err, sizeof(err)) == 0);
 	da_plan_free(&dp);
+	cback.clones[1].cs_addr = aa;                   /* a call of A, not of D */
+	CHECK(da_pm_plan_to(&br, &cback, &dp, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "no direct call of D") != NULL);
+	cback.clones[1].cs_addr = ad;
 	CHECK(da_predict_pathmap(pm, &cback, &q, err, sizeof(err)) == 0);
 	CHECK_EQ_STR(q->funcs[4].name, "D.icpp_clone.1");
 	CHECK_EQ_INT(q->nodes[x4].func, via_aa ? 4 : D);
