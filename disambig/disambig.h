@@ -196,9 +196,9 @@
  * the irreducible ones.  With cloning, a path whose first frame is entered
  * by a call a clone of its function may take is not bounded (the clone is
  * a function of its own); the rest are: a clone takes only frames entered
- * by an original call instruction that may be redirected to it or that its
- * function's dispatch may test, so a frame entered through a copy, or
- * through a call that neither applies to, stays (f, h).
+ * by a call that may be redirected to it (the original instruction, or its
+ * copy in a clone: a chain) or that its function's dispatch may test, so a
+ * frame entered through a call that neither applies to stays (f, h).
  *
  * ---------------------------------------------------------------------------
  * 5. The solver (solve.c; bench/disambig compares it with the thesis search)

@@ -122,8 +122,10 @@ static uint64_t free_step(struct u64map *taken, uint64_t key)
  * cloning, a path whose first frame is entered by a call that a clone of
  * its function may take has no bound (the clone is a function of its own;
  * for a fragment, the call into its parent's frame);
- * the others stay at (f, height) under every plan: a call is redirected
- * only by the original instruction, to a clone of the function it calls. */
+ * the others stay at (f, height) under every plan: a call is taken by a
+ * clone only when it is a direct call of the clone's function or its
+ * function's dispatch may test it, whether the original instruction or its
+ * copy in a clone executes it (a chain takes direct calls only). */
 static int capacity(const struct da_problem *p, const struct da_options *o,
 		    const uint32_t *klass, uint32_t ncl, const uint8_t *skip, struct u64map *over,
 		    uint64_t *crowded)
