@@ -356,27 +356,61 @@ int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, s
 	return rw_plan_everything_seen(b, NULL, pad, wrap, false, p);
 }
 
+/* The padding a clone of function fi takes in the stress plan: its
+ * original's, unless that is an entry wrapper's. */
+static uint32_t everything_clone_pad(const struct rw_binary *b, const struct rw_plan *p,
+				     uint32_t fi)
+{
+	for (uint32_t i = 0; i < p->npads && !b->funcs[fi].pad_entry; i++)
+		if (p->pads[i].addr == b->funcs[fi].addr)
+			return p->pads[i].bytes;
+	return 0;
+}
+
+/* May call c take a clone of its target in the stress plan?  Its function
+ * index, or RW_NONE. */
+static uint32_t everything_target(const struct rw_binary *b, const struct rw_visibility *v,
+				  size_t c)
+{
+	const struct rw_call *call = &b->calls[c];
+	uint32_t fi = call->redirectable ? rw_func_index(b, call->target) : RW_NONE;
+	if (fi == RW_NONE || !b->funcs[fi].cloneable ||
+	    (v && (v->no_wrap[c] || v->no_pad[fi] || !v->in_map[fi])))
+		return RW_NONE;
+	return fi;
+}
+
 /* A clone of every cloneable function padded like its original (unpadded
  * when that is an entry wrapper's padding), for its
- * first redirectable call (by site) that training saw no reason to leave. */
+ * first redirectable call (by site) that training saw no reason to leave;
+ * then in each of those clones, a chain: a clone for the copy of its
+ * function's first such call (rewriter.h section 1, Cloning). */
 static int everything_clones(const struct rw_binary *b, const struct rw_visibility *v,
 			     struct rw_plan *p)
 {
 	for (size_t c = 0; c < b->ncalls; c++) {
-		const struct rw_call *call = &b->calls[c];
-		uint32_t fi = call->redirectable ? rw_func_index(b, call->target) : RW_NONE;
-		if (fi == RW_NONE || !b->funcs[fi].cloneable || (v && (v->no_wrap[c] || v->no_pad[fi] ||
-									!v->in_map[fi])))
+		uint32_t fi = everything_target(b, v, c);
+		if (fi == RW_NONE)
 			continue;
 		bool done = false;
 		for (uint32_t k = 0; k < p->nclones && !done; k++)
-			done = p->clones[k].func == call->target;
-		uint32_t pad = 0;
-		for (uint32_t i = 0; i < p->npads && !b->funcs[fi].pad_entry; i++)
-			if (p->pads[i].addr == call->target)
-				pad = p->pads[i].bytes;
-		if (!done && rw_plan_add_clone(p, call->target, call->site, pad, RW_NONE))
+			done = p->clones[k].func == b->calls[c].target;
+		if (!done && rw_plan_add_clone(p, b->calls[c].target, b->calls[c].site,
+					       everything_clone_pad(b, p, fi), RW_NONE))
 			return -1;
+	}
+	uint32_t originals = p->nclones;
+	for (uint32_t k = 0; k < originals; k++) {
+		uint64_t func = p->clones[k].func;
+		for (size_t c = 0; c < b->ncalls; c++) {
+			uint32_t fi = everything_target(b, v, c);
+			if (fi == RW_NONE || b->funcs[b->calls[c].func].addr != func)
+				continue;
+			if (rw_plan_add_clone(p, b->calls[c].target, b->calls[c].site,
+					      everything_clone_pad(b, p, fi), k))
+				return -1;
+			break;
+		}
 	}
 	return 0;
 }
