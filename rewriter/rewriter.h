@@ -473,8 +473,9 @@ bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c
 /* Every function and callsite the capability allows, each with the largest
  * allowed amount <= pad (resp. the smallest allowed >= wrap, else none), and
  * (rw_plan_everything_seen with clone) one clone of every cloneable function,
- * padded like it, for its first redirectable call: the stress plan of the
- * tests (`icpp rewrite --everything`). */
+ * padded like it, for its first redirectable call, and in each such clone a
+ * chain for the copy of its function's first such call: the stress plan of
+ * the tests (`icpp rewrite --everything`). */
 int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p);
 int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes);
 int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad,
