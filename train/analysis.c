@@ -180,6 +180,34 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 	return why;
 }
 
+/* The first target in [lo, hi), or 0. */
+static uint64_t first_target(const struct targets *t, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = t->n;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (t->v[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < t->n && t->v[a] < hi ? t->v[a] : 0;
+}
+
+/* Is f a .cold fragment: entered by a jump from another function at its
+ * start, or past the one-byte nop gcc puts there before a landing pad, with a
+ * frame built (the CFA there is not rsp+8; such a fragment's CFI describes
+ * its owner's frame only after the nop)?  A jump further in is no fragment's
+ * entry: an entry wrapper's or a dispatch's return into the displaced code
+ * (icpp rewrite) lands after five bytes or more. */
+static bool entered_built(struct bin_module *m, const struct bin_function *f,
+			  const struct targets *foreign)
+{
+	struct bin_cfa cfa;
+	uint64_t at = first_target(foreign, f->addr, f->addr + 2);
+	return at && bin_cfa_at(m, at, &cfa) == 0 && !(cfa.reg == BIN_CFA_RSP && cfa.offset == 8);
+}
+
 static void analyse(struct analysis_cache *c, struct analysed_module *am)
 {
 	char err[256];
@@ -194,7 +222,8 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 	struct targets t = {0}, foreign = {0}, realign = {0};
 	scan_module(c->cs, am->bin, &t, &foreign, &realign);
 	am->sites = calloc(n + 1, sizeof(*am->sites));
-	if (!am->sites) {
+	am->fragments = calloc(n + 1, sizeof(*am->fragments));
+	if (!am->sites || !am->fragments) {
 		am->reply.status = -1;
 		snprintf(am->reply.error, sizeof(am->reply.error), "out of memory analysing %s", am->path);
 		free(t.v);
@@ -220,6 +249,8 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 		if (why == SKIP_NREASONS && (site->cfa_offset != 8 || site->flags & SITE_CFA_RBP) &&
 		    targets_within(&foreign, f[i].addr - 1, f[i].addr + 1))
 			site->flags |= SITE_FRAGMENT;
+		if (entered_built(am->bin, &f[i], &foreign))
+			am->fragments[am->nfragments++] = f[i].addr;
 		if (why == SKIP_NREASONS)
 			am->reply.nsites++;
 		else
@@ -258,6 +289,7 @@ void analysis_cache_free(struct analysis_cache *c)
 		if (e->mod.bin)
 			bin_close(e->mod.bin);
 		free(e->mod.sites);
+		free(e->mod.fragments);
 		free(e->mod.path);
 		free(e);
 	}
@@ -291,4 +323,17 @@ const struct train_site *analysis_site(const struct analysed_module *am, uint64_
 			hi = mid;
 	}
 	return lo < am->reply.nsites && am->sites[lo].addr == addr ? &am->sites[lo] : NULL;
+}
+
+bool analysis_fragment(const struct analysed_module *am, uint64_t addr)
+{
+	size_t lo = 0, hi = am->nfragments;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (am->fragments[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < am->nfragments && am->fragments[lo] == addr;
 }

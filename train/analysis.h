@@ -31,6 +31,11 @@ struct analysed_module {
 	struct bin_module *bin;          /* NULL when the file could not be opened */
 	struct train_reply reply;        /* status, counts, error */
 	struct train_site *sites;
+	uint64_t *fragments;             /* starts of the functions entered with a
+	                                  * frame built, by a jump from another
+	                                  * function (.cold fragments), hooked or
+	                                  * not; ascending */
+	size_t nfragments;
 };
 
 struct analysis_cache;
@@ -42,5 +47,10 @@ const struct analysed_module *analysis_get(struct analysis_cache *c, const char 
 /* The hook site of the function starting at addr, NULL when it is not
  * trained. */
 const struct train_site *analysis_site(const struct analysed_module *am, uint64_t addr);
+/* Is the function starting at addr a .cold fragment?  Also when it is not
+ * hooked: gcc may start a fragment with a nop before a landing pad (an LSDA
+ * offset of 0 would mean none), so that its owner jumps in past its start,
+ * into the bytes the hook would displace. */
+bool analysis_fragment(const struct analysed_module *am, uint64_t addr);
 
 #endif

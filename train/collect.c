@@ -158,7 +158,8 @@ static const struct bin_function *function_at(struct record *r, uint32_t slot, u
  *    X's entry (pop the ancestors at or below its CFA) and put X between,
  *    with its callsite unknown.  This also covers a landing pad the unwinder
  *    jumped to, in a function whose entry was never run.
- * X a .cold fragment (SITE_FRAGMENT): its code runs in every activation of
+ * X a .cold fragment (SITE_FRAGMENT; analysis_fragment also when it is not
+ * hooked, its owner jumping in past its start): its code runs in every activation of
  * its owner, entered at its start (hooked) or anywhere else (not), so the
  * nearest frame of X may be an outer activation's, which would swallow the
  * frames between: the ancestor must have the CFA the CFI gives.  Else X is
@@ -187,7 +188,7 @@ static uint32_t true_parent(struct record *r, const struct rec_node *n, uint32_t
 	/* Only a hooked X has its activations on the shadow stack; an unhooked
 	 * one that recurses would match an outer activation. */
 	const struct train_site *site = analysis_site(am, x->addr);
-	bool fragment = site && site->flags & SITE_FRAGMENT;
+	bool fragment = (site && site->flags & SITE_FRAGMENT) || analysis_fragment(am, x->addr);
 	for (uint32_t a = parent; site && a != PM_NONE; a = pm->nodes[a].parent)
 		if (pm->nodes[a].func == func && (!fragment || !known || pm->nodes[a].height == height)) {
 			tot->stale_frames += a != parent;

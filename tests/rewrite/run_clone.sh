@@ -18,10 +18,14 @@
 # calls fx_b from its .cold fragment, which jumps back into fx_a), the plan
 # is written here, so that it clones the fragment's owner whatever the
 # solver would choose: clone 0 of fx_a for its call of itself, the copy of
-# its call of fx_d wrapped by 16 (which separates the D paths).  The clone
-# copies the fragment: the rewritten program must run through the fragment's
-# copy (training it shows the copy calling fx_b), and the exceptions through
-# the copies' landing pads, one of them in the fragment's copy.
+# its call of fx_d wrapped by 16 (which separates the D paths), and clone 1
+# of fx_b for the copy of the fragment's call of fx_b in clone 0 (a chain
+# out of a fragment's copy).  The clone copies the fragment: the rewritten
+# program must run through the fragment's copy (training it shows the copy
+# calling clone 1, inside clone 0's frame), and the exceptions through the
+# copies' landing pads, one of them in the fragment's copy.  Training must
+# put the fragment's frames under their owner's (fx_a jumps into fx_a.cold
+# past its start, a nop before a landing pad, so no hook sees it entered).
 # With "chain" (PROG as for clone), the plan is written here too: clone 0 as
 # for "cold", and clone 1 of fx_d for the copy of fx_a's call of fx_d inside
 # clone 0 (a chain, disambig.h section 2), no wrap: the D path that enters D
@@ -63,9 +67,11 @@ cold_plan() {
 	local fx_a self d
 	fx_a=0x$(nm "./$name" | awk '$3 == "_ZL4fx_aPKcl" { print $1 }')
 	fx_d=0x$(nm "./$name" | awk '$3 == "_ZL4fx_dl" { print $1 }')
+	fx_b=0x$(nm "./$name" | awk '$3 == "_ZL4fx_bPKcl" { print $1 }')
+	b=$(site_in_fx_a "fx_b(char const*, long)")
 	self=$(site_in_fx_a "fx_a(char const*, long)")
 	d=$(site_in_fx_a "fx_d(long)")
-	[ -n "$self" ] && [ -n "$d" ] || return 1
+	[ -n "$self" ] && [ -n "$d" ] && { [ "$mode" != cold ] || [ -n "$b" ]; } || return 1
 	{
 		echo "icpp-plan 1"
 		echo "unit functions"
@@ -73,10 +79,12 @@ cold_plan() {
 		echo "clone 0 0 $fx_a 0 $self 0"
 		if [ "$mode" = chain ]; then
 			echo "clone 1 0 $fx_d 0 $d 0 in 0"
+			echo "end 2"
 		else
+			echo "clone 1 0 $fx_b 0 $b 0 in 0"
 			echo "clone-wrap 0 0 $d 16"
+			echo "end 3"
 		fi
-		echo "end 2"
 	} > $mode.plan
 }
 if [ "$mode" = cold ] || [ "$mode" = chain ]; then
@@ -118,11 +126,22 @@ elif ! "$icpp" plan map --binary "./$name" -o binary.plan > plan.out 2> plan.err
 else
 	grep "^plan:" plan.out
 fi
-# the fragment's copy runs: training the rewritten program sees it call fx_b
+# the fragment's copy runs: training the rewritten program sees it call
+# clone 1 of fx_b (a chain from the copy of the fragment's call), inside the
+# copy of fx_a
 if [ "$mode" = cold ] && { ! "$icpp" train -q -o clone.map -- ./clone.rw > clone.train.out 2>&1 ||
-   ! "$icpp" paths clone.map | grep -q "__icpp_clone_0__ZL4fx_aPKcl\.cold > fx_b"; }; then
-	echo "FAIL: training the rewritten program shows no call of fx_b from the fragment's copy:"
+   ! "$icpp" paths clone.map |
+	grep -q "__icpp_clone_0__ZL4fx_aPKcl > __icpp_clone_0__ZL4fx_aPKcl\.cold > __icpp_clone_1__ZL4fx_bPKcl"; }; then
+	echo "FAIL: training the rewritten program shows no call of clone 1 from the fragment's copy:"
 	"$icpp" paths clone.map | grep fx_
+	fail=1
+fi
+# training puts a fragment's frame under its owner's, which it runs in, also
+# when its owner jumps in past its start (a nop before a landing pad there:
+# no hook at its start)
+if [ "$mode" = cold ] && "$icpp" paths --callsites map | grep -Eq "main\+0x[0-9a-f]+ > fx_a\(char const\*, long\) \[clone \.cold\]"; then
+	echo "FAIL: training put the fragment's frame beside its owner's, under main:"
+	"$icpp" paths --callsites map | grep fx_
 	fail=1
 fi
 ./clone.rw > clone.out 2>&1
