@@ -45,17 +45,24 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Is any target in the open interval (lo, hi)? */
-static int targets_within(const struct targets *t, uint64_t lo, uint64_t hi)
+/* The index of the first of v[0..n) (ascending) at or above x, or n. */
+static size_t first_at_or_above(const uint64_t *v, size_t n, uint64_t x)
 {
-	size_t a = 0, b = t->n;
-	while (a < b) {                  /* first target > lo */
+	size_t a = 0, b = n;
+	while (a < b) {
 		size_t mid = (a + b) / 2;
-		if (t->v[mid] <= lo)
+		if (v[mid] < x)
 			a = mid + 1;
 		else
 			b = mid;
 	}
+	return a;
+}
+
+/* Is any target in the open interval (lo, hi)? */
+static int targets_within(const struct targets *t, uint64_t lo, uint64_t hi)
+{
+	size_t a = first_at_or_above(t->v, t->n, lo + 1);
 	return a < t->n && t->v[a] < hi;
 }
 
@@ -183,14 +190,7 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 /* The first target in [lo, hi), or 0. */
 static uint64_t first_target(const struct targets *t, uint64_t lo, uint64_t hi)
 {
-	size_t a = 0, b = t->n;
-	while (a < b) {
-		size_t mid = (a + b) / 2;
-		if (t->v[mid] < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = first_at_or_above(t->v, t->n, lo);
 	return a < t->n && t->v[a] < hi ? t->v[a] : 0;
 }
 
@@ -327,13 +327,6 @@ const struct train_site *analysis_site(const struct analysed_module *am, uint64_
 
 bool analysis_fragment(const struct analysed_module *am, uint64_t addr)
 {
-	size_t lo = 0, hi = am->nfragments;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (am->fragments[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < am->nfragments && am->fragments[lo] == addr;
+	size_t a = first_at_or_above(am->fragments, am->nfragments, addr);
+	return a < am->nfragments && am->fragments[a] == addr;
 }
