@@ -119,6 +119,8 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 				     : sscanf(buf + used, " %llx %llx %u in %u %1s", &addr, &site, &bytes,
 					      &k, extra);
 			bool chain = !cw && got == 4;
+			if (!cw && got == 3)    /* no chain: nothing may follow PAD */
+				got = sscanf(buf + used, " %llx %llx %u %1s", &addr, &site, &bytes, extra);
 			if ((got != 3 && !chain) || bytes % RW_ALIGN || bytes > RW_MAX_AMOUNT ||
 			    ((cw || chain) && k >= p->nclones)) {
 				errmsg(err, errlen, "line %zu: want \"clone 0xFUNC 0xSITE PAD [in K]\" or "

@@ -624,6 +624,23 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	CHECK(p.npads == 1 && p.pads[0].addr == 0x20 && p.pads[0].bytes == 32);
 	CHECK(p.nwraps == 1 && p.wraps[0].addr == 0x10);
 	rw_plan_free(&p);
+	/* clones: a chain names an earlier clone; nothing else may follow PAD */
+	const char *chain = "icpp-plan 1\nclone 0x20 0x10 0\nclone 0x30 0x24 16 in 0\n";
+	CHECK_EQ_INT(rw_plan_parse(chain, strlen(chain), &p, err, sizeof(err)), 0);
+	CHECK(p.nclones == 2 && p.clones[0].parent == RW_NONE && p.clones[1].parent == 0 &&
+	      p.clones[1].pad == 16);
+	char *text = rw_plan_format(&p, NULL);
+	CHECK(text && strstr(text, "clone 0x30 0x24 16 in 0\n"));
+	free(text);
+	rw_plan_free(&p);
+	static const char *const refused[] = {
+		"icpp-plan 1\nclone 0x20 0x10 0 in 0\n",          /* not an earlier clone */
+		"icpp-plan 1\nclone 0x20 0x10 0\nclone 0x30 0x24 0 of 0\n",
+		"icpp-plan 1\nclone 0x20 0x10 0 junk\n",
+		"icpp-plan 1\nclone 0x20 0x10 0\nclone 0x30 0x24 0 in 0 1\n",
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		CHECK_EQ_INT(rw_plan_parse(refused[i], strlen(refused[i]), &p, err, sizeof(err)), -1);
 	(void)in;
 }
 
