@@ -345,6 +345,14 @@ void da_plan_free(struct da_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+/* Is callsite c a call of function f or of f's fragment (frag as
+ * da_fragments_of gives): one a clone of f copies? */
+static bool copied_with(const struct da_problem *p, const uint32_t *frag, uint32_t c, uint32_t f)
+{
+	uint32_t owner = p->callsites[c].owner;
+	return owner == f || (owner != DA_NONE && owner == frag[f]);
+}
+
 /* Clone k of plan (disambig.h section 2), frag as da_fragments_of gives. */
 static int check_clone(const struct da_problem *p, const struct da_plan *plan,
 		       const uint32_t *frag, uint32_t k, char *err, size_t errlen)
@@ -362,12 +370,9 @@ static int check_clone(const struct da_problem *p, const struct da_plan *plan,
 	if (!da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad))
 		return errmsg(err, errlen, "clone %u: function %u may not be padded by %u bytes",
 			      k, cl->func, cl->pad);
-	if (cl->parent != DA_NONE) {
-		uint32_t f = plan->clones[cl->parent].func, owner = p->callsites[cl->callsite].owner;
-		if (owner != f && (owner == DA_NONE || owner != frag[f]))
-			return errmsg(err, errlen, "clone %u: callsite %u is not in clone %u's "
-				      "function %u or its fragment", k, cl->callsite, cl->parent, f);
-	}
+	if (cl->parent != DA_NONE && !copied_with(p, frag, cl->callsite, plan->clones[cl->parent].func))
+		return errmsg(err, errlen, "clone %u: callsite %u is not in clone %u's function %u "
+			      "or its fragment", k, cl->callsite, cl->parent, plan->clones[cl->parent].func);
 	uint32_t ndispatch = 0;
 	for (uint32_t j = 0; j < k; j++) {
 		const struct da_clone *o = &plan->clones[j];
@@ -413,8 +418,8 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
 			free(frag);
 			return errmsg(err, errlen, "clone wrap %u: index out of range", i);
 		}
-		uint32_t f = plan->clones[w->clone].func, owner = p->callsites[w->callsite].owner;
-		if (owner != f && (owner == DA_NONE || owner != frag[f])) {
+		uint32_t f = plan->clones[w->clone].func;
+		if (!copied_with(p, frag, w->callsite, f)) {
 			free(frag);
 			return errmsg(err, errlen, "clone wrap %u: callsite %u is not in function %u "
 				      "or its fragment", i, w->callsite, f);
@@ -1036,8 +1041,7 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 		uint32_t f = plan->clones[k].func;
 		r->code_bytes += da_clone_bytes(p, f, plan->clones[k].callsite);
 		for (uint32_t c = 0; c < p->ncallsites; c++) {
-			uint32_t owner = p->callsites[c].owner;
-			if (owner != f && (owner == DA_NONE || owner != frag[f]))
+			if (!copied_with(p, frag, c, f))
 				continue;
 			uint32_t amount = plan->wrap[c];
 			for (uint32_t i = 0; i < plan->nclone_wraps; i++)

@@ -58,9 +58,8 @@ static inline struct bent *ent(struct bucket *B, uint32_t i)
 
 struct sclone {
 	uint32_t func, callsite, padvar;
-	uint32_t exec;          /* the call it takes: callsite's variable, or the
-	                         * copy variable of clone `parent` (a chain) */
-	uint32_t parent;
+	uint32_t exec;          /* the call it takes: callsite's variable, or a
+	                         * copy variable of another clone (a chain) */
 	uint32_t fragvar;       /* the CIDs of its fragment's copy (DA_NONE
 	                         * until a fragment node needs it) */
 	bool alive;
@@ -981,9 +980,8 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex)
 		return DA_NONE;
 	}
 	s->nclones++;
-	uint32_t parent = s->vars[ex].clone;
-	bool dispatched = parent == DA_NONE && da_dispatched(s->p, cs, func);
-	s->clones[k] = (struct sclone){func, cs, pv, ex, parent, DA_NONE, true,
+	bool dispatched = s->vars[ex].clone == DA_NONE && da_dispatched(s->p, cs, func);
+	s->clones[k] = (struct sclone){func, cs, pv, ex, DA_NONE, true,
 				       da_clone_bytes(s->p, func, cs)};
 	s->ndispatch[func] += dispatched;
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
@@ -1004,7 +1002,8 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	struct sclone *c = &s->clones[k];
 	u64map_del(&s->clonemap, da_pair(c->func, c->exec));
 	c->alive = false;
-	s->ndispatch[c->func] -= c->parent == DA_NONE && da_dispatched(s->p, c->callsite, c->func);
+	s->ndispatch[c->func] -= s->vars[c->exec].clone == DA_NONE &&
+				 da_dispatched(s->p, c->callsite, c->func);
 	uint32_t *tops, nt = top_anchors(s, c->exec, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
@@ -1733,9 +1732,9 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 
 /* Clones for crowded functions: every (function, call) with nodes at
  * ambiguous CIDs, most such nodes first, cloned for that call when the
- * score improves (a call: an original callsite, or its copy in a clone made
- * earlier in the pass, so that a crowded route is copied down level by
- * level: a chain).  A clone is a CID namespace of its own: the paths that
+ * score improves (a call: an original callsite, or its copy in a clone that
+ * existed when the pass gathered the routes, so that each pass copies a
+ * crowded route one level further down: a chain).  A clone is a CID namespace of its own: the paths that
  * enter f through c then collide only among themselves (thesis section
  * 5.4.3 uses clones for paths that differ only in order; here they split a
  * helper reached by more paths than it has heights). */
@@ -2609,11 +2608,13 @@ int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, cha
 	r->plan.clone_wraps = calloc(ncw + 1, sizeof(*r->plan.clone_wraps));
 	if (!r->plan.clones || !r->plan.clone_wraps)
 		goto oom;
-	for (uint32_t k = 0; k < s->nclones; k++)
+	for (uint32_t k = 0; k < s->nclones; k++) {
+		const struct sclone *c = &s->clones[k];
+		uint32_t parent = s->vars[c->exec].clone;      /* DA_NONE: an original call */
 		if (renum[k] != DA_NONE)
-			r->plan.clones[renum[k]] = (struct da_clone){s->clones[k].func,
-				s->clones[k].callsite, s->vars[s->clones[k].padvar].value,
-				s->clones[k].parent == DA_NONE ? DA_NONE : renum[s->clones[k].parent]};
+			r->plan.clones[renum[k]] = (struct da_clone){c->func, c->callsite,
+				s->vars[c->padvar].value, parent == DA_NONE ? DA_NONE : renum[parent]};
+	}
 	r->plan.nclones = nalive;
 	for (uint32_t v = s->nf + s->ncs; v < s->nvars; v++) {
 		const struct var *V = &s->vars[v];
