@@ -262,10 +262,17 @@ static uint32_t check_wrap(const struct rw_binary *b, uint64_t site, uint32_t by
 	return RW_NONE;
 }
 
+/* Is the call at site a direct call of func, which can be pointed at a
+ * clone of it? */
+static bool direct_call_of(const struct rw_binary *b, uint64_t site, uint64_t func)
+{
+	uint32_t ci = rw_call_index(b, site);
+	return ci != RW_NONE && b->calls[ci].redirectable && b->calls[ci].target == func;
+}
+
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
 {
-	uint32_t ci = rw_call_index(b, c->site);
-	return ci == RW_NONE || !b->calls[ci].redirectable || b->calls[ci].target != c->func;
+	return c->parent == RW_NONE && !direct_call_of(b, c->site, c->func);
 }
 
 /* Clone k of a chain, whose call ci is in the plan's calls: a direct call
@@ -280,7 +287,7 @@ static int check_chain(const struct rw_binary *b, const struct rw_plan *p, uint3
 	if (b->funcs[b->calls[ci].func].addr != p->clones[c->parent].func)
 		return errmsg(err, errlen, "plan clone %u takes callsite 0x%" PRIx64 " in clone %u, "
 			      "but the cloned function does not make that call", k, c->site, c->parent);
-	if (rw_plan_dispatched(b, c))
+	if (!direct_call_of(b, c->site, c->func))
 		return errmsg(err, errlen, "plan clone %u takes callsite 0x%" PRIx64 " in clone %u, "
 			      "which is no direct call of 0x%" PRIx64, k, c->site, c->parent, c->func);
 	return 0;
@@ -301,7 +308,7 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		if (b->funcs[fi].pad_entry && c->pad)
 			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 ", which is padded "
 				      "only through an entry wrapper (a clone has none)", c->func);
-		bool dispatched = c->parent == RW_NONE && rw_plan_dispatched(b, c);
+		bool dispatched = rw_plan_dispatched(b, c);
 		if (c->parent != RW_NONE && check_chain(b, p, k, ci, err, errlen) < 0)
 			return -1;
 		if (dispatched && !b->funcs[fi].dispatch)
@@ -316,8 +323,7 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 			    (p->clones[j].func == c->func || c->parent != RW_NONE))
 				return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for callsite 0x%"
 					      PRIx64 " twice", c->func, c->site);
-			ndispatch += p->clones[j].func == c->func && p->clones[j].parent == RW_NONE &&
-				     rw_plan_dispatched(b, &p->clones[j]);
+			ndispatch += p->clones[j].func == c->func && rw_plan_dispatched(b, &p->clones[j]);
 		}
 		if (dispatched && ndispatch >= RW_MAX_DISPATCH)
 			return errmsg(err, errlen, "plan gives 0x%" PRIx64 " more than %d dispatched clones",

@@ -468,7 +468,7 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b);
 /* Refuses an amount the capability does not allow (-1 and one line). */
 int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen);
 /* Does clone c take its calls by a dispatch at its function's entry (its
- * call is no direct call of the function: section 1)? */
+ * call is no direct call of the function: section 1)?  A chain's never. */
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c);
 /* Every function and callsite the capability allows, each with the largest
  * allowed amount <= pad (resp. the smallest allowed >= wrap, else none), and

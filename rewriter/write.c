@@ -449,7 +449,7 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 		uint32_t w = b->funcs[fi].pad_entry ? pad : 0;
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++)
-			if (p->clones[k].func == b->funcs[fi].addr && p->clones[k].parent == RW_NONE &&
+			if (p->clones[k].func == b->funcs[fi].addr &&
 			    rw_plan_dispatched(b, &p->clones[k]))
 				tests[n++] = (struct rw_dispatch_test){return_address(ps, p->clones[k].site),
 								       ps->clones[k].addr};
@@ -492,7 +492,7 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 					      : rw_clone_copy_addr(&ps->clones[pc->parent], pc->site);
 	*cl = (struct rw_note_clone){.addr = r[0].to, .size = f->size, .func = f->addr,
 				     .site = site,
-				     .dispatched = pc->parent == RW_NONE && rw_plan_dispatched(b, pc)};
+				     .dispatched = rw_plan_dispatched(b, pc)};
 	if (n > 1) {
 		cl->frag_addr = r[1].to;
 		cl->frag_size = r[1].hi - r[1].lo;
@@ -1207,9 +1207,8 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	st->clones = p->nclones;
 	st->dispatched = st->chains = 0;
 	for (uint32_t k = 0; k < p->nclones; k++) {
-		bool chain = p->clones[k].parent != RW_NONE;
-		st->chains += chain;
-		st->dispatched += !chain && rw_plan_dispatched(b, &p->clones[k]);
+		st->chains += p->clones[k].parent != RW_NONE;
+		st->dispatched += rw_plan_dispatched(b, &p->clones[k]);
 	}
 	size_t insize;
 	elf_rawfile(b->elf, &insize);
