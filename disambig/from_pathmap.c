@@ -377,8 +377,10 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 	for (uint32_t k = 0; k < in->nclones; k++) {
 		const struct da_pm_clone *c = &in->clones[k];
 		uint32_t cs = CS(c->cs_module, c->cs_addr, "redirects");
-		bool ok = c->parent == DA_NONE ? da_redirects(p, cs, c->func) : da_direct(p, cs, c->func);
-		if (c->func < p->nfuncs && !ok) {
+		bool takes = c->func >= p->nfuncs ||     /* da_plan_check refuses it below */
+			     (c->parent == DA_NONE ? da_redirects(p, cs, c->func)
+						   : da_direct(p, cs, c->func));
+		if (!takes) {
 			const struct da_callsite *C = &p->callsites[cs];
 			const char *name = p->funcs[c->func].name ? p->funcs[c->func].name : "a function";
 			da_plan_free(out);
