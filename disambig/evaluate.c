@@ -42,8 +42,7 @@ static int64_t *reach_tops(const struct da_problem *p, const struct da_options *
 		root[i] = nd->parent == DA_NONE ? i : root[nd->parent];
 		if (nd->parent != DA_NONE) {
 			const struct da_node *par = &p->nodes[nd->parent];
-			/* a fragment's frame is its parent's (disambig.h section 2) */
-			const struct da_node *frame = par->fragment ? &p->nodes[par->parent] : par;
+			const struct da_node *frame = &p->nodes[da_frame(p, nd->parent)];
 			d = top[nd->parent] - par->height;
 			if (o->allow_arr && !nd->fragment)
 				d += da_mask_max(p->funcs[frame->func].pad_mask |
@@ -144,8 +143,7 @@ static int capacity(const struct da_problem *p, const struct da_options *o,
 		if (seen[klass[i]] || skip[klass[i]])
 			continue;
 		seen[klass[i]] = 1;
-		/* a fragment is renamed with its parent */
-		const struct da_node *frame = nd->fragment ? &p->nodes[nd->parent] : nd;
+		const struct da_node *frame = &p->nodes[da_frame(p, i)];   /* renamed with it */
 		if (o->allow_clone && da_redirects(p, frame->callsite, frame->func))
 			continue;
 		c[nc++] = (struct claim){nd->func, residue(nd->height), nd->height, top[i]};

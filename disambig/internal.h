@@ -83,6 +83,13 @@ int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64
 int da_leftovers(const struct da_problem *p, const struct da_options *o, const int64_t *height,
 		 const uint32_t *inst, struct da_result *r);
 
+/* The node whose frame node n runs in: its parent for a fragment
+ * (disambig.h section 2), else itself. */
+static inline uint32_t da_frame(const struct da_problem *p, uint32_t n)
+{
+	return p->nodes[n].fragment ? p->nodes[n].parent : n;
+}
+
 /* Does call instruction c call f directly, so that it can be pointed at a
  * clone of f? */
 static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)

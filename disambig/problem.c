@@ -746,7 +746,7 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 	 * Pairs are rechecked with their real ids by walking again. */
 	bool clone_pair = false, clone_last = false;
 	/* a fragment's frame is renamed with its parent's (section 2) */
-	uint32_t la = N[a].fragment ? N[a].parent : a, lb = N[b].fragment ? N[b].parent : b;
+	uint32_t la = da_frame(p, a), lb = da_frame(p, b);
 	bool last_differs = N[la].callsite != N[lb].callsite;
 	if (last_differs) {
 		for (int s = 0; s < 2; s++) {
