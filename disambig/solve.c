@@ -2679,6 +2679,26 @@ static void phase_until(struct ds *s, uint64_t budget, double share)
 	s->budget = (uint64_t)(share * (double)budget);
 }
 
+/* Clones for crowded functions (phase c) until `share` of `main`. */
+static void clones_until(struct ds *s, const struct da_options *o, uint64_t main, double share)
+{
+	if (s->ncoll && o->allow_clone && !s->oom) {
+		phase_until(s, main, share);
+		clone_crowded(s);
+		progress(s, "clones");
+	}
+}
+
+/* Annealing (phases 1 and 4) until `share` of `main`. */
+static void anneal_until(struct ds *s, const struct da_options *o, uint64_t main, double share)
+{
+	if (o->anneal && s->ncoll && !s->oom) {
+		phase_until(s, main, share);
+		anneal(s, s->budget - s->work);
+		progress(s, "annealing");
+	}
+}
+
 /* The search (disambig.h section 5, phases 0-6) on s; returns the greedy
  * sweeps, *exhausted when the work budget ran out. */
 static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted)
@@ -2689,11 +2709,7 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	/* clones for crowded functions first: a clone is a namespace of CIDs
 	 * of its own, which no amount of padding gives a function reached by
 	 * more paths than it has heights */
-	if (s->ncoll && o->allow_clone) {
-		phase_until(s, main, 0.05);
-		clone_crowded(s);
-		progress(s, "clones");
-	}
+	clones_until(s, o, main, 0.05);
 	/* then the construction, up to a fifth of the budget (the clones'
 	 * share included): the search below starts from heights built like a
 	 * perfect hash.  The construction makes more precise per node moved
@@ -2713,11 +2729,22 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	 * (python3.11: 16 of them for a variable reaching 41k nodes).  In its
 	 * place the greedy sweeps of paddings reached 88.2% of the synthetic
 	 * sets' paths and 92.2% of the real maps' reducible ones, annealing
-	 * 89.9% and 92.9% (docs/bench-disambig.md, session 11) */
-	if (o->anneal && s->ncoll && !s->oom) {
-		phase_until(s, main, 0.5);
-		anneal(s, s->budget - s->work);
-		progress(s, "annealing");
+	 * 89.9% and 92.9% (docs/bench-disambig.md, session 11).
+	 * With cloning, a pass of clones for crowded functions follows the
+	 * construction and each half of the annealing: each pass copies the
+	 * routes that are crowded then one level further down (a chain), and
+	 * the moves between passes change which are (real maps, pooled over
+	 * three seeds: 94.05% of reducible paths with the passes at 0.05 and
+	 * 0.85 only, 95.14% with these three; synthetic sets 91.84% ->
+	 * 94.61%; docs/bench-disambig.md, session 13) */
+	if (o->allow_clone) {
+		clones_until(s, o, main, 0.25);
+		anneal_until(s, o, main, 0.35);
+		clones_until(s, o, main, 0.4);
+		anneal_until(s, o, main, 0.5);
+		clones_until(s, o, main, 0.55);
+	} else {
+		anneal_until(s, o, main, 0.5);
 	}
 	/* then paddings only: they cost no code and never split a path's
 	 * callsite variants over several CIDs, as wrapping one callsite does */
@@ -2738,11 +2765,7 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		sweeps += greedy(s);
 	}
 	/* and again where the search has moved paths into new collisions */
-	if (s->ncoll && o->allow_clone && !s->oom) {
-		phase_until(s, main, 0.85);
-		clone_crowded(s);
-		progress(s, "clones");
-	}
+	clones_until(s, o, main, 0.85);
 	if (o->anneal && s->ncoll && !s->oom) {
 		phase_until(s, main, 0.9);
 		if (s->work < s->budget) {
