@@ -11,7 +11,10 @@
  * Solvers: thesis (random ARR search, no stack cap), arr (ours, ARR only),
  * ours (ARR + wrapping), clone (ARR + wrapping + cloning), free (ours with
  * no stack penalty and no cap, as the thesis).  --budget sets our work
- * budget (node moves; default: the library's).  One line per run:
+ * budget (node moves; default: the library's); --max-stack-growth X our
+ * solvers' cap (default 1.25, as icpp plan; free has none), which also
+ * bounds the heights a path can reach, so "% of reducible" is then what
+ * the pigeonhole bound allows within X.  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, seconds. */
 #include <math.h>
@@ -27,6 +30,7 @@ struct agg;
 static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag);
 static uint64_t budget;
+static double max_stack_growth;
 static int verbose;
 #define NSOLVERS 5
 static const char *names[NSOLVERS] = {"thesis", "arr", "ours", "clone", "free"};
@@ -112,6 +116,8 @@ int main(int argc, char **argv)
 			maps[nmaps++] = argv[++i];
 		else if (!strcmp(a, "--budget") && v)
 			budget = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(a, "--max-stack-growth") && v)
+			max_stack_growth = atof(argv[++i]);
 		else if (!strcmp(a, "--markdown"))
 			md = true;
 		else if (!strcmp(a, "--no-dispatch"))
@@ -120,7 +126,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--max-stack-growth X] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -206,6 +212,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.allow_clone = k == 3;
 			o.budget = budget;
 			o.verbose = verbose;
+			if (max_stack_growth > 0)
+				o.max_stack_growth = max_stack_growth;
 			if (k == 4) {
 				o.stack_weight = 0;
 				o.max_stack_growth = 0;
