@@ -297,7 +297,8 @@
  *     improves (phases 1-4 take single moves, which may carry the
  *     heavy path into another collision or stop where every departure on
  *     its own costs; whether they solved a hot CID hinged on where their
- *     shares of the budget ended);
+ *     shares of the budget ended); what they leave of it goes to one more
+ *     sweep of 3;
  *  6. shrink: lower every nonzero amount while the objective does not drop.
  * The construction commits to amounts before the search shows whether they
  * are needed, and shrink cannot undo them (each holds paths apart): when it

@@ -2784,6 +2784,15 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		phase_until(s, budget, 1.0);
 		sweeps += greedy(s);
 		progress(s, "hot CIDs");
+		/* what the hot CIDs left of their share goes to one more greedy
+		 * sweep with every kind of move (real maps, three seeds: 95.14% ->
+		 * 95.50% of reducible paths; most maps' weight is all but
+		 * precise by now, and python3 left 7M node moves unspent) */
+		s->hot_only = false;
+		if (s->ncoll && !s->oom && s->work < s->budget) {
+			sweeps += greedy(s);
+			progress(s, "rest");
+		}
 	}
 	if (o->verbose)
 		fprintf(stderr, "disambig: %llu node moves, %llu rescans, %llu chains, %llu evaluations\n",
