@@ -78,6 +78,15 @@ static int scan_segments(struct bin_module *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* binutils' names for the stubs that calls into other modules go through. */
+static void note_plt(struct bin_module *m, const char *name, const GElf_Shdr *sh)
+{
+	if (!name || m->nplt == BIN_MAX_PLT ||
+	    (strcmp(name, ".plt") && strcmp(name, ".plt.sec") && strcmp(name, ".plt.got")))
+		return;
+	m->plt[m->nplt++] = (struct bin_plt){sh->sh_addr, sh->sh_addr + sh->sh_size, sh->sh_entsize};
+}
+
 /* Executable sections, and a bounds check of every section's file bytes
  * (libelf maps the file lazily and would only fail later, deep in libdw). */
 static int scan_sections(struct bin_module *m, char *err, size_t errlen)
@@ -108,8 +117,10 @@ static int scan_sections(struct bin_module *m, char *err, size_t errlen)
 				 m->path, elf_ndxscn(scn));
 			return -1;
 		}
-		if ((sh.sh_flags & SHF_EXECINSTR) && (sh.sh_flags & SHF_ALLOC) && sh.sh_size)
+		if ((sh.sh_flags & SHF_EXECINSTR) && (sh.sh_flags & SHF_ALLOC) && sh.sh_size) {
 			m->exec[m->nexec++] = (struct bin_range){sh.sh_addr, sh.sh_addr + sh.sh_size};
+			note_plt(m, elf_strptr(m->elf, strndx, sh.sh_name), &sh);
+		}
 	}
 	return 0;
 }
@@ -240,6 +251,26 @@ int bin_read(const struct bin_module *m, uint64_t vaddr, void *buf, size_t len)
 		return 0;
 	}
 	return -1;
+}
+
+bool bin_plt_stub(const struct bin_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	for (size_t i = 0; i < m->nplt; i++) {
+		const struct bin_plt *p = &m->plt[i];
+		if (vaddr < p->start || vaddr >= p->end)
+			continue;
+		uint64_t start = p->start, end = p->end;
+		if (p->entsize) {
+			start = p->start + (vaddr - p->start) / p->entsize * p->entsize;
+			end = start + p->entsize < p->end ? start + p->entsize : p->end;
+		}
+		if (lo)
+			*lo = start;
+		if (hi)
+			*hi = end;
+		return true;
+	}
+	return false;
 }
 
 int bin_exec_range(const struct bin_module *m, uint64_t vaddr, uint64_t *start, uint64_t *end)

@@ -67,6 +67,13 @@ int bin_read(const struct bin_module *m, uint64_t vaddr, void *buf, size_t len);
 /* The executable section range holding vaddr: [*start, *end).  0 or -1. */
 int bin_exec_range(const struct bin_module *m, uint64_t vaddr, uint64_t *start, uint64_t *end);
 
+/* Whether vaddr lies in a PLT section (.plt, .plt.sec, .plt.got), the stubs
+ * that calls into other modules go through; then [*lo, *hi) is the stub
+ * holding it: one entry of sh_entsize bytes (the lazy .plt's first one is the
+ * code every stub shares on its way to the resolver), or the whole section
+ * when sh_entsize is 0.  lo and hi may be NULL. */
+bool bin_plt_stub(const struct bin_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
 /* The CFA rule at pc: CFA = value of register `reg` + offset. */
 enum bin_cfa_reg { BIN_CFA_RSP = 7, BIN_CFA_RBP = 6 };
 struct bin_cfa {
@@ -74,7 +81,8 @@ struct bin_cfa {
 	int64_t offset;
 };
 /* 0 and *rule on success; -1 when there is no CFI for pc or the rule is not
- * register+offset (an expression, another register). */
+ * register+offset at pc (another register, an expression that reads memory).
+ * A CFA expression is evaluated at pc: the lazy .plt's rsp + 8 or + 16. */
 int bin_cfa_at(struct bin_module *m, uint64_t pc, struct bin_cfa *rule);
 
 /* Whether the CFI covering pc describes a signal frame ('S' augmentation:

@@ -13,6 +13,13 @@ struct bin_range {
 	uint64_t start, end;         /* [start, end) */
 };
 
+/* A PLT section: .plt, .plt.sec or .plt.got. */
+struct bin_plt {
+	uint64_t start, end;         /* [start, end) */
+	uint64_t entsize;            /* bytes per stub; 0: unknown */
+};
+#define BIN_MAX_PLT 3
+
 struct bin_module {
 	char *path;
 	int fd;
@@ -26,6 +33,8 @@ struct bin_module {
 	size_t build_id_len;
 	struct bin_range *exec;      /* SHF_EXECINSTR sections */
 	size_t nexec;
+	struct bin_plt plt[BIN_MAX_PLT];
+	size_t nplt;
 	struct bin_function *funcs;
 	size_t nfuncs;
 	Dwarf_CFI *eh_cfi;           /* .eh_frame; NULL when absent */

@@ -198,9 +198,8 @@ static const char *target_name(struct ana *a, uint64_t target, uint64_t slot)
 		return rw_slot_symbol(a->b, slot);
 	if (!target)
 		return NULL;
-	for (int i = 0; i < a->b->nplt; i++)
-		if (target >= a->b->plt_lo[i] && target < a->b->plt_hi[i])
-			return plt_name(a, target);
+	if (bin_plt_stub(a->b->bin, target, NULL, NULL))
+		return plt_name(a, target);
 	const struct bin_function *f = func_at(a, target);
 	return f && f->addr == target ? f->name : NULL;
 }

@@ -37,12 +37,7 @@ struct definition {
 
 static bool leaves_binary(const struct rw_binary *b, const struct rw_call *rc)
 {
-	if (rc->slot)
-		return true;
-	for (int i = 0; i < b->nplt; i++)
-		if (rc->target >= b->plt_lo[i] && rc->target < b->plt_hi[i])
-			return true;
-	return false;
+	return rc->slot || bin_plt_stub(b->bin, rc->target, NULL, NULL);
 }
 
 /* A call refused only for its stack arguments, into a name of another module. */

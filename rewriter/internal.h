@@ -171,8 +171,6 @@ struct rw_binary {
 	size_t ncalls, capcalls;
 	struct rw_slot_name *slots;  /* GOT slot -> symbol, sorted */
 	size_t nslots;
-	uint64_t plt_lo[4], plt_hi[4];   /* .plt, .plt.sec, .plt.got ranges */
-	int nplt;
 };
 
 /* rw_open; for_writing false: only for its analysis (imports.c), without the

@@ -273,11 +273,6 @@ static int check_input(struct rw_binary *b, bool for_writing, char *err, size_t 
 			b->eh_scn = elf_ndxscn(scn);
 		else if (!strcmp(name, ".eh_frame_hdr"))
 			b->hdr_scn = elf_ndxscn(scn);
-		else if ((!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
-			  !strcmp(name, ".plt.got")) && b->nplt < 4) {
-			b->plt_lo[b->nplt] = sh.sh_addr;
-			b->plt_hi[b->nplt++] = sh.sh_addr + sh.sh_size;
-		}
 		if ((sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) && sh.sh_link) {
 			GElf_Shdr lsh;
 			Elf_Scn *l = elf_getscn(b->elf, sh.sh_link);

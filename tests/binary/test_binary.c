@@ -285,6 +285,40 @@ static void test_o2_nofp(void)
 	bin_close(m);
 }
 
+/* The lazy .plt: stubs of 16 bytes after the resolver's entry, and the CFA
+ * binutils describes by an expression of rip (rsp + 8 until the stub has
+ * pushed the relocation index at +11, then rsp + 16).  A stripped file has the
+ * same. */
+static void test_lazy_plt(const char *path)
+{
+	struct bin_module *m = open_ok(path);
+	if (!m)
+		return;
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	uint64_t lo = 0, hi = 0, s_lo, s_hi;
+	for (size_t i = 0; i < n && !hi; i++)
+		if (bin_plt_stub(m, f[i].addr, &lo, NULL) && lo == f[i].addr)
+			hi = f[i].addr + f[i].size;
+	CHECK(hi >= lo + 32);
+	for (uint64_t stub = lo + 16; hi && stub < hi; stub += 16) {
+		CHECK(bin_plt_stub(m, stub + 7, &s_lo, &s_hi));
+		CHECK_EQ_INT(s_lo, stub);
+		CHECK_EQ_INT(s_hi, stub + 16);
+		CHECK(cfa_is(m, stub, BIN_CFA_RSP, 8));
+		CHECK(cfa_is(m, stub + 10, BIN_CFA_RSP, 8));
+		CHECK(cfa_is(m, stub + 11, BIN_CFA_RSP, 16));
+		CHECK(cfa_is(m, stub + 15, BIN_CFA_RSP, 16));
+	}
+	/* The resolver's entry: pushed index, then GOT[1]. */
+	CHECK(cfa_is(m, lo, BIN_CFA_RSP, 16));
+	CHECK(cfa_is(m, lo + 6, BIN_CFA_RSP, 24));
+	CHECK(bin_plt_stub(m, lo + 3, &s_lo, &s_hi) && s_lo == lo && s_hi == lo + 16);
+	const struct bin_function *big = by_name(m, "fx_big_frame");
+	CHECK(!big || !bin_plt_stub(m, big->addr, NULL, NULL));
+	bin_close(m);
+}
+
 /* Stripped: the same starts and sizes from the FDEs, the same build-id. */
 static void test_stripped(const char *full_path, const char *stripped_path)
 {
@@ -579,6 +613,8 @@ int main(void)
 	test_o2_nofp();
 	test_stripped(FX_O0_FP, FX_OUT "/binfx_o0_fp.stripped");
 	test_stripped(FX_O2_NOFP, FX_OUT "/binfx_o2_nofp.stripped");
+	test_lazy_plt(FX_O2_NOFP);
+	test_lazy_plt(FX_OUT "/binfx_o2_nofp.stripped");
 	test_shared_lib();
 	test_cxx();
 	test_debug_frame();
