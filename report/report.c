@@ -218,14 +218,17 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		return 0;
 	}
 	s->func = pm_function_at(c->pm, s->mod->pm_module, s->fn->addr);
-	if (s->func == PM_NONE) {
-		s->why = RP_M_FUNCTION;
-		return 0;
+	size_t n = 0;
+	const uint32_t *nodes = NULL, *via_plt;
+	if (s->func != PM_NONE)
+		nodes = pm_lookup(c->pm, s->func, s->height, &n);
+	if (!n && (via_plt = rp_plt_lookup(c, s->mod, s->vaddr, s->height, &n))) {
+		nodes = via_plt;
+		s->func = c->pm->nodes[nodes[0]].func;
 	}
-	size_t n;
-	const uint32_t *nodes = pm_lookup(c->pm, s->func, s->height, &n);
 	if (!n) {
-		s->why = RP_M_CID;
+		bool plt = bin_plt_stub(s->mod->bin, s->vaddr, NULL, NULL);
+		s->why = s->func == PM_NONE && !plt ? RP_M_FUNCTION : RP_M_CID;
 		return 0;
 	}
 	/* One candidate per function sequence, weighted by training entries. */
@@ -310,6 +313,7 @@ out:
 static void ctx_free(struct rp_ctx *c)
 {
 	ip_cache_free();
+	rp_plt_free(c);
 	if (c->samples)
 		for (uint32_t i = 0; i < c->ss->nrecs; i++) {
 			free(c->samples[i].cand);

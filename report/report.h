@@ -10,6 +10,7 @@
  *              share is marked as such wherever it is shown;
  *   missing    no node at that CID, or a sample that has no CID (no module, no
  *              function, no CFI, no base): reported with its function.
+ * A sample in a PLT stub has the CID of the callee the stub leads to (plt.c).
  * With --validate, each sample's real stack (frame-pointer walk recorded with
  * it) is compared with the candidates (validate.c).
  */
@@ -51,7 +52,7 @@ enum rp_missing {
 	RP_M_MODULE,                /* the module is not in the pathmap */
 	RP_M_NO_MAPPING,            /* the IP is in no recorded module (JIT, vdso, ...) */
 	RP_M_NO_SYMBOL,             /* no function covers the IP */
-	RP_M_NO_CFI,                /* no register+offset CFA rule at the IP (PLT, ...) */
+	RP_M_NO_CFI,                /* no register+offset CFA rule at the IP */
 	RP_M_NO_FP,                 /* CFA = BP + 16 but BP was not on the stack */
 	RP_M_NO_BASE,               /* the thread's base was unknown */
 	RP_M_OFF_STACK,             /* SP above the base: sigaltstack, coroutine */
@@ -95,6 +96,8 @@ struct rp_ctx {
 	uint32_t nmods;
 	uint32_t *sf_mod;           /* per sample-file mapping: index into mods */
 	struct rp_sample *samples;  /* one per record */
+	struct plt_calls *plt_calls; /* plt.c's index, built on first use */
+	bool plt_indexed;
 	uint64_t total;             /* samples in records */
 	uint64_t n_status[3];
 	uint64_t n_missing[RP_M_NR];
@@ -111,6 +114,12 @@ struct rp_location {
 	struct bin_cfa rule;
 };
 int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location *loc);
+/* A sample in a PLT stub of mod at vaddr (plt.c): the trained frames at
+ * height whose call went through that stub, or NULL (*n 0) when vaddr is in
+ * no stub or no such frame was trained. */
+const uint32_t *rp_plt_lookup(struct rp_ctx *c, const struct rp_module *mod, uint64_t vaddr,
+			      int64_t height, size_t *n);
+void rp_plt_free(struct rp_ctx *c);
 /* The file name of a path (after the last '/'). */
 const char *rp_base_name(const char *path);
 /* The label of pathmap function func (demangled, or FILE+0xADDR; a clone

@@ -1,0 +1,178 @@
+/* t_report_plt: samples taken in PLT stubs are charged to the callee the stub
+ * leads to (report/plt.c).  A pathmap and a sample file are made by hand for
+ * plt_prog, whose calls and stubs are found in its code: a sample in the stub
+ * of a direct call, one in the stub a tail jump reaches (after the lazy stub
+ * pushed its index: CFA = SP + 16), and one at a height no trained call has.
+ * The folded output must show exactly the callee frames. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binary/binary.h"
+#include "collector/samplefile.h"
+#include "pathmap/pathmap.h"
+#include "report/report.h"
+#include "tests/check.h"
+#include "x86/reloc.h"
+
+enum { H_MAIN = 16, H_GETENV = 64, H_NEXT = 96, BIAS = 0x555555554000 };
+
+struct prog {
+	uint64_t getenv_ret, getenv_stub;   /* main's call getenv@plt */
+	uint64_t next_ret;                  /* main's call next_char */
+	uint64_t fgetc_stub;                /* next_char's jmp fgetc@plt */
+	uint64_t main_addr, next_addr;
+};
+
+static const struct bin_function *by_name(struct bin_module *m, const char *name)
+{
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].name && !strcmp(f[i].name, name))
+			return &f[i];
+	return NULL;
+}
+
+/* Each direct call or jmp of function f: cb(insn target, return address). */
+static void branches(struct bin_module *m, const struct bin_function *f, struct prog *p, bool in_main)
+{
+	csh cs;
+	CHECK(x86_open(&cs));
+	uint8_t code[4096];
+	CHECK(f->size <= sizeof(code) && bin_read(m, f->addr, code, f->size) == 0);
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *c = code;
+	size_t left = f->size;
+	uint64_t at = f->addr;
+	while (cs_disasm_iter(cs, &c, &left, &at, insn)) {
+		uint64_t t = x86_branch_target(insn);
+		bool plt = t && bin_plt_stub(m, t, NULL, NULL);
+		if (in_main && insn->id == X86_INS_CALL && plt)
+			p->getenv_ret = at, p->getenv_stub = t;
+		else if (in_main && insn->id == X86_INS_CALL && t == p->next_addr)
+			p->next_ret = at;
+		else if (!in_main && insn->id == X86_INS_JMP && plt)
+			p->fgetc_stub = t;
+	}
+	cs_free(insn, 1);
+	cs_close(&cs);
+}
+
+static struct pathmap *make_pathmap(struct bin_module *m, const char *path, const struct prog *p)
+{
+	struct pathmap *pm = pm_new();
+	const uint8_t *id;
+	size_t idlen = bin_build_id(m, &id);
+	uint32_t mod = pm_add_module(pm, path, id, (uint32_t)idlen);
+	uint32_t libc = pm_add_module(pm, "/nonexistent/libc.so.6", NULL, 0);
+	uint32_t f_main = pm_add_function(pm, mod, p->main_addr, 0, "main");
+	uint32_t f_next = pm_add_function(pm, mod, p->next_addr, 0, "next_char");
+	uint32_t f_getenv = pm_add_function(pm, libc, 0x1000, 0x100, "getenv");
+	uint32_t f_fgetc = pm_add_function(pm, libc, 0x2000, 0x100, "fgetc");
+	uint32_t root = pm_add_node(pm, PM_NONE, f_main, PM_NONE, 0, H_MAIN, 1);
+	pm_add_node(pm, root, f_getenv, mod, p->getenv_ret - 1, H_GETENV, 1);
+	/* next_char's own frame and its tail callee's share the call and height. */
+	pm_add_node(pm, root, f_next, mod, p->next_ret - 1, H_NEXT, 1);
+	pm_add_node(pm, root, f_fgetc, mod, p->next_ret - 1, H_NEXT, 1);
+	return pm;
+}
+
+static void add_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, uint64_t count)
+{
+	struct sf_record r;
+	memset(&r, 0, sizeof(r));
+	r.tgid = 100;
+	r.ip = BIAS + vaddr;
+	r.sp_off = sp_off;
+	r.count = count;
+	r.stack = SF_NONE;
+	CHECK(sf_add_record(ss, &r) != SF_NONE);
+}
+
+static struct sample_set *make_samples(struct bin_module *m, const char *path, const struct prog *p)
+{
+	struct sample_set *ss = sf_new();
+	sf_set_string(&ss->meta.event, "cpu-clock");
+	sf_set_string(&ss->meta.command, "plt_prog");
+	ss->meta.freq = 999;
+	ss->meta.backend = SF_BACKEND_PERF;
+	ss->meta.ncpus = 1;
+	ss->meta.c.samples = 12;
+	sf_add_process(ss, 100, 0, "plt_prog");
+	struct sf_module sm;
+	memset(&sm, 0, sizeof(sm));
+	sm.tgid = 100;
+	sm.start = BIAS;
+	sm.end = BIAS + 0x100000;
+	sm.bias = BIAS;
+	sm.bias_known = 1;
+	const uint8_t *id;
+	sm.build_id_len = (uint32_t)bin_build_id(m, &id);
+	memcpy(sm.build_id, id, sm.build_id_len);
+	sm.path = (char *)path;
+	CHECK(sf_add_module(ss, &sm) != SF_NONE);
+	add_sample(ss, p->getenv_stub + 2, H_GETENV + 8, 3);     /* at its jmp *GOT */
+	add_sample(ss, p->fgetc_stub + 11, H_NEXT + 16, 4);      /* index pushed */
+	add_sample(ss, p->getenv_stub, H_GETENV + 8 + 32, 5);    /* no such call */
+	return ss;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[4096];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: t_report_plt PLT_PROG WORKDIR\n");
+		return 2;
+	}
+	char err[512], map[4096], samples[4096], out[4096];
+	struct bin_module *m = bin_open(argv[1], err, sizeof(err));
+	if (!m) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	struct prog p;
+	memset(&p, 0, sizeof(p));
+	const struct bin_function *fm = by_name(m, "main"), *fn = by_name(m, "next_char");
+	CHECK(fm && fn);
+	if (!fm || !fn)
+		return check_exit();
+	p.main_addr = fm->addr;
+	p.next_addr = fn->addr;
+	branches(m, fm, &p, true);
+	branches(m, fn, &p, false);
+	CHECK(p.getenv_ret && p.getenv_stub && p.next_ret && p.fgetc_stub);
+
+	snprintf(map, sizeof(map), "%s/plt.icpp", argv[2]);
+	snprintf(samples, sizeof(samples), "%s/plt.samples", argv[2]);
+	snprintf(out, sizeof(out), "%s/plt.folded", argv[2]);
+	struct pathmap *pm = make_pathmap(m, argv[1], &p);
+	struct sample_set *ss = make_samples(m, argv[1], &p);
+	CHECK(pm_write(pm, map, err, sizeof(err)) == 0);
+	CHECK(sf_write(ss, samples, err, sizeof(err)) == 0);
+	struct rp_opts o = {.samples = samples, .pathmap = map, .output = out, .format = RP_FOLDED};
+	int rc = rp_run(&o, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "rp_run: %s\n", err);
+	CHECK(rc == 0);
+	const char *folded = slurp(out);
+	printf("%s", folded);
+	CHECK(strstr(folded, "main;getenv 3\n") != NULL);
+	CHECK(strstr(folded, "main;fgetc 4\n") != NULL);
+	CHECK(strstr(folded, "next_char") == NULL);
+	CHECK(strstr(folded, " 5\n") != NULL);               /* the missing one */
+	pm_free(pm);
+	sf_free(ss);
+	bin_close(m);
+	return check_exit();
+}
