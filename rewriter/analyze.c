@@ -103,6 +103,8 @@ struct unit {
 	bool ind_inner;          /* one jumps with a frame live: not a tail call */
 	bool ind_table;          /* code reached only through them (a jump table) */
 	bool tail;               /* jumps out at k = 8 (tail calls) */
+	bool falls_off;          /* runs past its last instruction (not a call)
+	                          * into the code after it, as a tail call would */
 	bool tail_indirect;      /* ... through a register or memory */
 	uint64_t *tail_to;       /* ... directly: the targets */
 	uint32_t ntail_to;
@@ -686,6 +688,8 @@ static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint
 	}
 	if (fall && i + 1 < g->n && g->ins[i + 1].addr == in->addr + in->len)
 		join(u, r, i + 1, s);
+	else if (fall && i + 1 == g->n && in->eff != E_CALL)
+		u->falls_off = true;    /* a call last is one that does not return */
 }
 
 static void run(struct ana *a, struct unit *u, uint32_t owner)
@@ -973,7 +977,7 @@ static enum rw_entry_why entry_why(struct ana *a, const struct unit *u, uint32_t
 		return RW_ENTRY_SHAPE;
 	if (!ncalls)
 		return RW_ENTRY_LEAF;
-	if (u->tail)
+	if (u->tail || u->falls_off)
 		return RW_ENTRY_TAIL_CALL;
 	if (reaches_ra(u))
 		return RW_ENTRY_ARGS;
@@ -1203,6 +1207,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	rf->clone_why = u->nr > 2 || a->cand[owner] ? RW_CLONE_FRAGMENT
 			: u->conflict || u->unreached || undecodable(u) ? RW_CLONE_ANALYSIS
 			: u->ind_inner || u->ind_table ? RW_CLONE_INDIRECT_JUMP
+			: u->falls_off ? RW_CLONE_FALLS_OFF
 			: rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;
 	rf->entry_why = entry_why(a, u, owner, ncalls);
@@ -1386,6 +1391,29 @@ static void refuse_shared_fragments(struct ana *a)
 	}
 }
 
+/* A function another one jumps into, past its entry (a tail jump recorded
+ * by the jumper's unit; glibc: mempcpy into memmove + 3): that path runs its
+ * code without a frame of it, so padding it in place would move the jumper's
+ * callees, and its entry bytes cannot be displaced (an entry wrapper, a
+ * dispatch).  A clone is a copy the jump does not reach. */
+static void refuse_entered_inside(struct ana *a)
+{
+	for (size_t i = 0; i < a->nbf; i++)
+		for (uint32_t t = 0; t < a->tails[i].n; t++) {
+			uint64_t to = a->tails[i].to[t];
+			uint32_t g = func_index(a, func_at(a, to));
+			if (g == RW_NONE || a->b->funcs[g].addr == to)
+				continue;
+			struct rw_func *rf = &a->b->funcs[g];
+			rf->pad_mask = 1;
+			rf->pad_why = RW_PAD_ENTERED_INSIDE;
+			rf->why_at = to;
+			rf->pad_entry = false;
+			rf->entry_why = RW_ENTRY_ENTERED_INSIDE;
+			rf->dispatch = false;
+		}
+}
+
 static void analysis_free(struct ana *a)
 {
 	cs_close(&a->cs);
@@ -1445,6 +1473,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 		}
 	refuse_shared_fragments(&a);
 	add_tail_callees(&a);
+	refuse_entered_inside(&a);
 	resolve_calls(&a);
 	analysis_free(&a);
 	return 0;

@@ -70,6 +70,7 @@ const char *rw_pad_why_name(enum rw_pad_why w)
 		[RW_PAD_CFI_EDIT] = "FDE cannot be re-encoded",
 		[RW_PAD_STACK_STATE] = "unknown or inconsistent stack pointer",
 		[RW_PAD_FRAGMENT_SHARED] = "a code fragment shared by two functions",
+		[RW_PAD_ENTERED_INSIDE] = "another function jumps into its code",
 	};
 	return w < RW_PAD_N && names[w] ? names[w] : "?";
 }
@@ -100,6 +101,7 @@ const char *rw_clone_why_name(enum rw_clone_why w)
 		[RW_CLONE_NO_FDE] = "no FDE exactly covering it, or not pc-relative",
 		[RW_CLONE_LSDA] = "an LSDA with its own LPStart, or pointed at absolutely in a PIE",
 		[RW_CLONE_FAR] = "a displacement out of reach from the copy",
+		[RW_CLONE_FALLS_OFF] = "runs past its end into the code after it",
 	};
 	return w < RW_CLONE_N && names[w] ? names[w] : "?";
 }
@@ -117,6 +119,7 @@ const char *rw_entry_why_name(enum rw_entry_why w)
 		[RW_ENTRY_RETURNS_TWICE] = "returns-twice function",
 		[RW_ENTRY_DISPLACE] = "first instructions cannot be displaced",
 		[RW_ENTRY_BRANCH_TARGET] = "its code jumps into its first bytes",
+		[RW_ENTRY_ENTERED_INSIDE] = "another function jumps into its code",
 	};
 	return w < RW_ENTRY_N && names[w] ? names[w] : "?";
 }

@@ -286,6 +286,9 @@ enum rw_pad_why {
 	RW_PAD_CFI_EDIT,           /* a no-fp FDE that cannot be re-encoded */
 	RW_PAD_STACK_STATE,        /* inconsistent/unknown stack state, odd rsp write */
 	RW_PAD_FRAGMENT_SHARED,    /* a fragment claimed by two functions */
+	RW_PAD_ENTERED_INSIDE,     /* another function jumps into its code (glibc's
+	                            * mempcpy into memmove): that path runs the
+	                            * padded allocation without a frame of it */
 	RW_PAD_N
 };
 
@@ -314,6 +317,7 @@ enum rw_clone_why {
 	RW_CLONE_LSDA,             /* an LSDA a copy cannot share (LPStart, absolute in
 	                            * PIE, a landing pad outside its FDE's range) */
 	RW_CLONE_FAR,              /* a displacement out of reach from the copy */
+	RW_CLONE_FALLS_OFF,        /* runs past its last byte into the code after it */
 	RW_CLONE_N
 };
 
@@ -326,10 +330,12 @@ enum rw_entry_why {
 	RW_ENTRY_FRAGMENT,         /* is, or has, a fragment (.cold) */
 	RW_ENTRY_ARGS,             /* reads its return address or stack arguments,
 	                            * or takes their address */
-	RW_ENTRY_TAIL_CALL,        /* jumps out of its frame (a tail call) */
+	RW_ENTRY_TAIL_CALL,        /* jumps out of its frame (a tail call), or runs
+	                            * past its end into the next function */
 	RW_ENTRY_RETURNS_TWICE,    /* setjmp, vfork, ... */
 	RW_ENTRY_DISPLACE,         /* first instructions cannot be displaced */
 	RW_ENTRY_BRANCH_TARGET,    /* its code jumps into its first bytes */
+	RW_ENTRY_ENTERED_INSIDE,   /* another function jumps into its code */
 	RW_ENTRY_N
 };
 
