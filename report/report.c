@@ -173,6 +173,38 @@ int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location
 	return 0;
 }
 
+/* The nodes at the sample's CID (function, height), joined by those at
+ * (j, height) for every function j that jumps into the inside of the
+ * sample's function (inside.c): its frame runs that code.  A join is
+ * malloc'd into *joined.  NULL when out of memory. */
+static const uint32_t *cid_nodes(struct rp_ctx *c, struct rp_sample *s, size_t *n, uint32_t **joined)
+{
+	static const uint32_t none[1];
+	const uint32_t *own = NULL;
+	size_t nj, k;
+	*n = 0;
+	if (s->func != PM_NONE)
+		own = pm_lookup(c->pm, s->func, s->height, n);
+	const uint64_t *jumpers = rp_jumpers_into(c, s->mod, s->fn->addr, &nj);
+	for (size_t i = 0; i < nj; i++) {
+		uint32_t jf = pm_function_at(c->pm, s->mod->pm_module, jumpers[i]);
+		const uint32_t *more = jf == PM_NONE ? NULL : pm_lookup(c->pm, jf, s->height, &k);
+		if (!more || !k)
+			continue;
+		uint32_t *all = realloc(*joined, (*n + k) * sizeof(uint32_t));
+		if (!all) {
+			free(*joined);
+			return NULL;
+		}
+		if (!*joined && *n)
+			memcpy(all, own, *n * sizeof(uint32_t));
+		memcpy(all + *n, more, k * sizeof(uint32_t));
+		*joined = all;
+		*n += k;
+	}
+	return *joined ? *joined : own ? own : none;
+}
+
 static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample *s)
 {
 	struct rp_location loc;
@@ -219,23 +251,27 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 	}
 	s->func = pm_function_at(c->pm, s->mod->pm_module, s->fn->addr);
 	size_t n = 0;
-	const uint32_t *nodes = NULL, *via_plt;
-	if (s->func != PM_NONE)
-		nodes = pm_lookup(c->pm, s->func, s->height, &n);
-	if (!n && (via_plt = rp_plt_lookup(c, s->mod, s->vaddr, s->height, &n))) {
+	uint32_t *joined = NULL;
+	const uint32_t *nodes = cid_nodes(c, s, &n, &joined), *via_plt;
+	if (!nodes)
+		return -1;
+	if (!n && (via_plt = rp_plt_lookup(c, s->mod, s->vaddr, s->height, &n)))
 		nodes = via_plt;
+	if (n && s->func == PM_NONE)
 		s->func = c->pm->nodes[nodes[0]].func;
-	}
 	if (!n) {
 		bool plt = bin_plt_stub(s->mod->bin, s->vaddr, NULL, NULL);
 		s->why = s->func == PM_NONE && !plt ? RP_M_FUNCTION : RP_M_CID;
+		free(joined);
 		return 0;
 	}
 	/* One candidate per function sequence, weighted by training entries. */
 	s->cand = malloc(n * sizeof(uint32_t));
 	s->share = calloc(n, sizeof(double));
-	if (!s->cand || !s->share)
+	if (!s->cand || !s->share) {
+		free(joined);
 		return -1;
+	}
 	double total = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = c->path_id[nodes[i]], k;
@@ -247,6 +283,7 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		s->share[k] += (double)c->pm->nodes[nodes[i]].entries;
 		total += (double)c->pm->nodes[nodes[i]].entries;
 	}
+	free(joined);
 	for (uint32_t k = 0; k < s->ncand; k++)
 		s->share[k] = total > 0 ? s->share[k] / total : 1.0 / s->ncand;
 	s->status = s->ncand == 1 ? RP_PRECISE : RP_AMBIGUOUS;
@@ -314,6 +351,7 @@ static void ctx_free(struct rp_ctx *c)
 {
 	ip_cache_free();
 	rp_plt_free(c);
+	rp_inside_free(c);
 	if (c->samples)
 		for (uint32_t i = 0; i < c->ss->nrecs; i++) {
 			free(c->samples[i].cand);

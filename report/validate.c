@@ -14,7 +14,8 @@
  *     (its BP is not a frame pointer): the truth ends there.
  * Frames through functions the pathmap does not know (never entered while
  * training) are left out of the comparison.  The truth, innermost first, must
- * then be a prefix of the candidate's function sequence read from the leaf:
+ * then be a prefix of the candidate's function sequence read from the leaf
+ * (whose own function may also be one that jumps into the IP's: inside.c):
  *   precise                  one candidate, and it matches;
  *   ambiguous, contains truth several candidates, one of them matches;
  *   incorrect                no candidate matches;
@@ -115,13 +116,27 @@ static int build_truth(struct rp_ctx *c, const struct rp_sample *s, struct truth
 }
 
 /* Is the truth a prefix of node's path read from the leaf? */
-static bool matches(struct rp_ctx *c, uint32_t node, const struct truth *t)
+/* Whether pathmap function f may be the leaf frame of sample s: the IP's
+ * function, or one that jumps into it (inside.c; the walk cannot tell). */
+static bool leaf_of(struct rp_ctx *c, const struct rp_sample *s, uint32_t f)
+{
+	size_t nj;
+	if (f == s->func)
+		return true;
+	const uint64_t *j = rp_jumpers_into(c, s->mod, s->fn->addr, &nj);
+	for (size_t i = 0; i < nj; i++)
+		if (pm_function_at(c->pm, s->mod->pm_module, j[i]) == f)
+			return true;
+	return false;
+}
+
+static bool matches(struct rp_ctx *c, const struct rp_sample *s, uint32_t node, const struct truth *t)
 {
 	uint32_t k = 0, n = node;
 	while (k < t->n) {
 		if (n == PM_NONE)
 			return false;
-		if (c->pm->nodes[n].func != t->f[k])
+		if (k ? c->pm->nodes[n].func != t->f[k] : !leaf_of(c, s, c->pm->nodes[n].func))
 			return false;
 		k++;
 		n = c->pm->nodes[n].parent;
@@ -159,7 +174,7 @@ int rp_validate(struct rp_ctx *c, struct rp_validation *v, FILE *out)
 		} else {
 			bool any = false;
 			for (uint32_t k = 0; k < s->ncand && !any; k++)
-				any = matches(c, s->cand[k], &t);
+				any = matches(c, s, s->cand[k], &t);
 			cl = !any ? RP_V_INCORRECT : s->status == RP_PRECISE ? RP_V_PRECISE : RP_V_AMBIG_OK;
 			if (t.truncated)
 				v->truncated += n;

@@ -1,9 +1,12 @@
 /* t_report_plt: samples taken in PLT stubs are charged to the callee the stub
- * leads to (report/plt.c).  A pathmap and a sample file are made by hand for
- * plt_prog, whose calls and stubs are found in its code: a sample in the stub
- * of a direct call, one in the stub a tail jump reaches (after the lazy stub
- * pushed its index: CFA = SP + 16), and one at a height no trained call has.
- * The folded output must show exactly the callee frames. */
+ * leads to (report/plt.c), and samples in code another function jumps into
+ * may be the jumper's (report/inside.c).  A pathmap and a sample file are
+ * made by hand for plt_prog, whose calls and stubs are found in its code: a
+ * sample in the stub of a direct call, one in the stub a tail jump reaches
+ * (after the lazy stub pushed its index: CFA = SP + 16), one at a height no
+ * trained call has, and one in inside_target's code at the height of a
+ * frame of inside_jumper, which jumps there.  The folded output must show
+ * exactly those frames. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,13 +18,14 @@
 #include "tests/check.h"
 #include "x86/reloc.h"
 
-enum { H_MAIN = 16, H_GETENV = 64, H_NEXT = 96, BIAS = 0x555555554000 };
+enum { H_MAIN = 16, H_GETENV = 64, H_NEXT = 96, H_JUMPER = 48, BIAS = 0x555555554000 };
 
 struct prog {
 	uint64_t getenv_ret, getenv_stub;   /* main's call getenv@plt */
 	uint64_t next_ret;                  /* main's call next_char */
 	uint64_t fgetc_stub;                /* next_char's jmp fgetc@plt */
 	uint64_t main_addr, next_addr;
+	uint64_t inside_target, inside_jumper;
 };
 
 static const struct bin_function *by_name(struct bin_module *m, const char *name)
@@ -75,6 +79,10 @@ static struct pathmap *make_pathmap(struct bin_module *m, const char *path, cons
 	/* next_char's own frame and its tail callee's share the call and height. */
 	pm_add_node(pm, root, f_next, mod, p->next_ret - 1, H_NEXT, 1);
 	pm_add_node(pm, root, f_fgetc, mod, p->next_ret - 1, H_NEXT, 1);
+	uint32_t f_target = pm_add_function(pm, mod, p->inside_target, 0, "inside_target");
+	uint32_t f_jumper = pm_add_function(pm, mod, p->inside_jumper, 0, "inside_jumper");
+	pm_add_node(pm, root, f_target, PM_NONE, 0, H_JUMPER + 16, 1);
+	pm_add_node(pm, root, f_jumper, PM_NONE, 0, H_JUMPER, 1);
 	return pm;
 }
 
@@ -98,7 +106,7 @@ static struct sample_set *make_samples(struct bin_module *m, const char *path, c
 	ss->meta.freq = 999;
 	ss->meta.backend = SF_BACKEND_PERF;
 	ss->meta.ncpus = 1;
-	ss->meta.c.samples = 12;
+	ss->meta.c.samples = 18;
 	sf_add_process(ss, 100, 0, "plt_prog");
 	struct sf_module sm;
 	memset(&sm, 0, sizeof(sm));
@@ -115,6 +123,7 @@ static struct sample_set *make_samples(struct bin_module *m, const char *path, c
 	add_sample(ss, p->getenv_stub + 2, H_GETENV + 8, 3);     /* at its jmp *GOT */
 	add_sample(ss, p->fgetc_stub + 11, H_NEXT + 16, 4);      /* index pushed */
 	add_sample(ss, p->getenv_stub, H_GETENV + 8 + 32, 5);    /* no such call */
+	add_sample(ss, p->inside_target + 2, H_JUMPER + 8, 6);   /* jumped into */
 	return ss;
 }
 
@@ -147,8 +156,14 @@ int main(int argc, char **argv)
 	CHECK(fm && fn);
 	if (!fm || !fn)
 		return check_exit();
+	const struct bin_function *ft = by_name(m, "inside_target"), *fj = by_name(m, "inside_jumper");
+	CHECK(ft && fj);
+	if (!ft || !fj)
+		return check_exit();
 	p.main_addr = fm->addr;
 	p.next_addr = fn->addr;
+	p.inside_target = ft->addr;
+	p.inside_jumper = fj->addr;
 	branches(m, fm, &p, true);
 	branches(m, fn, &p, false);
 	CHECK(p.getenv_ret && p.getenv_stub && p.next_ret && p.fgetc_stub);
@@ -171,6 +186,8 @@ int main(int argc, char **argv)
 	CHECK(strstr(folded, "main;fgetc 4\n") != NULL);
 	CHECK(strstr(folded, "next_char") == NULL);
 	CHECK(strstr(folded, " 5\n") != NULL);               /* the missing one */
+	CHECK(strstr(folded, "main;inside_jumper 6\n") != NULL);
+	CHECK(strstr(folded, "inside_target") == NULL);      /* not at that height */
 	pm_free(pm);
 	sf_free(ss);
 	bin_close(m);
