@@ -122,9 +122,83 @@ static bool is_padding(csh cs, const struct bin_module *m, uint64_t from, uint64
 	       x86_is_padding(cs, pad, to - from, from);
 }
 
-/* Decide one function's site; returns SKIP_NREASONS when it can be hooked. */
+/* Whole instructions from `at` covering at least `need` bytes, within f,
+ * each relocatable: their length in *len; SKIP_NREASONS when there are. */
+static enum train_skip displace(csh cs, const uint8_t *code, size_t avail, uint64_t at,
+				const struct bin_function *f, uint16_t need, uint16_t *len)
+{
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *p = code;
+	size_t left = avail;
+	enum train_skip why = SKIP_NREASONS;
+	*len = 0;
+	while (*len < need && why == SKIP_NREASONS) {
+		if (!left || at >= f->addr + f->size)
+			why = SKIP_TOO_SHORT;
+		else if (!cs_disasm_iter(cs, &p, &left, &at, insn))
+			why = SKIP_UNDECODABLE;
+		else if (x86_unrelocatable(insn))
+			why = SKIP_UNRELOCATABLE;
+		else
+			*len += insn->size;
+	}
+	cs_free(insn, 1);
+	return why;
+}
+
+/* Where a 5-byte jmp at f's entry would cover a branch target or run past
+ * f, a 2-byte jmp (rel8) displaces fewer bytes: it goes to an island, a
+ * 5-byte jmp to the stub written into the alignment padding [pad_lo, f)
+ * before f.  The padding must decode as nops from pad_lo, so that code
+ * falling through it meets the island on an instruction boundary and goes
+ * where it went before, into f's hook; no branch may land inside the island,
+ * and it must lie within rel8 reach.  glibc's memmove variants are the
+ * case: mempcpy jumps to memmove + 3, past its first instruction. */
+static enum train_skip plan_island(csh cs, struct bin_module *m, const struct bin_function *f,
+				   uint64_t pad_lo, const struct targets *t, struct train_site *site)
+{
+	enum { JMP8 = 2, JMP32 = 5, PAD_MAX = 128 };
+	uint8_t code[32], pad[PAD_MAX];
+	uint64_t patch = f->addr + site->patch_off;
+	size_t avail = f->size - site->patch_off < sizeof(code) ? f->size - site->patch_off : sizeof(code);
+	uint16_t len;
+	if (bin_read(m, patch, code, avail) < 0)
+		return SKIP_UNDECODABLE;
+	enum train_skip why = displace(cs, code, avail, patch, f, JMP8, &len);
+	if (why != SKIP_NREASONS)
+		return why;
+	if (targets_within(t, f->addr, patch + len) || pad_lo + JMP32 > f->addr ||
+	    f->addr - pad_lo > PAD_MAX || bin_read(m, pad_lo, pad, f->addr - pad_lo) < 0)
+		return SKIP_BRANCH_TARGET;
+	/* the last nop boundary with room for the island, in reach */
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *p = pad;
+	size_t left = f->addr - pad_lo;
+	uint64_t at = pad_lo, island = 0;
+	while (insn && left) {
+		uint64_t here = at;
+		if (*p == 0x90 || *p == 0xcc)
+			p++, left--, at++;
+		else if (!cs_disasm_iter(cs, &p, &left, &at, insn) || insn->id != X86_INS_NOP)
+			break;                  /* not padding */
+		if (here + JMP32 <= f->addr && here + 128 >= patch + JMP8 &&
+		    !targets_within(t, here, here + JMP32))
+			island = here;
+	}
+	if (insn)
+		cs_free(insn, 1);
+	if (left || !island)
+		return SKIP_BRANCH_TARGET;
+	site->patch_len = len;
+	site->island = (int16_t)(int64_t)(island - patch);
+	site->flags |= SITE_ISLAND;
+	return SKIP_NREASONS;
+}
+
+/* Decide one function's site; returns SKIP_NREASONS when it can be hooked.
+ * Padding before f starts at pad_lo. */
 static enum train_skip plan_function(csh cs, struct bin_module *m, const struct bin_function *f,
-				     uint64_t next_start, const struct targets *t,
+				     uint64_t pad_lo, uint64_t next_start, const struct targets *t,
 				     struct train_site *site)
 {
 	struct bin_cfa cfa = {.reg = BIN_CFA_RSP, .offset = 8};
@@ -179,11 +253,17 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 		else
 			site->flags |= SITE_PAD;
 	}
+	/* a jump to just past endbr64 enters f without its hook */
+	bool at_patch = site->patch_off && targets_within(t, f->addr + site->patch_off - 1,
+							  f->addr + site->patch_off + 1);
 	if (why == SKIP_NREASONS &&
-	    (targets_within(t, f->addr, f->addr + site->patch_off + site->patch_len) ||
-	     (site->patch_off && targets_within(t, f->addr + site->patch_off - 1,
-						f->addr + site->patch_off + 1))))
+	    (at_patch || targets_within(t, f->addr, f->addr + site->patch_off + site->patch_len)))
 		why = SKIP_BRANCH_TARGET;
+	if (!at_patch && (why == SKIP_BRANCH_TARGET || why == SKIP_TOO_SHORT)) {
+		site->flags &= (uint16_t)~SITE_PAD;
+		if (plan_island(cs, m, f, pad_lo, t, site) == SKIP_NREASONS)
+			why = SKIP_NREASONS;
+	}
 	return why;
 }
 
@@ -232,12 +312,17 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 		return;
 	}
 	am->reply.functions_found = (uint32_t)n;
+	uint64_t prev_end = 0;          /* of the code before f[i]: a function, its jmp */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t next = i + 1 < n ? f[i + 1].addr : UINT64_MAX;
-		uint64_t sec_start, sec_end;
-		if (bin_exec_range(am->bin, f[i].addr, &sec_start, &sec_end) == 0 && sec_end < next)
-			next = sec_end;
-		enum train_skip why = plan_function(c->cs, am->bin, &f[i], next, &t,
+		uint64_t sec_start, sec_end, pad_lo = prev_end;
+		if (bin_exec_range(am->bin, f[i].addr, &sec_start, &sec_end) == 0) {
+			if (sec_end < next)
+				next = sec_end;
+			if (pad_lo < sec_start)
+				pad_lo = sec_start;
+		}
+		enum train_skip why = plan_function(c->cs, am->bin, &f[i], pad_lo, next, &t,
 						    &am->sites[am->reply.nsites]);
 		struct train_site *site = &am->sites[am->reply.nsites];
 		if (why == SKIP_NREASONS && targets_within(&realign, f[i].addr - 1, f[i].addr + 1))
@@ -251,6 +336,10 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 			site->flags |= SITE_FRAGMENT;
 		if (entered_built(am->bin, &f[i], &foreign))
 			am->fragments[am->nfragments++] = f[i].addr;
+		if (f[i].addr + f[i].size > prev_end)
+			prev_end = f[i].addr + f[i].size;
+		if (why == SKIP_NREASONS && site->flags & SITE_PAD && site->addr + site->patch_off + 5 > prev_end)
+			prev_end = site->addr + site->patch_off + 5;
 		if (why == SKIP_NREASONS)
 			am->reply.nsites++;
 		else

@@ -4,8 +4,13 @@
  * bytes the runtime displaces to put a 5-byte jmp at the entry: endbr64 stays
  * in place; whole instructions covering at least 5 bytes move, but only if
  * every one can be relocated (x86/reloc.h) and no direct branch anywhere in
- * the module lands inside them (it would skip or re-run the hook).  A
- * function shorter than that is hooked only when it ends in ret/jmp and the
+ * the module lands inside them (it would skip or re-run the hook).  Where a
+ * branch does land there, or the function is too short, a 2-byte jmp (rel8)
+ * at the entry displaces fewer bytes and goes to an island: the 5-byte jmp,
+ * written into the nop padding just before the function (SITE_ISLAND; code
+ * falling through the padding meets the island and is hooked as if it had
+ * reached the entry).  Otherwise a
+ * function shorter than 5 bytes is hooked only when it ends in ret/jmp and the
  * alignment padding after it can take the rest of the jmp; its last
  * displaced instruction may itself run into that padding (the jmp that
  * icpp rewrite writes at such a function's entry for a dispatch).  The CFA at the

@@ -77,6 +77,10 @@ struct train_reply {
 					   * owner's frame built (entry CFA not
 					   * rsp+8, a branch target of its module);
 					   * it runs in its owner's activation */
+#define SITE_ISLAND 16u                   /* a 2-byte jmp (rel8) at the entry to a
+					   * 5-byte jmp in the alignment padding
+					   * before the function, at patch + island:
+					   * a branch lands 2 to 4 bytes in */
 struct train_site {
 	uint64_t addr;                    /* ELF vaddr of the function */
 	uint16_t patch_off;               /* bytes kept at the entry (endbr64: 4) */
@@ -88,6 +92,8 @@ struct train_site {
 	 * pushes, a gcc .cold fragment jumped to inside its parent's frame).
 	 * The return address is at CFA - 8. */
 	uint16_t cfa_offset;
+	int16_t island;                   /* SITE_ISLAND: the island's address
+					   * minus the patch's (negative) */
 };
 
 /* Whole reads and writes on the socket (fdio.c); -1 on error, end of

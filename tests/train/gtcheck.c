@@ -9,6 +9,10 @@
  *           whole chain is a suffix of that node's path, heights included;
  *       (b) the nodes whose last function is a test function are exactly the
  *           GT entries, as (function, callsite, height) triples.
+ *   gtcheck hooked MAP FUNCTION...
+ *       every FUNCTION (a symbol name) was entered through its hook: some
+ *       node of it has entries (a frame the collector rebuilt from CFI under
+ *       a callee, its entry unseen, has none).
  *   gtcheck real MAP MIN_PATHS MODULE...
  *       a real program's map: at least MIN_PATHS distinct function sequences,
  *       and every MODULE (a file-name substring) has hooked functions and
@@ -653,16 +657,45 @@ static int cmd_real(const char *mapfile, long min_paths, char **names, int nname
 	return check_exit();
 }
 
+static int cmd_hooked(const char *mapfile, char **names, int nnames)
+{
+	char err[512];
+	struct pathmap *pm;
+	if (pm_read(mapfile, &pm, err, sizeof err)) {
+		fprintf(stderr, "gtcheck: %s\n", err);
+		return 1;
+	}
+	for (int n = 0; n < nnames; n++) {
+		uint32_t nodes = 0;
+		uint64_t entries = 0;
+		for (uint32_t i = 0; i < pm->nnodes; i++) {
+			const char *name = pm->funcs[pm->nodes[i].func].name;
+			if (name && !strcmp(name, names[n])) {
+				nodes++;
+				entries += pm->nodes[i].entries;
+			}
+		}
+		fprintf(stderr, "gtcheck hooked: %s: %" PRIu32 " nodes, %" PRIu64 " entries\n",
+			names[n], nodes, entries);
+		CHECK(entries > 0);
+	}
+	pm_free(pm);
+	return check_exit();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "same"))
 		return cmd_same(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "map"))
 		return cmd_map(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "hooked"))
+		return cmd_hooked(argv[2], argv + 3, argc - 3);
 	if (argc >= 4 && !strcmp(argv[1], "real"))
 		return cmd_real(argv[2], strtol(argv[3], NULL, 10), argv + 4, argc - 4);
 	fprintf(stderr, "usage: gtcheck same DIR_A DIR_B\n"
 			"       gtcheck map MAP DIR\n"
+			"       gtcheck hooked MAP FUNCTION...\n"
 			"       gtcheck real MAP MIN_PATHS MODULE...\n");
 	return 2;
 }

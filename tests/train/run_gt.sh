@@ -6,7 +6,8 @@
 #       extra 5000-byte variable: same stdout, exit status and ground truth.
 #   run_gt.sh train GTCHECK ICPP WORK PROG [ARGS...]
 #       one untrained run and one under `icpp train -o WORK/map`: same stdout,
-#       exit status and ground truth; then the map against the ground truth.
+#       exit status and ground truth; then the map against the ground truth,
+#       and each function named in $GT_HOOKED was entered through its hook.
 set -u
 mode=$1 gtcheck=$2 icpp=$3 work=$4
 shift 4
@@ -57,6 +58,9 @@ train)
 	"$gtcheck" same "$work/plain.gt" "$work/trained.gt" || fail=1
 	if [ -f "$work/map" ]; then
 		"$gtcheck" map "$work/map" "$work/trained.gt" || fail=1
+		if [ -n "${GT_HOOKED:-}" ]; then
+			"$gtcheck" hooked "$work/map" $GT_HOOKED || fail=1
+		fi
 	else
 		echo "FAIL: icpp train wrote no map"
 		fail=1

@@ -1,6 +1,6 @@
 /* t_basic: direct and mutual recursion, tail calls, function pointers, a qsort
  * callback through libc, setjmp/longjmp, a variable-sized frame, deep
- * recursion, calls from a .cold fragment. */
+ * recursion, calls from a .cold fragment, an entry a jump lands inside. */
 #include "gt.h"
 
 #include <setjmp.h>
@@ -198,6 +198,59 @@ GT_FN static int cold_owner(int n)
 	return r;
 }
 
+/* An entry that a jump lands inside, 6 bytes in (glibc's mempcpy jumps into
+ * memmove so): the hook's 5-byte jmp cannot go there, a 2-byte jmp to an
+ * island in the padding before it can (train/analysis.c).  island_entry(x)
+ * is island_leaf(x) + 1; island_jumper(x) jumps past its first instruction
+ * with x + 100; island_fallthrough(x) runs into it through the padding, where
+ * the island is, with x + 200.  run_gt.sh checks island_entry is hooked. */
+GT_FN int island_leaf(int x)
+{
+	GT_ENTER();
+	sink = x;
+	return x * 2;
+}
+int island_entry(int x);
+int island_jumper(int x);
+int island_fallthrough(int x);
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl island_fallthrough\n"
+	".type island_fallthrough, @function\n"
+	"island_fallthrough:\n"
+	".cfi_startproc\n"
+	"	endbr64\n"
+	"	lea 200(%rdi), %edi\n"
+	".cfi_endproc\n"
+	".size island_fallthrough, .-island_fallthrough\n"
+	".fill 24, 1, 0x90\n"
+	".globl island_entry\n"
+	".type island_entry, @function\n"
+	"island_entry:\n"
+	".cfi_startproc\n"
+	"	endbr64\n"
+	"	mov %edi, %eax\n"
+	"island_entry_body:\n"
+	"	sub $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	mov %eax, %edi\n"
+	"	call island_leaf\n"
+	"	add $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	add $1, %eax\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size island_entry, .-island_entry\n"
+	".globl island_jumper\n"
+	".type island_jumper, @function\n"
+	"island_jumper:\n"
+	".cfi_startproc\n"
+	"	endbr64\n"
+	"	lea 100(%rdi), %eax\n"
+	"	jmp island_entry_body\n"
+	".cfi_endproc\n"
+	".size island_jumper, .-island_jumper\n");
+
 GT_FN int main(void)
 {
 	GT_ENTER();
@@ -213,5 +266,6 @@ GT_FN int main(void)
 	cold_at[3] = 1;
 	cold_at[0] = 2;
 	printf("cold %d\n", cold_owner(3));
+	printf("island %d %d %d\n", island_entry(7), island_jumper(7), island_fallthrough(7));
 	return 3;   /* a non-zero exit status the test compares */
 }

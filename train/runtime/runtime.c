@@ -14,6 +14,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,22 @@ static void module_of(const void *sym, char *out)
 
 /* ---- asking the parent ---- */
 
+/* The runtime never uses the program's heap: what it allocates there would
+ * change the heap the program's malloc sees, and with it the paths malloc
+ * takes (a rewritten program, with more functions to hook, would then take
+ * other paths inside malloc than the original did in training). */
+static struct train_site *sites_alloc(uint32_t n)
+{
+	void *p = mmap(NULL, (n + 1) * sizeof(struct train_site), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void sites_free(struct train_site *sites, uint32_t n)
+{
+	munmap(sites, (n + 1) * sizeof(struct train_site));
+}
+
 /* One connection per question: the program may close file descriptors it
  * does not know about, so none is kept open. */
 static struct train_site *ask_parent(const char *path, struct train_reply *rep)
@@ -163,9 +180,9 @@ static struct train_site *ask_parent(const char *path, struct train_reply *rep)
 		warn("icpp: %s", rep->error);
 		goto out;
 	}
-	sites = calloc(rep->nsites + 1, sizeof(*sites));
-	if (!sites || train_read_full(fd, sites, rep->nsites * sizeof(*sites), -1) < 0) {
-		free(sites);
+	sites = sites_alloc(rep->nsites);
+	if (sites && train_read_full(fd, sites, rep->nsites * sizeof(*sites), -1) < 0) {
+		sites_free(sites, rep->nsites);
 		sites = NULL;
 	}
 out:
@@ -178,6 +195,54 @@ out:
 
 #define STUB_HEAD 20                 /* push r11; movabs meta,r11; call *slot(%rip); pop r11 */
 #define STUB_MAX (STUB_HEAD + 5 * X86_RELOC_MAX_INSN + 5)
+#define SITE_INSNS 5                 /* whole instructions covering 5 bytes, at most */
+static cs_insn site_insns[SITE_INSNS];
+
+/* Capstone's memory, from the runtime's arena (see sites_alloc): it allocates
+ * the handle and the decoding buffers below, once; nothing is freed. */
+struct cs_block {
+	size_t size;
+	max_align_t data[];
+};
+
+static void *cs_arena_malloc(size_t size)
+{
+	struct cs_block *b = rt_alloc(sizeof(*b) + size);
+	b->size = size;
+	return b->data;
+}
+
+static void *cs_arena_calloc(size_t n, size_t size)
+{
+	return cs_arena_malloc(n * size);     /* the arena is zeroed */
+}
+
+static void *cs_arena_realloc(void *p, size_t size)
+{
+	void *q = cs_arena_malloc(size);
+	if (p) {
+		struct cs_block *b = (struct cs_block *)((char *)p - offsetof(struct cs_block, data));
+		memcpy(q, p, b->size < size ? b->size : size);
+	}
+	return q;
+}
+
+static void cs_arena_free(void *p)
+{
+	(void)p;
+}
+
+static bool open_capstone(void)
+{
+	cs_opt_mem mem = {cs_arena_malloc, cs_arena_calloc, cs_arena_realloc, cs_arena_free,
+			  vsnprintf};
+	if (cs_option(0, CS_OPT_MEM, (size_t)&mem) != CS_ERR_OK || !x86_open(&cs))
+		return false;
+	for (int i = 0; i < SITE_INSNS; i++)
+		if (!(site_insns[i].detail = cs_arena_malloc(sizeof(cs_detail))))
+			return false;
+	return true;
+}
 
 /* An executable region within rel32 reach of the whole module. */
 static uint8_t *alloc_near(uint64_t start, uint64_t end, size_t size)
@@ -218,17 +283,18 @@ static int set_text_writable(const struct module_local *ml, int writable)
 
 /* Decode the displaced bytes as they are in memory now and check they are
  * what the parent analysed in the file. */
-static int check_site(const struct train_site *s, uint64_t entry, cs_insn **insns, size_t *n)
+static int check_site(const struct train_site *s, uint64_t entry, cs_insn *insns, size_t *n)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	if (s->patch_off && (s->patch_off != 4 || memcmp((void *)entry, endbr64, 4)))
 		return -1;
 	uint64_t at = entry + s->patch_off;
-	*n = cs_disasm(cs, (const uint8_t *)at, s->patch_len, at, 0, insns);
-	size_t len = 0;
-	for (size_t i = 0; i < *n; i++)
-		len += (*insns)[i].size;
-	return len == s->patch_len ? 0 : -1;
+	const uint8_t *code = (const uint8_t *)at;
+	size_t left = s->patch_len;
+	*n = 0;
+	while (left && *n < SITE_INSNS && cs_disasm_iter(cs, &code, &left, &at, &insns[*n]))
+		(*n)++;
+	return left ? -1 : 0;
 }
 
 /* Write the stub for one function at `stub`; returns its size or -1. */
@@ -260,10 +326,10 @@ static int hook_site(uint32_t slot, const struct train_site *s, struct fn_meta *
 {
 	struct rec_module *m = &rt.modules[slot];
 	uint64_t entry = m->bias + s->addr;
-	cs_insn *insns = NULL;
+	cs_insn *insns = site_insns;
 	size_t n = 0;
 	int ret = -1;
-	if (check_site(s, entry, &insns, &n) < 0) {
+	if (check_site(s, entry, insns, &n) < 0) {
 		m->skipped[SKIP_CODE_MISMATCH]++;
 		goto out;
 	}
@@ -275,20 +341,32 @@ static int hook_site(uint32_t slot, const struct train_site *s, struct fn_meta *
 		      (s->flags & SITE_CFA_RBP ? FN_CFA_RBP : 0) |
 		      (s->flags & SITE_FRAGMENT ? FN_FRAGMENT : 0);
 	uint64_t patch_at = entry + s->patch_off;
+	/* with an island: the jmp to the stub goes there, a jmp rel8 to it at
+	 * the entry (from the island to the entry was padding in the file) */
+	uint64_t jmp_at = s->flags & SITE_ISLAND ? patch_at + (uint64_t)(int64_t)s->island : patch_at;
+	if (s->flags & SITE_ISLAND &&
+	    !x86_is_padding(cs, (const uint8_t *)jmp_at, entry - jmp_at, jmp_at)) {
+		m->skipped[SKIP_CODE_MISMATCH]++;
+		goto out;
+	}
 	int len = build_stub(stub, common_slot, meta, insns, n, patch_at + s->patch_len);
 	uint8_t jmp[5];
-	if (len < 0 || x86_encode_jmp(patch_at, (uint64_t)stub, jmp) < 0) {
+	if (len < 0 || x86_encode_jmp(jmp_at, (uint64_t)stub, jmp) < 0) {
 		m->skipped[SKIP_UNRELOCATABLE]++;
 		goto out;
 	}
-	memcpy((void *)patch_at, jmp, 5);
-	if (s->patch_len > 5)
+	memcpy((void *)jmp_at, jmp, 5);
+	if (s->flags & SITE_ISLAND) {
+		uint8_t near[2] = {0xeb, (uint8_t)(int8_t)(jmp_at - (patch_at + 2))};
+		memcpy((void *)patch_at, near, 2);
+		memset((void *)(patch_at + 2), 0xcc, s->patch_len - 2u);
+	} else if (s->patch_len > 5) {
 		memset((void *)(patch_at + 5), 0xcc, s->patch_len - 5u);
+	}
 	*used = (size_t)len;
 	m->functions_hooked++;
 	ret = 0;
 out:
-	cs_free(insns, n);
 	return ret;
 }
 
@@ -315,7 +393,7 @@ static void hook_module(uint32_t slot)
 	if (!region || set_text_writable(&locals[slot], 1) < 0) {
 		if (rep.nsites)
 			m->skipped[SKIP_NO_TRAMPOLINE_SPACE] += rep.nsites;
-		free(sites);
+		sites_free(sites, rep.nsites);
 		return;
 	}
 	void (*common)(void) = icpp_common;
@@ -328,7 +406,7 @@ static void hook_module(uint32_t slot)
 	}
 	set_text_writable(&locals[slot], 0);
 	mprotect(region, size, PROT_READ | PROT_EXEC);
-	free(sites);
+	sites_free(sites, rep.nsites);
 }
 
 /* ---- module discovery ---- */
@@ -435,7 +513,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	memcpy(socket_path, sock, strlen(sock) + 1);
 	struct rlimit lim;             /* for pathmap/thread_base.h */
 	rt.stack_limit = getrlimit(RLIMIT_STACK, &lim) == 0 ? lim.rlim_cur : RLIM_INFINITY;
-	if (open_record(dir) < 0 || reserve_private() < 0 || !x86_open(&cs))
+	if (open_record(dir) < 0 || reserve_private() < 0 || !open_capstone())
 		return;
 	measure_xsave();
 	module_of((const void *)rt_init, self_path);
