@@ -160,6 +160,8 @@ static enum train_skip plan_island(csh cs, struct bin_module *m, const struct bi
 	enum { JMP8 = 2, JMP32 = 5, PAD_MAX = 128 };
 	uint8_t code[32], pad[PAD_MAX];
 	uint64_t patch = f->addr + site->patch_off;
+	if (f->size <= site->patch_off)
+		return SKIP_TOO_SHORT;
 	size_t avail = f->size - site->patch_off < sizeof(code) ? f->size - site->patch_off : sizeof(code);
 	uint16_t len;
 	if (bin_read(m, patch, code, avail) < 0)
