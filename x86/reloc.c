@@ -203,10 +203,9 @@ int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *ou
 	return insn->size;
 }
 
-bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr)
+bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr)
 {
-	cs_insn *insn = cs_malloc(cs);
-	bool ok = insn != NULL;
+	bool ok = true;
 	while (ok && len) {
 		if (*code == 0xcc || *code == 0x90) {
 			code++, len--, addr++;
@@ -214,6 +213,13 @@ bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr)
 		}
 		ok = cs_disasm_iter(cs, &code, &len, &addr, insn) && insn->id == X86_INS_NOP;
 	}
+	return ok;
+}
+
+bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr)
+{
+	cs_insn *insn = cs_malloc(cs);
+	bool ok = insn && x86_is_padding_in(cs, insn, code, len, addr);
 	if (insn)
 		cs_free(insn, 1);
 	return ok;

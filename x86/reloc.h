@@ -56,6 +56,9 @@ int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *ou
 /* Whether code[0..len), at addr, is alignment padding between functions:
  * nop instructions, int3 and one-byte nops (a run may end mid-way). */
 bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr);
+/* The same, decoding into insn (cs_malloc'd, or with its own detail): no
+ * allocation, for the training runtime, which stays off the program's heap. */
+bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr);
 
 /* Encode "jmp target" at address `at` into out (5 bytes, rel32); -1 when the
  * distance does not fit in int32. */

@@ -14,7 +14,6 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,10 +142,11 @@ static void module_of(const void *sym, char *out)
 
 /* ---- asking the parent ---- */
 
-/* The runtime never uses the program's heap: what it allocates there would
- * change the heap the program's malloc sees, and with it the paths malloc
- * takes (a rewritten program, with more functions to hook, would then take
- * other paths inside malloc than the original did in training). */
+/* The runtime keeps off the program's heap: what it allocated there, in
+ * amounts that depend on the module (its sites, their decoding), changed
+ * the heap the program's malloc sees, and with it the paths malloc takes: a
+ * rewritten program, with more functions to hook, took other paths inside
+ * malloc than the original had in training. */
 static struct train_site *sites_alloc(uint32_t n)
 {
 	void *p = mmap(NULL, (n + 1) * sizeof(struct train_site), PROT_READ | PROT_WRITE,
@@ -196,52 +196,18 @@ out:
 #define STUB_HEAD 20                 /* push r11; movabs meta,r11; call *slot(%rip); pop r11 */
 #define STUB_MAX (STUB_HEAD + 5 * X86_RELOC_MAX_INSN + 5)
 #define SITE_INSNS 5                 /* whole instructions covering 5 bytes, at most */
-static cs_insn site_insns[SITE_INSNS];
 
-/* Capstone's memory, from the runtime's arena (see sites_alloc): it allocates
- * the handle and the decoding buffers below, once; nothing is freed. */
-struct cs_block {
-	size_t size;
-	max_align_t data[];
-};
-
-static void *cs_arena_malloc(size_t size)
-{
-	struct cs_block *b = rt_alloc(sizeof(*b) + size);
-	b->size = size;
-	return b->data;
-}
-
-static void *cs_arena_calloc(size_t n, size_t size)
-{
-	return cs_arena_malloc(n * size);     /* the arena is zeroed */
-}
-
-static void *cs_arena_realloc(void *p, size_t size)
-{
-	void *q = cs_arena_malloc(size);
-	if (p) {
-		struct cs_block *b = (struct cs_block *)((char *)p - offsetof(struct cs_block, data));
-		memcpy(q, p, b->size < size ? b->size : size);
-	}
-	return q;
-}
-
-static void cs_arena_free(void *p)
-{
-	(void)p;
-}
+/* Decoding buffers, static: the runtime's use of the program's heap is the
+ * handle cs_open allocates, once, the same in every process (see
+ * sites_alloc).  The last one decodes an island's padding. */
+static cs_detail site_details[SITE_INSNS + 1];
+static cs_insn site_insns[SITE_INSNS + 1];
 
 static bool open_capstone(void)
 {
-	cs_opt_mem mem = {cs_arena_malloc, cs_arena_calloc, cs_arena_realloc, cs_arena_free,
-			  vsnprintf};
-	if (cs_option(0, CS_OPT_MEM, (size_t)&mem) != CS_ERR_OK || !x86_open(&cs))
-		return false;
-	for (int i = 0; i < SITE_INSNS; i++)
-		if (!(site_insns[i].detail = cs_arena_malloc(sizeof(cs_detail))))
-			return false;
-	return true;
+	for (int i = 0; i <= SITE_INSNS; i++)
+		site_insns[i].detail = &site_details[i];
+	return x86_open(&cs);
 }
 
 /* An executable region within rel32 reach of the whole module. */
@@ -345,7 +311,8 @@ static int hook_site(uint32_t slot, const struct train_site *s, struct fn_meta *
 	 * the entry (from the island to the entry was padding in the file) */
 	uint64_t jmp_at = s->flags & SITE_ISLAND ? patch_at + (uint64_t)(int64_t)s->island : patch_at;
 	if (s->flags & SITE_ISLAND &&
-	    !x86_is_padding(cs, (const uint8_t *)jmp_at, entry - jmp_at, jmp_at)) {
+	    !x86_is_padding_in(cs, &site_insns[SITE_INSNS], (const uint8_t *)jmp_at, entry - jmp_at,
+			       jmp_at)) {
 		m->skipped[SKIP_CODE_MISMATCH]++;
 		goto out;
 	}
