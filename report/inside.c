@@ -8,8 +8,9 @@
  * module are found once per module, by decoding all of its functions: every
  * direct jmp/jcc that lands inside another function, past its first byte
  * (not in a PLT stub: a jump there is a tail call, plt.c).
- * A .cold fragment's jumps back into its owner are not such (the fragment
- * runs in the owner's frame: its entry CFA is not rsp + 8).
+ * A .cold fragment's jumps back into its owner, and the owner's into it, are
+ * not such (the fragment runs in the owner's frame: its entry CFA is not
+ * rsp + 8).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +60,14 @@ static int add_jumper(struct jumpers **by_target, uint64_t target, uint64_t from
 	return 0;
 }
 
-/* The direct branches of f into the inside of other functions. */
+/* The direct branches of f into the inside of other functions (not into a
+ * fragment: its owner jumps in past its start, gcc's nop before a landing
+ * pad, and it runs in the owner's frame, as the pathmap says). */
 static int scan_function(csh cs, cs_insn *insn, struct bin_module *m, const struct bin_function *f,
-			 struct jumpers **by_target)
+			 const bool *fragment, struct jumpers **by_target)
 {
+	size_t nf;
+	const struct bin_function *all = bin_functions(m, &nf);
 	uint8_t *code = malloc(f->size);
 	if (!code)
 		return -1;
@@ -79,7 +84,7 @@ static int scan_function(csh cs, cs_insn *insn, struct bin_module *m, const stru
 		if (!t || (t >= f->addr && t < f->addr + f->size))
 			continue;
 		const struct bin_function *g = bin_function_at(m, t);
-		if (g && g->addr != t && g != f && !bin_plt_stub(m, t, NULL, NULL))
+		if (g && g->addr != t && g != f && !fragment[g - all] && !bin_plt_stub(m, t, NULL, NULL))
 			rc = add_jumper(by_target, g->addr, f->addr);
 	}
 	free(code);
@@ -95,14 +100,18 @@ static struct jumpers *index_module(struct bin_module *m)
 	cs_insn *insn = cs_malloc(cs);
 	size_t n;
 	const struct bin_function *f = bin_functions(m, &n);
-	for (size_t i = 0; insn && i < n; i++)
-		if (!is_fragment(m, &f[i]) && scan_function(cs, insn, m, &f[i], &by_target) < 0) {
-			fprintf(stderr, "icpp report: warning: out of memory finding the jumps into "
-				"functions of %s; samples in them may be missing\n", bin_path(m));
-			break;
-		}
+	bool *fragment = calloc(n + 1, sizeof(bool));
+	bool oom = !insn || !fragment;
+	for (size_t i = 0; !oom && i < n; i++)
+		fragment[i] = is_fragment(m, &f[i]);
+	for (size_t i = 0; !oom && i < n; i++)
+		oom = !fragment[i] && scan_function(cs, insn, m, &f[i], fragment, &by_target) < 0;
+	if (oom)
+		fprintf(stderr, "icpp report: warning: out of memory finding the jumps into "
+			"functions of %s; samples in them may be missing\n", bin_path(m));
 	if (insn)
 		cs_free(insn, 1);
+	free(fragment);
 	cs_close(&cs);
 	return by_target;
 }
