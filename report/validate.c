@@ -15,7 +15,8 @@
  * Frames through functions the pathmap does not know (never entered while
  * training) are left out of the comparison.  The truth, innermost first, must
  * then be a prefix of the candidate's function sequence read from the leaf
- * (whose own function may also be one that jumps into the IP's: inside.c):
+ * (a frame of the candidate may also be of a function that jumps into the
+ * walk's function there: inside.c):
  *   precise                  one candidate, and it matches;
  *   ambiguous, contains truth several candidates, one of them matches;
  *   incorrect                no candidate matches;
@@ -116,27 +117,31 @@ static int build_truth(struct rp_ctx *c, const struct rp_sample *s, struct truth
 }
 
 /* Is the truth a prefix of node's path read from the leaf? */
-/* Whether pathmap function f may be the leaf frame of sample s: the IP's
- * function, or one that jumps into it (inside.c; the walk cannot tell). */
-static bool leaf_of(struct rp_ctx *c, const struct rp_sample *s, uint32_t f)
+/* Whether a frame of pathmap function f may be the walk's frame of pathmap
+ * function truth: the same, or f jumps into truth's code (inside.c: the walk
+ * names the function its IP or return address is in, the frame may be the
+ * jumper's). */
+static bool same_frame(struct rp_ctx *c, uint32_t truth, uint32_t f)
 {
 	size_t nj;
-	if (f == s->func)
+	if (f == truth)
 		return true;
-	const uint64_t *j = rp_jumpers_into(c, s->mod, s->fn->addr, &nj);
-	for (size_t i = 0; i < nj; i++)
-		if (pm_function_at(c->pm, s->mod->pm_module, j[i]) == f)
+	const struct pm_function *tf = &c->pm->funcs[truth];
+	struct rp_module *mod = rp_module_of_pm(c, tf->module);
+	const uint64_t *j = mod ? rp_jumpers_into(c, mod, tf->addr, &nj) : NULL;
+	for (size_t i = 0; j && i < nj; i++)
+		if (pm_function_at(c->pm, tf->module, j[i]) == f)
 			return true;
 	return false;
 }
 
-static bool matches(struct rp_ctx *c, const struct rp_sample *s, uint32_t node, const struct truth *t)
+static bool matches(struct rp_ctx *c, uint32_t node, const struct truth *t)
 {
 	uint32_t k = 0, n = node;
 	while (k < t->n) {
 		if (n == PM_NONE)
 			return false;
-		if (k ? c->pm->nodes[n].func != t->f[k] : !leaf_of(c, s, c->pm->nodes[n].func))
+		if (!same_frame(c, t->f[k], c->pm->nodes[n].func))
 			return false;
 		k++;
 		n = c->pm->nodes[n].parent;
@@ -174,7 +179,7 @@ int rp_validate(struct rp_ctx *c, struct rp_validation *v, FILE *out)
 		} else {
 			bool any = false;
 			for (uint32_t k = 0; k < s->ncand && !any; k++)
-				any = matches(c, s, s->cand[k], &t);
+				any = matches(c, s->cand[k], &t);
 			cl = !any ? RP_V_INCORRECT : s->status == RP_PRECISE ? RP_V_PRECISE : RP_V_AMBIG_OK;
 			if (t.truncated)
 				v->truncated += n;
