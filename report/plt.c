@@ -6,10 +6,10 @@
  * functions): the sample's candidates are the trained frames at that height
  * whose call instruction targets this stub.  Such a frame's callsite is the
  * direct call that ends at its return address (cs_addr + 1).  A call may also
- * reach the stub through a function that ends in a tail jump to it (gcc's
- * `jmp fgetc@plt`): then the frame of another function than the one called,
- * at the call's height, is the callee's.  The index of (module, stub,
- * height) -> frames is built on the first stub sample.
+ * reach the stub through a function that jumps to it (gcc's `jmp fgetc@plt`,
+ * a tail call; jumps.c finds them): then the frame of another function than
+ * the one called, at the call's height, is the callee's.  The index of
+ * (module, stub, height) -> frames is built on the first stub sample.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,72 +46,6 @@ static uint64_t call_target(csh cs, cs_insn *insn, const struct bin_module *bin,
 	return x86_branch_target(insn);
 }
 
-/* The PLT stubs a function jumps to (its tail calls out of the module),
- * decoded once per function. */
-struct tail_jumps {
-	uint64_t addr;               /* the function's first instruction */
-	uint64_t *stubs;
-	uint32_t n;
-	UT_hash_handle hh;
-};
-
-static int find_tail_jumps(csh cs, cs_insn *insn, const struct bin_module *bin,
-			   const struct bin_function *f, struct tail_jumps *tj)
-{
-	uint8_t *code = malloc(f->size);
-	if (!code)
-		return -1;
-	const uint8_t *p = code;
-	size_t left = f->size;
-	uint64_t at = f->addr, stub;
-	uint32_t cap = 0;
-	if (bin_read(bin, f->addr, code, f->size) < 0)
-		left = 0;
-	while (left && cs_disasm_iter(cs, &p, &left, &at, insn)) {
-		uint64_t t = insn->id == X86_INS_JMP ? x86_branch_target(insn) : 0;
-		if (!t || !bin_plt_stub(bin, t, &stub, NULL))
-			continue;
-		if (tj->n == cap) {
-			cap = cap ? 2 * cap : 2;
-			uint64_t *grown = realloc(tj->stubs, cap * sizeof(uint64_t));
-			if (!grown) {
-				free(code);
-				return -1;
-			}
-			tj->stubs = grown;
-		}
-		tj->stubs[tj->n++] = stub;
-	}
-	free(code);
-	return 0;
-}
-
-/* The tail jumps of the function that starts at t, or NULL. */
-static struct tail_jumps *tail_jumps_of(csh cs, cs_insn *insn, struct tail_jumps **cache,
-					const struct bin_module *bin, uint64_t t)
-{
-	struct tail_jumps *tj;
-	HASH_FIND(hh, *cache, &t, sizeof(t), tj);
-	if (tj)
-		return tj;
-	const struct bin_function *f = bin_function_at(bin, t);
-	if (!f || f->addr != t || !(tj = calloc(1, sizeof(*tj))))
-		return NULL;
-	tj->addr = t;
-	HASH_ADD(hh, *cache, addr, sizeof(tj->addr), tj);
-	return find_tail_jumps(cs, insn, bin, f, tj) < 0 ? NULL : tj;
-}
-
-static void free_tail_jumps(struct tail_jumps **cache)
-{
-	struct tail_jumps *e, *t;
-	HASH_ITER(hh, *cache, e, t) {
-		HASH_DEL(*cache, e);
-		free(e->stubs);
-		free(e);
-	}
-}
-
 static int add_call(struct plt_calls **index, const struct plt_key *k, uint32_t node)
 {
 	struct plt_calls *e;
@@ -136,13 +70,13 @@ static int add_call(struct plt_calls **index, const struct plt_key *k, uint32_t 
 
 /* The stubs the call of node i goes through: its target, or the tail jumps of
  * the function it calls when node i is another function (the tail callee). */
-static int index_node(struct rp_ctx *c, csh cs, cs_insn *insn, struct tail_jumps **cache,
-		      uint32_t i)
+static int index_node(struct rp_ctx *c, csh cs, cs_insn *insn, uint32_t i)
 {
 	const struct pm_node *nd = &c->pm->nodes[i];
 	const struct pm_function *fn = &c->pm->funcs[nd->func];
 	struct rp_module *mod;
-	struct tail_jumps *tj;
+	const uint64_t *stubs;
+	size_t nstubs;
 	struct plt_key k;
 	memset(&k, 0, sizeof(k));
 	k.pm_module = nd->cs_module;
@@ -154,11 +88,11 @@ static int index_node(struct rp_ctx *c, csh cs, cs_insn *insn, struct tail_jumps
 		return 0;
 	if (bin_plt_stub(mod->bin, t, &k.stub, NULL))
 		return add_call(&c->plt_calls, &k, i);
-	if ((fn->module == nd->cs_module && fn->addr == t) ||
-	    !(tj = tail_jumps_of(cs, insn, cache, mod->bin, t)))
+	if (fn->module == nd->cs_module && fn->addr == t)
 		return 0;
-	for (uint32_t j = 0; j < tj->n; j++) {
-		k.stub = tj->stubs[j];
+	stubs = rp_stubs_jumped_to(c, mod, t, &nstubs);
+	for (size_t j = 0; j < nstubs; j++) {
+		k.stub = stubs[j];
 		if (add_call(&c->plt_calls, &k, i) < 0)
 			return -1;
 	}
@@ -168,14 +102,12 @@ static int index_node(struct rp_ctx *c, csh cs, cs_insn *insn, struct tail_jumps
 static int build_index(struct rp_ctx *c)
 {
 	csh cs;
-	struct tail_jumps *cache = NULL;
 	if (!x86_open(&cs))
 		return -1;
 	cs_insn *insn = cs_malloc(cs);
 	int rc = insn ? 0 : -1;
 	for (uint32_t i = 0; i < c->pm->nnodes && rc == 0; i++)
-		rc = index_node(c, cs, insn, &cache, i);
-	free_tail_jumps(&cache);
+		rc = index_node(c, cs, insn, i);
 	if (insn)
 		cs_free(insn, 1);
 	cs_close(&cs);

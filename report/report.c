@@ -175,16 +175,16 @@ int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location
 
 /* The nodes at the sample's CID (function, height), joined by those at
  * (j, height) for every function j that jumps into the inside of the
- * sample's function (inside.c): its frame runs that code.  A join is
- * malloc'd into *joined.  NULL when out of memory. */
-static const uint32_t *cid_nodes(struct rp_ctx *c, struct rp_sample *s, size_t *n, uint32_t **joined)
+ * sample's function (jumps.c): its frame runs that code.  A join is
+ * malloc'd into *joined.  -1 when out of memory. */
+static int cid_nodes(struct rp_ctx *c, struct rp_sample *s, const uint32_t **nodes, size_t *n,
+		     uint32_t **joined)
 {
-	static const uint32_t none[1];
-	const uint32_t *own = NULL;
 	size_t nj, k;
+	*nodes = NULL;
 	*n = 0;
 	if (s->func != PM_NONE)
-		own = pm_lookup(c->pm, s->func, s->height, n);
+		*nodes = pm_lookup(c->pm, s->func, s->height, n);
 	const uint64_t *jumpers = rp_jumpers_into(c, s->mod, s->fn->addr, &nj);
 	for (size_t i = 0; i < nj; i++) {
 		uint32_t jf = pm_function_at(c->pm, s->mod->pm_module, jumpers[i]);
@@ -192,17 +192,15 @@ static const uint32_t *cid_nodes(struct rp_ctx *c, struct rp_sample *s, size_t *
 		if (!more || !k)
 			continue;
 		uint32_t *all = realloc(*joined, (*n + k) * sizeof(uint32_t));
-		if (!all) {
-			free(*joined);
-			return NULL;
-		}
+		if (!all)
+			return -1;
 		if (!*joined && *n)
-			memcpy(all, own, *n * sizeof(uint32_t));
+			memcpy(all, *nodes, *n * sizeof(uint32_t));
 		memcpy(all + *n, more, k * sizeof(uint32_t));
-		*joined = all;
+		*nodes = *joined = all;
 		*n += k;
 	}
-	return *joined ? *joined : own ? own : none;
+	return 0;
 }
 
 static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample *s)
@@ -250,11 +248,13 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		return 0;
 	}
 	s->func = pm_function_at(c->pm, s->mod->pm_module, s->fn->addr);
-	size_t n = 0;
+	size_t n;
 	uint32_t *joined = NULL;
-	const uint32_t *nodes = cid_nodes(c, s, &n, &joined), *via_plt;
-	if (!nodes)
+	const uint32_t *nodes, *via_plt;
+	if (cid_nodes(c, s, &nodes, &n, &joined) < 0) {
+		free(joined);
 		return -1;
+	}
 	if (!n && (via_plt = rp_plt_lookup(c, s->mod, s->vaddr, s->height, &n)))
 		nodes = via_plt;
 	if (n && s->func == PM_NONE)
@@ -351,7 +351,7 @@ static void ctx_free(struct rp_ctx *c)
 {
 	ip_cache_free();
 	rp_plt_free(c);
-	rp_inside_free(c);
+	rp_jumps_free(c);
 	if (c->samples)
 		for (uint32_t i = 0; i < c->ss->nrecs; i++) {
 			free(c->samples[i].cand);

@@ -11,7 +11,7 @@
  *   missing    no node at that CID, or a sample that has no CID (no module, no
  *              function, no CFI, no base): reported with its function.
  * A sample in a PLT stub has the CID of the callee the stub leads to (plt.c);
- * one in code another function jumps into may be that function's (inside.c).
+ * one in code another function jumps into may be that function's (jumps.c).
  * With --validate, each sample's real stack (frame-pointer walk recorded with
  * it) is compared with the candidates (validate.c).
  */
@@ -98,7 +98,7 @@ struct rp_ctx {
 	uint32_t *sf_mod;           /* per sample-file mapping: index into mods */
 	struct rp_sample *samples;  /* one per record */
 	struct plt_calls *plt_calls; /* plt.c's index, built on first use */
-	struct inside_index *inside; /* inside.c's, per module on first use */
+	struct module_jumps *jumps;  /* jumps.c's, per module on first use */
 	bool plt_indexed;
 	uint64_t total;             /* samples in records */
 	uint64_t n_status[3];
@@ -122,11 +122,15 @@ int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location
 const uint32_t *rp_plt_lookup(struct rp_ctx *c, const struct rp_module *mod, uint64_t vaddr,
 			      int64_t height, size_t *n);
 void rp_plt_free(struct rp_ctx *c);
-/* The functions of mod that jump into the inside of the function starting
- * at func (inside.c): their starts, or NULL (*n 0). */
+/* The direct jumps between the functions of mod (jumps.c): the starts of
+ * the functions that jump into the inside of the function starting at func,
+ * and the PLT stubs (their starts) that function jumps to.  NULL (*n 0) when
+ * there are none. */
 const uint64_t *rp_jumpers_into(struct rp_ctx *c, const struct rp_module *mod, uint64_t func,
 				size_t *n);
-void rp_inside_free(struct rp_ctx *c);
+const uint64_t *rp_stubs_jumped_to(struct rp_ctx *c, const struct rp_module *mod, uint64_t func,
+				   size_t *n);
+void rp_jumps_free(struct rp_ctx *c);
 /* The file name of a path (after the last '/'). */
 const char *rp_base_name(const char *path);
 /* The label of pathmap function func (demangled, or FILE+0xADDR; a clone

@@ -16,7 +16,7 @@
  * training) are left out of the comparison.  The truth, innermost first, must
  * then be a prefix of the candidate's function sequence read from the leaf
  * (a frame of the candidate may also be of a function that jumps into the
- * walk's function there: inside.c):
+ * walk's function there: jumps.c):
  *   precise                  one candidate, and it matches;
  *   ambiguous, contains truth several candidates, one of them matches;
  *   incorrect                no candidate matches;
@@ -116,9 +116,8 @@ static int build_truth(struct rp_ctx *c, const struct rp_sample *s, struct truth
 	return 0;
 }
 
-/* Is the truth a prefix of node's path read from the leaf? */
 /* Whether a frame of pathmap function f may be the walk's frame of pathmap
- * function truth: the same, or f jumps into truth's code (inside.c: the walk
+ * function truth: the same, or f jumps into truth's code (jumps.c: the walk
  * names the function its IP or return address is in, the frame may be the
  * jumper's). */
 static bool same_frame(struct rp_ctx *c, uint32_t truth, uint32_t f)
@@ -135,6 +134,7 @@ static bool same_frame(struct rp_ctx *c, uint32_t truth, uint32_t f)
 	return false;
 }
 
+/* Is the truth a prefix of node's path read from the leaf? */
 static bool matches(struct rp_ctx *c, uint32_t node, const struct truth *t)
 {
 	uint32_t k = 0, n = node;

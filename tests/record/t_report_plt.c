@@ -1,6 +1,6 @@
 /* t_report_plt: samples taken in PLT stubs are charged to the callee the stub
  * leads to (report/plt.c), and samples in code another function jumps into
- * may be the jumper's (report/inside.c).  A pathmap and a sample file are
+ * may be the jumper's (report/jumps.c).  A pathmap and a sample file are
  * made by hand for plt_prog, whose calls and stubs are found in its code: a
  * sample in the stub of a direct call, one in the stub a tail jump reaches
  * (after the lazy stub pushed its index: CFA = SP + 16), one at a height no
