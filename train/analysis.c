@@ -122,8 +122,9 @@ static bool is_padding(csh cs, const struct bin_module *m, uint64_t from, uint64
 	       x86_is_padding(cs, pad, to - from, from);
 }
 
-/* Whole instructions from `at` covering at least `need` bytes, within f,
- * each relocatable: their length in *len; SKIP_NREASONS when there are. */
+/* Whole instructions from `at` (code[0..avail)) covering at least `need`
+ * bytes, or up to a ret/jmp that ends f, each relocatable and starting
+ * within f: their length in *len; SKIP_NREASONS when there are. */
 static enum train_skip displace(csh cs, const uint8_t *code, size_t avail, uint64_t at,
 				const struct bin_function *f, uint16_t need, uint16_t *len)
 {
@@ -131,8 +132,9 @@ static enum train_skip displace(csh cs, const uint8_t *code, size_t avail, uint6
 	const uint8_t *p = code;
 	size_t left = avail;
 	enum train_skip why = SKIP_NREASONS;
+	bool ended = false;
 	*len = 0;
-	while (*len < need && why == SKIP_NREASONS) {
+	while (*len < need && !ended && why == SKIP_NREASONS) {
 		if (!left || at >= f->addr + f->size)
 			why = SKIP_TOO_SHORT;
 		else if (!cs_disasm_iter(cs, &p, &left, &at, insn))
@@ -141,6 +143,7 @@ static enum train_skip displace(csh cs, const uint8_t *code, size_t avail, uint6
 			why = SKIP_UNRELOCATABLE;
 		else
 			*len += insn->size;
+		ended = why == SKIP_NREASONS && x86_is_terminator(insn) && at == f->addr + f->size;
 	}
 	cs_free(insn, 1);
 	return why;
@@ -153,44 +156,38 @@ static enum train_skip displace(csh cs, const uint8_t *code, size_t avail, uint6
  * falling through it meets the island on an instruction boundary and goes
  * where it went before, into f's hook; no branch may land inside the island,
  * and it must lie within rel8 reach.  glibc's memmove variants are the
- * case: mempcpy jumps to memmove + 3, past its first instruction. */
+ * case: mempcpy jumps to memmove + 3, past its first instruction.  code:
+ * f's bytes from its patch on (avail of them). */
 static enum train_skip plan_island(csh cs, struct bin_module *m, const struct bin_function *f,
-				   uint64_t pad_lo, const struct targets *t, struct train_site *site)
+				   const uint8_t *code, size_t avail, uint64_t pad_lo,
+				   const struct targets *t, struct train_site *site)
 {
-	enum { JMP8 = 2, JMP32 = 5, PAD_MAX = 128 };
-	uint8_t code[32], pad[PAD_MAX];
+	enum { JMP8 = 2, JMP32 = 5, REL8_REACH = 128 };
+	uint8_t pad[REL8_REACH];
 	uint64_t patch = f->addr + site->patch_off;
-	if (f->size <= site->patch_off)
-		return SKIP_TOO_SHORT;
-	size_t avail = f->size - site->patch_off < sizeof(code) ? f->size - site->patch_off : sizeof(code);
 	uint16_t len;
-	if (bin_read(m, patch, code, avail) < 0)
-		return SKIP_UNDECODABLE;
 	enum train_skip why = displace(cs, code, avail, patch, f, JMP8, &len);
-	if (why != SKIP_NREASONS)
-		return why;
+	if (why != SKIP_NREASONS || len < JMP8)
+		return why != SKIP_NREASONS ? why : SKIP_TOO_SHORT;
 	if (targets_within(t, f->addr, patch + len) || pad_lo + JMP32 > f->addr ||
-	    f->addr - pad_lo > PAD_MAX || bin_read(m, pad_lo, pad, f->addr - pad_lo) < 0)
+	    f->addr - pad_lo > sizeof(pad) || bin_read(m, pad_lo, pad, f->addr - pad_lo) < 0)
 		return SKIP_BRANCH_TARGET;
 	/* the last nop boundary with room for the island, in reach */
 	cs_insn *insn = cs_malloc(cs);
-	const uint8_t *p = pad;
-	size_t left = f->addr - pad_lo;
-	uint64_t at = pad_lo, island = 0;
-	while (insn && left) {
-		uint64_t here = at;
-		if (*p == 0x90 || *p == 0xcc)
-			p++, left--, at++;
-		else if (!cs_disasm_iter(cs, &p, &left, &at, insn) || insn->id != X86_INS_NOP)
-			break;                  /* not padding */
-		if (here + JMP32 <= f->addr && here + 128 >= patch + JMP8 &&
+	size_t off = 0, n;
+	uint64_t island = 0;
+	while (insn && pad_lo + off < f->addr &&
+	       (n = x86_padding_insn(cs, insn, pad + off, f->addr - pad_lo - off, pad_lo + off))) {
+		uint64_t here = pad_lo + off;
+		if (here + JMP32 <= f->addr && here + REL8_REACH >= patch + JMP8 &&
 		    !targets_within(t, here, here + JMP32))
 			island = here;
+		off += n;
 	}
 	if (insn)
 		cs_free(insn, 1);
-	if (left || !island)
-		return SKIP_BRANCH_TARGET;
+	if (pad_lo + off < f->addr || !island)
+		return SKIP_BRANCH_TARGET;      /* not all padding, or no room */
 	site->patch_len = len;
 	site->island = (int16_t)(int64_t)(island - patch);
 	site->flags |= SITE_ISLAND;
@@ -221,30 +218,10 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	site->addr = f->addr;
 	site->patch_off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
-	site->patch_len = 0;
-	cs_insn *insn = cs_malloc(cs);
-	const uint8_t *p = code + site->patch_off;
-	size_t left = avail - site->patch_off;
-	uint64_t addr = f->addr + site->patch_off;
-	enum train_skip why = SKIP_NREASONS;
-	int ended = 0;
-	while (site->patch_len < 5 && !ended) {
-		if (!left || addr >= f->addr + f->size) {
-			why = SKIP_TOO_SHORT;
-			break;
-		}
-		if (!cs_disasm_iter(cs, &p, &left, &addr, insn)) {
-			why = SKIP_UNDECODABLE;
-			break;
-		}
-		if (x86_unrelocatable(insn)) {
-			why = SKIP_UNRELOCATABLE;
-			break;
-		}
-		site->patch_len += insn->size;
-		ended = x86_is_terminator(insn) && site->patch_off + site->patch_len == f->size;
-	}
-	cs_free(insn, 1);
+	const uint8_t *patch = code + site->patch_off;
+	size_t patch_avail = avail - site->patch_off;
+	enum train_skip why = displace(cs, patch, patch_avail, f->addr + site->patch_off, f, 5,
+				       &site->patch_len);
 	if (why == SKIP_NREASONS && site->patch_len < 5) {
 		/* The whole function fits before the jmp ends: allowed only if the
 		 * rest of the jmp lands on padding before the next function. */
@@ -263,7 +240,7 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 		why = SKIP_BRANCH_TARGET;
 	if (!at_patch && (why == SKIP_BRANCH_TARGET || why == SKIP_TOO_SHORT)) {
 		site->flags &= (uint16_t)~SITE_PAD;
-		if (plan_island(cs, m, f, pad_lo, t, site) == SKIP_NREASONS)
+		if (plan_island(cs, m, f, patch, patch_avail, pad_lo, t, site) == SKIP_NREASONS)
 			why = SKIP_NREASONS;
 	}
 	return why;

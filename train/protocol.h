@@ -80,7 +80,8 @@ struct train_reply {
 #define SITE_ISLAND 16u                   /* a 2-byte jmp (rel8) at the entry to a
 					   * 5-byte jmp in the alignment padding
 					   * before the function, at patch + island:
-					   * a branch lands 2 to 4 bytes in */
+					   * a branch lands 2 to 4 bytes in, or the
+					   * function is shorter than 5 bytes */
 struct train_site {
 	uint64_t addr;                    /* ELF vaddr of the function */
 	uint16_t patch_off;               /* bytes kept at the entry (endbr64: 4) */

@@ -203,17 +203,21 @@ int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *ou
 	return insn->size;
 }
 
+size_t x86_padding_insn(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr)
+{
+	if (!len)
+		return 0;
+	if (*code == 0xcc || *code == 0x90)
+		return 1;
+	return cs_disasm_iter(cs, &code, &len, &addr, insn) && insn->id == X86_INS_NOP ? insn->size : 0;
+}
+
 bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr)
 {
-	bool ok = true;
-	while (ok && len) {
-		if (*code == 0xcc || *code == 0x90) {
-			code++, len--, addr++;
-			continue;
-		}
-		ok = cs_disasm_iter(cs, &code, &len, &addr, insn) && insn->id == X86_INS_NOP;
-	}
-	return ok;
+	size_t n;
+	while (len && (n = x86_padding_insn(cs, insn, code, len, addr)))
+		code += n, len -= n, addr += n;
+	return !len;
 }
 
 bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr)

@@ -59,6 +59,9 @@ bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr);
 /* The same, decoding into insn (cs_malloc'd, or with its own detail): no
  * allocation, for the training runtime, which stays off the program's heap. */
 bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr);
+/* The length of the padding instruction at code (decoded into insn), or 0
+ * when it is not one. */
+size_t x86_padding_insn(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr);
 
 /* Encode "jmp target" at address `at` into out (5 bytes, rel32); -1 when the
  * distance does not fit in int32. */

@@ -247,20 +247,33 @@ static int set_text_writable(const struct module_local *ml, int writable)
 	return 0;
 }
 
-/* Decode the displaced bytes as they are in memory now and check they are
- * what the parent analysed in the file. */
-static int check_site(const struct train_site *s, uint64_t entry, cs_insn *insns, size_t *n)
+/* The address of the 5-byte jmp to the stub: the patch, or its island. */
+static uint64_t jmp_addr(const struct train_site *s, uint64_t entry)
+{
+	uint64_t patch_at = entry + s->patch_off;
+	return s->flags & SITE_ISLAND ? patch_at + (uint64_t)(int64_t)s->island : patch_at;
+}
+
+/* Decode the displaced bytes (into site_insns) as they are in memory now and
+ * check they are what the parent analysed in the file; with an island, that
+ * from the island to the entry is padding, as it was in the file. */
+static int check_site(const struct train_site *s, uint64_t entry, size_t *n)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	if (s->patch_off && (s->patch_off != 4 || memcmp((void *)entry, endbr64, 4)))
 		return -1;
-	uint64_t at = entry + s->patch_off;
+	uint64_t at = entry + s->patch_off, island = jmp_addr(s, entry);
 	const uint8_t *code = (const uint8_t *)at;
 	size_t left = s->patch_len;
 	*n = 0;
-	while (left && *n < SITE_INSNS && cs_disasm_iter(cs, &code, &left, &at, &insns[*n]))
+	while (left && *n < SITE_INSNS && cs_disasm_iter(cs, &code, &left, &at, &site_insns[*n]))
 		(*n)++;
-	return left ? -1 : 0;
+	if (left)
+		return -1;
+	return !(s->flags & SITE_ISLAND) ||
+			       x86_is_padding_in(cs, &site_insns[SITE_INSNS], (const uint8_t *)island,
+						 entry - island, island)
+		       ? 0 : -1;
 }
 
 /* Write the stub for one function at `stub`; returns its size or -1. */
@@ -292,12 +305,10 @@ static int hook_site(uint32_t slot, const struct train_site *s, struct fn_meta *
 {
 	struct rec_module *m = &rt.modules[slot];
 	uint64_t entry = m->bias + s->addr;
-	cs_insn *insns = site_insns;
-	size_t n = 0;
-	int ret = -1;
-	if (check_site(s, entry, insns, &n) < 0) {
+	size_t n;
+	if (check_site(s, entry, &n) < 0) {
 		m->skipped[SKIP_CODE_MISMATCH]++;
-		goto out;
+		return -1;
 	}
 	meta->module = slot;
 	meta->vaddr = s->addr;
@@ -306,35 +317,26 @@ static int hook_site(uint32_t slot, const struct train_site *s, struct fn_meta *
 		      (s->flags & SITE_REALIGN ? FN_REALIGN : 0) |
 		      (s->flags & SITE_CFA_RBP ? FN_CFA_RBP : 0) |
 		      (s->flags & SITE_FRAGMENT ? FN_FRAGMENT : 0);
-	uint64_t patch_at = entry + s->patch_off;
-	/* with an island: the jmp to the stub goes there, a jmp rel8 to it at
-	 * the entry (from the island to the entry was padding in the file) */
-	uint64_t jmp_at = s->flags & SITE_ISLAND ? patch_at + (uint64_t)(int64_t)s->island : patch_at;
-	if (s->flags & SITE_ISLAND &&
-	    !x86_is_padding_in(cs, &site_insns[SITE_INSNS], (const uint8_t *)jmp_at, entry - jmp_at,
-			       jmp_at)) {
-		m->skipped[SKIP_CODE_MISMATCH]++;
-		goto out;
-	}
-	int len = build_stub(stub, common_slot, meta, insns, n, patch_at + s->patch_len);
+	uint64_t patch_at = entry + s->patch_off, jmp_at = jmp_addr(s, entry);
+	int len = build_stub(stub, common_slot, meta, site_insns, n, patch_at + s->patch_len);
 	uint8_t jmp[5];
 	if (len < 0 || x86_encode_jmp(jmp_at, (uint64_t)stub, jmp) < 0) {
 		m->skipped[SKIP_UNRELOCATABLE]++;
-		goto out;
+		return -1;
 	}
 	memcpy((void *)jmp_at, jmp, 5);
+	/* with an island, a jmp rel8 to it at the patch */
+	uint16_t written = 5;
 	if (s->flags & SITE_ISLAND) {
 		uint8_t near[2] = {0xeb, (uint8_t)(int8_t)(jmp_at - (patch_at + 2))};
 		memcpy((void *)patch_at, near, 2);
-		memset((void *)(patch_at + 2), 0xcc, s->patch_len - 2u);
-	} else if (s->patch_len > 5) {
-		memset((void *)(patch_at + 5), 0xcc, s->patch_len - 5u);
+		written = 2;
 	}
+	if (s->patch_len > written)
+		memset((void *)(patch_at + written), 0xcc, s->patch_len - written);
 	*used = (size_t)len;
 	m->functions_hooked++;
-	ret = 0;
-out:
-	return ret;
+	return 0;
 }
 
 static void hook_module(uint32_t slot)
