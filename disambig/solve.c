@@ -414,7 +414,7 @@ static void node_out(struct ds *s, uint32_t x)
  * table slot and new bucket are random places in tables larger than the
  * cache: they are fetched ahead of the walk, the slot MOVE_AHEAD nodes
  * early, the bucket it names half as early.  No result changes; dealII's
- * search (186k paths, the largest set) takes 0.78-0.89x the time, the
+ * search (186k paths, the largest set) takes 0.82-0.89x the time, the
  * smaller sets gain less (docs/bench-disambig.md, session 14). */
 #define MOVE_AHEAD 16
 
