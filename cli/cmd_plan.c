@@ -15,7 +15,7 @@
 #include "pathmap/pathmap.h"
 
 static const char usage_text[] =
-	"usage: icpp plan [-o PLAN] [--binary PROG] [--max-stack-growth X] [--no-wrap]\n"
+	"usage: icpp plan [-o PLAN] [--binary PROG]... [--max-stack-growth X] [--no-wrap]\n"
 	"                 [--no-clone] [--seed N] [options] MAP\n"
 	"\n"
 	"Choose how to change the program so that every call path of the pathmap MAP\n"
@@ -26,12 +26,15 @@ static const char usage_text[] =
 	"With --binary PROG, the program or library of MAP to rewrite, the plan changes\n"
 	"only PROG and only what the rewriter's analysis of it allows, clones included:\n"
 	"the plan icpp rewrite PROG would apply (icpp rewrite PROG --plan PLAN).\n"
+	"Name each library to rewrite with PROG by another --binary: one plan changes\n"
+	"them all (icpp rewrite PROG --lib LIB --plan PLAN).\n"
 	"Without it, every function may take up to 256 bytes of padding and every\n"
 	"callsite a wrapper of up to 256 bytes, and nothing is cloned unless --clone.\n"
 	"\n"
 	"options:\n"
 	"  -o PLAN                write the plan to PLAN (default: MAP with .plan)\n"
-	"  --binary PROG          plan what the rewriter can do to PROG (see above)\n"
+	"  --binary PROG          plan what the rewriter can do to PROG (see above);\n"
+	"                         repeat for libraries rewritten with it\n"
 	"  --max-stack-growth X   no thread's max stack may grow more than X times\n"
 	"                         (default 1.25; 0: no cap)\n"
 	"  --no-wrap              frame padding only, no callsite wrappers\n"
@@ -176,19 +179,21 @@ static char *default_output(const char *map)
 	return out;
 }
 
-/* The capability of --binary PROG: what icpp rewrite PROG may change.  0,
- * or -1 after one line. */
-static int plan_for_binary(const char *prog, const char *map, const struct pathmap *pm,
-			   bool quiet, struct rw_binary **b, struct rewrite_cap *rwcap,
-			   struct da_capability *cap)
+/* The capability of --binary PROG...: what icpp rewrite PROG --lib ... may
+ * change.  0, or -1 after one line. */
+static int plan_for_binaries(const char *const *progs, uint32_t n, const char *map,
+			     const struct pathmap *pm, bool quiet, struct rw_binary **b,
+			     struct rewrite_cap *rwcap, struct da_capability *cap)
 {
 	char err[1024];
-	*b = rw_open(prog, err, sizeof(err));
-	if (!*b) {
-		cli_error("plan", "%s", err);
-		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		b[i] = rw_open(progs[i], err, sizeof(err));
+		if (!b[i]) {
+			cli_error("plan", "%s", err);
+			return -1;
+		}
 	}
-	return rewrite_cap_init(rwcap, *b, prog, pm, map, "plan", quiet, cap);
+	return rewrite_cap_init(rwcap, b, progs, n, pm, map, "plan", quiet, cap);
 }
 
 int cmd_plan(int argc, char **argv)
@@ -217,7 +222,9 @@ int cmd_plan(int argc, char **argv)
 	struct da_capability cap;
 	da_options_default(&o);
 	da_capability_default(&cap);
-	const char *output = NULL, *predict = NULL, *evaluate = NULL, *binary = NULL;
+	const char *output = NULL, *predict = NULL, *evaluate = NULL;
+	const char *binaries[REWRITE_MAX_BINARIES];
+	uint32_t nbin = 0;
 	bool quiet = false, callsites = false, no_clone = false, no_dispatch = false;
 	long top = 5;
 	uint64_t v;
@@ -231,7 +238,11 @@ int cmd_plan(int argc, char **argv)
 			output = optarg;
 			break;
 		case 'B':
-			binary = optarg;
+			if (nbin == REWRITE_MAX_BINARIES) {
+				cli_error("plan", "at most %d --binary", REWRITE_MAX_BINARIES);
+				return 2;
+			}
+			binaries[nbin++] = optarg;
 			break;
 		case 'g':
 			o.max_stack_growth = strtod(optarg, &end);
@@ -312,7 +323,7 @@ int cmd_plan(int argc, char **argv)
 		cli_error("plan", "--evaluate reports on a plan and writes none: drop -o");
 		return 2;
 	}
-	if (binary && cap.clone) {
+	if (nbin && cap.clone) {
 		cli_error("plan", "--clone and --binary exclude each other: with the binary, its "
 			  "analysis says what may be cloned");
 		return 2;
@@ -327,14 +338,14 @@ int cmd_plan(int argc, char **argv)
 	struct da_pm_plan pp = {0};
 	struct da_plan plan = {0};
 	char *outpath = NULL;
-	struct rw_binary *b = NULL;
+	struct rw_binary *b[REWRITE_MAX_BINARIES] = {0};
 	struct rewrite_cap rwcap = {0};
 	int rc = 1;
 	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
 		cli_error("plan", "%s", err);
 		return 1;
 	}
-	if (binary && plan_for_binary(binary, map, pm, quiet, &b, &rwcap, &cap) < 0)
+	if (nbin && plan_for_binaries(binaries, nbin, map, pm, quiet, b, &rwcap, &cap) < 0)
 		goto out;
 	if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br, err,
 			    sizeof(err)) < 0) {
@@ -406,8 +417,9 @@ out:
 	da_result_free(&r);
 	da_bridge_free(&br);
 	rewrite_cap_free(&rwcap);
-	if (b)
-		rw_close(b);
+	for (uint32_t i = 0; i < nbin; i++)
+		if (b[i])
+			rw_close(b[i]);
 	pm_free(pm);
 	return rc;
 }

@@ -3,11 +3,13 @@
  * (rewriter/rewriter.h, disambig/from_pathmap.h). */
 #include <getopt.h>
 #include <inttypes.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "binary/binary.h"
@@ -19,7 +21,8 @@
 #include "rewriter/rewriter.h"
 
 static const char usage_text[] =
-	"usage: icpp rewrite PROG [-m MAP] [-o OUT] [--plan PLAN | --everything[=P,W[,C]]] [options]\n"
+	"usage: icpp rewrite PROG [-m MAP] [-o OUT] [--lib LIB[=OUT2]]... [--plan PLAN |\n"
+	"                    --everything[=P,W[,C]]] [options]\n"
 	"\n"
 	"Rewrite the program PROG so that the call paths of its pathmap MAP get CIDs of\n"
 	"their own: the rewriter says which frames it can pad, which callsites it can\n"
@@ -31,6 +34,10 @@ static const char usage_text[] =
 	"options:\n"
 	"  -m, --map MAP          PROG's pathmap (default: PROG's name + .icpp)\n"
 	"  -o, --output OUT       the rewritten program (default: PROG's name + .rw)\n"
+	"  --lib LIB[=OUT2]       rewrite the library LIB (a module of MAP) with PROG, by\n"
+	"                         one plan, to OUT2 (default OUT.libs/ + LIB's name);\n"
+	"                         OUT.icpp predicts them together, for a run that loads\n"
+	"                         OUT2 (e.g. LD_LIBRARY_PATH=OUT.libs)\n"
 	"  --plan PLAN            apply PLAN (written by icpp plan) instead of solving\n"
 	"  --everything[=P,W[,C]] pad every function the analysis allows by up to P bytes,\n"
 	"                         wrap every callsite it allows by at least W and, unless\n"
@@ -53,70 +60,136 @@ static const char usage_text[] =
 	"  icpp rewrite /usr/bin/lua5.4 -m lua.icpp -o lua.rw\n"
 	"  icpp verify lua.rw -- bench.lua\n";
 
-/* A plan in pathmap terms -> the rewriter's plan (module `m` only). */
-static int to_rw_plan(const struct pathmap *pm, uint32_t m, const struct da_pm_plan *pp,
-		      struct rw_plan *p, char *err, size_t errlen)
+/* A change the plan makes in module `in`, which is not rewritten here. */
+static int not_rewritten(const struct pathmap *pm, uint32_t in, const char *what, uint64_t addr,
+			 char *err, size_t errlen)
+{
+	snprintf(err, errlen, "the plan %s 0x%" PRIx64 " in %s, which is not rewritten here (add "
+		 "--lib %s)", what, addr, pm->modules[in].path, pm->modules[in].path);
+	return -1;
+}
+
+/* A plan in pathmap terms -> the rewriter's plan for module `m`: the changes
+ * of the other rewritten modules (rc) are theirs; those of a module not
+ * rewritten are an error.  Clones are numbered from `first` in m (the plan
+ * lists each module's clones together: group_clones). */
+static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, uint32_t m,
+		      uint32_t first, const struct da_pm_plan *pp, struct rw_plan *p, char *err,
+		      size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
 	for (uint32_t i = 0; i < pp->npads; i++) {
 		const struct pm_function *f = &pm->funcs[pp->pads[i].func];
 		if (f->module != m) {
-			snprintf(err, errlen, "the plan pads 0x%" PRIx64 " in %s, not in the program "
-				 "being rewritten", f->addr, pm->modules[f->module].path);
-			return -1;
+			if (!rewrite_cap_target(rc, f->module))
+				return not_rewritten(pm, f->module, "pads", f->addr, err, errlen);
+			continue;
 		}
 		if (rw_plan_add(p, false, f->addr, pp->pads[i].bytes))
 			goto oom;
 	}
 	for (uint32_t i = 0; i < pp->nwraps; i++) {
-		if (pp->wraps[i].module != m) {
-			snprintf(err, errlen, "the plan wraps callsite 0x%" PRIx64 " in %s, not in the "
-				 "program being rewritten", pp->wraps[i].addr,
-				 pm->modules[pp->wraps[i].module].path);
-			return -1;
+		const struct da_pm_wrap *w = &pp->wraps[i];
+		if (w->module != m) {
+			if (!rewrite_cap_target(rc, w->module))
+				return not_rewritten(pm, w->module, "wraps callsite", w->addr, err, errlen);
+			continue;
 		}
-		if (rw_plan_add(p, true, pp->wraps[i].addr, pp->wraps[i].bytes))
+		if (rw_plan_add(p, true, w->addr, w->bytes))
 			goto oom;
 	}
 	for (uint32_t k = 0; k < pp->nclones; k++) {
 		const struct da_pm_clone *c = &pp->clones[k];
-		if (pm->funcs[c->func].module != m || c->cs_module != m) {
-			snprintf(err, errlen, "the plan clones 0x%" PRIx64 " in %s, not in the program "
-				 "being rewritten", pm->funcs[c->func].addr,
-				 pm->modules[pm->funcs[c->func].module].path);
+		const struct pm_function *f = &pm->funcs[c->func];
+		if (f->module != m) {
+			if (!rewrite_cap_target(rc, f->module))
+				return not_rewritten(pm, f->module, "clones", f->addr, err, errlen);
+			continue;
+		}
+		if (c->cs_module != m) {
+			snprintf(err, errlen, "the plan clones 0x%" PRIx64 " in %s for a call in "
+				 "another module", f->addr, pm->modules[m].path);
 			return -1;
 		}
-		if (rw_plan_add_clone(p, pm->funcs[c->func].addr, c->cs_addr, c->pad,
-				      c->parent == DA_NONE ? RW_NONE : c->parent))
+		if (rw_plan_add_clone(p, f->addr, c->cs_addr, c->pad,
+				      c->parent == DA_NONE ? RW_NONE : c->parent - first))
 			goto oom;
 	}
-	for (uint32_t i = 0; i < pp->nclone_wraps; i++)
-		if (rw_plan_add_clone_wrap(p, pp->clone_wraps[i].clone, pp->clone_wraps[i].addr,
-					   pp->clone_wraps[i].bytes))
+	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
+		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
+		if (w->clone >= first && w->clone - first < p->nclones &&
+		    rw_plan_add_clone_wrap(p, w->clone - first, w->addr, w->bytes))
 			goto oom;
+	}
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
-/* The rewriter's plan -> pathmap terms, for the prediction: functions and
- * callsites the pathmap never saw move nothing in it (clones are made only
- * of functions it has: their numbers must stay). */
+/* Reorder pp's clones so that each rewritten module's are together, in the
+ * order of rc's targets (the rest after them), each module's in the plan's
+ * order (a chain's parent stays before it); first[t] is where target t's
+ * begin.  0 or -1 (out of memory). */
+static int group_clones(const struct pathmap *pm, const struct rewrite_cap *rc,
+			struct da_pm_plan *pp, uint32_t *first)
+{
+	uint32_t n = pp->nclones, at = 0;
+	struct da_pm_clone *c = malloc((n ? n : 1) * sizeof(*c));
+	uint32_t *to = malloc((n ? n : 1) * sizeof(*to));
+	if (!c || !to) {
+		free(c);
+		free(to);
+		return -1;
+	}
+	for (uint32_t t = 0; t <= rc->n; t++) {
+		if (t < rc->n)
+			first[t] = at;
+		for (uint32_t k = 0; k < n; k++) {
+			const struct rewrite_target *owner =
+				rewrite_cap_target(rc, pm->funcs[pp->clones[k].func].module);
+			if (t < rc->n ? owner == &rc->t[t] : !owner) {
+				to[k] = at;
+				c[at++] = pp->clones[k];
+			}
+		}
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (c[k].parent != DA_NONE)
+			c[k].parent = to[c[k].parent];
+	for (uint32_t i = 0; i < pp->nclone_wraps; i++)
+		pp->clone_wraps[i].clone = to[pp->clone_wraps[i].clone];
+	free(pp->clones);
+	pp->clones = c;
+	free(to);
+	return 0;
+}
+
+/* The rewriter's plan for module m -> pathmap terms, appended to pp, for the
+ * prediction: functions and callsites the pathmap never saw move nothing in
+ * it (clones are made only of functions it has: their numbers must stay).
+ * 0 or -1 (out of memory, or a clone of a function the map lacks). */
 static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, struct da_pm_plan *pp)
 {
-	memset(pp, 0, sizeof(*pp));
-	pp->pads = calloc(p->npads ? p->npads : 1, sizeof(*pp->pads));
-	pp->wraps = calloc(p->nwraps ? p->nwraps : 1, sizeof(*pp->wraps));
-	pp->clones = calloc(p->nclones ? p->nclones : 1, sizeof(*pp->clones));
-	if (!pp->pads || !pp->wraps || !pp->clones)
+	uint32_t base = pp->nclones;
+	struct da_pm_pad *pads = realloc(pp->pads, (pp->npads + p->npads + 1) * sizeof(*pads));
+	if (pads)
+		pp->pads = pads;
+	struct da_pm_wrap *wraps = realloc(pp->wraps, (pp->nwraps + p->nwraps + 1) * sizeof(*wraps));
+	if (wraps)
+		pp->wraps = wraps;
+	struct da_pm_clone *clones = realloc(pp->clones, (base + p->nclones + 1) * sizeof(*clones));
+	if (clones)
+		pp->clones = clones;
+	if (!pads || !wraps || !clones)
 		return -1;
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		uint32_t f = pm_function_at(pm, m, p->clones[k].func);
 		if (f == PM_NONE)
 			return -1;
+		uint32_t parent = p->clones[k].parent == RW_NONE ? DA_NONE : base + p->clones[k].parent;
 		pp->clones[pp->nclones++] =
-			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, p->clones[k].parent};
+			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, parent};
 	}
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);
@@ -160,16 +233,43 @@ static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_bin
 	return 0;
 }
 
-/* Put the prediction's clones where OUT has them (rw_place_clones). */
-static int place_clones(const char *out, uint32_t m, struct pathmap **pred, char *err,
+/* One file rewritten: PROG, or a library named by --lib. */
+struct target {
+	const char *in, *out;
+	char *out_owned;        /* a default output's name */
+	struct rw_binary *b;
+	uint32_t module;        /* in the pathmap */
+	uint32_t first;         /* its first clone in the plan (group_clones) */
+	struct rw_plan plan;
+	struct rw_write_stats st;
+	bool written;
+};
+
+/* Put the prediction's clones where the written files have them
+ * (rw_place_clones). */
+static int place_clones(const struct target *t, uint32_t nt, struct pathmap **pred, char *err,
 			size_t errlen)
 {
-	struct rw_note n;
-	struct pathmap *placed;
-	if (rw_note_read(out, &n, err, errlen) != 0)
-		return -1;
-	int r = rw_place_clones(*pred, m, &n, &placed, err, errlen);
-	rw_note_free(&n);
+	struct rw_note notes[REWRITE_MAX_BINARIES];
+	struct rw_placement pl[REWRITE_MAX_BINARIES];
+	uint32_t nread = 0;
+	int r = 0;
+	while (nread < nt && r == 0) {
+		int q = rw_note_read(t[nread].out, &notes[nread], err, errlen);
+		if (q != 0) {
+			if (q > 0)
+				snprintf(err, errlen, "%s has no icpp note", t[nread].out);
+			r = -1;
+			break;
+		}
+		pl[nread] = (struct rw_placement){t[nread].module, &notes[nread], t[nread].first};
+		nread++;
+	}
+	struct pathmap *placed = NULL;
+	if (r == 0)
+		r = rw_place_clones(*pred, pl, nt, &placed, err, errlen);
+	for (uint32_t i = 0; i < nread; i++)
+		rw_note_free(&notes[i]);
 	if (r == 0) {
 		pm_free(*pred);
 		*pred = placed;
@@ -237,12 +337,110 @@ static void print_module_precision(const struct pathmap *pm, const struct pathma
 		cli_pct(sb.precise_entries, sb.entries, 100.0), cli_pct(sa.precise_entries, sa.entries, 100.0));
 }
 
+/* --lib LIB[=OUT]: t->in, and t->out when given (else outputs_init). */
+static int parse_lib(char *arg, struct target *t)
+{
+	char *eq = strchr(arg, '=');
+	if (eq)
+		*eq = 0;
+	t->in = arg;
+	t->out = eq ? eq + 1 : NULL;
+	return *t->in && (!eq || *t->out) ? 0 : -1;
+}
+
+/* The folder of the libraries' default outputs: OUT.libs. */
+static const char *libs_dir(const char *lib_out)
+{
+	static char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", lib_out);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	return dir;
+}
+
+/* Every output's name: OUT (default PROG's name + .rw), each library's
+ * (default OUT.libs/LIB's name, so that the program can load it by its own
+ * name from there); none may name an input or another output.  0, or -1
+ * after one line. */
+static int outputs_init(struct target *t, uint32_t nt)
+{
+	if (!t[0].out && !(t[0].out = t[0].out_owned = default_name(t[0].in, ".rw")))
+		goto oom;
+	for (uint32_t i = 1; i < nt; i++) {
+		if (t[i].out)
+			continue;
+		const char *base = strrchr(t[i].in, '/') ? strrchr(t[i].in, '/') + 1 : t[i].in;
+		size_t n = strlen(t[0].out) + strlen(base) + 8;
+		if (!(t[i].out_owned = malloc(n)))
+			goto oom;
+		snprintf(t[i].out_owned, n, "%s.libs", t[0].out);
+		if (mkdir(t[i].out_owned, 0777) < 0 && errno != EEXIST) {
+			cli_error("rewrite", "cannot create %s: %s", t[i].out_owned, strerror(errno));
+			return -1;
+		}
+		snprintf(t[i].out_owned, n, "%s.libs/%s", t[0].out, base);
+		t[i].out = t[i].out_owned;
+	}
+	for (uint32_t i = 0; i < nt; i++)
+		for (uint32_t j = 0; j < nt; j++) {
+			char a[PATH_MAX], o2[PATH_MAX];
+			bool same = !strcmp(t[i].out, t[j].out) && i != j;
+			if (!same && realpath(t[j].in, a) && realpath(t[i].out, o2) && !strcmp(a, o2))
+				same = true;
+			if (same) {
+				cli_error("rewrite", "%s would be written twice or over an input: icpp rewrite "
+					  "never modifies its input (name another output)", t[i].out);
+				return -1;
+			}
+		}
+	return 0;
+oom:
+	cli_error("rewrite", "out of memory");
+	return -1;
+}
+
+/* The rewritten modules take their files' paths and build-ids. */
+static int rename_modules(struct pathmap *pred, const struct target *t, uint32_t nt, char *err,
+			  size_t errlen)
+{
+	for (uint32_t i = 0; i < nt; i++) {
+		char real[PATH_MAX];
+		if (!realpath(t[i].out, real)) {
+			snprintf(err, errlen, "%s: %s", t[i].out, strerror(errno));
+			return -1;
+		}
+		if (rw_rename_module(pred, t[i].module, real, t[i].st.build_id,
+				     t[i].st.build_id_len) < 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void print_written(const struct target *t, bool named)
+{
+	const struct rw_write_stats *st = &t->st;
+	char chains[48] = "";
+	if (st->chains)
+		snprintf(chains, sizeof(chains), "; %u in chains", st->chains);
+	fprintf(stderr, "icpp rewrite: %s%s%u functions padded (%u through entry wrappers), %u "
+		"callsites wrapped, %u functions cloned (%u by dispatch%s), %u bytes patched, %" PRIu64
+		" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
+		named ? t->out : "", named ? ": " : "", st->pads, st->entry_pads, st->wraps,
+		st->clones, st->dispatched, chains, st->patched_bytes, st->tramp_bytes, st->in_size,
+		st->out_size,
+		st->in_size ? 100.0 * ((double)st->out_size - (double)st->in_size) / (double)st->in_size : 0);
+}
+
 int cmd_rewrite(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"map", required_argument, NULL, 'm'},
 		{"output", required_argument, NULL, 'o'},
 		{"plan", required_argument, NULL, 'P'},
+		{"lib", required_argument, NULL, 'L'},
 		{"everything", optional_argument, NULL, 'E'},
 		{"explain", no_argument, NULL, 'x'},
 		{"max-stack-growth", required_argument, NULL, 'g'},
@@ -263,6 +461,8 @@ int cmd_rewrite(int argc, char **argv)
 	da_capability_default(&cap);
 	o.allow_clone = true;
 	const char *map = NULL, *output = NULL, *planfile = NULL;
+	struct target t[REWRITE_MAX_BINARIES] = {{0}};
+	uint32_t nt = 1;
 	bool everything = false, explain = false, quiet = false, callsites = false;
 	uint64_t ev_pad = 32, ev_wrap = 16, ev_clone = 1, v;
 	char *end;
@@ -279,6 +479,16 @@ int cmd_rewrite(int argc, char **argv)
 			break;
 		case 'P':
 			planfile = optarg;
+			break;
+		case 'L':
+			if (nt == REWRITE_MAX_BINARIES) {
+				cli_error("rewrite", "at most %d --lib", REWRITE_MAX_BINARIES - 1);
+				return 2;
+			}
+			if (parse_lib(optarg, &t[nt++]) < 0) {
+				cli_error("rewrite", "--lib wants LIB or LIB=OUT, not '%s'", optarg);
+				return 2;
+			}
 			break;
 		case 'E':
 			everything = true;
@@ -357,157 +567,190 @@ int cmd_rewrite(int argc, char **argv)
 		cli_error("rewrite", "--plan and --everything exclude each other");
 		return 2;
 	}
-	const char *prog = argv[optind];
+	if (explain && nt > 1) {
+		cli_error("rewrite", "--explain describes PROG alone: drop --lib");
+		return 2;
+	}
+	t[0].in = argv[optind];
+	t[0].out = output;
+	const char *prog = t[0].in;
 	char err[1024];
 	int rc = 1;
 	struct timespec t0, t1, ta, ts, tw;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct rw_binary *b = rw_open(prog, err, sizeof(err));
-	clock_gettime(CLOCK_MONOTONIC, &ta);
-	if (!b) {
-		cli_error("rewrite", "%s", err);
-		return 1;
+	for (uint32_t i = 0; i < nt; i++) {
+		t[i].b = rw_open(t[i].in, err, sizeof(err));
+		if (!t[i].b) {
+			cli_error("rewrite", "%s", err);
+			goto close;
+		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &ta);
 	if (explain) {
 		struct pathmap *epm = NULL;
 		if (map && pm_read(map, &epm, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s", err);
-			rw_close(b);
-			return 1;
+			goto close;
 		}
 		if (epm)
-			rewrite_bound_imports(b, epm, "icpp rewrite", true);
+			rewrite_bound_imports(t[0].b, epm, "icpp rewrite", true);
 		pm_free(epm);
-		rw_explain(b, stdout);
-		print_capability(b);
-		rw_close(b);
-		return fflush(stdout) ? 1 : 0;
+		rw_explain(t[0].b, stdout);
+		print_capability(t[0].b);
+		rc = fflush(stdout) ? 1 : 0;
+		goto close;
 	}
 	char *defmap = map ? NULL : default_name(prog, ".icpp");
-	char *defout = output ? NULL : default_name(prog, ".rw");
 	char *predpath = NULL;
 	struct pathmap *pm = NULL, *pred = NULL;
 	struct da_bridge br = {0};
 	struct da_result r = {0};
 	struct da_pm_plan pp = {0};
-	struct rw_plan plan = {0};
 	struct rewrite_cap rwcap = {0};
 	bool solved = false;
-	if ((!map && !defmap) || (!output && !defout))
+	if (!map && !defmap)
 		goto oom;
 	map = map ? map : defmap;
-	output = output ? output : defout;
-	{
-		char a[PATH_MAX], o2[PATH_MAX];
-		if (realpath(prog, a) && realpath(output, o2) && !strcmp(a, o2)) {
-			cli_error("rewrite", "OUT (%s) is PROG itself: icpp rewrite never modifies its input",
-				  output);
-			goto out;
-		}
-	}
+	if (outputs_init(t, nt) < 0)
+		goto out;
 	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
 		cli_error("rewrite", "%s (train first: icpp train -o %s -- %s ...)", err, map, prog);
 		goto out;
 	}
-	if (rewrite_cap_init(&rwcap, b, prog, pm, map, "rewrite", quiet, &cap) < 0)
-		goto out;
-	uint32_t m = rwcap.module;
-	if (!quiet)
-		print_capability(b);
-	if (everything) {
-		if (rw_plan_everything_seen(b, &rwcap.vis, (uint32_t)ev_pad, (uint32_t)ev_wrap, ev_clone, &plan) ||
-		    to_pm_plan(pm, m, &plan, &pp))
-			goto oom;
-	} else {
-		if (planfile) {
-			if (da_plan_read(planfile, pm, &pp, err, sizeof(err)) < 0) {
-				cli_error("rewrite", "%s", err);
-				goto out;
-			}
-		} else {
-			if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
-					    err, sizeof(err)) < 0 ||
-			    da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
-				cli_error("rewrite", "%s: %s", map, err);
-				goto out;
-			}
-			if (da_pm_plan_from(&br, &r.plan, &pp) < 0)
-				goto oom;
-			solved = true;
+	{
+		struct rw_binary *bs[REWRITE_MAX_BINARIES];
+		const char *ins[REWRITE_MAX_BINARIES];
+		for (uint32_t i = 0; i < nt; i++) {
+			bs[i] = t[i].b;
+			ins[i] = t[i].in;
 		}
-		if (to_rw_plan(pm, m, &pp, &plan, err, sizeof(err)) < 0) {
+		if (rewrite_cap_init(&rwcap, bs, ins, nt, pm, map, "rewrite", quiet, &cap) < 0)
+			goto out;
+	}
+	for (uint32_t i = 0; i < nt; i++)
+		t[i].module = rwcap.t[i].module;
+	if (!quiet)
+		for (uint32_t i = 0; i < nt; i++) {
+			if (nt > 1)
+				fprintf(stderr, "icpp rewrite: %s:\n", t[i].in);
+			print_capability(t[i].b);
+		}
+	if (everything) {
+		for (uint32_t i = 0; i < nt; i++) {
+			struct rw_plan ev = {0};
+			int e = rw_plan_everything_seen(t[i].b, &rwcap.t[i].vis, (uint32_t)ev_pad,
+							(uint32_t)ev_wrap, ev_clone, &ev) ||
+				to_pm_plan(pm, t[i].module, &ev, &pp);
+			rw_plan_free(&ev);
+			if (e)
+				goto oom;
+		}
+	} else if (planfile) {
+		if (da_plan_read(planfile, pm, &pp, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s", err);
 			goto out;
 		}
+	} else {
+		if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
+				    err, sizeof(err)) < 0 ||
+		    da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
+			cli_error("rewrite", "%s: %s", map, err);
+			goto out;
+		}
+		if (da_pm_plan_from(&br, &r.plan, &pp) < 0)
+			goto oom;
+		solved = true;
 	}
-	if (add_fragment_pads(pm, m, b, &pp) < 0)
-		goto oom;
+	{
+		uint32_t first[REWRITE_MAX_BINARIES];
+		if (group_clones(pm, &rwcap, &pp, first) < 0)
+			goto oom;
+		for (uint32_t i = 0; i < nt; i++) {
+			t[i].first = first[i];
+			if (to_rw_plan(pm, &rwcap, t[i].module, first[i], &pp, &t[i].plan, err,
+				       sizeof(err)) < 0) {
+				cli_error("rewrite", "%s", err);
+				goto out;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < nt; i++)
+		if (add_fragment_pads(pm, t[i].module, t[i].b, &pp) < 0)
+			goto oom;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	struct rw_write_stats st;
-	if (rw_write(b, &plan, output, &st, err, sizeof(err)) < 0) {
-		cli_error("rewrite", "%s", err);
-		goto out;
+	for (uint32_t i = 0; i < nt; i++) {
+		if (rw_write(t[i].b, &t[i].plan, t[i].out, &t[i].st, err, sizeof(err)) < 0) {
+			cli_error("rewrite", "%s", err);
+			goto out;
+		}
+		t[i].written = true;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &tw);
-	/* the predicted pathmap of OUT */
-	char real[PATH_MAX];
-	size_t pl = strlen(output) + 6;
+	/* the predicted pathmap of OUT (and the libraries) */
+	size_t pl = strlen(t[0].out) + 6;
 	predpath = malloc(pl);
 	if (!predpath)
 		goto oom;
-	snprintf(predpath, pl, "%s.icpp", output);
-	if (!realpath(output, real) || da_predict_pathmap(pm, &pp, &pred, err, sizeof(err)) < 0 ||
-	    place_clones(output, m, &pred, err, sizeof(err)) < 0 ||
-	    rw_rename_module(pred, m, real, st.build_id, st.build_id_len) < 0 ||
+	snprintf(predpath, pl, "%s.icpp", t[0].out);
+	if (da_predict_pathmap(pm, &pp, &pred, err, sizeof(err)) < 0 ||
+	    place_clones(t, nt, &pred, err, sizeof(err)) < 0 || rename_modules(pred, t, nt, err, sizeof(err)) < 0 ||
 	    pm_write(pred, predpath, err, sizeof(err)) < 0) {
-		cli_error("rewrite", "%s written, but not its predicted pathmap: %s", output, err);
+		cli_error("rewrite", "%s written, but not its predicted pathmap: %s", t[0].out, err);
 		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!quiet) {
-		struct pm_stats sb, sa;
-		char chains[48] = "";
-		if (st.chains)
-			snprintf(chains, sizeof(chains), "; %u in chains", st.chains);
-		fprintf(stderr, "icpp rewrite: %u functions padded (%u through entry wrappers), %u "
-			"callsites wrapped, %u functions cloned (%u by dispatch%s), %u bytes patched, %" PRIu64
-			" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n", st.pads,
-			st.entry_pads, st.wraps, st.clones, st.dispatched, chains, st.patched_bytes,
-			st.tramp_bytes, st.in_size, st.out_size,
-			st.in_size ? 100.0 * ((double)st.out_size - (double)st.in_size) / (double)st.in_size : 0);
+		for (uint32_t i = 0; i < nt; i++)
+			print_written(&t[i], nt > 1);
 		fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "
 			"prediction %.2f s\n", secs(t0, t1), secs(t0, ta), solved ? "solver" : "plan",
 			secs(ta, ts), secs(ts, tw), secs(tw, t1));
-		if (pm_stats(pm, &sb) == 0 && pm_stats(pred, &sa) == 0)
+		struct pm_stats sb, sa;
+		if (pm_stats(pm, &sb) == 0 && pm_stats(pred, &sa) == 0) {
 			fprintf(stderr, "icpp rewrite: precise paths %.1f%% -> %.1f%% predicted "
 				"(weighted %.1f%% -> %.1f%%)%s\n", cli_pct(sb.precise_paths, sb.paths, 100.0),
 				cli_pct(sa.precise_paths, sa.paths, 100.0), cli_pct(sb.precise_entries, sb.entries, 100.0),
 				cli_pct(sa.precise_entries, sa.entries, 100.0), everything ? " [--everything]" : "");
-		print_module_precision(pm, pred, m, prog, sb.paths);
+			for (uint32_t i = 0; i < nt; i++)
+				print_module_precision(pm, pred, t[i].module, t[i].in, sb.paths);
+		}
 		if (solved)
 			fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 				r.max_growth, r.max_growth_bytes);
-		if (st.phdr_compact)
-			fprintf(stderr, "icpp rewrite: note: %s's program headers need Linux >= 5.18 "
-				"(its .bss is too large to place them the old way)\n", output);
+		for (uint32_t i = 0; i < nt; i++)
+			if (t[i].st.phdr_compact)
+				fprintf(stderr, "icpp rewrite: note: %s's program headers need Linux >= 5.18 "
+					"(its .bss is too large to place them the old way)\n", t[i].out);
+		if (nt > 1)
+			fprintf(stderr, "icpp rewrite: the program must load the rewritten libraries "
+				"(LD_LIBRARY_PATH=%s for linked ones): the prediction holds for them "
+				"together\n", libs_dir(t[1].out));
 		fprintf(stderr, "icpp rewrite: wrote %s and %s; check with: icpp verify %s -- ARGS\n",
-			output, predpath, output);
+			t[0].out, predpath, t[0].out);
 	}
 	rc = 0;
 	goto out;
 oom:
 	cli_error("rewrite", "out of memory");
 out:
+	/* a set of files only some of which were written is no result */
+	for (uint32_t i = 0; rc && i < nt && !t[nt - 1].written; i++)
+		if (t[i].written)
+			unlink(t[i].out);
 	free(defmap);
-	free(defout);
 	free(predpath);
-	rw_plan_free(&plan);
 	rewrite_cap_free(&rwcap);
 	da_pm_plan_free(&pp);
 	da_result_free(&r);
 	da_bridge_free(&br);
 	pm_free(pm);
 	pm_free(pred);
-	rw_close(b);
+close:
+	for (uint32_t i = 0; i < nt; i++) {
+		rw_plan_free(&t[i].plan);
+		free(t[i].out_owned);
+		if (t[i].b)
+			rw_close(t[i].b);
+	}
 	return rc;
 }

@@ -18,7 +18,9 @@ static const char usage_text[] =
 	"\n"
 	"Run OUT, a program written by icpp rewrite, once with ARGS under icpp train, and\n"
 	"check that every call path it takes has exactly the stack height the rewrite\n"
-	"predicted (MAP).  Trampoline frames of wrapped callsites are removed first.\n"
+	"predicted (MAP).  Trampoline frames of wrapped callsites are removed first,\n"
+	"OUT's and those of the libraries rewritten with it (icpp rewrite --lib) that\n"
+	"the run loads.\n"
 	"OUT's output, but not its exit status, is its own.  Exit status 0 when every\n"
 	"observed path matches, 1 when some path has another height or (without\n"
 	"--allow-new) is not in the prediction, 2 on a usage error.\n"
@@ -35,6 +37,33 @@ static const char usage_text[] =
 	"\n"
 	"example:\n"
 	"  icpp rewrite ./app -m app.icpp -o app.rw && icpp verify app.rw -- input.txt\n";
+
+/* The libraries icpp rewrite wrote with OUT (rewrite --lib): every module of
+ * the run other than OUT (module m) that carries an icpp note and whose build
+ * the prediction names.  Their trampoline frames are removed from *obs as
+ * OUT's are, and rewritten[] marks them and OUT.  0, or -1 and one line. */
+static int collapse_libs(const struct pathmap *pred, uint32_t m, bool *rewritten,
+			 struct pathmap **obs, char *err, size_t errlen)
+{
+	rewritten[m] = true;
+	for (uint32_t i = 0; i < (*obs)->nmodules; i++) {
+		const struct pm_module *md = &(*obs)->modules[i];
+		struct rw_note note;
+		struct pathmap *next;
+		if (i == m || !md->build_id_len ||
+		    pm_module_by_build_id(pred, md->build_id, md->build_id_len) == PM_NONE ||
+		    rw_note_read(md->path, &note, err, errlen) != 0)
+			continue;
+		int r = rw_collapse(*obs, i, &note, &next, err, errlen);
+		rw_note_free(&note);
+		if (r < 0)
+			return -1;
+		pm_free(*obs);
+		*obs = next;
+		rewritten[i] = true;
+	}
+	return 0;
+}
 
 int cmd_verify(int argc, char **argv)
 {
@@ -155,13 +184,22 @@ int cmd_verify(int argc, char **argv)
 		cli_error("verify", "%s ran, but training recorded no call of %s", targv[0], prog);
 		goto out;
 	}
-	if (rw_collapse(trained, m, &note, &obs, err, sizeof(err)) < 0) {
+	bool *rewritten = calloc(trained->nmodules, sizeof(*rewritten));
+	if (!rewritten) {
+		cli_error("verify", "out of memory");
+		goto out;
+	}
+	if (rw_collapse(trained, m, &note, &obs, err, sizeof(err)) < 0 ||
+	    collapse_libs(pred, m, rewritten, &obs, err, sizeof(err)) < 0) {
 		cli_error("verify", "%s", err);
+		free(rewritten);
 		goto out;
 	}
 	struct rw_verify_result vr;
-	uint32_t om = pm_module_by_build_id(obs, id, (uint32_t)idlen);
-	if (rw_verify(pred, obs, om, quiet ? NULL : stderr, (unsigned)show, &vr, err, sizeof(err)) < 0) {
+	int vrc = rw_verify(pred, obs, rewritten, quiet ? NULL : stderr, (unsigned)show, &vr, err,
+			    sizeof(err));
+	free(rewritten);
+	if (vrc < 0) {
 		cli_error("verify", "%s", err);
 		goto out;
 	}

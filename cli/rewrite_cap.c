@@ -10,14 +10,21 @@
  * applies */
 _Static_assert(DA_MAX_DISPATCH == RW_MAX_DISPATCH, "dispatch limits differ");
 
+const struct rewrite_target *rewrite_cap_target(const struct rewrite_cap *rc, uint32_t m)
+{
+	for (uint32_t i = 0; i < rc->n; i++)
+		if (rc->t[i].module == m)
+			return &rc->t[i];
+	return NULL;
+}
+
 static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
 		      bool *cloneable, da_mask *clone_mask, bool *dispatch)
 {
-	const struct rewrite_cap *c = ctx;
+	const struct rewrite_target *c = rewrite_cap_target(ctx, pm->funcs[func].module);
 	size_t n;
-	const struct rw_func *f = rw_functions(c->b, &n);
-	uint32_t i = pm->funcs[func].module == c->module ? rw_func_index(c->b, pm->funcs[func].addr)
-							 : RW_NONE;
+	const struct rw_func *f = c ? rw_functions(c->b, &n) : NULL;
+	uint32_t i = c ? rw_func_index(c->b, pm->funcs[func].addr) : RW_NONE;
 	*mask &= i == RW_NONE || c->vis.no_pad[i] ? 1 : f[i].pad_mask;
 	*cloneable = i != RW_NONE && !c->vis.no_pad[i] && f[i].cloneable;
 	/* a clone is padded in place only: it has no entry wrapper */
@@ -28,10 +35,10 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			  da_mask *mask, bool *redirectable, uint64_t *target, bool *dispatchable)
 {
-	const struct rewrite_cap *c = ctx;
+	const struct rewrite_target *c = rewrite_cap_target(ctx, module);
 	size_t n;
-	const struct rw_call *cs = rw_calls(c->b, &n);
-	uint32_t i = module == c->module ? rw_call_index(c->b, addr) : RW_NONE;
+	const struct rw_call *cs = c ? rw_calls(c->b, &n) : NULL;
+	uint32_t i = c ? rw_call_index(c->b, addr) : RW_NONE;
 	(void)pm;
 	*mask &= i == RW_NONE || c->vis.no_wrap[i] ? 1 : cs[i].wrap_mask;
 	*redirectable = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].redirectable;
@@ -68,28 +75,42 @@ void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const 
 	free(lens);
 }
 
-int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const char *prog,
-		     const struct pathmap *pm, const char *map, const char *cmd, bool quiet,
-		     struct da_capability *cap)
+int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const char *const *paths,
+		     uint32_t n, const struct pathmap *pm, const char *map, const char *cmd,
+		     bool quiet, struct da_capability *cap)
 {
 	char who[64];
 	snprintf(who, sizeof(who), "icpp %s", cmd);
-	rc->b = b;
-	rc->module = rw_find_module(pm, b);
-	if (rc->module == PM_NONE) {
-		cli_error(cmd, "pathmap %s has no module with the build-id of %s: train this "
-			  "build (icpp train -o %s -- %s ...)", map, prog, map, prog);
+	if (n > REWRITE_MAX_BINARIES) {
+		cli_error(cmd, "at most %d binaries at once", REWRITE_MAX_BINARIES);
 		return -1;
 	}
-	rewrite_bound_imports(b, pm, who, quiet);
-	if (rw_visibility(b, pm, rc->module, &rc->vis) < 0) {
-		cli_error(cmd, "out of memory");
-		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rewrite_target *t = &rc->t[i];
+		t->b = b[i];
+		t->path = paths[i];
+		t->module = rw_find_module(pm, b[i]);
+		if (t->module == PM_NONE) {
+			cli_error(cmd, "pathmap %s has no module with the build-id of %s: train this "
+				  "build (icpp train -o %s -- PROG ...)", map, paths[i], map);
+			return -1;
+		}
+		if (rewrite_cap_target(rc, t->module)) {
+			cli_error(cmd, "%s and %s are the same build: name each binary once",
+				  rewrite_cap_target(rc, t->module)->path, paths[i]);
+			return -1;
+		}
+		rewrite_bound_imports(b[i], pm, who, quiet);
+		if (rw_visibility(b[i], pm, t->module, &t->vis) < 0) {
+			cli_error(cmd, "out of memory");
+			return -1;
+		}
+		rc->n++;
+		if (!quiet && t->vis.hidden_nodes)
+			fprintf(stderr, "%s: %u call paths pass through functions training did not "
+				"hook (%u in %s): those and their callers stay as they are\n", who,
+				t->vis.hidden_nodes, t->vis.hidden_funcs, paths[i]);
 	}
-	if (!quiet && rc->vis.hidden_nodes)
-		fprintf(stderr, "%s: %u call paths pass through functions training did not "
-			"hook (%u here): those and their callers stay as they are\n", who,
-			rc->vis.hidden_nodes, rc->vis.hidden_funcs);
 	cap->clone = true;
 	cap->func_hook = func_hook;
 	cap->callsite_hook = callsite_hook;
@@ -99,5 +120,7 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const char *pr
 
 void rewrite_cap_free(struct rewrite_cap *rc)
 {
-	rw_visibility_free(&rc->vis);
+	for (uint32_t i = 0; i < rc->n; i++)
+		rw_visibility_free(&rc->t[i].vis);
+	rc->n = 0;
 }

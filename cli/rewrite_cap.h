@@ -1,9 +1,10 @@
-/* What icpp rewrite may change in a program, as the solver's capability
- * (disambig/from_pathmap.h): the rewriter's analysis of the binary, its
- * module in the pathmap, the calls into the map's other modules bounded by
- * their callees' code, and the frames training did not hook left as they
- * are.  icpp rewrite solves with it; icpp plan --binary plans with it, so
- * that its plan is the one icpp rewrite would apply. */
+/* What icpp rewrite may change in a program and the libraries rewritten with
+ * it, as the solver's capability (disambig/from_pathmap.h): the rewriter's
+ * analysis of each binary, its module in the pathmap, the calls into the
+ * map's other modules bounded by their callees' code, and the frames training
+ * did not hook left as they are.  Modules of the map that no binary names
+ * stay as they are.  icpp rewrite solves with it; icpp plan --binary plans
+ * with it, so that its plan is the one icpp rewrite would apply. */
 #ifndef ICPP_CLI_REWRITE_CAP_H
 #define ICPP_CLI_REWRITE_CAP_H
 
@@ -13,10 +14,18 @@
 #include "pathmap/pathmap.h"
 #include "rewriter/rewriter.h"
 
-struct rewrite_cap {
+#define REWRITE_MAX_BINARIES 16
+
+struct rewrite_target {
 	struct rw_binary *b;            /* the caller's, analysed */
+	const char *path;               /* as the user named it */
 	uint32_t module;                /* b's module in the pathmap */
 	struct rw_visibility vis;
+};
+
+struct rewrite_cap {
+	struct rewrite_target t[REWRITE_MAX_BINARIES];
+	uint32_t n;
 };
 
 /* Bound the calls from b into the modules of pm by their callees' code
@@ -26,14 +35,17 @@ struct rewrite_cap {
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,
 			   bool quiet);
 
-/* Fill rc for b (the binary PROG) and its module in pm (the pathmap MAP),
- * bounding imports as above, and point cap's hooks at it; cap->clone is set
- * (the rewriter clones what its analysis allows).  0, or -1 after one line
- * as icpp CMD (pm has no module of b's build, or out of memory).  Free with
- * rewrite_cap_free (b stays the caller's). */
-int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *b, const char *prog,
-		     const struct pathmap *pm, const char *map, const char *cmd, bool quiet,
-		     struct da_capability *cap);
+/* Fill rc for the n binaries b[i] (files paths[i]) and their modules in pm
+ * (the pathmap MAP), bounding imports as above, and point cap's hooks at it;
+ * cap->clone is set (the rewriter clones what its analysis allows).  0, or
+ * -1 after one line as icpp CMD (pm has no module of a binary's build, two
+ * binaries are one module, or out of memory).  Free with rewrite_cap_free
+ * (the binaries stay the caller's). */
+int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const char *const *paths,
+		     uint32_t n, const struct pathmap *pm, const char *map, const char *cmd,
+		     bool quiet, struct da_capability *cap);
+/* The target whose module is m, or NULL. */
+const struct rewrite_target *rewrite_cap_target(const struct rewrite_cap *rc, uint32_t m);
 void rewrite_cap_free(struct rewrite_cap *rc);
 
 #endif

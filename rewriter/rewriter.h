@@ -607,19 +607,28 @@ int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_
 /* disambig's prediction names clone k as a function of a made-up module
  * (from_pathmap.h, DA_CLONES_MODULE) at address 16 (k+1), the copy of clone
  * k's fragment (frames of the fragment under the clone) at 16 (k+1) + 8, and
- * keeps the original callsites below them.  The copies with their place in
- * OUT: each function of that module is mapped by its address (not its
- * order), clone k to the function of module `module` at the note's addr and
- * size, named like its symbol (__icpp_clone_K_NAME), the fragment's copy to
- * the note's frag_addr and frag_size, named __icpp_clone_K_FRAGNAME (FRAGNAME
- * the name the prediction gives the original fragment; 0xADDR for either
- * when the original has none); a frame called from either copy through a
- * callsite of the original function or fragment takes the callsite of the
- * copy.  Training OUT sees exactly these.  And an entry-wrapped function's
- * own frame lies W deeper than disambig's rule says (section 3): its nodes
- * get W.  Same node indices.  -1 and one line for a function of that module
- * the note has no copy for. */
-int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw_note *n,
+ * keeps the original callsites below them.  Each rewritten file (one
+ * rw_placement: its module in the prediction, its note) holds the clones
+ * first .. first + note->nclones - 1 (the plan lists each module's clones
+ * together), its clone k - first.  The copies with their place in the
+ * files: each function of that module is mapped by its address (not its
+ * order), clone k to the function of the placement's module at the note's
+ * addr and size, named like its symbol (__icpp_clone_L_NAME, L = k - first),
+ * the fragment's copy to the note's frag_addr and frag_size, named
+ * __icpp_clone_L_FRAGNAME (FRAGNAME the name the prediction gives the
+ * original fragment; 0xADDR for either when the original has none); a frame
+ * called from either copy through a callsite of the original function or
+ * fragment takes the callsite of the copy.  Training the rewritten files
+ * sees exactly these.  And an entry-wrapped function's own frame lies W
+ * deeper than disambig's rule says (section 3): its nodes get W.  Same node
+ * indices.  -1 and one line for a function of that module no note has a
+ * copy for. */
+struct rw_placement {
+	uint32_t module;
+	const struct rw_note *note;
+	uint32_t first;
+};
+int rw_place_clones(const struct pathmap *pred, const struct rw_placement *pl, uint32_t npl,
 		    struct pathmap **out, char *err, size_t errlen);
 
 struct rw_verify_result {
@@ -631,7 +640,7 @@ struct rw_verify_result {
 	                              * paths at several heights: glibc's printf
 	                              * sizes its frame by what it prints): checked
 	                              * by callsite path alone, with its subtree */
-	uint64_t outside;            /* ... on a path with no frame of the
+	uint64_t outside;            /* ... on a path with no frame of a
 	                              * rewritten module, which the rewrite cannot
 	                              * move: variation between runs, with its
 	                              * subtree */
@@ -648,12 +657,12 @@ struct rw_verify_result {
 	double precise_predicted, precise_observed;   /* % of paths (pm_stats) */
 };
 /* Compare observed (collapsed) with predicted; modules match by build-id,
- * else path; `module` is the rewritten module in observed (PM_NONE: treat
- * every path as passing through it).  Every observed node is hidden, or
+ * else path; rewritten[m] says whether module m of observed was rewritten
+ * (NULL: treat every path as passing through a rewritten module).  Every observed node is hidden, or
  * matched, varying, outside, mismatched or unpredicted.  Prints up to `show`
  * offending paths to out (may be NULL): wrong heights first, then those under
  * reconstructed frames, then unpredicted ones. */
-int rw_verify(struct pathmap *predicted, struct pathmap *observed, uint32_t module, FILE *out,
+int rw_verify(struct pathmap *predicted, struct pathmap *observed, const bool *rewritten, FILE *out,
 	      unsigned show, struct rw_verify_result *r, char *err, size_t errlen);
 
 #endif

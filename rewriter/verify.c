@@ -560,7 +560,7 @@ static void print_offenders(const struct vstate *v, FILE *out, unsigned show)
 }
 
 static int vstate_init(struct vstate *v, struct pathmap *pred, const struct pathmap *obs,
-		       uint32_t module)
+		       const bool *rewritten)
 {
 	size_t np = pred->nnodes ? pred->nnodes : 1, no = obs->nnodes ? obs->nnodes : 1;
 	*v = (struct vstate){.pred = pred, .obs = obs};
@@ -599,7 +599,7 @@ static int vstate_init(struct vstate *v, struct pathmap *pred, const struct path
 	}
 	for (uint32_t i = 0; i < obs->nnodes; i++) {
 		const struct pm_node *x = &obs->nodes[i];
-		v->in_module[i] = module == PM_NONE || obs->funcs[x->func].module == module ||
+		v->in_module[i] = !rewritten || rewritten[obs->funcs[x->func].module] ||
 				  (x->parent != PM_NONE && v->in_module[x->parent]);
 	}
 	return 0;
@@ -619,12 +619,12 @@ static void vstate_free(struct vstate *v)
 	free(v->in_module);
 }
 
-int rw_verify(struct pathmap *pred, struct pathmap *obs, uint32_t module, FILE *out, unsigned show,
-	      struct rw_verify_result *r, char *err, size_t errlen)
+int rw_verify(struct pathmap *pred, struct pathmap *obs, const bool *rewritten, FILE *out,
+	      unsigned show, struct rw_verify_result *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	struct vstate v;
-	if (vstate_init(&v, pred, obs, module) < 0) {
+	if (vstate_init(&v, pred, obs, rewritten) < 0) {
 		vstate_free(&v);
 		errmsg(err, errlen, "out of memory comparing pathmaps");
 		return -1;
@@ -691,10 +691,20 @@ static int placing_oom(char *err, size_t errlen)
 	return errmsg(err, errlen, "out of memory placing the clones in the predicted pathmap");
 }
 
+/* The placement holding clone k (global), or NULL. */
+static const struct rw_placement *placement_of(const struct rw_placement *pl, uint32_t npl,
+					       uint32_t k)
+{
+	for (uint32_t i = 0; i < npl; i++)
+		if (k >= pl[i].first && k - pl[i].first < pl[i].note->nclones)
+			return &pl[i];
+	return NULL;
+}
+
 /* Function f of the prediction in the placed map (same index): a clone's
- * copy where OUT has it, any other as it is. */
+ * copy where its file has it, any other as it is. */
 static int place_function(struct pathmap *pm, const struct pathmap *pred, uint32_t cm,
-			  uint32_t module, const struct rw_note *n, uint32_t f, char *err,
+			  const struct rw_placement *pl, uint32_t npl, uint32_t f, char *err,
 			  size_t errlen)
 {
 	const struct pm_function *fn = &pred->funcs[f];
@@ -708,21 +718,24 @@ static int place_function(struct pathmap *pm, const struct pathmap *pred, uint32
 			      "which is no clone", fn->addr, DA_CLONES_MODULE);
 	bool frag = fn->addr % 16 == 8;
 	uint32_t k = clone_of(pred, cm, f);
-	if (k >= n->nclones)
-		return errmsg(err, errlen, "the prediction has clone %u, the rewritten file's note "
-			      "only %u", k, n->nclones);
-	const struct rw_note_clone *c = &n->clones[k];
+	const struct rw_placement *p = placement_of(pl, npl, k);
+	if (!p)
+		return errmsg(err, errlen, "the prediction has clone %u, the rewritten files' notes "
+			      "do not", k);
+	uint32_t local = k - p->first;
+	const struct rw_note_clone *c = &p->note->clones[local];
 	if (frag && !c->frag_size)
 		return errmsg(err, errlen, "the prediction has a copy of clone %u's fragment, the "
 			      "rewritten file's note none", k);
 	char name[600];
-	copy_name(pred, module, k, frag ? c->frag_func : c->func, name, sizeof(name));
-	r = frag ? pm_add_function(pm, module, c->frag_addr, c->frag_size, name)
-		 : pm_add_function(pm, module, c->addr, c->size, name);
+	copy_name(pred, p->module, local, frag ? c->frag_func : c->func, name, sizeof(name));
+	uint32_t m = p->module - (cm < p->module);
+	r = frag ? pm_add_function(pm, m, c->frag_addr, c->frag_size, name)
+		 : pm_add_function(pm, m, c->addr, c->size, name);
 	return r == f ? 0 : placing_oom(err, errlen);
 }
 
-int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw_note *n,
+int rw_place_clones(const struct pathmap *pred, const struct rw_placement *pl, uint32_t npl,
 		    struct pathmap **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -743,7 +756,7 @@ int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw
 		pm->modules[pm->nmodules - 1].functions_hooked = md->functions_hooked;
 	}
 	for (uint32_t f = 0; f < pred->nfuncs; f++)
-		if (place_function(pm, pred, cm, module, n, f, err, errlen) < 0) {
+		if (place_function(pm, pred, cm, pl, npl, f, err, errlen) < 0) {
 			pm_free(pm);
 			return -1;
 		}
@@ -751,15 +764,18 @@ int rw_place_clones(const struct pathmap *pred, uint32_t module, const struct rw
 		const struct pm_node *x = &pred->nodes[i];
 		uint32_t pk = x->parent == PM_NONE ? RW_NONE
 						   : clone_of(pred, cm, pred->nodes[x->parent].func);
+		const struct rw_placement *p = pk == RW_NONE ? NULL : placement_of(pl, npl, pk);
 		uint64_t csa = x->cs_addr;
 		/* a call from inside a clone (its function's copy or its
 		 * fragment's) executed the copy of the instruction */
-		uint64_t copy = pk != RW_NONE && x->cs_module == module
-					? rw_clone_copy_addr(&n->clones[pk], csa) : 0;
+		uint64_t copy = p && x->cs_module == p->module
+					? rw_clone_copy_addr(&p->note->clones[pk - p->first], csa) : 0;
 		if (copy)
 			csa = copy;
 		uint32_t csm = x->cs_module == PM_NONE ? PM_NONE : x->cs_module - (cm < x->cs_module);
-		int64_t height = x->height + rw_entry_bytes(n, pred, module, x->func);
+		int64_t height = x->height;
+		for (uint32_t j = 0; j < npl; j++)
+			height += rw_entry_bytes(pl[j].note, pred, pl[j].module, x->func);
 		if (pm_add_node(pm, x->parent, x->func, csm, csa, height, x->entries) != i)
 			goto oom;
 	}

@@ -534,46 +534,63 @@ static void check_clone_fragment(const char *in, const char *dir, struct rw_bina
 /* rw_place_clones on a prediction that names clone 0 of f at 16 and the
  * copy of its fragment f.cold at 24 (added first: mapped by address, not by
  * order): both go where the note puts them, named like their symbols, and a
- * frame called from either copy takes the callsite of the copy.  A copy of
- * a fragment the note lacks is an error. */
+ * frame called from either copy takes the callsite of the copy.  Clone 1,
+ * of g in a library rewritten with the program, goes where the library's
+ * note puts its clone 0 (icpp rewrite --lib).  A copy of a fragment the note
+ * lacks is an error. */
 static void check_place_clones(void)
 {
-	static const uint8_t id[20] = {1};
+	static const uint8_t id[20] = {1}, lib_id[20] = {2};
 	struct pathmap *pred = pm_new();
 	uint32_t m = pm_add_module(pred, "/prog.rw", id, 20);
+	uint32_t lm = pm_add_module(pred, "/lib.so.rw", lib_id, 20);
 	uint32_t cm = pm_add_module(pred, DA_CLONES_MODULE, NULL, 0);
 	uint32_t fmain = pm_add_function(pred, m, 0x1000, 0x100, "main");
 	pm_add_function(pred, m, 0x2000, 0x80, "f");
 	pm_add_function(pred, m, 0x3000, 0x20, "f.cold");
 	uint32_t leaf = pm_add_function(pred, m, 0x4000, 0x10, "leaf");
+	pm_add_function(pred, lm, 0x5000, 0x40, "g");
 	uint32_t frag_copy = pm_add_function(pred, cm, 24, 0x20, "f.cold.icpp_clone.0");
 	uint32_t clone = pm_add_function(pred, cm, 16, 0x80, "f.icpp_clone.0");
+	uint32_t gclone = pm_add_function(pred, cm, 32, 0x40, "g.icpp_clone.1");
 	uint32_t root = pm_add_node(pred, PM_NONE, fmain, PM_NONE, 0, 16, 1);
 	uint32_t nf = pm_add_node(pred, root, clone, m, 0x100f, 64, 1);
 	uint32_t nfrag = pm_add_node(pred, nf, frag_copy, PM_NONE, 0, 64, 1);
 	uint32_t from_frag = pm_add_node(pred, nfrag, leaf, m, 0x3008, 80, 1);
 	uint32_t from_f = pm_add_node(pred, nf, leaf, m, 0x2010, 80, 1);
+	uint32_t ng = pm_add_node(pred, root, gclone, m, 0x1020, 64, 1);
+	uint32_t from_g = pm_add_node(pred, ng, leaf, lm, 0x5010, 96, 1);
 	struct rw_note_clone c = {.addr = 0x9000, .size = 0x80, .func = 0x2000, .site = 0x100f,
 				  .frag_addr = 0x9080, .frag_size = 0x20, .frag_func = 0x3000};
+	struct rw_note_clone gc_note = {.addr = 0x7000, .size = 0x40, .func = 0x5000, .site = 0x1020};
 	struct rw_note note = {.clones = &c, .nclones = 1};
+	struct rw_note lib_note = {.clones = &gc_note, .nclones = 1};
+	struct rw_placement pl[2] = {{m, &note, 0}, {lm, &lib_note, 1}};
 	struct pathmap *out = NULL;
 	char err[512];
-	CHECK_EQ_INT(rw_place_clones(pred, m, &note, &out, err, sizeof(err)), 0);
-	CHECK(out != NULL && out->nmodules == 1 && out->nnodes == pred->nnodes);
+	CHECK_EQ_INT(rw_place_clones(pred, pl, 2, &out, err, sizeof(err)), 0);
+	CHECK(out != NULL && out->nmodules == 2 && out->nnodes == pred->nnodes);
 	if (out && out->nfuncs == pred->nfuncs) {
 		const struct pm_function *fc = &out->funcs[clone], *gc = &out->funcs[frag_copy];
+		const struct pm_function *lc = &out->funcs[gclone];
 		CHECK(fc->module == m && fc->addr == 0x9000 && fc->size == 0x80);
 		CHECK_EQ_STR(fc->name, "__icpp_clone_0_f");
 		CHECK(gc->module == m && gc->addr == 0x9080 && gc->size == 0x20);
 		CHECK_EQ_STR(gc->name, "__icpp_clone_0_f.cold");
+		CHECK(lc->module == lm && lc->addr == 0x7000 && lc->size == 0x40);
+		CHECK_EQ_STR(lc->name, "__icpp_clone_0_g");
 		CHECK_EQ_INT(out->nodes[nf].cs_addr, 0x100f);
 		CHECK_EQ_INT(out->nodes[from_frag].cs_addr, 0x9088);
 		CHECK_EQ_INT(out->nodes[from_f].cs_addr, 0x9010);
+		CHECK_EQ_INT(out->nodes[from_g].cs_addr, 0x7010);
 		CHECK_EQ_INT(out->nodes[from_frag].height, 80);
 	}
 	pm_free(out);
+	/* without the library's note, its clone has no place */
+	CHECK_EQ_INT(rw_place_clones(pred, pl, 1, &out, err, sizeof(err)), -1);
+	CHECK(strstr(err, "clone 1") != NULL);
 	c.frag_addr = c.frag_size = c.frag_func = 0;
-	CHECK_EQ_INT(rw_place_clones(pred, m, &note, &out, err, sizeof(err)), -1);
+	CHECK_EQ_INT(rw_place_clones(pred, pl, 2, &out, err, sizeof(err)), -1);
 	CHECK(strstr(err, "clone 0's fragment") != NULL);
 	pm_free(pred);
 }
