@@ -14,9 +14,11 @@
  * budget (node moves; default: the library's); --max-stack-growth X our
  * solvers' cap (default 1.25, as icpp plan; free has none), which also
  * bounds the heights a path can reach, so "% of reducible" is then what
- * the pigeonhole bound allows within X.  One line per run:
+ * the pigeonhole bound allows within X; --code-weight W the price of a byte
+ * of new code (default the library's, 1/128 of a path).  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
- * precision, unique CIDs, max and geomean stack growth, wraps, seconds. */
+ * precision, unique CIDs, max and geomean stack growth, wraps, clones, new
+ * code (KB, and as a share of the code of the map's functions), seconds. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag);
 static uint64_t budget;
 static double max_stack_growth;
+static double code_weight = -1;   /* --code-weight; < 0: the library's */
 static int verbose;
 #define NSOLVERS 5
 static const char *names[NSOLVERS] = {"thesis", "arr", "ours", "clone", "free"};
@@ -56,19 +59,24 @@ static void report(const char *name, const char *solver, const struct da_problem
 	 * precise at most (disambig.h section 4) */
 	uint64_t red = r->after.paths - r->irreducible_paths - r->crowded_paths;
 	double red_pct = pct(r->after.precise_paths, red);
+	uint64_t code = 0;      /* the functions' own code, that clones copy */
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		code += p->funcs[f].code_bytes;
 	double v[] = {pct(r->before.precise_paths, r->before.paths),
 		      pct(r->after.precise_paths, r->after.paths), red_pct,
 		      pct(r->before.precise_weight, r->before.weight),
 		      pct(r->after.precise_weight, r->after.weight),
 		      pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth};
 	if (md)
-		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %u | %.2f |%s\n",
+		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %u | %.0f | %.1f | %.2f |%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
-		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, r->stats.seconds, note ? note : "");
+		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, (double)r->code_bytes / 1024,
+		       pct(r->code_bytes, code), r->stats.seconds, note ? note : "");
 	else
-		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u %.2fs%s\n",
+		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u code %.0f KB (%.1f%%) %.2fs%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
-		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, r->stats.seconds, note ? note : "");
+		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, (double)r->code_bytes / 1024,
+		       pct(r->code_bytes, code), r->stats.seconds, note ? note : "");
 	fflush(stdout);
 	ag->log_growth += log(r->max_growth);
 	ag->log_geo += log(r->geomean_growth);
@@ -116,6 +124,8 @@ int main(int argc, char **argv)
 			maps[nmaps++] = argv[++i];
 		else if (!strcmp(a, "--budget") && v)
 			budget = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(a, "--code-weight") && v)
+			code_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--max-stack-growth") && v)
 			max_stack_growth = atof(argv[++i]);
 		else if (!strcmp(a, "--markdown"))
@@ -126,7 +136,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--max-stack-growth X] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--max-stack-growth X] [--code-weight W] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -136,8 +146,8 @@ int main(int argc, char **argv)
 					  {NULL, {0}}};
 	const struct synth_profile *profs = nodes ? custom : synth_profiles;
 	if (md)
-		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | clones | seconds |\n"
-		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | clones | new code KB | code +%% | seconds |\n"
+		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	struct agg ag[NSOLVERS] = {{0}};
 	for (const struct synth_profile *pr = profs; pr->name; pr++) {
 		if (nmaps && !nodes && !strcmp(profile, "all"))
@@ -211,6 +221,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.allow_wrap = k >= 2;
 			o.allow_clone = k == 3;
 			o.budget = budget;
+			if (code_weight >= 0)
+				o.code_weight = code_weight;
 			o.verbose = verbose;
 			if (max_stack_growth > 0)
 				o.max_stack_growth = max_stack_growth;
