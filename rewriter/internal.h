@@ -174,7 +174,7 @@ struct rw_binary {
 };
 
 /* rw_open; for_writing false: only for its analysis (imports.c), without the
- * refusals that are about writing an output (DT_RELR, no .eh_frame_hdr, ...). */
+ * refusals that are about writing an output (no .eh_frame_hdr, ...). */
 struct rw_binary *rw_open_mode(const char *path, bool for_writing, char *err, size_t errlen);
 /* Decode and analyse every function (analyze.c). */
 int rw_analyse(struct rw_binary *b, char *err, size_t errlen);

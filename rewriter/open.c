@@ -7,15 +7,6 @@
 
 #include "rewriter/internal.h"
 
-#ifndef SHT_RELR
-#define SHT_RELR 19
-#endif
-#ifndef DT_RELRSZ
-#define DT_RELRSZ 35
-#define DT_RELR 36
-#define DT_RELRENT 37
-#endif
-
 /* ------------------------------------------------------------------ masks, names */
 
 rw_mask rw_mask_range(uint32_t lo, uint32_t hi)
@@ -254,7 +245,7 @@ static int check_uncovered(struct rw_binary *b, char *err, size_t errlen)
 static int check_input(struct rw_binary *b, bool for_writing, char *err, size_t errlen)
 {
 	size_t phnum;
-	bool interp = false, dynamic = false, pie = false, relr = false, ehhdr = false;
+	bool interp = false, dynamic = false, pie = false, ehhdr = false;
 	const char *static_rel = NULL;
 	if (elf_getphdrnum(b->elf, &phnum))
 		goto notelf;
@@ -282,17 +273,12 @@ static int check_input(struct rw_binary *b, bool for_writing, char *err, size_t 
 			if (l && gelf_getshdr(l, &lsh) && lsh.sh_type == SHT_SYMTAB && !static_rel)
 				static_rel = name;
 		}
-		if (sh.sh_type == SHT_RELR) {
-			relr = true;
-		}
 		if (sh.sh_type == SHT_DYNAMIC && (d = elf_getdata(scn, NULL))) {
 			size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
 			for (size_t i = 0; i < n; i++) {
 				GElf_Dyn dyn;
 				if (!gelf_getdyn(d, (int)i, &dyn))
 					break;
-				if (dyn.d_tag == DT_RELR || dyn.d_tag == DT_RELRSZ || dyn.d_tag == DT_RELRENT)
-					relr = true;
 				if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
 					pie = true;
 			}
@@ -303,11 +289,6 @@ static int check_input(struct rw_binary *b, bool for_writing, char *err, size_t 
 			return 0;
 		errmsg(err, errlen, "%s has no .eh_frame: icpp cannot follow its stack pointer",
 		       b->path);
-		return -1;
-	}
-	if (relr) {
-		errmsg(err, errlen, "%s uses DT_RELR relative relocations, which icpp rewrite does "
-			"not support (link without -z pack-relative-relocs)", b->path);
 		return -1;
 	}
 	if (!interp && (b->ehdr.e_type == ET_EXEC || pie || !dynamic)) {

@@ -200,9 +200,11 @@
  * clone table (rw_note_read; layout RW_NOTE_VERSION).  OUT is written to a temporary file beside it and renamed,
  * with the input's permission bits.
  * Refused inputs (one line, nothing written): not ELF / not x86-64, static
- * executables and static PIE, DT_RELR, no .eh_frame_hdr, static relocations
+ * executables and static PIE, no .eh_frame_hdr, static relocations
  * (--emit-relocs), extended section numbering, bytes of a segment outside
- * every section and header.
+ * every section and header.  Dynamic relocations (.rela.dyn, and DT_RELR's
+ * packed ones, glibc's since 2.36) stay as they are: nothing they relocate
+ * moves, and the added code and tables are position-independent.
  *
  * ---------------------------------------------------------------------------
  * 3. Prediction and verification (verify.c)

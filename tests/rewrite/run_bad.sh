@@ -10,7 +10,6 @@ fail=0
 printf 'int main(void){return 0;}\n' > m.c
 "$cc" -static m.c -o static 2>/dev/null
 "$cc" -static-pie m.c -o static-pie 2>/dev/null
-"$cc" -Wl,-z,pack-relative-relocs m.c -o relr 2>/dev/null
 printf '#!/bin/sh\necho hi\n' > script && chmod +x script
 
 # expect RC WHAT ARGS...: exit status RC, exactly one line on stderr
@@ -35,9 +34,6 @@ expect 1 "No such file" rewrite /nonexistent/prog -o out.rw
 expect 1 "not an ELF" rewrite script -o out.rw
 expect 1 "statically linked" rewrite static -o out.rw
 [ -e static-pie ] && expect 1 "static PIE" rewrite static-pie -o out.rw
-if [ -e relr ] && readelf -d relr | grep -q RELR; then
-	expect 1 "DT_RELR" rewrite relr -o out.rw
-fi
 expect 1 "train first" rewrite "$fx" -m missing.icpp -o out.rw
 expect 2 "expected one program" rewrite
 expect 2 "unknown option" rewrite --bogus "$fx"
