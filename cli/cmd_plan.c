@@ -10,6 +10,7 @@
 #include "binary/binary.h"
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
+#include "cli/sample_weights.h"
 #include "disambig/disambig.h"
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
@@ -49,6 +50,8 @@ static const char usage_text[] =
 	"  --module SUFFIX        change only modules whose path ends with SUFFIX\n"
 	"  --callsites            a path is a sequence of callsites (default: functions)\n"
 	"  --budget N             search work limit in node moves (default 50M)\n"
+	"  --samples FILE         weigh paths by the samples of FILE (icpp record of the\n"
+	"                         program MAP was trained on) instead of training entries\n"
 	"  --predict OUT          also write the predicted pathmap of the changed program\n"
 	"  --evaluate PLAN        report on an existing plan instead of making one\n"
 	"  --top N                list the N heaviest collisions left (default 5)\n"
@@ -58,9 +61,15 @@ static const char usage_text[] =
 	"example:\n"
 	"  icpp plan prog.icpp -o prog.plan --max-stack-growth 1.1\n";
 
+/* What the problem's weights count: training entries, or samples
+ * (--samples, SAMPLE_WEIGHT_SCALE per sample). */
+static const char *weight_unit = "entries";
+static uint64_t weight_scale = 1;
+
 static void degree_table(const struct da_metrics *b, const struct da_metrics *a)
 {
-	printf("\ndegree of ambiguity   before: paths  %%     entries %%   after: paths  %%     entries %%\n");
+	printf("\ndegree of ambiguity   before: paths  %%   %7s %%   after: paths  %%   %7s %%\n",
+	       weight_unit, weight_unit);
 	for (int i = 0; i < DA_DEGREE_BUCKETS; i++) {
 		if (!b->degree_paths[i] && !a->degree_paths[i] && !b->degree_weight[i] &&
 		    !a->degree_weight[i])
@@ -87,7 +96,9 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 	printf("%-34s %12" PRIu64 " %12" PRIu64 "\n", "CIDs", b->cids, a->cids);
 	printf("%-34s %11.1f%% %11.1f%%\n", "precise paths", cli_pct(b->precise_paths, b->paths, 100.0),
 	       cli_pct(a->precise_paths, a->paths, 100.0));
-	printf("%-34s %11.1f%% %11.1f%%\n", "precise, weighted by entries",
+	char wlabel[64];
+	snprintf(wlabel, sizeof(wlabel), "precise, weighted by %s", weight_unit);
+	printf("%-34s %11.1f%% %11.1f%%\n", wlabel,
 	       cli_pct(b->precise_weight, b->weight, 100.0), cli_pct(a->precise_weight, a->weight, 100.0));
 	printf("%-34s %12" PRIu32 " %12" PRIu32 "\n", "worst degree", b->max_degree, a->max_degree);
 	degree_table(b, a);
@@ -155,8 +166,9 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		const struct da_leftover *l = &r->left[i];
 		const char *fname = l->inst < p->nfuncs
 			? pm_function_label(pm, l->inst, bin_demangle, label, sizeof(label)) : "clone";
-		printf("\n  %s@%" PRId64 ": degree %" PRIu32 ", %" PRIu64 " entries, %s (%s differ, cure %s)\n",
-		       fname, l->height, l->degree, l->weight, da_left_name(l->why.left),
+		printf("\n  %s@%" PRId64 ": degree %" PRIu32 ", %" PRIu64 " %s, %s (%s differ, cure %s)\n",
+		       fname, l->height, l->degree, l->weight / weight_scale, weight_unit,
+		       da_left_name(l->why.left),
 		       da_diff_name(l->why.diff), da_cure_name(l->why.cure));
 		printf("    ");
 		pm_print_path(stdout, pm, l->a, " > ", 0, bin_demangle);
@@ -212,6 +224,7 @@ int cmd_plan(int argc, char **argv)
 		{"callsites", no_argument, NULL, 'S'},
 		{"budget", required_argument, NULL, 'b'},
 		{"predict", required_argument, NULL, 'P'},
+		{"samples", required_argument, NULL, 'i'},
 		{"evaluate", required_argument, NULL, 'E'},
 		{"top", required_argument, NULL, 't'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -222,7 +235,7 @@ int cmd_plan(int argc, char **argv)
 	struct da_capability cap;
 	da_options_default(&o);
 	da_capability_default(&cap);
-	const char *output = NULL, *predict = NULL, *evaluate = NULL;
+	const char *output = NULL, *predict = NULL, *evaluate = NULL, *samples = NULL;
 	const char *binaries[REWRITE_MAX_BINARIES];
 	uint32_t nbin = 0;
 	bool quiet = false, callsites = false, no_clone = false, no_dispatch = false;
@@ -295,6 +308,9 @@ int cmd_plan(int argc, char **argv)
 		case 'P':
 			predict = optarg;
 			break;
+		case 'i':
+			samples = optarg;
+			break;
 		case 'E':
 			evaluate = optarg;
 			break;
@@ -351,6 +367,12 @@ int cmd_plan(int argc, char **argv)
 			    sizeof(err)) < 0) {
 		cli_error("plan", "%s: %s", map, err);
 		goto out;
+	}
+	if (samples) {
+		if (sample_weights(br.prob, samples, map, "plan", quiet) < 0)
+			goto out;
+		weight_unit = "samples";
+		weight_scale = SAMPLE_WEIGHT_SCALE;
 	}
 	bool progress = !quiet && isatty(2);
 	if (evaluate) {

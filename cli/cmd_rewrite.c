@@ -15,6 +15,7 @@
 #include "binary/binary.h"
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
+#include "cli/sample_weights.h"
 #include "disambig/disambig.h"
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
@@ -39,6 +40,8 @@ static const char usage_text[] =
 	"                         OUT.icpp predicts them together, for a run that loads\n"
 	"                         OUT2 (e.g. LD_LIBRARY_PATH=OUT.libs)\n"
 	"  --plan PLAN            apply PLAN (written by icpp plan) instead of solving\n"
+	"  --samples FILE         as icpp plan: weigh paths by the samples of FILE (icpp\n"
+	"                         record of PROG) instead of training entries\n"
 	"  --everything[=P,W[,C]] pad every function the analysis allows by up to P bytes,\n"
 	"                         wrap every callsite it allows by at least W and, unless\n"
 	"                         C is 0, clone every function it allows for one of its\n"
@@ -441,6 +444,7 @@ int cmd_rewrite(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"plan", required_argument, NULL, 'P'},
 		{"lib", required_argument, NULL, 'L'},
+		{"samples", required_argument, NULL, 'i'},
 		{"everything", optional_argument, NULL, 'E'},
 		{"explain", no_argument, NULL, 'x'},
 		{"max-stack-growth", required_argument, NULL, 'g'},
@@ -460,7 +464,7 @@ int cmd_rewrite(int argc, char **argv)
 	da_options_default(&o);
 	da_capability_default(&cap);
 	o.allow_clone = true;
-	const char *map = NULL, *output = NULL, *planfile = NULL;
+	const char *map = NULL, *output = NULL, *planfile = NULL, *samples = NULL;
 	struct target t[REWRITE_MAX_BINARIES] = {{0}};
 	uint32_t nt = 1;
 	bool everything = false, explain = false, quiet = false, callsites = false;
@@ -479,6 +483,9 @@ int cmd_rewrite(int argc, char **argv)
 			break;
 		case 'P':
 			planfile = optarg;
+			break;
+		case 'i':
+			samples = optarg;
 			break;
 		case 'L':
 			if (nt == REWRITE_MAX_BINARIES) {
@@ -567,6 +574,11 @@ int cmd_rewrite(int argc, char **argv)
 		cli_error("rewrite", "--plan and --everything exclude each other");
 		return 2;
 	}
+	if (samples && (planfile || everything)) {
+		cli_error("rewrite", "--samples weighs the solver's problem: it has no use with %s",
+			  planfile ? "--plan" : "--everything");
+		return 2;
+	}
 	if (explain && nt > 1) {
 		cli_error("rewrite", "--explain describes PROG alone: drop --lib");
 		return 2;
@@ -652,8 +664,13 @@ int cmd_rewrite(int argc, char **argv)
 		}
 	} else {
 		if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
-				    err, sizeof(err)) < 0 ||
-		    da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
+				    err, sizeof(err)) < 0) {
+			cli_error("rewrite", "%s: %s", map, err);
+			goto out;
+		}
+		if (samples && sample_weights(br.prob, samples, map, "rewrite", quiet) < 0)
+			goto out;
+		if (da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s: %s", map, err);
 			goto out;
 		}
@@ -714,6 +731,10 @@ int cmd_rewrite(int argc, char **argv)
 			for (uint32_t i = 0; i < nt; i++)
 				print_module_precision(pm, pred, t[i].module, t[i].in, sb.paths);
 		}
+		if (solved && samples)
+			fprintf(stderr, "icpp rewrite: samples of %s at a precise CID: %.1f%% -> %.1f%% "
+				"predicted\n", samples, cli_pct(r.before.precise_weight, r.before.weight, 100.0),
+				cli_pct(r.after.precise_weight, r.after.weight, 100.0));
 		if (solved)
 			fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 				r.max_growth, r.max_growth_bytes);

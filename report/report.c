@@ -370,44 +370,78 @@ static void ctx_free(struct rp_ctx *c)
 	sf_free(c->ss);
 }
 
+/* Read the samples and the pathmap of o and resolve every record. */
+static int ctx_open(struct rp_ctx *c, const struct rp_opts *o, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	if (sf_read(o->samples ? o->samples : "icpp.samples", &c->ss, err, errlen))
+		return -1;
+	if (pm_read(o->pathmap, &c->pm, err, errlen))
+		return -1;
+	if (o->validate && !(c->ss->meta.flags & SF_M_VALIDATE)) {
+		snprintf(err, errlen, "%s was recorded without --validate: record again with "
+			 "'icpp record --validate'", o->samples ? o->samples : "icpp.samples");
+		return -1;
+	}
+	c->path_id = malloc((c->pm->nnodes ? c->pm->nnodes : 1) * sizeof(uint32_t));
+	if (!c->path_id || pm_path_ids(c->pm, c->path_id, &c->npaths)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (open_modules(c, err, errlen))
+		return -1;
+	c->samples = calloc(c->ss->nrecs ? c->ss->nrecs : 1, sizeof(*c->samples));
+	if (!c->samples) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < c->ss->nrecs; i++) {
+		struct rp_sample *s = &c->samples[i];
+		if (resolve(c, &c->ss->recs[i], s)) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		c->total += s->rec->count;
+		c->n_status[s->status] += s->rec->count;
+		c->n_missing[s->why] += s->rec->count;
+	}
+	return 0;
+}
+
+int rp_node_samples(const char *samples, const char *pathmap, double **w, uint64_t counts[3],
+		    char *err, size_t errlen)
+{
+	struct rp_opts o = {.samples = samples, .pathmap = pathmap};
+	struct rp_ctx c;
+	int rc = -1;
+	*w = NULL;
+	if (ctx_open(&c, &o, err, errlen))
+		goto out;
+	*w = calloc(c.pm->nnodes ? c.pm->nnodes : 1, sizeof(**w));
+	if (!*w) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < c.ss->nrecs; i++) {
+		const struct rp_sample *s = &c.samples[i];
+		for (uint32_t k = 0; k < s->ncand; k++)
+			(*w)[s->cand[k]] += (double)s->rec->count * s->share[k];
+	}
+	memcpy(counts, c.n_status, sizeof(c.n_status));
+	rc = 0;
+out:
+	ctx_free(&c);
+	return rc;
+}
+
 int rp_run(const struct rp_opts *o, char *err, size_t errlen)
 {
 	struct rp_ctx c;
 	int rc = -1;
 
-	memset(&c, 0, sizeof(c));
-	c.o = o;
-	if (sf_read(o->samples ? o->samples : "icpp.samples", &c.ss, err, errlen))
-		return -1;
-	if (pm_read(o->pathmap, &c.pm, err, errlen))
+	if (ctx_open(&c, o, err, errlen))
 		goto out;
-	if (o->validate && !(c.ss->meta.flags & SF_M_VALIDATE)) {
-		snprintf(err, errlen, "%s was recorded without --validate: record again with "
-			 "'icpp record --validate'", o->samples ? o->samples : "icpp.samples");
-		goto out;
-	}
-	c.path_id = malloc((c.pm->nnodes ? c.pm->nnodes : 1) * sizeof(uint32_t));
-	if (!c.path_id || pm_path_ids(c.pm, c.path_id, &c.npaths)) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (open_modules(&c, err, errlen))
-		goto out;
-	c.samples = calloc(c.ss->nrecs ? c.ss->nrecs : 1, sizeof(*c.samples));
-	if (!c.samples) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	for (uint32_t i = 0; i < c.ss->nrecs; i++) {
-		struct rp_sample *s = &c.samples[i];
-		if (resolve(&c, &c.ss->recs[i], s)) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		c.total += s->rec->count;
-		c.n_status[s->status] += s->rec->count;
-		c.n_missing[s->why] += s->rec->count;
-	}
 
 	struct atomic_file af;
 	FILE *out = stdout;

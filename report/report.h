@@ -41,6 +41,15 @@ struct rp_opts {
 
 int rp_run(const struct rp_opts *o, char *err, size_t errlen);
 
+/* The samples of `samples` per node of `pathmap` (the map of the program
+ * recorded), as the report attributes them: a precise sample to its path's
+ * node at the CID, an ambiguous one split among the candidates by training
+ * entries, a missing one to none.  *w: one per node (free it); counts:
+ * samples by enum rp_status.  For icpp plan --samples.  0, or -1 and one
+ * line. */
+int rp_node_samples(const char *samples, const char *pathmap, double **w, uint64_t counts[3],
+		    char *err, size_t errlen);
+
 /* ---- internal: shared by report.c, the formats and validate.c ---- */
 
 enum rp_status { RP_PRECISE, RP_AMBIGUOUS, RP_MISSING };

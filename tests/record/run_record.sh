@@ -9,6 +9,8 @@
 #   unprivileged  the perf backend as an unprivileged user (created if root)
 #   tls           worker threads of tls_prog and tls_prog_wide (next to
 #                 RT_PROG): perf backend as root and unprivileged, and bpf
+#   weights       icpp plan --samples: the plan weighs paths by a recording,
+#                 as icpp report attributes its samples
 #   errors        bad files, usage errors, absent hardware events
 set -u
 ICPP=$1 PROG=$2 WORK=$3 PFOLD=$4 MODE=$5
@@ -252,6 +254,32 @@ tls)
 	note "traced: ${nobase:-0} samples of spin without a base"
 	[ "${nobase:-0}" -ge 50 ] || { cat traced.txt >&2; fail "traced: the workers' samples are not marked without a base"; }
 	! grep -q "(tls_prog) @ height" traced.txt || { cat traced.txt >&2; fail "traced: a sample of tls_prog got a CID it should not have"; }
+	;;
+weights)
+	"$ICPP" record -q --backend perf -o w.samples -- "$PROG" 40 > /dev/null || fail "record"
+	"$ICPP" report -i w.samples -m "$MAP" > w.txt || fail "report"
+	# report's counts: "  precise  P%  N", "  ambiguous ...", "  missing ..."
+	count() { awk -v k="$1" '$1 == k && $2 ~ /%$/ { print $3; exit }' w.txt; }
+	p=$(count precise) a=$(count ambiguous) m=$(count missing)
+	[ -n "$p" ] && [ "$((p + a))" -gt 0 ] || { cat w.txt >&2; fail "no samples on paths"; }
+	"$ICPP" plan "$MAP" --samples w.samples -o w.plan > w.plan.txt 2> w.plan.log ||
+		{ cat w.plan.log >&2; fail "plan --samples"; }
+	grep -q "weights: $((p + a + m)) samples of w.samples" w.plan.log || { cat w.plan.log >&2; fail "plan does not count the samples as report does"; }
+	# the plan's "before" is report's precise share of the samples on paths
+	# (to its one decimal: shares of ambiguous samples are rounded per node)
+	want=$(awk -v p="$p" -v a="$a" 'BEGIN { printf "%.2f", 100 * p / (p + a) }')
+	got=$(awk '/^precise, weighted by samples/ { sub(/%/, "", $5); print $5 }' w.plan.txt)
+	note "samples precise before: plan $got%, report $want%"
+	between "$got" "$(awk -v w="$want" 'BEGIN { print w - 0.06 }')" "$(awk -v w="$want" 'BEGIN { print w + 0.06 }')" ||
+		{ cat w.plan.txt >&2; fail "plan --samples says $got% precise before, report $want%"; }
+	# a recording of another program weighs nothing
+	"$ICPP" record -q --backend perf -o other.samples -- sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' ||
+		fail "record sh"
+	"$ICPP" plan "$MAP" --samples other.samples -o other.plan > /dev/null 2> other.log && fail "plan with another program's samples"
+	grep -q "falls on a path of" other.log || { cat other.log >&2; fail "no clear error for another program's samples"; }
+	[ -e other.plan ] && fail "a plan was written from another program's samples"
+	"$ICPP" rewrite "$PROG" -m "$MAP" --plan w.plan --samples w.samples -o rw > /dev/null 2>&1
+	[ $? = 2 ] || fail "rewrite --plan --samples is not a usage error"
 	;;
 errors)
 	S=launch_perf.samples
