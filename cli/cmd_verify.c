@@ -216,8 +216,9 @@ int cmd_verify(int argc, char **argv)
 			vr.unpredicted, vr.unobserved);
 		if (vr.varying)
 			fprintf(stderr, "icpp verify: %" PRIu64 " call paths below a frame whose size "
-				"varies (training saw its calls at several heights, this run at "
-				"another): checked by callsite path alone\n", vr.varying);
+				"varies (training saw its calls at several heights, or it is of a module "
+				"not rewritten, and this run has them at another): checked by callsite "
+				"path alone\n", vr.varying);
 		if (vr.outside)
 			fprintf(stderr, "icpp verify: %" PRIu64 " call paths with no frame of %s at "
 				"another height than trained: the rewrite cannot move them (they vary "

@@ -640,8 +640,10 @@ struct rw_verify_result {
 	uint64_t varying;            /* ... under a frame whose size varies (the
 	                              * prediction has one of its callees' callsite
 	                              * paths at several heights: glibc's printf
-	                              * sizes its frame by what it prints): checked
-	                              * by callsite path alone, with its subtree */
+	                              * sizes its frame by what it prints; or the
+	                              * frame and its callee are of modules not
+	                              * rewritten): checked by callsite path
+	                              * alone, with its subtree */
 	uint64_t outside;            /* ... on a path with no frame of a
 	                              * rewritten module, which the rewrite cannot
 	                              * move: variation between runs, with its

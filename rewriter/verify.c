@@ -462,7 +462,8 @@ struct vstate {
 	uint32_t *match;             /* observed node -> predicted node */
 	uint8_t *state;              /* V_* */
 	bool *offends;               /* the top of an offending subtree (--show) */
-	bool *in_module;             /* a frame of the rewritten module on its path */
+	bool *in_module;             /* a frame of a rewritten module on its path */
+	const bool *rewritten;       /* per observed module (NULL: all) */
 	bool *seen;                  /* predicted node observed */
 	bool *varies;                /* predicted node: a frame whose size varies */
 };
@@ -488,12 +489,28 @@ static unsigned predicted_heights(const struct vstate *v, struct key k, size_t *
 	return d;
 }
 
+/* Are node i and its parent frames of modules not rewritten (its callsite
+ * too)?  Then nothing of the rewrite lies between their heights. */
+static bool untouched_step(const struct vstate *v, uint32_t i)
+{
+	const struct pm_node *x = &v->obs->nodes[i];
+	if (!v->rewritten || x->parent == PM_NONE)
+		return false;
+	const struct pm_node *p = &v->obs->nodes[x->parent];
+	return !v->rewritten[v->obs->funcs[x->func].module] &&
+	       !v->rewritten[v->obs->funcs[p->func].module] &&
+	       (x->cs_module == PM_NONE || !v->rewritten[x->cs_module]);
+}
+
 /* A node whose parent matched: its height predicted, another one, or its
  * callsite path not predicted.  Another height is no error of the rewrite
- * below a frame whose size varies (training saw one of its callees' callsite
- * paths at several heights, as glibc's printf sizes its frame by what it
- * prints), nor on a path with no frame of the rewritten module (variation
- * between runs). */
+ * below a frame whose size varies: training saw one of its callees' callsite
+ * paths at several heights (glibc's printf sizes its frame by what it
+ * prints), or the frame and its callee are of modules not rewritten, so
+ * that only the frame's own size can differ (glibc's loader copies the
+ * program headers of a library it maps to its frame when they lie past its
+ * first read, as a rewritten library's do).  Nor on a path with no frame of
+ * a rewritten module (variation between runs). */
 static void classify_node(struct vstate *v, uint32_t i)
 {
 	struct key k = observed_key(v, i);
@@ -506,7 +523,8 @@ static void classify_node(struct vstate *v, uint32_t i)
 	}
 	size_t first;
 	unsigned heights = k.func == PM_NONE ? 0 : predicted_heights(v, k, &first);
-	bool varies = heights > 1 || (k.parent != PM_NONE && v->varies[k.parent]);
+	bool varies = heights > 1 || (k.parent != PM_NONE && v->varies[k.parent]) ||
+		      untouched_step(v, i);
 	v->state[i] = !heights ? V_UNPREDICTED : !v->in_module[i] ? V_OUTSIDE
 					 : varies ? V_VARYING : V_MISMATCH;
 	v->offends[i] = v->state[i] == V_MISMATCH || v->state[i] == V_UNPREDICTED;
@@ -563,7 +581,7 @@ static int vstate_init(struct vstate *v, struct pathmap *pred, const struct path
 		       const bool *rewritten)
 {
 	size_t np = pred->nnodes ? pred->nnodes : 1, no = obs->nnodes ? obs->nnodes : 1;
-	*v = (struct vstate){.pred = pred, .obs = obs};
+	*v = (struct vstate){.pred = pred, .obs = obs, .rewritten = rewritten};
 	v->keys = malloc(np * sizeof(*v->keys));
 	v->fk = malloc(np * sizeof(*v->fk));
 	v->seen = calloc(np, sizeof(*v->seen));

@@ -4,7 +4,8 @@
 # for a rewrite of the program alone and precise for both; the rewritten pair
 # runs and verifies (trampolines of both removed), the program with the
 # original library does not; a plan that changes the library needs --lib;
-# outputs never overwrite inputs.
+# outputs never overwrite inputs; a frame of the library (not rewritten)
+# whose size differs from training's is no error of a rewrite of the program.
 #   run_modules.sh ICPP WORK PROG LIB     (PROG finds LIB beside it: $ORIGIN)
 set -u
 icpp=$1 work=$2 prog=$3 lib=$4
@@ -46,6 +47,15 @@ grep -q "not rewritten here (add --lib .*$(basename "$lib"))" plan-alone.log || 
 	fail "rewrite --plan --lib: $(tail -1 plan.log)"
 mkdir -p l3 && cp lib3.so "l3/$(basename "$lib")" || fail "copy"
 LD_LIBRARY_PATH=l3 "$icpp" verify rw3 > /dev/null 2> verify3.log || fail "verify (plan): $(tail -3 verify3.log)"
+
+# the program alone, verified with the library's frame sized otherwise
+"$icpp" rewrite "$p" -m map.icpp -o solo > solo.log 2>&1 || fail "rewrite PROG alone: $(tail -1 solo.log)"
+# (getenv finding FX_PAD takes paths training did not: --allow-new)
+FX_PAD=64 "$icpp" verify --allow-new solo > /dev/null 2> solo-verify.log ||
+	fail "verify (FX_PAD): $(tail -3 solo-verify.log)"
+grep -q " 0 at another height" solo-verify.log || fail "$(grep observed solo-verify.log)"
+grep -qE "^icpp verify: [1-9][0-9]* call paths below a frame whose size varies" solo-verify.log ||
+	fail "no varying paths: $(grep observed solo-verify.log)"
 
 # outputs over inputs, a library not in the map
 "$icpp" rewrite "$p" -m map.icpp -o rw4 --lib "$l=$l" > over.log 2>&1 && fail "--lib over its input"
