@@ -17,9 +17,13 @@
 #               small sources
 #     sqlite3   /lib/.../libsqlite3.so.0 (the most crowded pathmap of
 #               docs/bench-disambig.md) under /usr/bin/sqlite3: the
-#               benchmark's SQL workload (SRC: bench/disambig/workloads/work.sql)
+#               benchmark's SQL workload (SRC: bench/disambig/workloads/work.sql);
+#               with libc.so.6 by the same plan (--lib; DT_RELR), loaded by
+#               sqlite3 and sh through LD_LIBRARY_PATH
 #     python3   /usr/bin/python3.11 (6.8 MB) on the benchmark's JSON workload,
-#               a smaller input (SRC: bench/disambig/workloads/work.py)
+#               a smaller input (SRC: bench/disambig/workloads/work.py); with
+#               its _json module by the same plan (--lib), found through
+#               PYTHONPATH
 # A summary per run is appended to WORK/summary.txt.
 set -u
 icpp=$1 work=$2 kind=$3 src=${4:-}
@@ -27,6 +31,7 @@ rm -rf "$work" && mkdir -p "$work/bin" "$work/lib" && cd "$work" || exit 1
 fail=0
 exec_prog=sh
 libpath=
+libs=                   # rewritten with the target by one plan (--lib)
 case $kind in
 lua)
 	target=/usr/bin/lua5.4
@@ -78,6 +83,7 @@ EOF
 	;;
 sqlite3)
 	target=$(ldd /usr/bin/sqlite3 | sed -n 's/.*libsqlite3.so.0 => \([^ ]*\).*/\1/p')
+	libs=$(ldd /usr/bin/sqlite3 | sed -n 's/.*libc.so.6 => \([^ ]*\).*/\1/p')
 	cp "$src" work.sql
 	cat > wl.sh <<'EOF'
 sqlite3 :memory: '.read work.sql'; echo "exit $?"
@@ -85,6 +91,7 @@ EOF
 	;;
 python3)
 	target=$(readlink -f /usr/bin/python3)
+	libs=$("$target" -c 'import _json; print(_json.__file__)')
 	sed 's/range(20000)/range(2000)/' "$src" > work.py
 	grep -q 'range(2000)' work.py || { echo "FAIL: $src no longer has range(20000) to shrink"; exit 1; }
 	cat > wl.sh <<'EOF'
@@ -113,10 +120,18 @@ if ! P=$target "$icpp" train -q -o map -- sh wl.sh > trained.out 2>&1 ||
 	fail=1
 fi
 
+# the libraries' outputs are in $out.libs: the loader finds linked ones
+# through LD_LIBRARY_PATH, python its modules through PYTHONPATH
+libopt=
+for l in $libs; do libopt="$libopt --lib $l"; done
+case $kind in
+python3) export PYTHONPATH=$PWD/$out.libs ;;
+*) [ -n "$libs" ] && libpath=${libpath:+$libpath:}$PWD/$out.libs ;;
+esac
 for mode in solved everything; do
 	opt=
 	[ $mode = everything ] && opt=--everything
-	if ! "$icpp" rewrite "$target" -m map -o "$out" $opt 2> "rewrite.$mode.err"; then
+	if ! "$icpp" rewrite "$target" -m map -o "$out" $opt $libopt 2> "rewrite.$mode.err"; then
 		echo "FAIL: icpp rewrite $opt"
 		cat "rewrite.$mode.err"
 		fail=1
