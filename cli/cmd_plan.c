@@ -425,6 +425,10 @@ int cmd_plan(int argc, char **argv)
 		pm_free(q);
 	}
 	report(pm, br.prob, &r, &pp, top, !evaluate);
+	if (nbin) {
+		putchar('\n');
+		rewrite_cap_suggest(&rwcap, pm, &r, "", "--binary", stdout);
+	}
 	if (predict)
 		printf("\npredicted pathmap written to %s\n", predict);
 	if (fflush(stdout) || ferror(stdout)) {

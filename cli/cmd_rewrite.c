@@ -731,6 +731,8 @@ int cmd_rewrite(int argc, char **argv)
 			for (uint32_t i = 0; i < nt; i++)
 				print_module_precision(pm, pred, t[i].module, t[i].in, sb.paths);
 		}
+		if (solved)
+			rewrite_cap_suggest(&rwcap, pm, &r, "icpp rewrite: ", "--lib", stderr);
 		if (solved && samples)
 			fprintf(stderr, "icpp rewrite: samples of %s at a precise CID: %.1f%% -> %.1f%% "
 				"predicted\n", samples, cli_pct(r.before.precise_weight, r.before.weight, 100.0),

@@ -1,7 +1,9 @@
 /* What icpp rewrite may change in a program, as the solver's capability
  * (cli/rewrite_cap.h). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
@@ -116,6 +118,75 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const c
 	cap->callsite_hook = callsite_hook;
 	cap->ctx = rc;
 	return 0;
+}
+
+/* Mark in seen[] the modules not rewritten of the frames from node x up to,
+ * not including, node stop. */
+static void mark_frames(const struct rewrite_cap *rc, const struct pathmap *pm, uint32_t x,
+			uint32_t stop, bool *seen)
+{
+	for (; x != stop && x != PM_NONE; x = pm->nodes[x].parent) {
+		uint32_t m = pm->funcs[pm->nodes[x].func].module;
+		if (!rewrite_cap_target(rc, m))
+			seen[m] = true;
+	}
+}
+
+/* The lowest common ancestor of nodes a and b, or PM_NONE. */
+static uint32_t common_ancestor(const struct pathmap *pm, uint32_t a, uint32_t b)
+{
+	uint32_t da = pm_depth(pm, a), db = pm_depth(pm, b);
+	for (; da > db; da--)
+		a = pm->nodes[a].parent;
+	for (; db > da; db--)
+		b = pm->nodes[b].parent;
+	while (a != b && a != PM_NONE) {
+		a = pm->nodes[a].parent;
+		b = pm->nodes[b].parent;
+	}
+	return a;
+}
+
+void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
+			 const struct da_result *r, const char *who, const char *flag, FILE *out)
+{
+	uint64_t *weight = calloc(pm->nmodules + 1, sizeof(*weight));
+	uint32_t *pairs = calloc(pm->nmodules + 1, sizeof(*pairs));
+	bool *seen = calloc(pm->nmodules + 1, sizeof(*seen));
+	if (!weight || !pairs || !seen)
+		goto out;
+	for (uint32_t i = 0; i < r->nleft; i++) {
+		const struct da_leftover *l = &r->left[i];
+		if (l->why.left != DA_LEFT_BLOCKED)
+			continue;
+		uint32_t lca = common_ancestor(pm, l->a, l->b);
+		memset(seen, 0, pm->nmodules * sizeof(*seen));
+		mark_frames(rc, pm, l->a, lca, seen);
+		mark_frames(rc, pm, l->b, lca, seen);
+		for (uint32_t m = 0; m < pm->nmodules; m++)
+			if (seen[m]) {
+				weight[m] += l->weight;
+				pairs[m]++;
+			}
+	}
+	for (int k = 0; k < 3; k++) {
+		uint32_t best = PM_NONE;
+		for (uint32_t m = 0; m < pm->nmodules; m++)
+			if (pairs[m] && (best == PM_NONE || weight[m] > weight[best] ||
+					 (weight[m] == weight[best] && pairs[m] > pairs[best])))
+				best = m;
+		if (best == PM_NONE)
+			break;
+		fprintf(out, "%s%u blocked collisions (their CIDs hold %.1f%% of the weight) differ "
+			"in %s, which is not rewritten here: add %s %s\n", who, pairs[best],
+			cli_pct(weight[best], r->before.weight, 0), pm->modules[best].path, flag,
+			pm->modules[best].path);
+		pairs[best] = 0;
+	}
+out:
+	free(weight);
+	free(pairs);
+	free(seen);
 }
 
 void rewrite_cap_free(struct rewrite_cap *rc)

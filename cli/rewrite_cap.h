@@ -9,6 +9,7 @@
 #define ICPP_CLI_REWRITE_CAP_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
@@ -44,6 +45,13 @@ void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const 
 int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const char *const *paths,
 		     uint32_t n, const struct pathmap *pm, const char *map, const char *cmd,
 		     bool quiet, struct da_capability *cap);
+/* For the collisions r leaves blocked, the modules not rewritten whose frames
+ * differ between the two paths (only a change there could separate them):
+ * the three whose collisions' CIDs hold the most weight, one line each on
+ * out, beginning with `who`, naming the option (`flag`: --lib, --binary)
+ * that would add them.  Nothing when none. */
+void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
+			 const struct da_result *r, const char *who, const char *flag, FILE *out);
 /* The target whose module is m, or NULL. */
 const struct rewrite_target *rewrite_cap_target(const struct rewrite_cap *rc, uint32_t m);
 void rewrite_cap_free(struct rewrite_cap *rc);

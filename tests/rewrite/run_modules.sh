@@ -20,6 +20,8 @@ precise_after() { grep -E "^ +1 " "$1" | awk '{print $6}'; }
 "$icpp" plan map.icpp --binary "$p" -o solo.plan > solo.txt 2>&1 || fail "plan --binary PROG: $(tail -1 solo.txt)"
 grep -qE "^  blocked +[1-9]" solo.txt || fail "the library's paths are not blocked for PROG alone: $(grep -A3 '^collisions' solo.txt)"
 [ "$(precise_after solo.txt)" != 100.0 ] || fail "PROG alone made every path precise"
+grep -q "differ in .*$(basename "$lib"), which is not rewritten here: add --binary .*$(basename "$lib")" solo.txt ||
+	fail "plan does not name the library to add: $(tail -2 solo.txt)"
 "$icpp" plan map.icpp --binary "$p" --binary "$l" -o both.plan > both.txt 2>&1 ||
 	fail "plan --binary PROG --binary LIB: $(tail -1 both.txt)"
 [ "$(precise_after both.txt)" = 100.0 ] || fail "PROG and LIB: $(grep -E '^ +1 ' both.txt)"
@@ -50,6 +52,8 @@ LD_LIBRARY_PATH=l3 "$icpp" verify rw3 > /dev/null 2> verify3.log || fail "verify
 
 # the program alone, verified with the library's frame sized otherwise
 "$icpp" rewrite "$p" -m map.icpp -o solo > solo.log 2>&1 || fail "rewrite PROG alone: $(tail -1 solo.log)"
+grep -q "^icpp rewrite: .* blocked collisions .*: add --lib .*$(basename "$lib")" solo.log ||
+	fail "rewrite does not name the library to add: $(grep blocked solo.log)"
 # (getenv finding FX_PAD takes paths training did not: --allow-new)
 FX_PAD=64 "$icpp" verify --allow-new solo > /dev/null 2> solo-verify.log ||
 	fail "verify (FX_PAD): $(tail -3 solo-verify.log)"
