@@ -217,8 +217,9 @@
  *                + entry_pad(inst(n))
  * (pad includes entry_pad: both move the frames below; a clone is never
  * entry-wrapped);
- * functions and callsites keep their addresses, the rewritten module takes
- * OUT's path and build-id.  The prediction names a clone as a function of
+ * functions and callsites keep their addresses, each rewritten module takes
+ * its file's path and build-id (one file, or several by one plan: icpp
+ * rewrite --lib; rw_verify then knows them all).  The prediction names a clone as a function of
  * its own: rw_place_clones() gives it its address in OUT (and the callsites
  * below it those of the copies), so that training OUT, which sees the clone
  * as a separate function at its new address, and sampling it, which finds
