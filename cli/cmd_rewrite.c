@@ -61,7 +61,9 @@ static const char usage_text[] =
 	"example:\n"
 	"  icpp train -o lua.icpp -- lua5.4 bench.lua\n"
 	"  icpp rewrite /usr/bin/lua5.4 -m lua.icpp -o lua.rw\n"
-	"  icpp verify lua.rw -- bench.lua\n";
+	"  icpp verify lua.rw -- bench.lua\n"
+	"  icpp rewrite /usr/bin/lua5.4 -m lua.icpp -o lua.rw --lib /lib/x86_64-linux-gnu/libc.so.6\n"
+	"  LD_LIBRARY_PATH=lua.rw.libs icpp verify lua.rw -- bench.lua\n";
 
 /* A change the plan makes in module `in`, which is not rewritten here. */
 static int not_rewritten(const struct pathmap *pm, uint32_t in, const char *what, uint64_t addr,
