@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Rewrite benchmark (issue 5), run by hand:  python3 bench/rewrite/run.py [BUILD_DIR]
+(N=runs per variant, ONLY=a part of the workloads' names)
 
 For each workload: train the original, rewrite it twice (the solver's plan,
 and --everything: every function and callsite the analysis allows, the worst
 case), then measure in one interleaved run (round-robin, N runs each, medians)
 the original, a byte copy of the original (A/A: the noise floor) and both
-rewrites.  Reports run-time ratios against the original, rewrite time, file
+rewrites.  A workload may name libraries rewritten with the program by the
+same plan (icpp rewrite --lib), found through an environment variable.  Reports run-time ratios against the original, rewrite time, file
 growth, what was changed, and precision before -> after as the rewrite
 predicts it.  Writes Markdown to stdout; docs/bench-rewrite.md keeps results.
 """
@@ -16,6 +18,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "../.."))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
 ICPP = os.path.join(BUILD, "cli/icpp")
 RUNS = int(os.environ.get("N", "7"))
+ONLY = os.environ.get("ONLY", "")      # run only the workloads whose name holds this
 
 
 def run(cmd, cwd, env=None, check=True):
@@ -46,11 +49,17 @@ def interleaved(variants, command, cwd):
 
 
 def workloads(work):
-    """name -> (target file, how to run it: list, env for a variant path)"""
+    """name -> (target file, how to run it: list, whether the target is a
+    library found through LD_LIBRARY_PATH, (libraries rewritten with it, the
+    variable that finds them))"""
     gcc = ["gcc", "-O2", os.path.join(ROOT, "bench/train/callheavy.c")]
     subprocess.run(gcc + ["-fno-omit-frame-pointer", "-o", "callheavy-fp"], cwd=work, check=True)
     subprocess.run(gcc + ["-o", "callheavy-nofp"], cwd=work, check=True)
     shutil.copy(os.path.join(ROOT, "bench/train/bench.lua"), work)
+    shutil.copy(os.path.join(ROOT, "bench/disambig/workloads/work.py"), work)
+    python = "/usr/bin/python3.11"
+    json_mod = subprocess.run([python, "-c", "import _json; print(_json.__file__)"],
+                              capture_output=True, text=True).stdout.strip() if os.path.exists(python) else ""
     with open(os.path.join(work, "data"), "wb") as f:
         for p in ("/usr/bin/cmake", "/usr/bin/zstd", "/usr/bin/lua5.4"):
             if os.path.exists(p):
@@ -67,14 +76,19 @@ def workloads(work):
         "cppcheck (C++) on rewriter/*.c": ("/usr/bin/cppcheck", ["{P}", "-q", "--enable=warning", "-I", ROOT,
                                             os.path.join(ROOT, "rewriter/analyze.c"),
                                             os.path.join(ROOT, "rewriter/write.c")], False),
+        "python3.11 work.py (_json rewritten with it)": (python, ["{P}", "work.py"], False,
+                                                          ([json_mod], "PYTHONPATH")),
     }
-    return {k: v for k, v in w.items() if os.path.exists(v[0])}
+    return {k: v if len(v) == 4 else v + (([], None),) for k, v in w.items() if os.path.exists(v[0])}
 
 
-def variant_cmd(cmd, path, lib, work):
+def variant_cmd(cmd, path, lib, work, libs_dir=None, libs_var=None):
     """The command for one variant: the program path substituted, or the
-    library directory put on LD_LIBRARY_PATH."""
+    library directory put on LD_LIBRARY_PATH; libs_dir, the variant's copies
+    of the libraries rewritten with it, on libs_var."""
     env = dict(os.environ)
+    if libs_dir and libs_var:
+        env[libs_var] = libs_dir
     if lib:
         env["LD_LIBRARY_PATH"] = os.path.dirname(path) if path else ""
         return cmd, env
@@ -85,30 +99,39 @@ def main():
     work = tempfile.mkdtemp(prefix="icpp-bench-rw-")
     rows, details = [], []
     try:
-        for name, (target, cmd, lib) in workloads(work).items():
+        for name, (target, cmd, lib, (libs, libs_var)) in workloads(work).items():
+            if ONLY not in name:
+                continue
             tag = re.sub(r"[^a-z0-9]+", "-", name.lower())[:20]
             d = os.path.join(work, tag)
             os.makedirs(d)
-            for f in ("bench.lua", "data"):
+            for f in ("bench.lua", "data", "work.py"):
                 os.link(os.path.join(work, f), os.path.join(d, f))   # zstd skips symlinks
             base = os.path.basename(target)
-            variants = {}
-            # A/A: a byte copy of the original, same place in the file system
-            os.makedirs(os.path.join(d, "copy"))
+            variants, libs_dirs = {}, {}
+            # A/A: a byte copy of the original (and of its libraries), same
+            # place in the file system
+            os.makedirs(os.path.join(d, "copy", "libs"))
             shutil.copy(target, os.path.join(d, "copy", base))
+            for l in libs:
+                shutil.copy(l, os.path.join(d, "copy", "libs"))
             variants["original"] = "" if lib else target
             variants["copy"] = os.path.join(d, "copy", base)
+            libs_dirs["copy"] = os.path.join(d, "copy", "libs")
             c, env = variant_cmd(cmd, variants["original"], lib, d)
             run([ICPP, "train", "-q", "-o", "map", "--"] + c, d, env)
             info = {}
+            libopts = [o for l in libs for o in ("--lib", l)]
             for v, opt in (("solved", []), ("everything", ["--everything"])):
                 os.makedirs(os.path.join(d, v))
                 out = os.path.join(d, v, base)
                 t = time.perf_counter()
-                err = run([ICPP, "rewrite", target, "-m", "map", "-o", out] + opt, d)
+                err = run([ICPP, "rewrite", target, "-m", "map", "-o", out] + opt + libopts, d)
                 info[v] = (time.perf_counter() - t, err, os.path.getsize(out))
                 variants[v] = out
-            med = interleaved(variants, lambda v: variant_cmd(cmd, variants[v], lib, d), d)
+                libs_dirs[v] = out + ".libs"
+            med = interleaved(variants, lambda v: variant_cmd(cmd, variants[v], lib, d,
+                                                              libs_dirs.get(v), libs_var), d)
             size0 = os.path.getsize(target)
 
             def grab(err, pat):
