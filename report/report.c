@@ -203,6 +203,42 @@ static int cid_nodes(struct rp_ctx *c, struct rp_sample *s, const uint32_t **nod
 	return 0;
 }
 
+/* A sample in a trampoline of icpp rewrite (__icpp_wrap_SITE, for the call
+ * at SITE: rewriter.h section 1) is that call still going on, in the
+ * caller's frame: the trampoline's CFA is the caller's SP at the call, so
+ * the caller's CFA is it plus the caller's offset at SITE (or BP + 16).
+ * Moves s to the caller (function, CFA rule, height); false when s is in no
+ * trampoline or the caller cannot be placed. */
+static bool wrap_caller(struct rp_ctx *c, struct rp_sample *s)
+{
+	static const char prefix[] = "__icpp_wrap_";
+	const char *name = s->fn->name;
+	char *end;
+	if (!name || strncmp(name, prefix, sizeof(prefix) - 1))
+		return false;
+	uint64_t site = strtoull(name + sizeof(prefix) - 1, &end, 16);
+	const struct bin_function *caller = bin_function_at(s->mod->bin, site);
+	struct bin_cfa rule;
+	if (*end || !caller || bin_cfa_at(s->mod->bin, site, &rule))
+		return false;
+	int64_t height;
+	if (rule.reg == BIN_CFA_RSP)
+		height = s->height - rule.offset;
+	else if (s->rec->flags & SF_R_BP_VALID)
+		height = s->rec->bp_off - rule.offset;
+	else
+		return false;
+	uint32_t func = pm_function_at(c->pm, s->mod->pm_module, caller->addr);
+	if (func == PM_NONE)
+		return false;
+	s->fn = caller;
+	s->rule = rule;
+	s->height = height;
+	s->func = func;
+	s->vaddr = site;
+	return true;
+}
+
 static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample *s)
 {
 	struct rp_location loc;
@@ -257,6 +293,8 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 	}
 	if (!n && (via_plt = rp_plt_lookup(c, s->mod, s->vaddr, s->height, &n)))
 		nodes = via_plt;
+	if (!n && s->func == PM_NONE && wrap_caller(c, s))
+		nodes = pm_lookup(c->pm, s->func, s->height, &n);
 	if (n && s->func == PM_NONE)
 		s->func = c->pm->nodes[nodes[0]].func;
 	if (!n) {

@@ -11,7 +11,8 @@
  *   missing    no node at that CID, or a sample that has no CID (no module, no
  *              function, no CFI, no base): reported with its function.
  * A sample in a PLT stub has the CID of the callee the stub leads to (plt.c);
- * one in code another function jumps into may be that function's (jumps.c).
+ * one in code another function jumps into may be that function's (jumps.c);
+ * one in a trampoline of icpp rewrite has its caller's (the call goes on).
  * With --validate, each sample's real stack (frame-pointer walk recorded with
  * it) is compared with the candidates (validate.c).
  */

@@ -11,6 +11,8 @@
 #                 RT_PROG): perf backend as root and unprivileged, and bpf
 #   weights       icpp plan --samples: the plan weighs paths by a recording,
 #                 as icpp report attributes its samples
+#   wraps         rt_prog rewritten with callsite wrappers only: t_report_wrap
+#                 (next to RT_PROG) charges a trampoline's samples to the caller
 #   errors        bad files, usage errors, absent hardware events
 set -u
 ICPP=$1 PROG=$2 WORK=$3 PFOLD=$4 MODE=$5
@@ -280,6 +282,11 @@ weights)
 	[ -e other.plan ] && fail "a plan was written from another program's samples"
 	"$ICPP" rewrite "$PROG" -m "$MAP" --plan w.plan --samples w.samples -o rw > /dev/null 2>&1
 	[ $? = 2 ] || fail "rewrite --plan --samples is not a usage error"
+	;;
+wraps)
+	"$ICPP" rewrite "$PROG" -m "$MAP" -o rt_wrapped --everything=0,16,0 > wraps.log 2>&1 ||
+		{ cat wraps.log >&2; fail "rewrite with wrappers"; }
+	"$(dirname "$PROG")/t_report_wrap" "$WORK/rt_wrapped" "$WORK" || fail "t_report_wrap"
 	;;
 errors)
 	S=launch_perf.samples

@@ -16,9 +16,10 @@
 #include "pathmap/pathmap.h"
 #include "report/report.h"
 #include "tests/check.h"
+#include "tests/record/hand_samples.h"
 #include "x86/reloc.h"
 
-enum { H_MAIN = 16, H_GETENV = 64, H_NEXT = 96, H_JUMPER = 48, BIAS = 0x555555554000 };
+enum { H_MAIN = 16, H_GETENV = 64, H_NEXT = 96, H_JUMPER = 48 };
 
 struct prog {
 	uint64_t getenv_ret, getenv_stub;   /* main's call getenv@plt */
@@ -86,70 +87,24 @@ static struct pathmap *make_pathmap(struct bin_module *m, const char *path, cons
 	return pm;
 }
 
-static void add_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, uint64_t count)
-{
-	struct sf_record r;
-	memset(&r, 0, sizeof(r));
-	r.tgid = 100;
-	r.ip = BIAS + vaddr;
-	r.sp_off = sp_off;
-	r.count = count;
-	r.stack = SF_NONE;
-	CHECK(sf_add_record(ss, &r) != SF_NONE);
-}
-
 static struct sample_set *make_samples(struct bin_module *m, const char *path, const struct prog *p)
 {
-	struct sample_set *ss = sf_new();
-	sf_set_string(&ss->meta.event, "cpu-clock");
-	sf_set_string(&ss->meta.command, "plt_prog");
-	ss->meta.freq = 999;
-	ss->meta.backend = SF_BACKEND_PERF;
-	ss->meta.ncpus = 1;
-	ss->meta.c.samples = 18;
-	sf_add_process(ss, 100, 0, "plt_prog");
-	struct sf_module sm;
-	memset(&sm, 0, sizeof(sm));
-	sm.tgid = 100;
-	sm.start = BIAS;
-	sm.end = BIAS + 0x100000;
-	sm.bias = BIAS;
-	sm.bias_known = 1;
-	const uint8_t *id;
-	sm.build_id_len = (uint32_t)bin_build_id(m, &id);
-	memcpy(sm.build_id, id, sm.build_id_len);
-	sm.path = (char *)path;
-	CHECK(sf_add_module(ss, &sm) != SF_NONE);
-	add_sample(ss, p->getenv_stub + 2, H_GETENV + 8, 3);     /* at its jmp *GOT */
-	add_sample(ss, p->fgetc_stub + 11, H_NEXT + 16, 4);      /* index pushed */
-	add_sample(ss, p->getenv_stub, H_GETENV + 8 + 32, 5);    /* no such call */
-	add_sample(ss, p->inside_target + 2, H_JUMPER + 8, 6);   /* jumped into */
+	struct sample_set *ss = hand_samples(m, path, "plt_prog", 18);
+	CHECK(ss != NULL);
+	if (!ss)
+		return NULL;
+	CHECK(hand_sample(ss, p->getenv_stub + 2, H_GETENV + 8, 0, 0, 3));     /* at its jmp *GOT */
+	CHECK(hand_sample(ss, p->fgetc_stub + 11, H_NEXT + 16, 0, 0, 4));      /* index pushed */
+	CHECK(hand_sample(ss, p->getenv_stub, H_GETENV + 8 + 32, 0, 0, 5));    /* no such call */
+	CHECK(hand_sample(ss, p->inside_target + 2, H_JUMPER + 8, 0, 0, 6));   /* jumped into */
 	return ss;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	static char buf[4096];
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	buf[n] = 0;
-	if (f)
-		fclose(f);
-	return buf;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: t_report_plt PLT_PROG WORKDIR\n");
-		return 2;
-	}
-	char err[512], map[4096], samples[4096], out[4096];
-	struct bin_module *m = bin_open(argv[1], err, sizeof(err));
-	if (!m) {
-		fprintf(stderr, "%s\n", err);
+	struct bin_module *m = hand_open(argc, argv, "t_report_plt PLT_PROG WORKDIR");
+	if (!m)
 		return 1;
-	}
 	struct prog p;
 	memset(&p, 0, sizeof(p));
 	const struct bin_function *fm = by_name(m, "main"), *fn = by_name(m, "next_char");
@@ -168,19 +123,12 @@ int main(int argc, char **argv)
 	branches(m, fn, &p, false);
 	CHECK(p.getenv_ret && p.getenv_stub && p.next_ret && p.fgetc_stub);
 
-	snprintf(map, sizeof(map), "%s/plt.icpp", argv[2]);
-	snprintf(samples, sizeof(samples), "%s/plt.samples", argv[2]);
-	snprintf(out, sizeof(out), "%s/plt.folded", argv[2]);
 	struct pathmap *pm = make_pathmap(m, argv[1], &p);
 	struct sample_set *ss = make_samples(m, argv[1], &p);
-	CHECK(pm_write(pm, map, err, sizeof(err)) == 0);
-	CHECK(sf_write(ss, samples, err, sizeof(err)) == 0);
-	struct rp_opts o = {.samples = samples, .pathmap = map, .output = out, .format = RP_FOLDED};
-	int rc = rp_run(&o, err, sizeof(err));
-	if (rc)
-		fprintf(stderr, "rp_run: %s\n", err);
-	CHECK(rc == 0);
-	const char *folded = slurp(out);
+	const char *folded = ss ? hand_report_folded(pm, ss, argv[2], "plt") : NULL;
+	CHECK(folded != NULL);
+	if (!folded)
+		return check_exit();
 	printf("%s", folded);
 	CHECK(strstr(folded, "main;getenv 3\n") != NULL);
 	CHECK(strstr(folded, "main;fgetc 4\n") != NULL);

@@ -1,0 +1,85 @@
+/* Sample files and pathmaps made by hand (tests/record/hand_samples.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "tests/record/hand_samples.h"
+
+struct bin_module *hand_open(int argc, char **argv, const char *usage)
+{
+	char err[512];
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s\n", usage);
+		return NULL;
+	}
+	struct bin_module *m = bin_open(argv[1], err, sizeof(err));
+	if (!m)
+		fprintf(stderr, "%s\n", err);
+	return m;
+}
+
+struct sample_set *hand_samples(struct bin_module *m, const char *path, const char *comm,
+				uint64_t nsamples)
+{
+	struct sample_set *ss = sf_new();
+	sf_set_string(&ss->meta.event, "cpu-clock");
+	sf_set_string(&ss->meta.command, comm);
+	ss->meta.freq = 999;
+	ss->meta.backend = SF_BACKEND_PERF;
+	ss->meta.ncpus = 1;
+	ss->meta.c.samples = nsamples;
+	sf_add_process(ss, 100, 0, comm);
+	struct sf_module sm;
+	memset(&sm, 0, sizeof(sm));
+	sm.tgid = 100;
+	sm.start = HAND_BIAS;
+	sm.end = HAND_BIAS + 0x10000000;
+	sm.bias = HAND_BIAS;
+	sm.bias_known = 1;
+	const uint8_t *id;
+	sm.build_id_len = (uint32_t)bin_build_id(m, &id);
+	memcpy(sm.build_id, id, sm.build_id_len);
+	sm.path = (char *)path;
+	if (sf_add_module(ss, &sm) == SF_NONE) {
+		sf_free(ss);
+		return NULL;
+	}
+	return ss;
+}
+
+bool hand_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, int64_t bp_off,
+		 uint32_t flags, uint64_t count)
+{
+	struct sf_record r;
+	memset(&r, 0, sizeof(r));
+	r.tgid = 100;
+	r.ip = HAND_BIAS + vaddr;
+	r.sp_off = sp_off;
+	r.bp_off = bp_off;
+	r.flags = flags;
+	r.count = count;
+	r.stack = SF_NONE;
+	return sf_add_record(ss, &r) != SF_NONE;
+}
+
+const char *hand_report_folded(struct pathmap *pm, struct sample_set *ss, const char *dir,
+			       const char *name)
+{
+	static char buf[4096];
+	char err[512], map[4096], samples[4096], out[4096];
+	snprintf(map, sizeof(map), "%s/%s.icpp", dir, name);
+	snprintf(samples, sizeof(samples), "%s/%s.samples", dir, name);
+	snprintf(out, sizeof(out), "%s/%s.folded", dir, name);
+	struct rp_opts o = {.samples = samples, .pathmap = map, .output = out, .format = RP_FOLDED};
+	if (pm_write(pm, map, err, sizeof(err)) || sf_write(ss, samples, err, sizeof(err)) ||
+	    rp_run(&o, err, sizeof(err))) {
+		fprintf(stderr, "hand_report_folded: %s\n", err);
+		return NULL;
+	}
+	FILE *f = fopen(out, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+	return buf;
+}

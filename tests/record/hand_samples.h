@@ -1,0 +1,33 @@
+/* Sample files and pathmaps made by hand for the report's tests
+ * (t_report_plt, t_report_wrap): one process (pid 100) with one module, the
+ * program under test, mapped at HAND_BIAS. */
+#ifndef ICPP_TESTS_HAND_SAMPLES_H
+#define ICPP_TESTS_HAND_SAMPLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "binary/binary.h"
+#include "collector/samplefile.h"
+#include "pathmap/pathmap.h"
+
+#define HAND_BIAS 0x555555554000ULL
+
+/* The program under test, argv[1] of `usage` (PROG WORKDIR), opened; NULL
+ * after a line on stderr. */
+struct bin_module *hand_open(int argc, char **argv, const char *usage);
+/* A cpu-clock sample set of `comm` with module m (file path) mapped; NULL
+ * when out of memory. */
+struct sample_set *hand_samples(struct bin_module *m, const char *path, const char *comm,
+				uint64_t nsamples);
+/* One record: IP at ELF address vaddr, SP and BP as offsets below the base
+ * (bp_off counts when flags has SF_R_BP_VALID); false when out of memory. */
+bool hand_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, int64_t bp_off,
+		 uint32_t flags, uint64_t count);
+/* Write pm and ss to DIR/NAME.icpp and DIR/NAME.samples, run the report in
+ * folded format to DIR/NAME.folded and return its text (static), or NULL
+ * after a line on stderr. */
+const char *hand_report_folded(struct pathmap *pm, struct sample_set *ss, const char *dir,
+			       const char *name);
+
+#endif
