@@ -63,10 +63,13 @@ static const char usage_text[] =
 
 /* What the problem's weights count: training entries, or samples
  * (--samples, SAMPLE_WEIGHT_SCALE per sample). */
-static const char *weight_unit = "entries";
-static uint64_t weight_scale = 1;
+struct weights {
+	const char *unit;
+	uint64_t scale;
+};
 
-static void degree_table(const struct da_metrics *b, const struct da_metrics *a)
+static void degree_table(const struct da_metrics *b, const struct da_metrics *a,
+			 const char *weight_unit)
 {
 	printf("\ndegree of ambiguity   before: paths  %%   %7s %%   after: paths  %%   %7s %%\n",
 	       weight_unit, weight_unit);
@@ -85,7 +88,7 @@ static void degree_table(const struct da_metrics *b, const struct da_metrics *a)
 }
 
 static void report(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
-		   const struct da_pm_plan *pp, long top, bool solved)
+		   const struct da_pm_plan *pp, long top, bool solved, struct weights w)
 {
 	const struct da_metrics *b = &r->before, *a = &r->after;
 	printf("%-34s %12s %12s\n", "", "before", "after");
@@ -102,11 +105,11 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 	printf("%-34s %11.1f%% %11.1f%%\n", "  of the reducible paths",
 	       cli_pct(b->precise_paths, reducible, 100.0), cli_pct(a->precise_paths, reducible, 100.0));
 	char wlabel[64];
-	snprintf(wlabel, sizeof(wlabel), "precise, weighted by %s", weight_unit);
+	snprintf(wlabel, sizeof(wlabel), "precise, weighted by %s", w.unit);
 	printf("%-34s %11.1f%% %11.1f%%\n", wlabel,
 	       cli_pct(b->precise_weight, b->weight, 100.0), cli_pct(a->precise_weight, a->weight, 100.0));
 	printf("%-34s %12" PRIu32 " %12" PRIu32 "\n", "worst degree", b->max_degree, a->max_degree);
-	degree_table(b, a);
+	degree_table(b, a, w.unit);
 
 	printf("\nstack: max growth %.3fx (%" PRId64 " bytes), geomean over %" PRIu32
 	       " thread roots %.3fx\n", r->max_growth, r->max_growth_bytes, r->nroots,
@@ -172,7 +175,7 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		const char *fname = l->inst < p->nfuncs
 			? pm_function_label(pm, l->inst, bin_demangle, label, sizeof(label)) : "clone";
 		printf("\n  %s@%" PRId64 ": degree %" PRIu32 ", %" PRIu64 " %s, %s (%s differ, cure %s)\n",
-		       fname, l->height, l->degree, l->weight / weight_scale, weight_unit,
+		       fname, l->height, l->degree, l->weight / w.scale, w.unit,
 		       da_left_name(l->why.left),
 		       da_diff_name(l->why.diff), da_cure_name(l->why.cure));
 		printf("    ");
@@ -361,6 +364,7 @@ int cmd_plan(int argc, char **argv)
 	char *outpath = NULL;
 	struct rw_binary *b[REWRITE_MAX_BINARIES] = {0};
 	struct rewrite_cap rwcap = {0};
+	struct weights weights = {"entries", 1};
 	int rc = 1;
 	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
 		cli_error("plan", "%s", err);
@@ -376,8 +380,7 @@ int cmd_plan(int argc, char **argv)
 	if (samples) {
 		if (sample_weights(br.prob, samples, map, "plan", quiet) < 0)
 			goto out;
-		weight_unit = "samples";
-		weight_scale = SAMPLE_WEIGHT_SCALE;
+		weights = (struct weights){"samples", SAMPLE_WEIGHT_SCALE};
 	}
 	bool progress = !quiet && isatty(2);
 	if (evaluate) {
@@ -429,7 +432,7 @@ int cmd_plan(int argc, char **argv)
 		}
 		pm_free(q);
 	}
-	report(pm, br.prob, &r, &pp, top, !evaluate);
+	report(pm, br.prob, &r, &pp, top, !evaluate, weights);
 	if (nbin) {
 		putchar('\n');
 		rewrite_cap_suggest(&rwcap, pm, &r, "", "--binary", stdout);

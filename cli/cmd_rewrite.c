@@ -1,15 +1,15 @@
 /* icpp rewrite PROG: ask the rewriter what it may change, solve (or take a
  * plan), write the rewritten program and its predicted pathmap
  * (rewriter/rewriter.h, disambig/from_pathmap.h). */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include "binary/binary.h"
@@ -259,7 +259,7 @@ static int place_clones(const struct target *t, uint32_t nt, struct pathmap **pr
 	struct rw_placement pl[REWRITE_MAX_BINARIES];
 	uint32_t nread = 0;
 	int r = 0;
-	while (nread < nt && r == 0) {
+	for (; nread < nt; nread++) {
 		int q = rw_note_read(t[nread].out, &notes[nread], err, errlen);
 		if (q != 0) {
 			if (q > 0)
@@ -268,7 +268,6 @@ static int place_clones(const struct target *t, uint32_t nt, struct pathmap **pr
 			break;
 		}
 		pl[nread] = (struct rw_placement){t[nread].module, &notes[nread], t[nread].first};
-		nread++;
 	}
 	struct pathmap *placed = NULL;
 	if (r == 0)
