@@ -333,7 +333,7 @@ static void print_module_precision(const struct pathmap *pm, const struct pathma
 				   const char *prog, uint64_t all_paths)
 {
 	struct pm_stats sb, sa;
-	if (pm_stats_of(pm, m, &sb) < 0 || pm_stats_of(pred, m, &sa) < 0 || sb.paths * 10 > all_paths * 9)
+	if (pm_stats_of(pm, m, &sb) < 0 || sb.paths * 10 > all_paths * 9 || pm_stats_of(pred, m, &sa) < 0)
 		return;
 	fprintf(stderr, "icpp rewrite: the %" PRIu64 " paths through %s: precise %.1f%% -> %.1f%% "
 		"predicted (weighted %.1f%% -> %.1f%%)\n", sb.paths, prog,

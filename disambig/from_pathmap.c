@@ -551,11 +551,15 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 		}
 		delta[i] = d;
 		inst[i] = me;
-		if (pm_add_node(q, n->parent, f, n->cs_module, n->cs_addr, n->height + d,
-				n->entries) != i) {
-			what = "the predicted pathmap has two equal nodes (a plan error)";
+		if (pm_append_node(q, n->parent, f, n->cs_module, n->cs_addr, n->height + d,
+				   n->entries) == PM_NONE)
 			goto fail;
-		}
+	}
+	char why[256];
+	if (pm_validate(q, why, sizeof(why)) < 0) {
+		if (strstr(why, "duplicates"))
+			what = "the predicted pathmap has two equal nodes (a plan error)";
+		goto fail;
 	}
 	pmi_free(&ix);
 	u64map_free(&wraps);

@@ -58,6 +58,8 @@ struct pm_intern {
 	struct pm_mod_ent *mods;
 	struct pm_func_ent *funcs;
 	struct pm_node_ent *nodes;
+	uint32_t nnodes;             /* nodes[0, nnodes) are in `nodes`; those
+	                              * pm_append_node added since, not yet */
 	struct pm_slab *slab;        /* funcs and nodes entries */
 };
 
@@ -136,14 +138,23 @@ static struct pm_intern *intern_get(struct pathmap *pm)
 	for (uint32_t i = 0; i < pm->nfuncs; i++)
 		if (!intern_func(in, pm->funcs[i].module, pm->funcs[i].addr, i))
 			goto fail;
-	for (uint32_t i = 0; i < pm->nnodes; i++)
-		if (!intern_node(in, &pm->nodes[i], i))
-			goto fail;
 	pm->intern = in;
 	return in;
 fail:
 	pm_intern_free(in);
 	return NULL;
+}
+
+/* The node table, with the nodes appended since it was last used. */
+static struct pm_intern *intern_nodes(struct pathmap *pm)
+{
+	struct pm_intern *in = intern_get(pm);
+	if (!in)
+		return NULL;
+	for (; in->nnodes < pm->nnodes; in->nnodes++)
+		if (!intern_node(in, &pm->nodes[in->nnodes], in->nnodes))
+			return NULL;
+	return in;
 }
 
 /* ---- life cycle -------------------------------------------------------- */
@@ -274,7 +285,7 @@ uint32_t pm_add_node(struct pathmap *pm, uint32_t parent, uint32_t func, uint32_
 	if ((parent != PM_NONE && parent >= pm->nnodes) || func >= pm->nfuncs ||
 	    (cs_module != PM_NONE && cs_module >= pm->nmodules))
 		return PM_NONE;
-	struct pm_intern *in = intern_get(pm);
+	struct pm_intern *in = intern_nodes(pm);
 	if (!in)
 		return PM_NONE;
 	struct pm_node n = {.parent = parent, .func = func, .cs_module = cs_module,
@@ -295,8 +306,25 @@ uint32_t pm_add_node(struct pathmap *pm, uint32_t parent, uint32_t func, uint32_
 	if (!intern_node(in, &n, idx))
 		return PM_NONE;
 	pm->nnodes++;
+	in->nnodes++;
 	invalidate_index(pm);
 	return idx;
+}
+
+uint32_t pm_append_node(struct pathmap *pm, uint32_t parent, uint32_t func, uint32_t cs_module,
+			uint64_t cs_addr, int64_t height, uint64_t entries)
+{
+	if ((parent != PM_NONE && parent >= pm->nnodes) || func >= pm->nfuncs ||
+	    (cs_module != PM_NONE && cs_module >= pm->nmodules))
+		return PM_NONE;
+	if (!grow((void **)&pm->nodes, pm->nnodes, &pm->cap_nodes, sizeof(*pm->nodes)))
+		return PM_NONE;
+	pm->nodes[pm->nnodes] = (struct pm_node){.parent = parent, .func = func,
+						 .cs_module = cs_module,
+						 .cs_addr = cs_module == PM_NONE ? 0 : cs_addr,
+						 .height = height, .entries = entries};
+	invalidate_index(pm);
+	return pm->nnodes++;
 }
 
 /* ---- merging ----------------------------------------------------------- */

@@ -794,7 +794,7 @@ int rw_place_clones(const struct pathmap *pred, const struct rw_placement *pl, u
 		int64_t height = x->height;
 		for (uint32_t j = 0; j < npl; j++)
 			height += rw_entry_bytes(pl[j].note, pred, pl[j].module, x->func);
-		if (pm_add_node(pm, x->parent, x->func, csm, csa, height, x->entries) != i)
+		if (pm_append_node(pm, x->parent, x->func, csm, csa, height, x->entries) != i)
 			goto oom;
 	}
 	*out = pm;

@@ -57,6 +57,44 @@ static void test_dedup(void)
 	pm_free(pm);
 }
 
+/* pm_append_node: no lookup, the same range checks; pm_add_node afterwards
+ * finds the appended nodes (the dedup table catches up), and a duplicate
+ * appended is pm_validate's to report. */
+static void test_append(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/bin/p", ID_A, 2);
+	uint32_t f = pm_add_function(pm, m, 0x1000, 0x20, "f");
+	CHECK_EQ_INT(pm_add_node(pm, PM_NONE, f, PM_NONE, 0, 16, 1), 0);  /* table built */
+	CHECK_EQ_INT(pm_append_node(pm, 0, f, m, 0x1010, 48, 2), 1);
+	CHECK_EQ_INT(pm_append_node(pm, 1, f, PM_NONE, 0x1234, 80, 3), 2);
+	CHECK_EQ_INT(pm->nodes[2].cs_addr, 0);                  /* no module: no address */
+	CHECK_EQ_INT(pm_append_node(pm, 3, f, m, 0x1010, 48, 1), PM_NONE);  /* parent not there */
+	CHECK_EQ_INT(pm_append_node(pm, 0, 5, m, 0x1010, 48, 1), PM_NONE);
+	CHECK_EQ_INT(pm_append_node(pm, 0, f, 3, 0x1010, 48, 1), PM_NONE);
+	CHECK_EQ_INT(pm->nnodes, 3);
+	CHECK_EQ_INT(pm_add_node(pm, 0, f, m, 0x1010, 48, 4), 1);       /* found, not added */
+	CHECK_EQ_INT(pm->nodes[1].entries, 6);
+	CHECK_EQ_INT(pm_add_node(pm, 1, f, PM_NONE, 0, 80, 1), 2);
+	CHECK_EQ_INT(pm_add_node(pm, 1, f, m, 0x1014, 80, 1), 3);       /* new */
+	CHECK_EQ_INT(pm->nnodes, 4);
+	char err[256];
+	CHECK_EQ_INT(pm_validate(pm, err, sizeof(err)), 0);
+	CHECK_EQ_INT(pm_append_node(pm, 1, f, m, 0x1014, 80, 1), 4);    /* a duplicate of 3 */
+	CHECK_EQ_INT(pm_validate(pm, err, sizeof(err)), -1);
+	CHECK_EQ_STR(err, "node 4 duplicates node 3");
+	pm_free(pm);
+
+	/* a map that never had a table: built with the appended nodes in it */
+	pm = pm_new();
+	m = pm_add_module(pm, "/bin/p", ID_A, 2);
+	f = pm_add_function(pm, m, 0x1000, 0x20, "f");
+	CHECK_EQ_INT(pm_append_node(pm, PM_NONE, f, PM_NONE, 0, 16, 1), 0);
+	CHECK_EQ_INT(pm_add_node(pm, PM_NONE, f, PM_NONE, 0, 16, 1), 0);
+	CHECK_EQ_INT(pm->nodes[0].entries, 2);
+	pm_free(pm);
+}
+
 /* A .cold fragment's frame: no callsite, its parent's height; a frame
  * rebuilt from the CFI has no callsite either but lies above its parent. */
 static void test_fragment_frame(void)
@@ -497,6 +535,7 @@ static void test_profile_label(void)
 int main(void)
 {
 	test_dedup();
+	test_append();
 	test_profile_label();
 	test_add_after_parse();
 	test_stats_thesis();
