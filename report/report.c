@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <uthash.h>
 
@@ -21,6 +22,7 @@ const char *const rp_missing_names[RP_M_NR] = {
 	[RP_M_NO_FP] = "CFA is BP+16 but BP was not on the stack",
 	[RP_M_NO_BASE] = "thread base unknown",
 	[RP_M_OFF_STACK] = "SP off the thread's stack",
+	[RP_M_ELSEWHERE] = "the CID's paths run through modules the process did not map",
 };
 
 const char *rp_base_name(const char *p)
@@ -110,6 +112,56 @@ static int open_modules(struct rp_ctx *c, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+static uint64_t module_bit(uint32_t pm_module)
+{
+	return 1ULL << (pm_module % 64);
+}
+
+/* c->path_mods and c->procs (struct rp_ctx). */
+static int module_masks(struct rp_ctx *c)
+{
+	const struct pathmap *pm = c->pm;
+	c->path_mods = malloc((pm->nnodes ? pm->nnodes : 1) * sizeof(uint64_t));
+	c->procs = calloc(c->ss->nmods ? c->ss->nmods : 1, sizeof(*c->procs));
+	if (!c->path_mods || !c->procs)
+		return -1;
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *x = &pm->nodes[i];
+		uint64_t m = module_bit(pm->funcs[x->func].module);
+		if (x->cs_module != PM_NONE)
+			m |= module_bit(x->cs_module);
+		c->path_mods[i] = m | (x->parent == PM_NONE ? 0 : c->path_mods[x->parent]);
+	}
+	for (uint32_t i = 0; i < c->ss->nmods; i++) {
+		uint32_t tgid = c->ss->mods[i].tgid, pmm = c->mods[c->sf_mod[i]].pm_module, p;
+		for (p = 0; p < c->nprocs && c->procs[p].tgid != tgid; p++)
+			;
+		if (p == c->nprocs)
+			c->procs[c->nprocs++].tgid = tgid;
+		if (pmm != PM_NONE)
+			c->procs[p].mods |= module_bit(pmm);
+	}
+	return 0;
+}
+
+/* The nodes of s's process's paths among nodes[0, n), into *kept
+ * (malloc'd); their number, or -1 when out of memory. */
+static ssize_t same_process(struct rp_ctx *c, const struct rp_sample *s, const uint32_t *nodes,
+			    size_t n, uint32_t **kept)
+{
+	uint64_t mapped = 0;
+	for (uint32_t p = 0; p < c->nprocs; p++)
+		if (c->procs[p].tgid == s->rec->tgid)
+			mapped = c->procs[p].mods;
+	if (!(*kept = malloc(n * sizeof(uint32_t))))
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(c->path_mods[nodes[i]] & ~mapped))
+			(*kept)[k++] = nodes[i];
+	return (ssize_t)k;
 }
 
 /* ---- resolution ---- */
@@ -303,6 +355,18 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		free(joined);
 		return 0;
 	}
+	uint32_t *kept;
+	ssize_t nk = same_process(c, s, nodes, n, &kept);
+	free(joined);
+	if (nk < 0)
+		return -1;
+	if (!nk) {
+		s->why = RP_M_ELSEWHERE;
+		free(kept);
+		return 0;
+	}
+	nodes = joined = kept;
+	n = (size_t)nk;
 	/* One candidate per function sequence, weighted by training entries. */
 	s->cand = malloc(n * sizeof(uint32_t));
 	s->share = calloc(n, sizeof(double));
@@ -404,6 +468,8 @@ static void ctx_free(struct rp_ctx *c)
 	free(c->mods);
 	free(c->sf_mod);
 	free(c->path_id);
+	free(c->path_mods);
+	free(c->procs);
 	pm_free(c->pm);
 	sf_free(c->ss);
 }
@@ -429,6 +495,10 @@ static int ctx_open(struct rp_ctx *c, const struct rp_opts *o, char *err, size_t
 	}
 	if (open_modules(c, err, errlen))
 		return -1;
+	if (module_masks(c)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	c->samples = calloc(c->ss->nrecs ? c->ss->nrecs : 1, sizeof(*c->samples));
 	if (!c->samples) {
 		snprintf(err, errlen, "out of memory");

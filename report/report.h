@@ -67,6 +67,8 @@ enum rp_missing {
 	RP_M_NO_FP,                 /* CFA = BP + 16 but BP was not on the stack */
 	RP_M_NO_BASE,               /* the thread's base was unknown */
 	RP_M_OFF_STACK,             /* SP above the base: sigaltstack, coroutine */
+	RP_M_ELSEWHERE,             /* every path at the CID runs through a module
+	                             * the process never mapped (another program's) */
 	RP_M_NR
 };
 extern const char *const rp_missing_names[RP_M_NR];
@@ -103,6 +105,16 @@ struct rp_ctx {
 	struct pathmap *pm;
 	uint32_t *path_id;          /* per pathmap node: function-sequence id */
 	uint32_t npaths;
+	/* The modules of a node's path (its frames' functions and callsites)
+	 * and those a process mapped, as bit (pathmap module % 64): a path
+	 * with a module its process never mapped is no candidate (a map of
+	 * several programs, or of another one, shares libc's CIDs). */
+	uint64_t *path_mods;        /* per pathmap node */
+	struct rp_proc_mods {
+		uint32_t tgid;
+		uint64_t mods;
+	} *procs;
+	uint32_t nprocs;
 	struct rp_module *mods;     /* one per distinct module file */
 	uint32_t nmods;
 	uint32_t *sf_mod;           /* per sample-file mapping: index into mods */

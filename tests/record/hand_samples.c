@@ -47,6 +47,17 @@ struct sample_set *hand_samples(struct bin_module *m, const char *path, const ch
 	return ss;
 }
 
+bool hand_map(struct sample_set *ss, const char *path, uint64_t start)
+{
+	struct sf_module sm;
+	memset(&sm, 0, sizeof(sm));
+	sm.tgid = 100;
+	sm.start = start;
+	sm.end = start + 0x100000;
+	sm.path = (char *)path;
+	return sf_add_module(ss, &sm) != SF_NONE;
+}
+
 bool hand_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, int64_t bp_off,
 		 uint32_t flags, uint64_t count)
 {

@@ -20,6 +20,9 @@ struct bin_module *hand_open(int argc, char **argv, const char *usage);
  * when out of memory. */
 struct sample_set *hand_samples(struct bin_module *m, const char *path, const char *comm,
 				uint64_t nsamples);
+/* Another module file mapped by the process, without a build-id, at
+ * start (a range of 1 MiB); false when out of memory. */
+bool hand_map(struct sample_set *ss, const char *path, uint64_t start);
 /* One record: IP at ELF address vaddr, SP and BP as offsets below the base
  * (bp_off counts when flags has SF_R_BP_VALID); false when out of memory. */
 bool hand_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, int64_t bp_off,

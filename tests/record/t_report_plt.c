@@ -93,6 +93,8 @@ static struct sample_set *make_samples(struct bin_module *m, const char *path, c
 	CHECK(ss != NULL);
 	if (!ss)
 		return NULL;
+	/* the process maps the pathmap's libc too: its paths are candidates */
+	CHECK(hand_map(ss, "/nonexistent/libc.so.6", 0x7f0000000000ULL));
 	CHECK(hand_sample(ss, p->getenv_stub + 2, H_GETENV + 8, 0, 0, 3));     /* at its jmp *GOT */
 	CHECK(hand_sample(ss, p->fgetc_stub + 11, H_NEXT + 16, 0, 0, 4));      /* index pushed */
 	CHECK(hand_sample(ss, p->getenv_stub, H_GETENV + 8 + 32, 0, 0, 5));    /* no such call */
