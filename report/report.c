@@ -225,6 +225,18 @@ int rp_locate(struct rp_ctx *c, uint32_t tgid, uint64_t addr, struct rp_location
 	return 0;
 }
 
+/* Append nodes[0, k) to *all (malloc'd, *n of them); -1 when out of memory. */
+static int append_nodes(uint32_t **all, size_t *n, const uint32_t *nodes, size_t k)
+{
+	uint32_t *a = realloc(*all, (*n + k) * sizeof(uint32_t));
+	if (!a)
+		return -1;
+	memcpy(a + *n, nodes, k * sizeof(uint32_t));
+	*all = a;
+	*n += k;
+	return 0;
+}
+
 /* The nodes at the sample's CID (function, height), joined by those at
  * (j, height) for every function j that jumps into the inside of the
  * sample's function (jumps.c): its frame runs that code.  A join is
@@ -243,14 +255,12 @@ static int cid_nodes(struct rp_ctx *c, struct rp_sample *s, const uint32_t **nod
 		const uint32_t *more = jf == PM_NONE ? NULL : pm_lookup(c->pm, jf, s->height, &k);
 		if (!more || !k)
 			continue;
-		uint32_t *all = realloc(*joined, (*n + k) * sizeof(uint32_t));
-		if (!all)
+		size_t copied = 0;
+		if (!*joined && *n && append_nodes(joined, &copied, *nodes, *n) < 0)
 			return -1;
-		if (!*joined && *n)
-			memcpy(all, *nodes, *n * sizeof(uint32_t));
-		memcpy(all + *n, more, k * sizeof(uint32_t));
-		*nodes = *joined = all;
-		*n += k;
+		if (append_nodes(joined, n, more, k) < 0)
+			return -1;
+		*nodes = *joined;
 	}
 	return 0;
 }
@@ -289,6 +299,30 @@ static bool wrap_caller(struct rp_ctx *c, struct rp_sample *s)
 	s->func = func;
 	s->vaddr = site;
 	return true;
+}
+
+/* A sample in the dispatch icpp rewrite wrote for a function with clones
+ * by dispatch (entry.c): the nodes at its height of that function and of
+ * the clones whose frame it may be in, into *joined (malloc'd, *n), with
+ * s->func the function's.  The function jumps into its dispatch, but a
+ * sample there is not simply in its frame (jumps.c): the clones' tests may
+ * hand the frame to a clone.  1 when s is in a dispatch, 0 when not, -1
+ * when out of memory. */
+static int dispatch_nodes(struct rp_ctx *c, struct rp_sample *s, uint32_t **joined, size_t *n)
+{
+	uint64_t frames[RP_MAX_DISPATCH + 1];
+	uint32_t nf;
+	if (rp_dispatch_frames(s->mod, s->fn, s->vaddr, &frames[0], frames + 1, &nf) < 0)
+		return 0;
+	s->func = pm_function_at(c->pm, s->mod->pm_module, frames[0]);
+	for (uint32_t i = 0; i <= nf; i++) {
+		uint32_t g = pm_function_at(c->pm, s->mod->pm_module, frames[i]);
+		size_t k;
+		const uint32_t *more = g == PM_NONE ? NULL : pm_lookup(c->pm, g, s->height, &k);
+		if (more && k && append_nodes(joined, n, more, k) < 0)
+			return -1;
+	}
+	return 1;
 }
 
 static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample *s)
@@ -336,10 +370,12 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		return 0;
 	}
 	s->func = pm_function_at(c->pm, s->mod->pm_module, s->fn->addr);
-	size_t n;
+	size_t n = 0;
 	uint32_t *joined = NULL;
 	const uint32_t *nodes, *via_plt;
-	if (cid_nodes(c, s, &nodes, &n, &joined) < 0) {
+	int in_dispatch = dispatch_nodes(c, s, &joined, &n);
+	nodes = joined;
+	if (in_dispatch < 0 || (!in_dispatch && cid_nodes(c, s, &nodes, &n, &joined) < 0)) {
 		free(joined);
 		return -1;
 	}

@@ -18,6 +18,16 @@ struct bin_module *hand_open(int argc, char **argv, const char *usage)
 	return m;
 }
 
+const struct bin_function *hand_function(struct bin_module *m, const char *name)
+{
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].name && !strcmp(f[i].name, name))
+			return &f[i];
+	return NULL;
+}
+
 struct sample_set *hand_samples(struct bin_module *m, const char *path, const char *comm,
 				uint64_t nsamples)
 {

@@ -1,6 +1,7 @@
 /* Sample files and pathmaps made by hand for the report's tests
- * (t_report_plt, t_report_wrap): one process (pid 100) with one module, the
- * program under test, mapped at HAND_BIAS. */
+ * (t_report_plt, t_report_wrap, t_report_dispatch, t_report_procs): one
+ * process (pid 100) with one module, the program under test, mapped at
+ * HAND_BIAS (hand_map adds others). */
 #ifndef ICPP_TESTS_HAND_SAMPLES_H
 #define ICPP_TESTS_HAND_SAMPLES_H
 
@@ -16,6 +17,8 @@
 /* The program under test, argv[1] of `usage` (PROG WORKDIR), opened; NULL
  * after a line on stderr. */
 struct bin_module *hand_open(int argc, char **argv, const char *usage);
+/* The function of m named name, or NULL. */
+const struct bin_function *hand_function(struct bin_module *m, const char *name);
 /* A cpu-clock sample set of `comm` with module m (file path) mapped; NULL
  * when out of memory. */
 struct sample_set *hand_samples(struct bin_module *m, const char *path, const char *comm,

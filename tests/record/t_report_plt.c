@@ -29,16 +29,6 @@ struct prog {
 	uint64_t inside_target, inside_jumper;
 };
 
-static const struct bin_function *by_name(struct bin_module *m, const char *name)
-{
-	size_t n;
-	const struct bin_function *f = bin_functions(m, &n);
-	for (size_t i = 0; i < n; i++)
-		if (f[i].name && !strcmp(f[i].name, name))
-			return &f[i];
-	return NULL;
-}
-
 /* Each direct call or jmp of function f: cb(insn target, return address). */
 static void branches(struct bin_module *m, const struct bin_function *f, struct prog *p, bool in_main)
 {
@@ -109,11 +99,11 @@ int main(int argc, char **argv)
 		return 1;
 	struct prog p;
 	memset(&p, 0, sizeof(p));
-	const struct bin_function *fm = by_name(m, "main"), *fn = by_name(m, "next_char");
+	const struct bin_function *fm = hand_function(m, "main"), *fn = hand_function(m, "next_char");
 	CHECK(fm && fn);
 	if (!fm || !fn)
 		return check_exit();
-	const struct bin_function *ft = by_name(m, "inside_target"), *fj = by_name(m, "inside_jumper");
+	const struct bin_function *ft = hand_function(m, "inside_target"), *fj = hand_function(m, "inside_jumper");
 	CHECK(ft && fj);
 	if (!ft || !fj)
 		return check_exit();

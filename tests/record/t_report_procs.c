@@ -25,13 +25,9 @@ int main(int argc, char **argv)
 	struct bin_module *m = hand_open(argc, argv, "t_report_procs PROG WORKDIR");
 	if (!m)
 		return 1;
-	size_t nf;
-	const struct bin_function *fns = bin_functions(m, &nf), *f = NULL;
+	const struct bin_function *f = hand_function(m, "main");
 	struct bin_cfa rule;
-	for (size_t i = 0; i < nf && !f; i++)
-		if (fns[i].name && !strcmp(fns[i].name, "main") && !bin_cfa_at(m, fns[i].addr, &rule))
-			f = &fns[i];
-	CHECK(f != NULL && rule.reg == BIN_CFA_RSP);
+	CHECK(f != NULL && bin_cfa_at(m, f->addr, &rule) == 0 && rule.reg == BIN_CFA_RSP);
 	if (!f)
 		return check_exit();
 

@@ -14,9 +14,11 @@
 #     it (icpp verify takes every predicted path).
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
-#   run_dispatch_cases.sh ICPP WORK PROG
+# And icpp report on A: t_report_dispatch (tests/record) puts samples in
+# fx_dl_g's dispatch and checks whose frames they are charged to.
+#   run_dispatch_cases.sh ICPP WORK PROG T_REPORT_DISPATCH
 set -u
-icpp=$1 work=$2 prog=$3
+icpp=$1 work=$2 prog=$3 t_report=$4
 fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$work"/ && cd "$work" || fail "setup"
 p=./$(basename "$prog")
@@ -62,6 +64,7 @@ rewrite a "2 functions cloned (1 by dispatch)"
 for path in "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_dl_leaf"; do
 	[ -n "$(height a.rw.icpp "$path")" ] || fail "a: no path main > $path predicted"
 done
+"$t_report" "$PWD/a.rw" "$PWD" > a.report 2>&1 || { cat a.report >&2; fail "a: t_report_dispatch"; }
 
 # B: fx_dl_g padded by 16 in place, and cloned for main's indirect call (by
 # dispatch): the direct path through fx_dl_g to the leaf is 16 bytes deeper,

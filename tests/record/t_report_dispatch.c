@@ -1,0 +1,77 @@
+/* t_report_dispatch: a sample in the dispatch icpp rewrite wrote for a
+ * function with a clone by dispatch (__icpp_dispatch_NAME: 16 x int3, one
+ * 17-byte test of the return address per clone, then the function's
+ * displaced first instructions) is in the frame of the function or of a
+ * clone whose test has not run yet (report/entry.c).  run_dispatch_cases.sh
+ * passes fx_dispatch rewritten with clone 1 of fx_dl_g by dispatch (case A);
+ * the pathmap and the samples are made here by hand: the function and its
+ * clone alone at heights of their own and together at a third. */
+#include <stdio.h>
+#include <string.h>
+
+#include "binary/binary.h"
+#include "collector/samplefile.h"
+#include "pathmap/pathmap.h"
+#include "report/report.h"
+#include "tests/check.h"
+#include "tests/record/hand_samples.h"
+
+enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, TEST = 17 };
+
+/* A sample at vaddr in a frame at height h: SP is the CFA less its rule. */
+static void sample_at(struct sample_set *ss, struct bin_module *m, uint64_t vaddr, int64_t h,
+		      uint64_t count)
+{
+	struct bin_cfa rule;
+	CHECK(bin_cfa_at(m, vaddr, &rule) == 0 && rule.reg == BIN_CFA_RSP);
+	CHECK(hand_sample(ss, vaddr, h + rule.offset, 0, 0, count));
+}
+
+int main(int argc, char **argv)
+{
+	struct bin_module *m = hand_open(argc, argv, "t_report_dispatch REWRITTEN_PROG WORKDIR");
+	if (!m)
+		return 1;
+	const struct bin_function *code = hand_function(m, "__icpp_dispatch_fx_dl_g"),
+				  *f = hand_function(m, "fx_dl_g"), *clone = hand_function(m, "__icpp_clone_1_fx_dl_g");
+	CHECK(code && f && clone);
+	if (!code || !f || !clone)
+		return check_exit();
+	uint64_t test = code->addr + GUARD, body = test + TEST;
+
+	struct pathmap *pm = pm_new();
+	const uint8_t *id;
+	size_t idlen = bin_build_id(m, &id);
+	uint32_t mod = pm_add_module(pm, argv[1], id, (uint32_t)idlen);
+	uint32_t ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
+	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "the_clone");
+	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_FUNC, 1);
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_CLONE, 1);
+	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_BOTH, 1);
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_BOTH, 1);
+
+	struct sample_set *ss = hand_samples(m, argv[1], "fx_dispatch", 25);
+	CHECK(ss != NULL);
+	if (!ss)
+		return check_exit();
+	sample_at(ss, m, test, H_FUNC, 3);     /* before the test: either frame */
+	sample_at(ss, m, test, H_CLONE, 5);
+	sample_at(ss, m, test + 7, H_BOTH, 4);  /* at its cmp: both, split */
+	sample_at(ss, m, body, H_BOTH, 6);      /* after it: the function's */
+	sample_at(ss, m, body, H_CLONE, 7);     /* the clone's test has run: no frame */
+	const char *folded = hand_report_folded(pm, ss, argv[2], "dispatch");
+	CHECK(folded != NULL);
+	if (!folded)
+		return check_exit();
+	printf("%s", folded);
+	/* folded adds up equal stacks: the function's 3 and 6 */
+	CHECK(strstr(folded, "\nthe_func 9\n") != NULL);
+	CHECK(strstr(folded, "\nthe_clone 5\n") != NULL);
+	CHECK(strstr(folded, "\nthe_func [ambiguous] 2\n") != NULL);
+	CHECK(strstr(folded, "\nthe_clone [ambiguous] 2\n") != NULL);
+	CHECK(!strncmp(folded, "[missing: CID not in the pathmap];__icpp_dispatch_fx_dl_g (", 59));
+	pm_free(pm);
+	sf_free(ss);
+	bin_close(m);
+	return check_exit();
+}
