@@ -173,8 +173,11 @@ const char *pm_profile_label(const struct pathmap *pm, uint32_t func, pm_demangl
 /* Print node's path root first, labels separated by sep (" > " for text, ";"
  * for folded stacks).  PM_PRINT_CALLSITES appends to each caller where it
  * made the call ("main+0x1d", or "[FILE+0xADDR]" when the callsite is outside
- * the caller) and starts with the root's caller when it is known. */
+ * the caller) and starts with the root's caller when it is known.
+ * PM_PRINT_PROFILE labels functions as pm_profile_label does (a clone as the
+ * function it copies). */
 #define PM_PRINT_CALLSITES 1u
+#define PM_PRINT_PROFILE 2u
 void pm_print_path(FILE *out, const struct pathmap *pm, uint32_t node, const char *sep,
 		   unsigned flags, pm_demangle_fn demangle);
 

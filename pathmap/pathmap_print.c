@@ -106,7 +106,9 @@ void pm_print_path(FILE *out, const struct pathmap *pm, uint32_t node, const cha
 	}
 	for (uint32_t k = 0; k < depth; k++) {
 		uint32_t func = pm->nodes[chain[k]].func;
-		fputs(pm_function_label(pm, func, demangle, label, sizeof(label)), out);
+		fputs(flags & PM_PRINT_PROFILE ? pm_profile_label(pm, func, demangle, label, sizeof(label))
+					       : pm_function_label(pm, func, demangle, label, sizeof(label)),
+		      out);
 		if (callsites && k + 1 < depth) {
 			callsite(pm, func, &pm->nodes[chain[k + 1]], cs, sizeof(cs));
 			fputs(cs, out);

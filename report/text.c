@@ -17,6 +17,8 @@ struct path_row {
 	double precise, ambiguous;
 	double best;                /* largest single contribution: where the line comes from */
 	const struct rp_sample *best_sample;
+	char *label;                /* the path as printed (clones as their originals) */
+	UT_hash_handle hh;
 };
 
 static int cmp_rows(const void *a, const void *b)
@@ -26,6 +28,42 @@ static int cmp_rows(const void *a, const void *b)
 	if (tx != ty)
 		return tx < ty ? 1 : -1;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The rows of one printed path added up into its first: a clone icpp
+ * rewrite made is shown as the function it copies (as in folded, SVG and
+ * pprof), so the paths through it and through the original are one line.
+ * -1 when out of memory. */
+static int merge_rows(struct rp_ctx *c, struct path_row *rows, uint32_t n)
+{
+	struct path_row *seen = NULL, *first;
+	int rc = 0;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		struct path_row *r = &rows[i];
+		size_t len;
+		FILE *f = r->precise + r->ambiguous > 0 ? open_memstream(&r->label, &len) : NULL;
+		if (!f)
+			continue;
+		pm_print_path(f, c->pm, r->rep, " > ", PM_PRINT_PROFILE, bin_demangle);
+		if (fclose(f) || !r->label) {
+			rc = -1;
+			break;
+		}
+		HASH_FIND_STR(seen, r->label, first);
+		if (!first) {
+			HASH_ADD_KEYPTR(hh, seen, r->label, strlen(r->label), r);
+			continue;
+		}
+		first->precise += r->precise;
+		first->ambiguous += r->ambiguous;
+		if (r->best > first->best) {
+			first->best = r->best;
+			first->best_sample = r->best_sample;
+		}
+		r->precise = r->ambiguous = 0;
+	}
+	HASH_CLEAR(hh, seen);
+	return rc;
 }
 
 struct named {
@@ -81,6 +119,13 @@ static void free_named(struct named **h)
 		free(e->key);
 		free(e);
 	}
+}
+
+static void free_rows(struct path_row *rows, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(rows[i].label);
+	free(rows);
 }
 
 static void print_line(struct rp_ctx *c, const struct rp_sample *s, FILE *out)
@@ -165,6 +210,12 @@ int rp_text(struct rp_ctx *c, FILE *out)
 			bump(&ambig, label, s->rec->count, s);
 		}
 	}
+	if (merge_rows(c, rows, c->npaths) < 0) {
+		free_rows(rows, c->npaths);
+		free_named(&missing);
+		free_named(&ambig);
+		return -1;
+	}
 	qsort(rows, c->npaths, sizeof(*rows), cmp_rows);
 
 	fprintf(out, "\nHot call paths (root first; leaf line of the hottest sample):\n");
@@ -179,7 +230,7 @@ int rp_text(struct rp_ctx *c, FILE *out)
 			fprintf(out, "%9.1f?  ", r->ambiguous);
 		else
 			fprintf(out, "%9s   ", "-");
-		pm_print_path(out, c->pm, r->rep, " > ", 0, bin_demangle);
+		fputs(r->label, out);
 		print_line(c, r->best_sample, out);
 		fputc('\n', out);
 		shown++;
@@ -220,6 +271,6 @@ int rp_text(struct rp_ctx *c, FILE *out)
 	free(v);
 	free_named(&missing);
 	free_named(&ambig);
-	free(rows);
+	free_rows(rows, c->npaths);
 	return ferror(out) ? -1 : 0;
 }

@@ -83,18 +83,18 @@ bool hand_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, int64_t 
 	return sf_add_record(ss, &r) != SF_NONE;
 }
 
-const char *hand_report_folded(struct pathmap *pm, struct sample_set *ss, const char *dir,
-			       const char *name)
+const char *hand_report(struct pathmap *pm, struct sample_set *ss, const char *dir, const char *name,
+			enum rp_format format)
 {
-	static char buf[4096];
+	static char buf[8192];
 	char err[512], map[4096], samples[4096], out[4096];
 	snprintf(map, sizeof(map), "%s/%s.icpp", dir, name);
 	snprintf(samples, sizeof(samples), "%s/%s.samples", dir, name);
-	snprintf(out, sizeof(out), "%s/%s.folded", dir, name);
-	struct rp_opts o = {.samples = samples, .pathmap = map, .output = out, .format = RP_FOLDED};
+	snprintf(out, sizeof(out), "%s/%s.%s", dir, name, format == RP_FOLDED ? "folded" : "txt");
+	struct rp_opts o = {.samples = samples, .pathmap = map, .output = out, .format = format};
 	if (pm_write(pm, map, err, sizeof(err)) || sf_write(ss, samples, err, sizeof(err)) ||
 	    rp_run(&o, err, sizeof(err))) {
-		fprintf(stderr, "hand_report_folded: %s\n", err);
+		fprintf(stderr, "hand_report: %s\n", err);
 		return NULL;
 	}
 	FILE *f = fopen(out, "r");

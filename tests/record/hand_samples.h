@@ -11,6 +11,7 @@
 #include "binary/binary.h"
 #include "collector/samplefile.h"
 #include "pathmap/pathmap.h"
+#include "report/report.h"
 
 #define HAND_BIAS 0x555555554000ULL
 
@@ -31,9 +32,9 @@ bool hand_map(struct sample_set *ss, const char *path, uint64_t start);
 bool hand_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, int64_t bp_off,
 		 uint32_t flags, uint64_t count);
 /* Write pm and ss to DIR/NAME.icpp and DIR/NAME.samples, run the report in
- * folded format to DIR/NAME.folded and return its text (static), or NULL
- * after a line on stderr. */
-const char *hand_report_folded(struct pathmap *pm, struct sample_set *ss, const char *dir,
-			       const char *name);
+ * `format` (RP_FOLDED or RP_TEXT) to DIR/NAME.folded or .txt and return its
+ * text (static, up to 8 KiB), or NULL after a line on stderr. */
+const char *hand_report(struct pathmap *pm, struct sample_set *ss, const char *dir, const char *name,
+			enum rp_format format);
 
 #endif

@@ -5,7 +5,8 @@
  * clone whose test has not run yet (report/entry.c).  run_dispatch_cases.sh
  * passes fx_dispatch rewritten with clone 1 of fx_dl_g by dispatch (case A);
  * the pathmap and the samples are made here by hand: the function and its
- * clone alone at heights of their own and together at a third. */
+ * clone alone at heights of their own and together at a third.  Then the
+ * text report of a clone named as icpp rewrite names it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 	sample_at(ss, m, test + 7, H_BOTH, 4);  /* at its cmp: both, split */
 	sample_at(ss, m, body, H_BOTH, 6);      /* after it: the function's */
 	sample_at(ss, m, body, H_CLONE, 7);     /* the clone's test has run: no frame */
-	const char *folded = hand_report_folded(pm, ss, argv[2], "dispatch");
+	const char *folded = hand_report(pm, ss, argv[2], "dispatch", RP_FOLDED);
 	CHECK(folded != NULL);
 	if (!folded)
 		return check_exit();
@@ -70,6 +71,30 @@ int main(int argc, char **argv)
 	CHECK(strstr(folded, "\nthe_func [ambiguous] 2\n") != NULL);
 	CHECK(strstr(folded, "\nthe_clone [ambiguous] 2\n") != NULL);
 	CHECK(!strncmp(folded, "[missing: CID not in the pathmap];__icpp_dispatch_fx_dl_g (", 59));
+	pm_free(pm);
+	sf_free(ss);
+
+	/* The text's hot paths show a clone as the function it copies (named
+	 * as the predicted pathmap names it): one line for both frames. */
+	pm = pm_new();
+	mod = pm_add_module(pm, argv[1], id, (uint32_t)idlen);
+	ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
+	fc = pm_add_function(pm, mod, clone->addr, clone->size, "__icpp_clone_1_the_func");
+	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_FUNC, 1);
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_CLONE, 1);
+	ss = hand_samples(m, argv[1], "fx_dispatch", 8);
+	CHECK(ss != NULL);
+	if (!ss)
+		return check_exit();
+	sample_at(ss, m, test, H_FUNC, 3);
+	sample_at(ss, m, test, H_CLONE, 5);
+	const char *text = hand_report(pm, ss, argv[2], "dispatch_text", RP_TEXT);
+	CHECK(text != NULL);
+	if (!text)
+		return check_exit();
+	printf("%s", text);
+	CHECK(strstr(text, "  100.0%          8          -   the_func\n") != NULL);
+	CHECK(strstr(text, "__icpp_clone") == NULL);
 	pm_free(pm);
 	sf_free(ss);
 	bin_close(m);

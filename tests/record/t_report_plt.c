@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 
 	struct pathmap *pm = make_pathmap(m, argv[1], &p);
 	struct sample_set *ss = make_samples(m, argv[1], &p);
-	const char *folded = ss ? hand_report_folded(pm, ss, argv[2], "plt") : NULL;
+	const char *folded = ss ? hand_report(pm, ss, argv[2], "plt", RP_FOLDED) : NULL;
 	CHECK(folded != NULL);
 	if (!folded)
 		return check_exit();

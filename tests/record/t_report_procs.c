@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	CHECK(hand_sample(ss, f->addr, H_OTHER + rule.offset, 0, 0, 3));
 	CHECK(hand_sample(ss, f->addr, H_OWN + rule.offset, 0, 0, 5));
 	CHECK(hand_sample(ss, f->addr, H_BOTH + rule.offset, 0, 0, 6));
-	const char *folded = hand_report_folded(pm, ss, argv[2], "procs");
+	const char *folded = hand_report(pm, ss, argv[2], "procs", RP_FOLDED);
 	CHECK(folded != NULL);
 	if (!folded)
 		return check_exit();

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	CHECK(hand_sample(ss, tramp->addr, h_tramp + trule.offset, bp_off, SF_R_BP_VALID, 7));
 	CHECK(hand_sample(ss, tramp->addr, h_tramp + 256 + trule.offset, bp_off + 256,
 			  SF_R_BP_VALID, 3));
-	const char *folded = hand_report_folded(pm, ss, argv[2], "wrap");
+	const char *folded = hand_report(pm, ss, argv[2], "wrap", RP_FOLDED);
 	CHECK(folded != NULL);
 	if (!folded)
 		return check_exit();
