@@ -199,6 +199,10 @@
  * by a call that may be redirected to it (the original instruction, or its
  * copy in a clone: a chain) or that its function's dispatch may test, so a
  * frame entered through a call that neither applies to stays (f, h).
+ * unsolved_elsewhere counts the unsolved and crowded pairs at a function
+ * whose two frames were entered by calls from another module (libsqlite3's
+ * tail calls into libc's mutex functions): only paddings and wraps above
+ * can move them, and those move whole sets of paths at once.
  *
  * ---------------------------------------------------------------------------
  * 5. The solver (solve.c; bench/disambig compares it with the thesis search)
@@ -576,6 +580,10 @@ struct da_result {
 	uint64_t irreducible_paths; /* paths of the pairs no plan separates */
 	uint64_t crowded_paths;     /* other paths that no plan within the masks
 	                             * and the cap makes precise (section 4) */
+	uint64_t unsolved_elsewhere;    /* unsolved or crowded pairs at an original
+	                             * function whose two frames are entered by
+	                             * calls from another module: no clone of it
+	                             * can take them (section 2, Dispatch) */
 	struct da_solve_stats stats;
 };
 

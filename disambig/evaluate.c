@@ -184,6 +184,14 @@ out:
 	return rc;
 }
 
+/* Was node n's frame entered by a call from another module than its
+ * function's? */
+static bool called_from_elsewhere(const struct da_problem *p, uint32_t n)
+{
+	const struct da_node *x = &p->nodes[da_frame(p, n)];
+	return x->callsite != DA_NONE && p->callsites[x->callsite].module != p->funcs[x->func].module;
+}
+
 /* Both paths of every irreducible pair (their heights move together under
  * every plan) into skip; their number. */
 static uint64_t mark_irreducible(const struct da_leftover *left, uint32_t nleft,
@@ -288,6 +296,12 @@ int da_leftovers(const struct da_problem *p, const struct da_options *o, const i
 	if (capacity(p, o, klass, ncl, skip, &over, &r->crowded_paths) < 0)
 		goto oom;
 	mark_crowded(p, left, nleft, &over, r);
+	r->unsolved_elsewhere = 0;
+	for (uint32_t i = 0; i < nleft; i++)
+		r->unsolved_elsewhere += (left[i].why.left == DA_LEFT_UNSOLVED ||
+					  left[i].why.left == DA_LEFT_CROWDED) && left[i].inst < p->nfuncs &&
+					 called_from_elsewhere(p, left[i].a) &&
+					 called_from_elsewhere(p, left[i].b);
 	if (nleft)
 		qsort(left, nleft, sizeof(*left), cmp_left);
 	free(r->left);

@@ -514,6 +514,37 @@ static void test_stack_cap(void)
 	da_problem_free(p);
 }
 
+/* A collision left at a function whose frames both come from calls in
+ * another module is counted in unsolved_elsewhere (icpp plan says no clone
+ * of the function can take them); in one module it is not.  B calls A and
+ * E, which call D at one height; the cap allows no padding. */
+static void test_unsolved_elsewhere(void)
+{
+	for (uint32_t other = 0; other < 2; other++) {
+		struct da_problem *p = da_problem_new();
+		uint32_t B = da_add_func(p, "B", 0, pads(), false), A = da_add_func(p, "A", 0, pads(), false);
+		uint32_t E = da_add_func(p, "E", 0, pads(), false), D = da_add_func(p, "D", 0, 1, false);
+		p->funcs[D].module = other;
+		uint32_t ca = da_add_callsite(p, B, 1, false), ce = da_add_callsite(p, B, 1, false);
+		uint32_t cad = da_add_callsite(p, A, 1, false), ced = da_add_callsite(p, E, 1, false);
+		uint32_t root = da_add_node(p, DA_NONE, B, DA_NONE, 16, 1);
+		uint32_t a = da_add_node(p, root, A, ca, 48, 1), e = da_add_node(p, root, E, ce, 48, 1);
+		da_add_node(p, a, D, cad, 96, 1);
+		da_add_node(p, e, D, ced, 96, 1);
+		struct da_options o;
+		opts(&o);
+		o.max_stack_growth = 1.0;
+		struct da_result r;
+		char err[256];
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(r.nleft, 1);
+		CHECK_EQ_INT(r.left[0].why.cure, DA_CURE_ARR);
+		CHECK_EQ_INT(r.unsolved_elsewhere, other);
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+}
+
 /* Pigeonhole: F is reached from A, B and C at one height, and each of them
  * may grow by 16 bytes at most: three paths, two heights.  One F path can be
  * precise, never two; the bound says at most 1 (2 heights, less the one the
@@ -1378,6 +1409,7 @@ int main(void)
 	test_chain();
 	test_recursion();
 	test_stack_cap();
+	test_unsolved_elsewhere();
 	test_crowded();
 	test_clone_crowded();
 	test_clone_limits();
