@@ -520,24 +520,23 @@ static void test_stack_cap(void)
  * E, which call D at one height; the cap allows no padding. */
 static void test_unsolved_elsewhere(void)
 {
+	struct da_options o;
+	struct da_result r;
+	char err[256];
+	opts(&o);
+	o.max_stack_growth = 1.0;
 	for (uint32_t other = 0; other < 2; other++) {
 		struct da_problem *p = da_problem_new();
 		uint32_t B = da_add_func(p, "B", 0, pads(), false), A = da_add_func(p, "A", 0, pads(), false);
 		uint32_t E = da_add_func(p, "E", 0, pads(), false), D = da_add_func(p, "D", 0, 1, false);
 		p->funcs[D].module = other;
-		uint32_t ca = da_add_callsite(p, B, 1, false), ce = da_add_callsite(p, B, 1, false);
-		uint32_t cad = da_add_callsite(p, A, 1, false), ced = da_add_callsite(p, E, 1, false);
-		uint32_t root = da_add_node(p, DA_NONE, B, DA_NONE, 16, 1);
-		uint32_t a = da_add_node(p, root, A, ca, 48, 1), e = da_add_node(p, root, E, ce, 48, 1);
-		da_add_node(p, a, D, cad, 96, 1);
-		da_add_node(p, e, D, ced, 96, 1);
-		struct da_options o;
-		opts(&o);
-		o.max_stack_growth = 1.0;
-		struct da_result r;
-		char err[256];
-		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
-		CHECK_EQ_INT(r.nleft, 1);
+		uint32_t cs[4];
+		for (uint32_t k = 0; k < 4; k++)          /* B's calls of A and E, theirs of D */
+			cs[k] = da_add_callsite(p, k < 2 ? B : k == 2 ? A : E, 1, false);
+		int64_t size[] = {32, 48, 48, 16};
+		path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]}, size, 16, 1);
+		path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 1);
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0 && r.nleft == 1);
 		CHECK_EQ_INT(r.left[0].why.cure, DA_CURE_ARR);
 		CHECK_EQ_INT(r.unsolved_elsewhere, other);
 		da_result_free(&r);
