@@ -301,24 +301,25 @@ static bool wrap_caller(struct rp_ctx *c, struct rp_sample *s)
 	return true;
 }
 
-/* A sample in the dispatch icpp rewrite wrote for a function with clones
- * by dispatch (entry.c): the nodes at its height of that function and of
- * the clones whose frame it may be in, into *joined (malloc'd, *n), with
- * s->func the function's.  The function jumps into its dispatch, but a
- * sample there is not simply in its frame (jumps.c): the clones' tests may
- * hand the frame to a clone.  1 when s is in a dispatch, 0 when not, -1
- * when out of memory. */
-static int dispatch_nodes(struct rp_ctx *c, struct rp_sample *s, uint32_t **joined, size_t *n)
+/* A sample in the entry code icpp rewrite wrote for a function (its
+ * dispatch to clones, its entry wrapper; entry.c): the nodes of that
+ * function's frame and of the clones' whose frame it may be in, into
+ * *joined (malloc'd, *n), with s->func the function's.  The function jumps
+ * into that code, but a sample there is not simply in its frame at its
+ * height (jumps.c): a test may hand the frame to a clone, and a wrapper
+ * runs the body deeper.  1 when s is in such code, 0 when not, -1 when out
+ * of memory. */
+static int entry_nodes(struct rp_ctx *c, struct rp_sample *s, uint32_t **joined, size_t *n)
 {
-	uint64_t frames[RP_MAX_DISPATCH + 1];
-	uint32_t nf;
-	if (rp_dispatch_frames(s->mod, s->fn, s->vaddr, &frames[0], frames + 1, &nf) < 0)
+	struct rp_entry_frames ef;
+	if (rp_entry_frames(s->mod, s->fn, s->vaddr, &ef) < 0)
 		return 0;
-	s->func = pm_function_at(c->pm, s->mod->pm_module, frames[0]);
-	for (uint32_t i = 0; i <= nf; i++) {
-		uint32_t g = pm_function_at(c->pm, s->mod->pm_module, frames[i]);
+	s->func = pm_function_at(c->pm, s->mod->pm_module, ef.func);
+	for (uint32_t i = 0; i <= ef.nclones; i++) {
+		uint32_t g = pm_function_at(c->pm, s->mod->pm_module, i ? ef.clones[i - 1] : ef.func);
 		size_t k;
-		const uint32_t *more = g == PM_NONE ? NULL : pm_lookup(c->pm, g, s->height, &k);
+		const uint32_t *more = g == PM_NONE ? NULL
+			: pm_lookup(c->pm, g, s->height + (i ? 0 : ef.func_extra), &k);
 		if (more && k && append_nodes(joined, n, more, k) < 0)
 			return -1;
 	}
@@ -373,9 +374,9 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 	size_t n = 0;
 	uint32_t *joined = NULL;
 	const uint32_t *nodes, *via_plt;
-	int in_dispatch = dispatch_nodes(c, s, &joined, &n);
+	int in_entry = entry_nodes(c, s, &joined, &n);
 	nodes = joined;
-	if (in_dispatch < 0 || (!in_dispatch && cid_nodes(c, s, &nodes, &n, &joined) < 0)) {
+	if (in_entry < 0 || (!in_entry && cid_nodes(c, s, &nodes, &n, &joined) < 0)) {
 		free(joined);
 		return -1;
 	}

@@ -153,14 +153,21 @@ const uint64_t *rp_jumpers_into(struct rp_ctx *c, const struct rp_module *mod, u
 const uint64_t *rp_stubs_jumped_to(struct rp_ctx *c, const struct rp_module *mod, uint64_t func,
 				   size_t *n);
 void rp_jumps_free(struct rp_ctx *c);
-/* A sample at vaddr in `code`, the dispatch icpp rewrite wrote for a function
- * with clones by dispatch (__icpp_dispatch_NAME, entry.c): the start of that
- * function in *func and the entries of the clones whose frame it may be in
- * (those whose test of the return address has not run at vaddr), at most
- * RP_MAX_DISPATCH.  -1 when code is no such dispatch or does not decode. */
+/* A sample at vaddr in `code`, the entry code icpp rewrite wrote for a
+ * function (__icpp_dispatch_NAME, __icpp_entry_NAME; entry.c): the start of
+ * that function, what to add to the sample's height for its frame, and the
+ * entries of the clones whose frame it may be in (those whose test of the
+ * return address has not run at vaddr), at most RP_MAX_DISPATCH.  -1 when
+ * code is no such code or does not decode. */
 #define RP_MAX_DISPATCH 64
-int rp_dispatch_frames(const struct rp_module *mod, const struct bin_function *code, uint64_t vaddr,
-		       uint64_t *func, uint64_t *clones, uint32_t *nclones);
+struct rp_entry_frames {
+	uint64_t func;
+	int64_t func_extra;
+	uint64_t clones[RP_MAX_DISPATCH];
+	uint32_t nclones;
+};
+int rp_entry_frames(const struct rp_module *mod, const struct bin_function *code, uint64_t vaddr,
+		    struct rp_entry_frames *out);
 /* The file name of a path (after the last '/'). */
 const char *rp_base_name(const char *path);
 /* The label of pathmap function func (demangled, or FILE+0xADDR; a clone

@@ -3,7 +3,7 @@
 # main -> Y -> D reach D at one height, and X and Y have no allocation to
 # grow, so only an entry wrapper pads them.
 #
-#   run_entry.sh ICPP GDB WORK PROG
+#   run_entry.sh ICPP GDB WORK PROG T_REPORT_ENTRY
 #
 # In WORK: run PROG and train it (the two D paths must share a height); the
 # solver's plan without wrapping and cloning (padding only) must use an entry
@@ -11,9 +11,11 @@
 # output, also with the argument that makes D throw (the exceptions unwind
 # through the wrappers), icpp verify passes (every path at its predicted
 # height: X and Y themselves W deeper), and gdb's backtrace from the throw
-# runs through the wrapper down to main.  GDB "" skips the last check.
+# runs through the wrapper down to main.  GDB "" skips that check.  Last,
+# T_REPORT_ENTRY (tests/record) checks icpp report's charge of samples in
+# the --everything binary's wrapper of X.
 set -u
-icpp=$1 gdb=$2 work=$3 prog=$4
+icpp=$1 gdb=$2 work=$3 prog=$4 t_report=$5
 rm -rf "$work" && mkdir -p "$work" || exit 1
 cd "$work" || exit 1
 fail=0
@@ -67,6 +69,11 @@ done
 if [ "$(d_heights solved.rw.icpp | sort -u | wc -l)" != 2 ]; then
 	echo "FAIL: the entry wrapper did not separate the D paths:"
 	d_heights solved.rw.icpp
+	fail=1
+fi
+if ! "$t_report" "$PWD/everything.rw" "$PWD" > report.out 2>&1; then
+	echo "FAIL: t_report_entry:"
+	cat report.out
 	fail=1
 fi
 if [ -n "$gdb" ]; then
