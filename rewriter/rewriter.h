@@ -112,6 +112,10 @@
  *          lea R_k(%rip),%r11; cmp %r11,(%rsp); je f_k
  *        [the entry wrapper T when f is also padded that way]
  *     B: the displaced instructions; jmp f+N
+ * The code from G on has a local FUNC symbol __icpp_dispatch_NAME (a
+ * function without a name: __icpp_dispatch_0xADDR; __icpp_entry_... when
+ * it holds an entry wrapper too), which icpp report decodes to place a
+ * sample taken in it (report/entry.c).
  * R_k is c's return address, or that of the call in c's trampoline when c
  * is wrapped (a trampoline serves one callsite).  %r11 and the flags are
  * scratch at a function's entry in the ABI.  A frame's return address is its

@@ -503,10 +503,16 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	for (uint32_t i = 0; i < n; i++)
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
 			{eh_fde_at(&b->eh, r[i].lo), u->k0, u->k1, u->nfdes ? pc->pad : 0}, r[i].to};
-	const char *name = f->name ? f->name : "";
+	/* a function without a name by its address, as the prediction names it */
+	char own[32], frag_own[32];
+	snprintf(own, sizeof(own), "0x%" PRIx64, f->addr);
+	const char *name = f->name ? f->name : own;
 	clone_symbol(ps, k, name, "", cl->addr, cl->size);
 	if (n > 1) {
 		const char *frag = b->funcs[u->frag].name;
+		snprintf(frag_own, sizeof(frag_own), "0x%" PRIx64, cl->frag_func);
+		if (!frag && !f->name)
+			frag = frag_own;
 		clone_symbol(ps, k, frag ? frag : name, frag ? "" : ".cold", cl->frag_addr, cl->frag_size);
 	}
 	return 0;
@@ -615,9 +621,12 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	for (uint32_t i = 0; i < ps->nt; i++) {
 		struct newsym *n = &ps->syms[ps->nsyms++];
 		const char *fname = ps->t[i].func ? b->funcs[rw_func_index(b, ps->t[i].func)].name : NULL;
-		if (ps->t[i].func)
+		if (ps->t[i].func && fname)
 			snprintf(n->name, sizeof(n->name), "__icpp_%s_%s",
-				 ps->t[i].bytes ? "entry" : "dispatch", fname ? fname : "");
+				 ps->t[i].bytes ? "entry" : "dispatch", fname);
+		else if (ps->t[i].func)     /* no name: its address, as clones' copies */
+			snprintf(n->name, sizeof(n->name), "__icpp_%s_0x%" PRIx64,
+				 ps->t[i].bytes ? "entry" : "dispatch", ps->t[i].func);
 		else
 			snprintf(n->name, sizeof(n->name), "__icpp_wrap_%" PRIx64, ps->t[i].site);
 		n->addr = ps->t[i].addr;

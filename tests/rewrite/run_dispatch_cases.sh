@@ -11,7 +11,9 @@
 #     displaced entry is its tail call;
 #  D. a clone by dispatch of fx_dl_size, 4 bytes: the jmp at its entry covers
 #     the padding after it, and training the rewritten program still hooks
-#     it (icpp verify takes every predicted path).
+#     it (icpp verify takes every predicted path);
+#  E. A on the program stripped: the new symbols of a function without a
+#     name (its clones', its dispatch's) name it by its address.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 # And icpp report on A: t_report_dispatch (tests/record) puts samples in
@@ -93,6 +95,15 @@ rewrite d "1 functions cloned (1 by dispatch)"
 [ -n "$(height d.rw.icpp "__icpp_clone_0_fx_dl_size")" ] || fail "d: no path main > the clone"
 [ -n "$(height d.rw.icpp "fx_dl_size")" ] || fail "d: no path main > fx_dl_size"
 grep -q " 0 predicted paths not taken" d.verify || fail "d: verify: $(head -1 d.verify)"
+# E: plan A on the program stripped: its new symbols name the functions
+# without a name by their address (as the prediction does)
+strip -o stripped "$p" || fail "strip"
+"$icpp" rewrite ./stripped -m map --plan a.plan -o e.rw > e.log 2>&1 || fail "e: rewrite: $(tail -1 e.log)"
+"./e.rw" > e.out && cmp -s orig.out e.out || fail "e: the output differs"
+fa=$(printf '%#x' $f) ga=$(printf '%#x' $g)
+for s in __icpp_clone_0_$fa __icpp_clone_1_$ga __icpp_dispatch_$ga; do
+	nm e.rw | grep -q " $s\$" || fail "e: no symbol $s: $(nm e.rw | grep __icpp_ | tr '\n' ' ')"
+done
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
-	"of a function shorter than the jmp"
+	"of a function shorter than the jmp; symbols of functions without a name"
