@@ -38,12 +38,16 @@ static int merge_rows(struct rp_ctx *c, struct path_row *rows, uint32_t n)
 {
 	struct path_row *seen = NULL, *first;
 	int rc = 0;
-	for (uint32_t i = 0; i < n && !rc; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct path_row *r = &rows[i];
 		size_t len;
-		FILE *f = r->precise + r->ambiguous > 0 ? open_memstream(&r->label, &len) : NULL;
-		if (!f)
+		if (r->precise + r->ambiguous <= 0)
 			continue;
+		FILE *f = open_memstream(&r->label, &len);
+		if (!f) {
+			rc = -1;
+			break;
+		}
 		pm_print_path(f, c->pm, r->rep, " > ", PM_PRINT_PROFILE, bin_demangle);
 		if (fclose(f) || !r->label) {
 			rc = -1;
