@@ -352,7 +352,8 @@ static int parse_lib(char *arg, struct target *t)
 	return *t->in && (!eq || *t->out) ? 0 : -1;
 }
 
-/* The folder of the libraries' default outputs: OUT.libs. */
+/* The folder a library was written to (OUT.libs by default): where the
+ * program must find it. */
 static const char *libs_dir(const char *lib_out)
 {
 	static char dir[PATH_MAX];
@@ -758,9 +759,10 @@ oom:
 	cli_error("rewrite", "out of memory");
 out:
 	/* a set of files only some of which were written is no result */
-	for (uint32_t i = 0; rc && i < nt && !t[nt - 1].written; i++)
-		if (t[i].written)
-			unlink(t[i].out);
+	if (rc && !t[nt - 1].written)
+		for (uint32_t i = 0; i < nt; i++)
+			if (t[i].written)
+				unlink(t[i].out);
 	free(defmap);
 	free(predpath);
 	rewrite_cap_free(&rwcap);
