@@ -301,3 +301,18 @@ const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t 
 		return NULL;
 	return &m->funcs[lo - 1];
 }
+
+const struct bin_function *bin_tag_stub_caller(const struct bin_module *m,
+					       const struct bin_function *f, uint64_t *site)
+{
+	static const char prefix[] = "__icpp_tag_";
+	char *end;
+	if (!f || !f->name || strncmp(f->name, prefix, sizeof(prefix) - 1))
+		return NULL;
+	uint64_t at = strtoull(f->name + sizeof(prefix) - 1, &end, 16);
+	const struct bin_function *caller = *end ? NULL : bin_function_at(m, at);
+	if (!caller || caller == f)
+		return NULL;
+	*site = at;
+	return caller;
+}

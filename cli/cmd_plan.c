@@ -172,8 +172,9 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		       r->crowded_paths);
 	if (r->unsolved_elsewhere)
 		printf("  %" PRIu64 " of the unsolved are at functions both paths enter by a call from\n"
-		       "  another module: no clone of the function can take those frames (a dispatch\n"
-		       "  tests return addresses of its own module)\n", r->unsolved_elsewhere);
+		       "  another module that no clone of the function may take: that module is\n"
+		       "  not rewritten with it (--binary), or the call cannot be tagged\n",
+		       r->unsolved_elsewhere);
 	for (uint32_t i = 0; i < r->nleft && i < (uint32_t)top; i++) {
 		const struct da_leftover *l = &r->left[i];
 		const char *fname = l->inst < p->nfuncs

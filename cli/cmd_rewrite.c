@@ -46,8 +46,9 @@ static const char usage_text[] =
 	"                         wrap every callsite it allows by at least W and, unless\n"
 	"                         C is 0, clone every function it allows for one of its\n"
 	"                         calls and, in each clone, one callee for the copy of\n"
-	"                         its call (a chain; default 32,16,1): exercises the\n"
-	"                         rewriter, disambiguates nothing\n"
+	"                         its call (a chain), and tag every call it allows\n"
+	"                         (default 32,16,1): exercises the rewriter,\n"
+	"                         disambiguates nothing\n"
 	"  --explain              print what can be changed, per function and callsite\n"
 	"                         (with -m: calls into the map's libraries bounded by\n"
 	"                         their callees' code, as a rewrite does)\n"
@@ -74,9 +75,18 @@ static int not_rewritten(const struct pathmap *pm, uint32_t in, const char *what
 	return -1;
 }
 
+static bool has_tag(const struct rw_plan *p, uint64_t site)
+{
+	for (uint32_t i = 0; i < p->ntags; i++)
+		if (p->tags[i].site == site)
+			return true;
+	return false;
+}
+
 /* A plan in pathmap terms -> the rewriter's plan for module `m`: the changes
- * of the other rewritten modules (rc) are theirs; those of a module not
- * rewritten are an error.  Clones are numbered from `first` in m (the plan
+ * of the other rewritten modules (rc) are theirs, except that m tags its
+ * calls that another module's clones test (rewriter.h section 1, Tagged
+ * calls); those of a module not rewritten are an error.  Clones are numbered from `first` in m (the plan
  * lists each module's clones together: group_clones). */
 static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, uint32_t m,
 		      uint32_t first, const struct da_pm_plan *pp, struct rw_plan *p, char *err,
@@ -106,19 +116,23 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 	for (uint32_t k = 0; k < pp->nclones; k++) {
 		const struct da_pm_clone *c = &pp->clones[k];
 		const struct pm_function *f = &pm->funcs[c->func];
+		const struct pm_module *cm = &pm->modules[c->cs_module];
+		uint64_t tag = c->cs_module == f->module ? 0
+			       : rw_tag(cm->build_id, cm->build_id_len, c->cs_addr);
+		if (tag && !rewrite_cap_target(rc, c->cs_module))
+			return not_rewritten(pm, c->cs_module, "tags callsite", c->cs_addr, err, errlen);
 		if (f->module != m) {
 			if (!rewrite_cap_target(rc, f->module))
 				return not_rewritten(pm, f->module, "clones", f->addr, err, errlen);
+			if (tag && c->cs_module == m && !has_tag(p, c->cs_addr) &&
+			    rw_plan_add_tag(p, c->cs_addr, tag))
+				goto oom;
 			continue;
-		}
-		if (c->cs_module != m) {
-			snprintf(err, errlen, "the plan clones 0x%" PRIx64 " in %s for a call in "
-				 "another module", f->addr, pm->modules[m].path);
-			return -1;
 		}
 		if (rw_plan_add_clone(p, f->addr, c->cs_addr, c->pad,
 				      c->parent == DA_NONE ? RW_NONE : c->parent - first))
 			goto oom;
+		p->clones[p->nclones - 1].tag = tag;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
@@ -126,7 +140,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		    rw_plan_add_clone_wrap(p, w->clone - first, w->addr, w->bytes))
 			goto oom;
 	}
-	return 0;
+	return rw_plan_sort_tags(p, err, errlen);
 oom:
 	snprintf(err, errlen, "out of memory");
 	return -1;
@@ -319,7 +333,7 @@ static void print_capability(const struct rw_binary *b)
 			fprintf(stderr, "  %6u not cloneable: %s\n", s.clone_refused[i],
 				rw_clone_why_name((enum rw_clone_why)i));
 	fprintf(stderr, "icpp rewrite: %u call instructions: %u wrappable, %u redirectable to a "
-		"clone\n", s.calls, s.wrappable, s.redirectable);
+		"clone, %u taggable\n", s.calls, s.wrappable, s.redirectable, s.taggable);
 	for (int i = 1; i < RW_WRAP_N; i++)
 		if (s.wrap_refused[i])
 			fprintf(stderr, "  %6u not wrappable: %s\n", s.wrap_refused[i],
@@ -427,14 +441,16 @@ static int rename_modules(struct pathmap *pred, const struct target *t, uint32_t
 static void print_written(const struct target *t, bool named)
 {
 	const struct rw_write_stats *st = &t->st;
-	char chains[48] = "";
+	char chains[48] = "", tags[48] = "";
 	if (st->chains)
 		snprintf(chains, sizeof(chains), "; %u in chains", st->chains);
+	if (st->tags)
+		snprintf(tags, sizeof(tags), ", %u calls tagged", st->tags);
 	fprintf(stderr, "icpp rewrite: %s%s%u functions padded (%u through entry wrappers), %u "
-		"callsites wrapped, %u functions cloned (%u by dispatch%s), %u bytes patched, %" PRIu64
+		"callsites wrapped, %u functions cloned (%u by dispatch%s)%s, %u bytes patched, %" PRIu64
 		" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
 		named ? t->out : "", named ? ": " : "", st->pads, st->entry_pads, st->wraps,
-		st->clones, st->dispatched, chains, st->patched_bytes, st->tramp_bytes, st->in_size,
+		st->clones, st->dispatched, chains, tags, st->patched_bytes, st->tramp_bytes, st->in_size,
 		st->out_size,
 		st->in_size ? 100.0 * ((double)st->out_size - (double)st->in_size) / (double)st->in_size : 0);
 }

@@ -38,12 +38,54 @@ static const char usage_text[] =
 	"example:\n"
 	"  icpp rewrite ./app -m app.icpp -o app.rw && icpp verify app.rw -- input.txt\n";
 
+/* Each module's build-id as trained and its icpp note (rw_orig_id): from
+ * the note when it was rewritten, else its own id and no note. */
+struct orig_ids {
+	struct rw_orig_id *v;
+	struct rw_note *notes;
+	uint32_t n;
+};
+
+static void orig_ids_free(struct orig_ids *o)
+{
+	for (uint32_t i = 0; o->v && i < o->n; i++)
+		if (o->v[i].note)
+			rw_note_free(&o->notes[i]);
+	free(o->v);
+	free(o->notes);
+}
+
+/* 0, or -1 when out of memory. */
+static int orig_ids(const struct pathmap *obs, struct orig_ids *o)
+{
+	o->n = obs->nmodules;
+	o->v = calloc(o->n + 1, sizeof(*o->v));
+	o->notes = calloc(o->n + 1, sizeof(*o->notes));
+	if (!o->v || !o->notes) {
+		orig_ids_free(o);
+		return -1;
+	}
+	for (uint32_t i = 0; i < o->n; i++) {
+		const struct pm_module *md = &obs->modules[i];
+		char err[256];
+		if (rw_note_read(md->path, &o->notes[i], err, sizeof(err)) == 0) {
+			memcpy(o->v[i].id, o->notes[i].orig_id, o->notes[i].orig_id_len);
+			o->v[i].len = o->notes[i].orig_id_len;
+			o->v[i].note = &o->notes[i];
+		} else {
+			memcpy(o->v[i].id, md->build_id, md->build_id_len);
+			o->v[i].len = md->build_id_len;
+		}
+	}
+	return 0;
+}
+
 /* The libraries icpp rewrite wrote with OUT (rewrite --lib): every module of
  * the run other than OUT (module m) that carries an icpp note and whose build
  * the prediction names.  Their trampoline frames are removed from *obs as
  * OUT's are, and rewritten[] marks them and OUT.  0, or -1 and one line. */
-static int collapse_libs(const struct pathmap *pred, uint32_t m, bool *rewritten,
-			 struct pathmap **obs, char *err, size_t errlen)
+static int collapse_libs(const struct pathmap *pred, uint32_t m, const struct rw_orig_id *orig,
+			 bool *rewritten, struct pathmap **obs, char *err, size_t errlen)
 {
 	rewritten[m] = true;
 	for (uint32_t i = 0; i < (*obs)->nmodules; i++) {
@@ -54,7 +96,7 @@ static int collapse_libs(const struct pathmap *pred, uint32_t m, bool *rewritten
 		    pm_module_by_build_id(pred, md->build_id, md->build_id_len) == PM_NONE ||
 		    rw_note_read(md->path, &note, err, errlen) != 0)
 			continue;
-		int r = rw_collapse(*obs, i, &note, &next, err, errlen);
+		int r = rw_collapse(*obs, i, &note, orig, &next, err, errlen);
 		rw_note_free(&note);
 		if (r < 0)
 			return -1;
@@ -185,16 +227,20 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	bool *rewritten = calloc(trained->nmodules, sizeof(*rewritten));
-	if (!rewritten) {
+	struct orig_ids orig = {0};
+	if (!rewritten || orig_ids(trained, &orig) < 0) {
 		cli_error("verify", "out of memory");
-		goto out;
-	}
-	if (rw_collapse(trained, m, &note, &obs, err, sizeof(err)) < 0 ||
-	    collapse_libs(pred, m, rewritten, &obs, err, sizeof(err)) < 0) {
-		cli_error("verify", "%s", err);
 		free(rewritten);
 		goto out;
 	}
+	if (rw_collapse(trained, m, &note, orig.v, &obs, err, sizeof(err)) < 0 ||
+	    collapse_libs(pred, m, orig.v, rewritten, &obs, err, sizeof(err)) < 0) {
+		cli_error("verify", "%s", err);
+		free(rewritten);
+		orig_ids_free(&orig);
+		goto out;
+	}
+	orig_ids_free(&orig);
 	struct rw_verify_result vr;
 	int vrc = rw_verify(pred, obs, rewritten, quiet ? NULL : stderr, (unsigned)show, &vr, err,
 			    sizeof(err));

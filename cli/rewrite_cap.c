@@ -35,7 +35,8 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			  da_mask *mask, bool *redirectable, uint64_t *target, bool *dispatchable)
+			  da_mask *mask, bool *redirectable, uint64_t *target, bool *dispatchable,
+			  bool *taggable)
 {
 	const struct rewrite_target *c = rewrite_cap_target(ctx, module);
 	size_t n;
@@ -48,6 +49,7 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	/* a call whose frames the map may not show as they run keeps its
 	 * callee's original code, as it keeps its height */
 	*dispatchable = i != RW_NONE && !c->vis.no_wrap[i];
+	*taggable = *dispatchable && cs[i].taggable;
 }
 
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,

@@ -94,7 +94,12 @@
  * another function that tail-calls f, a call through the PLT), f's entry can
  * test the return address instead: f begins with a jump to code that
  * compares it with c's (of f's own module, rip-relative) and jumps to f_k on
- * a match, else runs f's displaced first instructions and goes on in f.  The
+ * a match, else runs f's displaced first instructions and goes on in f.  A
+ * call c of another module (libsqlite3's calls that end in libc's mutex
+ * functions) is tested by a tag instead, when c is taggable and f
+ * reads_tags: the rewriter of c's module makes c return to a place whose
+ * preceding bytes hold a 64-bit tag of c, and f's dispatch compares them
+ * (rewriter.h section 1, "Tagged calls").  The
  * return address of a frame is its callsite's, whether the frame was entered
  * by that call or by a tail call of its callee, so a dispatch takes exactly
  * the frames (f, c) the model says, and only original instructions' (a copy
@@ -151,7 +156,8 @@
  * nodes enter) with one amount share a trampoline, any other wrapped callsite
  * (several callees: indirect) has its own; every clone costs its function's
  * code_bytes (or DA_CLONE_DEFAULT_BYTES when unknown), rounded up to 16,
- * and a dispatched one DA_DISPATCH_CODE_BYTES more.
+ * a dispatched one DA_DISPATCH_CODE_BYTES more, and one that tests a tagged
+ * call of another module DA_TAG_CODE_BYTES more (the call's stub).
  * nwraps counts wrapped callsites, not trampolines.
  *
  * ---------------------------------------------------------------------------
@@ -200,9 +206,11 @@
  * copy in a clone: a chain) or that its function's dispatch may test, so a
  * frame entered through a call that neither applies to stays (f, h).
  * unsolved_elsewhere counts the unsolved and crowded pairs at a function
- * whose two frames were entered by calls from another module (libsqlite3's
- * tail calls into libc's mutex functions): only paddings and wraps above
- * can move them, and those move whole sets of paths at once.
+ * whose two frames were entered by calls from another module that no clone
+ * may take (untagged: the calling module is not rewritten, or the call
+ * cannot be tagged; libsqlite3's tail calls into libc's mutex functions
+ * without --lib): only paddings and wraps above can move them, and those
+ * move whole sets of paths at once.
  *
  * ---------------------------------------------------------------------------
  * 5. The solver (solve.c; bench/disambig compares it with the thesis search)
@@ -325,6 +333,7 @@
 #define DA_WRAP_CODE_BYTES 32       /* trampoline per wrapped callsite */
 #define DA_CLONE_DEFAULT_BYTES 256  /* clone of a function of unknown size */
 #define DA_DISPATCH_CODE_BYTES 32   /* a clone's test in its function's dispatch */
+#define DA_TAG_CODE_BYTES 64        /* a tagged call's stub, beside its test */
 #define DA_MAX_DISPATCH 8           /* dispatched clones per function */
 
 /* Allowed amounts: bit k set allows 16*k bytes (k = 0..63).  Bit 0 (no
@@ -350,6 +359,10 @@ struct da_func {
 	                         * an entry wrapper) */
 	bool dispatch;          /* its clones may take calls by a dispatch at its
 	                         * entry (section 2; da_add_func: false) */
+	bool reads_tags;        /* with dispatch: it may also test tagged calls
+	                         * of other modules: every frame of it was
+	                         * entered by a call, so a return address is at
+	                         * its entry (da_add_func: false) */
 	uint32_t module;        /* the object it is in (da_add_func: 0) */
 };
 
@@ -365,9 +378,13 @@ struct da_callsite {
 	                         * function its nodes enter */
 	uint32_t module;        /* the object the call instruction is in: a
 	                         * dispatch compares return addresses of its
-	                         * function's own module only (default 0) */
+	                         * function's own module, and tags of others'
+	                         * calls (default 0) */
 	bool dispatchable;      /* a dispatch may test its return address
 	                         * (default true) */
+	bool taggable;          /* the rewriter can tag the call, so that a
+	                         * dispatch in another module may test it
+	                         * (section 2; default false) */
 };
 
 struct da_node {
@@ -582,8 +599,8 @@ struct da_result {
 	                             * and the cap makes precise (section 4) */
 	uint64_t unsolved_elsewhere;    /* unsolved or crowded pairs at an original
 	                             * function whose two frames are entered by
-	                             * calls from another module: no clone of it
-	                             * can take them (section 2, Dispatch) */
+	                             * calls from another module that no clone of
+	                             * it may take (section 2, Dispatch) */
 	struct da_solve_stats stats;
 };
 

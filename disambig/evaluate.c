@@ -185,11 +185,12 @@ out:
 }
 
 /* Was node n's frame entered by a call from another module than its
- * function's? */
+ * function's, which no clone of the function may take (not tagged)? */
 static bool called_from_elsewhere(const struct da_problem *p, uint32_t n)
 {
 	const struct da_node *x = &p->nodes[da_frame(p, n)];
-	return x->callsite != DA_NONE && p->callsites[x->callsite].module != p->funcs[x->func].module;
+	return x->callsite != DA_NONE && p->callsites[x->callsite].module != p->funcs[x->func].module &&
+	       !da_redirects(p, x->callsite, x->func);
 }
 
 /* Both paths of every irreducible pair (their heights move together under

@@ -13,6 +13,7 @@ void da_capability_default(struct da_capability *c)
 	c->wrap_bound = DA_DEFAULT_BOUND;
 	c->clone = false;
 	c->dispatch = true;
+	c->tag = true;
 }
 
 /* Without the rewriter's analysis, the function a callsite calls is the one
@@ -36,6 +37,19 @@ static void unchangeable(struct da_func *f)
 {
 	f->pad_mask = f->clone_pad_mask = 1;
 	f->cloneable = f->dispatch = false;
+}
+
+/* A dispatch reads the bytes before its return address to test a tag
+ * (disambig.h section 2): only in a function that training saw entered by a
+ * call every time, never as a thread root (_start finds argc there) nor as
+ * a frame without a callsite. */
+static void mark_tag_readers(struct da_problem *p)
+{
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		p->funcs[f].reads_tags = p->funcs[f].dispatch;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].parent == DA_NONE || p->nodes[i].callsite == DA_NONE)
+			p->funcs[p->nodes[i].func].reads_tags = false;
 }
 
 /* .cold fragments (disambig.h section 2): a node without a callsite at its
@@ -226,13 +240,14 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 				da_mask m = ok ? wraps : 1;
 				bool redirect = ok && cap->clone;
 				uint32_t target = DA_NONE;
-				bool dispatchable = true;
+				bool dispatchable = true, taggable = ok && cap->tag;
 				if (cap->callsite_hook) {
 					da_mask hm = m;
-					bool hr = redirect;
+					bool hr = redirect, ht = taggable;
 					uint64_t ta = 0;
 					cap->callsite_hook(cap->ctx, pm, n->cs_module, n->cs_addr, &hm, &hr,
-							   &ta, &dispatchable);
+							   &ta, &dispatchable, &ht);
+					taggable = taggable && ht;
 					m &= hm;
 					target = ta ? pmi_function_at(&ix, n->cs_module, ta) : DA_NONE;
 					redirect = redirect && hr && target != DA_NONE;
@@ -244,6 +259,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 				b->prob->callsites[cs].target = target;
 				b->prob->callsites[cs].module = n->cs_module;
 				b->prob->callsites[cs].dispatchable = dispatchable;
+				b->prob->callsites[cs].taggable = taggable;
 				if (cs >= capcs) {
 					capcs = capcs ? capcs * 2 : 1024;
 					uint32_t *a = realloc(b->cs_module, capcs * sizeof(*a));
@@ -264,6 +280,8 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 			goto oom;
 	}
 	pmi_free(&ix);
+	if (cap->tag)
+		mark_tag_readers(b->prob);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
 	if (mark_fragments(pm, b->prob) < 0)

@@ -19,7 +19,9 @@
  *
  * A clone takes a call from a call instruction that calls it directly (a
  * frame entered through a callsite may be of a function its callee
- * tail-called) or, with `dispatch`, from any callsite of its module.  The
+ * tail-called) or, with `dispatch`, from any callsite of its module, and
+ * with `tag` from any callsite of another module, except in a function
+ * training saw as a thread root or without a callsite.  The
  * callsite hook says which address the instruction calls (*target, 0 when it
  * does not know); without the hook, the one function that training saw
  * entered through it, and none when it saw several.
@@ -41,6 +43,8 @@ struct da_capability {
 	bool dispatch;              /* with clone: a clone may also take calls by a
 	                             * dispatch at its function's entry (disambig.h
 	                             * section 2), from any callsite of that module */
+	bool tag;                   /* with dispatch: and from a tagged call of
+	                             * another module (disambig.h section 2) */
 	const char *module;         /* NULL: every module may change */
 	/* refinements (may be NULL): narrow *mask / *ok for one function or
 	 * callsite; the rewriter's feasibility analysis goes here */
@@ -48,10 +52,11 @@ struct da_capability {
 			  bool *cloneable, da_mask *clone_pad_mask, bool *dispatch);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			      da_mask *wrap_mask, bool *redirectable, uint64_t *target,
-			      bool *dispatchable);
+			      bool *dispatchable, bool *taggable);
 	void *ctx;
 };
-/* pad_bound and wrap_bound 256, no clone (dispatch on, for when clone is set). */
+/* pad_bound and wrap_bound 256, no clone (dispatch and tag on, for when
+ * clone is set). */
 void da_capability_default(struct da_capability *c);
 
 struct da_bridge {

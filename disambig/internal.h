@@ -112,7 +112,15 @@ static inline bool da_redirects(const struct da_problem *p, uint32_t c, uint32_t
 	if (c == DA_NONE || !p->funcs[f].cloneable)
 		return false;
 	return da_direct(p, c, f) || (p->funcs[f].dispatch && p->callsites[c].dispatchable &&
-				      p->callsites[c].module == p->funcs[f].module);
+				      (p->callsites[c].module == p->funcs[f].module ||
+				       (p->callsites[c].taggable && p->funcs[f].reads_tags)));
+}
+
+/* Would clone (f, c) test a tag of a call of another module (disambig.h
+ * section 2, "Dispatch")? */
+static inline bool da_tagged(const struct da_problem *p, uint32_t c, uint32_t f)
+{
+	return da_dispatched(p, c, f) && p->callsites[c].module != p->funcs[f].module;
 }
 
 /* New code of clone (f, c): the copy, and its test in f's dispatch. */

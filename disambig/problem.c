@@ -177,6 +177,7 @@ uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes
 	f->cloneable = cloneable;
 	f->clone_pad_mask = f->pad_mask;
 	f->dispatch = false;
+	f->reads_tags = false;
 	f->module = 0;
 	return p->nfuncs++;
 }
@@ -193,6 +194,7 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->target = DA_NONE;
 	c->module = 0;
 	c->dispatchable = true;
+	c->taggable = false;
 	return p->ncallsites++;
 }
 
@@ -933,7 +935,8 @@ uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t call
 {
 	uint64_t b = p->funcs[func].code_bytes ? p->funcs[func].code_bytes : DA_CLONE_DEFAULT_BYTES;
 	b = (b + DA_ALIGN - 1) / DA_ALIGN * DA_ALIGN;
-	return b + (da_dispatched(p, callsite, func) ? DA_DISPATCH_CODE_BYTES : 0);
+	return b + (da_dispatched(p, callsite, func) ? DA_DISPATCH_CODE_BYTES : 0) +
+	       (da_tagged(p, callsite, func) ? DA_TAG_CODE_BYTES : 0);
 }
 
 int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64_t *height,

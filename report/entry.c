@@ -3,6 +3,9 @@
  *     G: 16 x int3
  *        lea RET_k(%rip),%r11; cmp %r11,(%rsp); je CLONE_k    (per clone k
  *                                                             by dispatch)
+ *        mov (%rsp),%r11; test $M,%r11d; jz T;                (per clone k
+ *          cmpl $LO_k,-17(%r11); jne; cmpl $HI_k,-10(%r11);   by a tagged
+ *          je CLONE_k                                         call)
  *     T: lea -(W-8)(%rsp),%rsp; call B; lea (W-8)(%rsp),%rsp; ret
  *                                          (an entry wrapper padding f by W)
  *     B: f's displaced first instructions; jmp f+N
@@ -59,7 +62,7 @@ int rp_entry_frames(const struct rp_module *mod, const struct bin_function *code
 	while (left && cs_disasm_iter(cs, &p, &left, &at, insn)) {
 		uint64_t t = x86_branch_target(insn);
 		bool inside = t >= code->addr && t < code->addr + code->size;
-		if (insn->id == X86_INS_JE && t && vaddr <= insn->address &&
+		if (insn->id == X86_INS_JE && t && !inside && vaddr <= insn->address &&
 		    out->nclones < RP_MAX_DISPATCH)
 			out->clones[out->nclones++] = t;
 		else if (!w && !body)

@@ -370,6 +370,14 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		s->why = RP_M_MODULE;
 		return 0;
 	}
+	/* a tagged call's stub runs in its caller's frame, with the caller's
+	 * CFI row: the caller's sample at its call */
+	uint64_t site;
+	const struct bin_function *caller = bin_tag_stub_caller(s->mod->bin, s->fn, &site);
+	if (caller) {
+		s->fn = caller;
+		s->vaddr = site;
+	}
 	s->func = pm_function_at(c->pm, s->mod->pm_module, s->fn->addr);
 	size_t n = 0;
 	uint32_t *joined = NULL;

@@ -1172,7 +1172,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		/* the FDEs of the unit must be re-encodable */
 		for (uint32_t r = 0; r < u->nr && u->why == RW_PAD_OK; r++) {
 			uint32_t fde = eh_fde_at(&b->eh, a->bf[u->r[r].func].addr);
-			if (fde == RW_NONE || eh_edit_cfa(&b->eh, fde, k0, k1, 16, NULL) < 0) {
+			if (fde == RW_NONE || eh_edit_cfa(&b->eh, fde, k0, k1, 16, UINT64_MAX, NULL) < 0) {
 				set_why(u, RW_PAD_CFI_EDIT, a->bf[u->r[r].func].addr);
 				break;
 			}
@@ -1329,6 +1329,18 @@ void rw_call_bound_args(struct rw_call *rc, int32_t callee)
 	rc->wrap_mask = rw_mask_range(lo < 16 ? 16 : lo, RW_MAX_AMOUNT);
 }
 
+/* A tagged call's stub runs in its caller's frame with the caller's CFI row
+ * at the call (rewriter.h section 1, Tagged calls): one without an LSDA (a
+ * personality would look the stub's address up in the caller's call-site
+ * table) whose program up to the call can be copied. */
+static bool stub_row_ok(const struct eh_frame *eh, uint64_t insn)
+{
+	uint32_t fde = eh_fde_at(eh, insn);
+	if (fde == RW_NONE || eh->e[fde].lsda)
+		return false;
+	return eh_edit_cfa(eh, fde, 0, 0, 0, insn - eh->e[fde].pc_begin, NULL) == 0;
+}
+
 static void resolve_calls(struct ana *a)
 {
 	struct rw_binary *b = a->b;
@@ -1353,6 +1365,10 @@ static void resolve_calls(struct ana *a)
 		/* a clone is entered through the rel32 of a direct call */
 		rc->redirectable = tf && !rc->slot && rc->len >= 5 &&
 				   !returns_twice_name(rc->target_name);
+		rc->taggable = (rc->target || rc->slot) && rc->len >= 5 && rc->len <= 16 &&
+			       !returns_twice_name(rc->target_name) &&
+			       b->funcs[rc->func].pad_why != RW_PAD_UNDECODABLE &&
+			       stub_row_ok(&b->eh, rc->insn);
 	}
 	qsort(b->calls, b->ncalls, sizeof(*b->calls), cmp_call);
 	/* one record per site (a call reached twice is impossible; keep the first) */

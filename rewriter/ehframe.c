@@ -399,13 +399,14 @@ static int reg_offset(const uint8_t **p, const uint8_t *end, bool is_signed, uin
  * area).  *reg and *off carry the CFA rule in and out (the CIE's initial program
  * runs first with d = 0). */
 static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry *cie, int64_t k0,
-		    int64_t k1, int64_t d, uint64_t *reg, int64_t *off, struct rbuf *out,
-		    bool *args_size)
+		    int64_t k1, int64_t d, uint64_t stop, uint64_t *reg, int64_t *off,
+		    struct rbuf *out, bool *args_size)
 {
 	uint64_t stack_reg[EH_STACK];
 	int64_t stack_off[EH_STACK];
 	int depth = 0;
 	int64_t da = cie->data_align;
+	uint64_t loc = 0;
 	while (p < end) {
 		const uint8_t *op = p;
 		uint8_t c = *p++;
@@ -413,6 +414,12 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 		uint64_t a, b;
 		int64_t s;
 		if (hi == DW_CFA_advance_loc || hi == DW_CFA_restore) {
+			if (hi == DW_CFA_advance_loc && stop != UINT64_MAX) {
+				loc += (c & 0x3f) * cie->code_align;
+				if (loc > stop)
+					return 0;
+				continue;
+			}
 			rb_put(out, op, 1);
 			continue;
 		}
@@ -450,14 +457,21 @@ static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry 
 		case DW_CFA_set_loc:
 			return -1;       /* absolute addresses: not produced by gcc */
 		case DW_CFA_advance_loc1:
-			p += 1;
-			goto copy;
 		case DW_CFA_advance_loc2:
-			p += 2;
-			goto copy;
-		case DW_CFA_advance_loc4:
-			p += 4;
-			goto copy;
+		case DW_CFA_advance_loc4: {
+			size_t n = c == DW_CFA_advance_loc1 ? 1 : c == DW_CFA_advance_loc2 ? 2 : 4;
+			if ((size_t)(end - p) < n)
+				return -1;
+			uint32_t delta = 0;
+			memcpy(&delta, p, n);     /* little-endian */
+			p += n;
+			if (stop == UINT64_MAX)
+				goto copy;
+			loc += delta * cie->code_align;
+			if (loc > stop)
+				return 0;
+			break;
+		}
 		case DW_CFA_restore_extended:
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
@@ -562,22 +576,22 @@ copy:
 }
 
 int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
-		struct rbuf *out)
+		uint64_t stop, struct rbuf *out)
 {
 	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
 	uint64_t reg = 7;
 	int64_t off = 8;
 	struct rbuf scratch = {0};
 	const uint8_t *cs = eh->data + cie->off;
-	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, k0, k1, 0, &reg, &off, &scratch,
-			 NULL);
+	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, k0, k1, 0, UINT64_MAX, &reg, &off,
+			 &scratch, NULL);
 	rb_free(&scratch);
 	if (r)
 		return -1;
 	const uint8_t *fs = eh->data + e->off;
 	struct rbuf tmp = {0};
-	r = walk_cfa(fs + e->insn_off, fs + e->size, cie, k0, k1, d, &reg, &off, out ? out : &tmp,
-		     NULL);
+	r = walk_cfa(fs + e->insn_off, fs + e->size, cie, k0, k1, d, stop, &reg, &off,
+		     out ? out : &tmp, NULL);
 	rb_free(&tmp);
 	return r;
 }
@@ -590,9 +604,11 @@ bool eh_args_size(const struct eh_frame *eh, uint32_t fde)
 	bool seen = false;
 	struct rbuf tmp = {0};
 	const uint8_t *cs = eh->data + cie->off, *fs = eh->data + e->off;
-	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, 0, 0, 0, &reg, &off, &tmp, &seen);
+	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, 0, 0, 0, UINT64_MAX, &reg, &off,
+			 &tmp, &seen);
 	if (!r)
-		r = walk_cfa(fs + e->insn_off, fs + e->size, cie, 0, 0, 0, &reg, &off, &tmp, &seen);
+		r = walk_cfa(fs + e->insn_off, fs + e->size, cie, 0, 0, 0, UINT64_MAX, &reg, &off,
+			     &tmp, &seen);
 	rb_free(&tmp);
 	return r || seen;
 }
@@ -626,6 +642,18 @@ static int move_ptr(struct rbuf *b, size_t at, int enc, uint64_t old_at, uint64_
 	return 0;
 }
 
+/* Write pc_range of the FDE copied (from e) at start. */
+static int put_range(const struct eh_frame *eh, const struct eh_entry *e, struct rbuf *frame,
+		     size_t start, uint64_t range)
+{
+	int enc = eh->e[e->cie_index].fde_enc & 0x0f;
+	size_t n = eh_enc_size(enc);
+	if ((n != 4 && n != 8) || (n == 4 && range > UINT32_MAX))
+		return -1;
+	put_at(frame, start + e->pc_field + n, &range, n);    /* little-endian */
+	return 0;
+}
+
 struct hdr_ent {
 	uint64_t pc, fde;
 };
@@ -641,8 +669,8 @@ static int cmp_hdr(const void *a, const void *b)
  * its pc_begin moved by shift (a clone's copy of the FDE).  CIEs must have
  * been appended before their FDEs (newoff).  0, or -1 with err. */
 static int put_entry(const struct eh_frame *eh, uint32_t i, const struct eh_fde_edit *ed,
-		     uint64_t shift, uint64_t vaddr, const uint64_t *newoff, struct rbuf *frame,
-		     char *err, size_t errlen)
+		     uint64_t stop, uint64_t shift, uint64_t vaddr, const uint64_t *newoff,
+		     struct rbuf *frame, char *err, size_t errlen)
 {
 	const struct eh_entry *e = &eh->e[i];
 	const uint8_t *src = eh->data + e->off;
@@ -651,7 +679,7 @@ static int put_entry(const struct eh_frame *eh, uint32_t i, const struct eh_fde_
 		rb_put(frame, src, e->size);
 	} else {
 		rb_put(frame, src, e->insn_off);
-		if (eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, frame) < 0)
+		if (eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, stop, frame) < 0)
 			return errmsg(err, errlen, "FDE of 0x%llx cannot be re-encoded",
 				      (unsigned long long)e->pc_begin);
 		/* keep entries 8-aligned with DW_CFA_nop */
@@ -700,7 +728,7 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 			if (edits[j].fde == i)
 				ed = &edits[j];
 		newoff[i] = frame->n;
-		if (put_entry(eh, i, ed, 0, vaddr, newoff, frame, err, errlen))
+		if (put_entry(eh, i, ed, UINT64_MAX, 0, vaddr, newoff, frame, err, errlen))
 			goto fail;
 		if (!e->cie && e->pc_range)
 			tab[ntab++] = (struct hdr_ent){e->pc_begin, vaddr + newoff[i]};
@@ -708,9 +736,13 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 	for (uint32_t i = 0; i < ncf; i++) {
 		const struct eh_entry *e = &eh->e[cf[i].edit.fde];
 		size_t start = frame->n;
-		if (put_entry(eh, cf[i].edit.fde, cf[i].edit.d ? &cf[i].edit : NULL,
-			      cf[i].start - e->pc_begin, vaddr, newoff, frame, err, errlen))
+		bool row = cf[i].row_at != UINT64_MAX;
+		if (put_entry(eh, cf[i].edit.fde, cf[i].edit.d || row ? &cf[i].edit : NULL,
+			      cf[i].row_at, cf[i].start - e->pc_begin, vaddr, newoff, frame, err,
+			      errlen))
 			goto fail;
+		if (row && put_range(eh, e, frame, start, cf[i].range) < 0)
+			goto range;
 		tab[ntab++] = (struct hdr_ent){cf[i].start, vaddr + start};
 	}
 	if (nnew) {

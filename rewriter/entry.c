@@ -109,6 +109,47 @@ static int emit_test(struct rbuf *text, uint64_t at, const struct rw_dispatch_te
 	return 0;
 }
 
+/* The tests of tagged calls (rewriter.h section 1, Tagged calls):
+ *     mov (%rsp),%r11; test $RW_TAG_PAGE_MASK,%r11d; jz done
+ *     per tag: cmpl $lo,RW_TAG_LO(%r11); jne next; cmpl $hi,RW_TAG_HI(%r11);
+ *              je dest; next:
+ *     done:
+ * Only %r11 and the flags change.  -1 when a clone is out of reach. */
+static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
+			  const struct rw_dispatch_test *tests, uint32_t ntests)
+{
+	static const uint8_t load[] = {0x4c, 0x8b, 0x1c, 0x24}, test[] = {0x41, 0xf7, 0xc3},
+			     cmpl[] = {0x41, 0x81, 0x7b}, jz[] = {0x0f, 0x84};
+	uint32_t ntags = 0;
+	for (uint32_t i = 0; i < ntests; i++)
+		ntags += tests[i].tag != 0;
+	if (!ntags)
+		return 0;
+	rb_put(text, load, sizeof(load));
+	rb_put(text, test, sizeof(test));
+	rb_u32(text, RW_TAG_PAGE_MASK);
+	rb_put(text, jz, sizeof(jz));
+	rb_u32(text, ntags * 24);                  /* over the tests below */
+	for (uint32_t i = 0; i < ntests; i++) {
+		if (!tests[i].tag)
+			continue;
+		rb_put(text, cmpl, sizeof(cmpl));
+		rb_u8(text, (uint8_t)(int8_t)RW_TAG_LO);
+		rb_u32(text, (uint32_t)tests[i].tag);
+		rb_u8(text, 0x75);                 /* jne next */
+		rb_u8(text, 14);
+		rb_put(text, cmpl, sizeof(cmpl));
+		rb_u8(text, (uint8_t)(int8_t)RW_TAG_HI);
+		rb_u32(text, (uint32_t)(tests[i].tag >> 32));
+		int64_t rel = (int64_t)(tests[i].dest - (text_vaddr + text->n + 6));
+		if (rel < INT32_MIN || rel > INT32_MAX)
+			return -1;
+		rb_put(text, jz, sizeof(jz));      /* je dest */
+		rb_u32(text, (uint32_t)(int32_t)rel);
+	}
+	return 0;
+}
+
 int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint32_t pad,
 		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *e, char *err, size_t errlen)
@@ -123,9 +164,12 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, ui
 		rb_u8(text, 0xcc);
 	uint64_t tramp = text_vaddr + text->n;
 	for (uint32_t i = 0; i < ntests; i++)
-		if (emit_test(text, text_vaddr + text->n, &tests[i]) < 0)
+		if (!tests[i].tag && emit_test(text, text_vaddr + text->n, &tests[i]) < 0)
 			return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
 				      "reach of its clone", f->name ? f->name : "?", f->addr);
+	if (emit_tag_tests(text, text_vaddr, tests, ntests) < 0)
+		return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
+			      "reach of its clone", f->name ? f->name : "?", f->addr);
 	if (w && emit_wrapper(text, text_vaddr, w, e) < 0)
 		return errmsg(err, errlen, "out of memory applying the plan");
 	if (emit_body(cs, b, fi, pad, text_vaddr, text, e, err, errlen) < 0)

@@ -81,9 +81,11 @@ bool eh_args_size(const struct eh_frame *eh, uint32_t fde);
  * every CFA offset >= k1 of an rsp-based rule, and every register slot saved
  * at CFA - s with s > k0 (inside the allocation), grow by d.  Appends the new
  * instruction bytes to out (may be NULL); -1 when the program holds something
- * that cannot be adjusted (an expression CFA, set_loc, unknown opcodes). */
+ * that cannot be adjusted (an expression CFA, set_loc, unknown opcodes).
+ * With stop (not UINT64_MAX) the program ends at the row of location
+ * pc_begin + stop, without its advances: one row, the one at stop. */
 int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
-		struct rbuf *out);
+		uint64_t stop, struct rbuf *out);
 
 /* A new FDE for generated code: rows of CFA = rsp + off from pc onwards. */
 struct eh_row {
@@ -102,10 +104,15 @@ struct eh_fde_edit {
 	int64_t k0, k1, d;
 };
 /* A clone's FDE: a copy of FDE edit.fde for the code at `start`, its CFA
- * program edited as edit says when edit.d is not 0 (the clone's padding). */
+ * program edited as edit says when edit.d is not 0 (the clone's padding).
+ * A tagged call's stub (section 1 of rewriter.h) takes the row of its call
+ * instead: row_at is the call's offset from the FDE's pc_begin, and the
+ * copy covers `range` bytes with that row alone (UINT64_MAX: a clone). */
 struct eh_clonefde {
 	struct eh_fde_edit edit;
 	uint64_t start;
+	uint64_t row_at;
+	uint64_t range;
 };
 /* Build the merged .eh_frame for address `vaddr`: the old entries in their
  * order (pointers re-encoded, edits applied), the clones' FDEs (sharing the
@@ -226,7 +233,17 @@ struct rw_entry_code {
 struct rw_dispatch_test {
 	uint64_t ret;                /* a return address of fi's module */
 	uint64_t dest;               /* the clone that takes its frames */
+	uint64_t tag;                /* not 0: the tag of a call of another module
+	                              * (ret unused) */
 };
+/* Tagged calls (rewriter.h section 1): the tag's halves lie at these offsets
+ * from the return address; a dispatch reads them only when the return
+ * address is not in the first RW_TAG_SHIFT bytes of a page (so they are in
+ * its page), and the rewriter moves a tagged return address out of those. */
+#define RW_TAG_LO (-17)
+#define RW_TAG_HI (-10)
+#define RW_TAG_SHIFT 32
+#define RW_TAG_PAGE_MASK 0xfe0
 /* Entry code of function fi: its dispatch tests (any), then its entry
  * wrapper padded by w (none when w is 0), then its displaced instructions
  * with fi's in-place padding pad applied to them. */

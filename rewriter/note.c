@@ -96,6 +96,12 @@ void rw_sha1_final(struct rw_sha1 *s, uint8_t out[20])
 /* ------------------------------------------------------------------ the icpp note */
 
 /* 0; -1 when damaged; the layout version when it is another (> 0). */
+static int cmp_wrap(const void *x, const void *y)
+{
+	const struct rw_note_wrap *a = x, *b = y;
+	return a->tramp < b->tramp ? -1 : a->tramp > b->tramp;
+}
+
 static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 {
 	size_t at = 0;
@@ -130,9 +136,10 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 		TAKE(&w->site, 8);
 	}
 	out->nwraps = nw;
+	qsort(out->wraps, nw, sizeof(*out->wraps), cmp_wrap);
 	uint32_t nc;
 	TAKE(&nc, 4);
-	if (nc > n / 60)
+	if (nc > n / 68)
 		return -1;
 	out->clones = calloc(nc ? nc : 1, sizeof(*out->clones));
 	if (!out->clones)
@@ -150,6 +157,7 @@ static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
 		TAKE(&c->frag_addr, 8);
 		TAKE(&c->frag_size, 8);
 		TAKE(&c->frag_func, 8);
+		TAKE(&c->tag, 8);
 	}
 	out->nclones = nc;
 	uint32_t ne;

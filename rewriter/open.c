@@ -465,6 +465,7 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 		else
 			s->wrap_refused[b->calls[i].wrap_why]++;
 		s->redirectable += b->calls[i].redirectable;
+		s->taggable += b->calls[i].taggable;
 	}
 }
 
@@ -508,9 +509,10 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 		else
 			fprintf(out, "*");
 		if (c->wrap_mask > 1)
-			fprintf(out, ": wrap >=%u (copies %u)\n", (unsigned)(__builtin_ctzll(c->wrap_mask & ~1ull) * 16),
+			fprintf(out, ": wrap >=%u (copies %u)", (unsigned)(__builtin_ctzll(c->wrap_mask & ~1ull) * 16),
 				c->stack_args);
 		else
-			fprintf(out, ": refused (%s)\n", rw_wrap_why_name(c->wrap_why));
+			fprintf(out, ": refused (%s)", rw_wrap_why_name(c->wrap_why));
+		fprintf(out, "%s\n", c->taggable ? ", tag ok" : "");
 	}
 }

@@ -54,8 +54,41 @@ int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t 
 	if (!v)
 		return -1;
 	p->clones = v;
-	v[p->nclones++] = (struct rw_plan_clone){func, site, pad, parent};
+	v[p->nclones++] = (struct rw_plan_clone){func, site, pad, parent, 0};
 	return 0;
+}
+
+int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag)
+{
+	struct rw_plan_tag *v = realloc(p->tags, (p->ntags + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	p->tags = v;
+	v[p->ntags++] = (struct rw_plan_tag){site, tag};
+	return 0;
+}
+
+/* FNV-1a over the build-id and the site, then splitmix64's finaliser: the
+ * tag must not occur by chance before another return address. */
+uint64_t rw_tag(const uint8_t *id, uint32_t idlen, uint64_t site)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (uint32_t i = 0; i < idlen + 8; i++) {
+		h ^= i < idlen ? id[i] : (uint8_t)(site >> (8 * (i - idlen)));
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
+static int cmp_tag(const void *x, const void *y)
+{
+	const struct rw_plan_tag *a = x, *b = y;
+	return a->site < b->site ? -1 : a->site > b->site;
 }
 
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes)
@@ -74,7 +107,18 @@ void rw_plan_free(struct rw_plan *p)
 	free(p->wraps);
 	free(p->clones);
 	free(p->clone_wraps);
+	free(p->tags);
 	*p = (struct rw_plan){0};
+}
+
+int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen)
+{
+	qsort(p->tags, p->ntags, sizeof(*p->tags), cmp_tag);
+	for (uint32_t i = 1; i < p->ntags; i++)
+		if (p->tags[i].site == p->tags[i - 1].site)
+			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 " twice",
+				      p->tags[i].site);
+	return 0;
 }
 
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen)
@@ -111,21 +155,37 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 			continue;
 		}
 		char extra[2];
-		unsigned long long site;
+		unsigned long long site, tag = 0;
 		unsigned k = RW_NONE;
+		if (!strcmp(kw, "tag")) {
+			if (sscanf(buf + used, " %llx %llx %1s", &site, &tag, extra) != 2 || !tag) {
+				errmsg(err, errlen, "line %zu: want \"tag 0xSITE 0xTAG\" (TAG not 0)",
+					line);
+				goto fail;
+			}
+			if (rw_plan_add_tag(p, site, tag)) {
+				errmsg(err, errlen, "out of memory");
+				goto fail;
+			}
+			continue;
+		}
 		if (!strcmp(kw, "clone") || !strcmp(kw, "clone-wrap")) {
 			bool cw = kw[5] == '-';
 			int got = cw ? sscanf(buf + used, " %u %llx %u %1s", &k, &site, &bytes, extra)
 				     : sscanf(buf + used, " %llx %llx %u in %u %1s", &addr, &site, &bytes,
 					      &k, extra);
 			bool chain = !cw && got == 4;
-			if (!cw && got == 3)    /* no chain: nothing may follow PAD */
+			if (!cw && got == 3 &&  /* no chain: a tag or nothing may follow PAD */
+			    sscanf(buf + used, " %llx %llx %u tag %llx %1s", &addr, &site, &bytes, &tag,
+				   extra) == 4)
+				got = tag ? 3 : 0;
+			else if (!cw && got == 3)
 				got = sscanf(buf + used, " %llx %llx %u %1s", &addr, &site, &bytes, extra);
 			if ((got != 3 && !chain) || bytes % RW_ALIGN || bytes > RW_MAX_AMOUNT ||
 			    ((cw || chain) && k >= p->nclones)) {
-				errmsg(err, errlen, "line %zu: want \"clone 0xFUNC 0xSITE PAD [in K]\" or "
-					"\"clone-wrap K 0xSITE BYTES\" (K an earlier clone), amounts "
-					"multiples of 16 up to %d", line, RW_MAX_AMOUNT);
+				errmsg(err, errlen, "line %zu: want \"clone 0xFUNC 0xSITE PAD [in K | tag "
+					"0xTAG]\" or \"clone-wrap K 0xSITE BYTES\" (K an earlier clone), "
+					"amounts multiples of 16 up to %d", line, RW_MAX_AMOUNT);
 				goto fail;
 			}
 			if (cw ? rw_plan_add_clone_wrap(p, k, site, bytes)
@@ -133,6 +193,8 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 				errmsg(err, errlen, "out of memory");
 				goto fail;
 			}
+			if (!cw)
+				p->clones[p->nclones - 1].tag = tag;
 			continue;
 		}
 		if ((strcmp(kw, "pad") && strcmp(kw, "wrap")) ||
@@ -152,7 +214,8 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 		goto fail;
 	}
 	if (normalise(p->pads, &p->npads, "function", err, errlen) ||
-	    normalise(p->wraps, &p->nwraps, "callsite", err, errlen))
+	    normalise(p->wraps, &p->nwraps, "callsite", err, errlen) ||
+	    rw_plan_sort_tags(p, err, errlen))
 		goto fail;
 	return 0;
 fail:
@@ -194,7 +257,9 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 	}
 	for (uint32_t i = 0; i < p->nclones; i++) {
 		const struct rw_plan_clone *c = &p->clones[i];
-		int n = c->parent == RW_NONE
+		int n = c->tag ? snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64
+					  " %u tag 0x%" PRIx64 "\n", c->func, c->site, c->pad, c->tag)
+			: c->parent == RW_NONE
 				? snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u\n",
 					   c->func, c->site, c->pad)
 				: snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u in %u\n",
@@ -204,6 +269,11 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 	for (uint32_t i = 0; i < p->nclone_wraps; i++) {
 		int n = snprintf(line, sizeof(line), "clone-wrap %u 0x%" PRIx64 " %u\n",
 				 p->clone_wraps[i].clone, p->clone_wraps[i].site, p->clone_wraps[i].bytes);
+		rb_put(&o, line, (size_t)n);
+	}
+	for (uint32_t i = 0; i < p->ntags; i++) {
+		int n = snprintf(line, sizeof(line), "tag 0x%" PRIx64 " 0x%" PRIx64 "\n",
+				 p->tags[i].site, p->tags[i].tag);
 		rb_put(&o, line, (size_t)n);
 	}
 	rb_u8(&o, 0);
@@ -272,7 +342,7 @@ static bool direct_call_of(const struct rw_binary *b, uint64_t site, uint64_t fu
 
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
 {
-	return c->parent == RW_NONE && !direct_call_of(b, c->site, c->func);
+	return c->parent == RW_NONE && (c->tag || !direct_call_of(b, c->site, c->func));
 }
 
 /* Clone k of a chain, whose call ci is in the plan's calls: a direct call
@@ -299,9 +369,13 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		const struct rw_plan_clone *c = &p->clones[k];
 		uint32_t fi = check_pad(b, c->func, c->pad, err, errlen);
-		uint32_t ci = fi == RW_NONE ? RW_NONE : check_wrap(b, c->site, 0, err, errlen);
+		/* a tagged call is another module's: its check is there */
+		uint32_t ci = fi == RW_NONE || c->tag ? fi : check_wrap(b, c->site, 0, err, errlen);
 		if (ci == RW_NONE)
 			return -1;
+		if (c->tag && c->parent != RW_NONE)
+			return errmsg(err, errlen, "plan clone %u takes a tagged call in clone %u: a "
+				      "chain takes a copy of this binary's own calls", k, c->parent);
 		if (!b->funcs[fi].cloneable)
 			return errmsg(err, errlen, "plan clones 0x%" PRIx64 ", which cannot be cloned: %s",
 				      c->func, rw_clone_why_name(b->funcs[fi].clone_why));
@@ -320,6 +394,7 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 			/* one site may take clones of several functions: f
 			 * directly, g by dispatch (f tail-calls g) */
 			if (p->clones[j].site == c->site && p->clones[j].parent == c->parent &&
+			    p->clones[j].tag == c->tag &&
 			    (p->clones[j].func == c->func || c->parent != RW_NONE))
 				return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for callsite 0x%"
 					      PRIx64 " twice", c->func, c->site);
@@ -356,6 +431,13 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 	for (uint32_t i = 0; i < p->nwraps; i++)
 		if (check_wrap(b, p->wraps[i].addr, p->wraps[i].bytes, err, errlen) == RW_NONE)
 			return -1;
+	for (uint32_t i = 0; i < p->ntags; i++) {
+		uint32_t ci = rw_call_index(b, p->tags[i].site);
+		if (ci == RW_NONE || !b->calls[ci].taggable)
+			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 ", which %s",
+				      p->tags[i].site, ci == RW_NONE ? "is no call of this binary"
+				      : "cannot be tagged (rewriter.h section 1, Tagged calls)");
+	}
 	return check_clones(b, p, err, errlen);
 }
 
@@ -449,6 +531,12 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
 	}
 	if (clone && everything_clones(b, v, p))
 		goto oom;
+	const uint8_t *id;
+	uint32_t idlen = (uint32_t)bin_build_id(b->bin, &id);
+	for (size_t i = 0; clone && i < b->ncalls; i++)
+		if (b->calls[i].taggable && !(v && v->no_wrap[i]) &&
+		    rw_plan_add_tag(p, b->calls[i].site, rw_tag(id, idlen, b->calls[i].site)))
+			goto oom;
 	return 0;
 oom:
 	rw_plan_free(p);

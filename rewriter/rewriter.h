@@ -101,7 +101,8 @@
  *
  * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
  * call of f (indirect, through the PLT, or a call of a function that
- * tail-calls f): f's entry tests the return address instead.  The whole
+ * tail-calls f; or of another module: Tagged calls, below): f's entry tests
+ * the return address instead.  The whole
  * instructions covering 5 bytes after f's endbr64 are displaced and replaced
  * by `jmp D` (as for an entry wrapper, below; a branch among them keeps its
  * target, past them in f; a ret or jmp may end them, and when that ends f
@@ -130,6 +131,44 @@
  * Training OUT sees f's entry (hooked), then f_k's at the same CFA, which
  * replaces it as a tail call would: rw_collapse drops the childless frame
  * (f, c) that this leaves beside (f_k, c).
+ *
+ * Tagged calls (write.c, entry.c), for a clone k = (f, c) whose call c is
+ * in another module M (disambig.h section 2, "Dispatch"; both rewritten by
+ * one plan, icpp rewrite --lib): f's module does not know where M is
+ * loaded, so its dispatch cannot compare return addresses.  M marks c
+ * instead: c returns to a place whose 17 bytes before the return address R
+ * are
+ *     nopl LO(%rax); nopl HI(%rax); [nop]; call ...   (the nop when the call
+ *                                                      takes 5 bytes)
+ * so that the tag's halves LO and HI lie at R-17 and R-10 whatever the
+ * call.  The tag is rw_tag(M's build-id as trained, c): both rewrites
+ * compute it from the plan, and 2^-64 is the chance that other code has it
+ * there.  The place is c's trampoline when c is wrapped, else a stub (a
+ * local FUNC symbol __icpp_tag_SITE): c becomes `jmp S` (the rest int3),
+ *     G: 16 x int3
+ *     S: the tag; call c's target (or *slot, or the clone a redirect
+ *        names); jmp c+len
+ * The stub is no frame: it runs in c's caller's activation, with the
+ * caller's SP, so heights do not change; its FDE (from G, which training
+ * hooks and nothing runs) is a copy of the caller's with the CFA program
+ * cut at the row of c (advances dropped; edited as the caller's padding
+ * edits its own), so unwinders, training and icpp report see the caller's
+ * frame there.  A call is taggable (rw_call.taggable) when it could be
+ * wrapped but for its stack arguments (a direct call or call *slot(%rip) of
+ * at least 5 bytes, no returns-twice callee, decodable caller) and its FDE
+ * has no LSDA (a personality would look the stub's address up in the
+ * caller's call-site table) and a CFA program that can be copied.  The
+ * return address of a tagged call never lies in the first RW_TAG_SHIFT
+ * bytes of a page (the stub or trampoline moves).  f's dispatch tests, after
+ * its return-address tests,
+ *     mov (%rsp),%r11; test $0xfe0,%r11d; jz on
+ *     per tag: cmpl $LO,-17(%r11); jne next; cmpl $HI,-10(%r11); je f_k
+ * reading below a return address only in its own page (a call instruction
+ * ends there, so the page is mapped); a function training saw entered
+ * without a return address (a thread root) never takes a tag test
+ * (disambig's reads_tags).  M's note lists stubs with its trampolines (W
+ * 0), f's module's note the clone's tag, so that rw_collapse can tell the
+ * frame f's dispatch hands on.
  *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
@@ -194,7 +233,8 @@
  * .icpp.text holds the clones first (each function's copy, then its
  * fragment's), then the trampolines.
  * The old .eh_frame/.eh_frame_hdr stay in place, renamed .icpp.old.*; .symtab
- * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>) and per
+ * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>), per
+ * tagged call's stub (__icpp_tag_<callsite>) and per
  * clone (__icpp_clone_<K>_<name>, and its fragment's copy); a stripped input
  * gets a .symtab made of
  * its .dynsym plus those.
@@ -253,9 +293,9 @@
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
 #define RW_MAX_DISPATCH 8          /* dispatched clones per function */
-#define RW_NOTE_VERSION 5          /* its layout (2: clone table, 3: entry wrappers,
+#define RW_NOTE_VERSION 6          /* its layout (2: clone table, 3: entry wrappers,
                                     * 4: which clones dispatch, 5: the clones'
-                                    * copies of fragments) */
+                                    * copies of fragments, 6: tags) */
 
 /* Bit k allows 16*k bytes (disambig's da_mask). */
 typedef uint64_t rw_mask;
@@ -389,6 +429,8 @@ struct rw_call {
 	rw_mask wrap_mask;           /* allowed wraps; 1 when refused */
 	enum rw_wrap_why wrap_why;
 	bool redirectable;           /* a direct call rel32 that may call a clone */
+	bool taggable;               /* may be tagged for another module's dispatch
+	                              * (section 1, Tagged calls) */
 };
 
 struct rw_binary;
@@ -430,6 +472,7 @@ struct rw_summary {
 	uint32_t fp, sp, frameless;
 	uint32_t calls, wrappable, wrap_refused[RW_WRAP_N];
 	uint32_t cloneable, clone_refused[RW_CLONE_N], redirectable;
+	uint32_t taggable;           /* calls that may be tagged */
 };
 void rw_summarize(const struct rw_binary *b, struct rw_summary *s);
 /* One line per function and call (`icpp rewrite --explain`). */
@@ -445,7 +488,11 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *     clone 0xFUNC 0xSITE PAD [in J]  clone K (K = 0, 1, ... in order);
  *                                   in J: takes the copy of SITE inside
  *                                   clone J < K, not SITE (a chain)
+ *     clone 0xFUNC 0xSITE PAD tag 0xTAG  clone K for a call of another
+ *                                   module (at SITE there), tested by its
+ *                                   tag (section 1, Tagged calls)
  *     clone-wrap K 0xSITE BYTES     the copy of SITE inside clone K
+ *     tag 0xSITE 0xTAG              tag the call at SITE
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
 	uint64_t addr;               /* function start, or callsite */
@@ -458,6 +505,12 @@ struct rw_plan_clone {
 	uint32_t parent;             /* RW_NONE: site itself; else the copy of
 	                              * site in clone `parent` (a chain: a direct
 	                              * call of func made in that clone) */
+	uint64_t tag;                /* not 0: site is a call of another module
+	                              * that carries this tag (no chain) */
+};
+struct rw_plan_tag {
+	uint64_t site;               /* a call of this binary */
+	uint64_t tag;                /* rw_tag() of it */
 };
 struct rw_plan_clone_wrap {
 	uint32_t clone;              /* index into clones */
@@ -473,6 +526,8 @@ struct rw_plan {
 	uint32_t nclones;
 	struct rw_plan_clone_wrap *clone_wraps;
 	uint32_t nclone_wraps;
+	struct rw_plan_tag *tags;            /* sorted by site, no duplicates */
+	uint32_t ntags;
 };
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen);
 int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen);
@@ -481,24 +536,32 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b);
 /* Refuses an amount the capability does not allow (-1 and one line). */
 int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen);
 /* Does clone c take its calls by a dispatch at its function's entry (its
- * call is no direct call of the function: section 1)?  A chain's never. */
+ * call is no direct call of the function, or of another module: section
+ * 1)?  A chain's never. */
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c);
 /* Every function and callsite the capability allows, each with the largest
  * allowed amount <= pad (resp. the smallest allowed >= wrap, else none), and
  * (rw_plan_everything_seen with clone) one clone of every cloneable function,
- * padded like it, for its first redirectable call, and in each such clone a
- * chain for the copy of its function's first such call: the stress plan of
- * the tests (`icpp rewrite --everything`). */
+ * padded like it, for its first redirectable call, in each such clone a
+ * chain for the copy of its function's first such call, and a tag on every
+ * taggable call: the stress plan of the tests (`icpp rewrite --everything`). */
 int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p);
 int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes);
 int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad,
 		      uint32_t parent);
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes);
+int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag);
+/* Sort the tags by site; -1 and err when one site has two. */
+int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen);
+/* The tag of the call at site of the module with build-id id (of the file
+ * as trained, before any rewrite): a 64-bit hash, never 0. */
+uint64_t rw_tag(const uint8_t *id, uint32_t idlen, uint64_t site);
 void rw_plan_free(struct rw_plan *p);
 
 /* ------------------------------------------------------------------ writing */
 struct rw_write_stats {
 	uint32_t pads, wraps, clones, patched_bytes;
+	uint32_t tags;               /* tagged calls (section 1, Tagged calls) */
 	uint32_t entry_pads;         /* of pads: through entry wrappers */
 	uint32_t dispatched;         /* of clones: taking their calls by dispatch */
 	uint32_t chains;             /* of clones: taking a copy's call (a chain) */
@@ -518,7 +581,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *out,
 struct rw_note_wrap {
 	uint64_t tramp;              /* trampoline start */
 	uint32_t size;
-	uint32_t bytes;              /* W */
+	uint32_t bytes;              /* W; 0: a tagged call's stub, no frame */
 	uint64_t site;               /* the callsite it serves: an original one,
 	                              * or the copy of one inside a clone */
 };
@@ -534,6 +597,8 @@ struct rw_note_clone {
 	uint64_t frag_size;          /* ... its size (the fragment's) */
 	uint64_t frag_func;          /* ... the original fragment; all three 0: the
 	                              * function has no fragment */
+	uint64_t tag;                /* not 0: site is a call of another module,
+	                              * tested by this tag */
 };
 struct rw_note_entry {
 	uint64_t func;               /* the function entry-wrapped */
@@ -552,8 +617,9 @@ struct rw_note {
 	struct rw_note_entry *entries;  /* sorted by func */
 	uint32_t nentries;
 };
-/* 0 and the note; 1 when path has no icpp note (not rewritten); -1 and err
- * (also for a note of another layout: rewritten by another icpp). */
+/* 0 and the note (its wraps sorted by tramp); 1 when path has no icpp note
+ * (not rewritten); -1 and err (also for a note of another layout: rewritten
+ * by another icpp). */
 int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen);
 void rw_note_free(struct rw_note *n);
 
@@ -608,8 +674,19 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
  * deeper than training recorded it at its entry hook, before the wrapper
  * ran; a frame training rebuilt from the CFI (no callsite) has its true
  * height already. */
+/* A frame that a dispatch handed to a clone for a tagged call of another
+ * module is recognised by the tag, computed from that module's build-id as
+ * trained and the call's site (through its stub or trampoline): orig[i] is
+ * module i's build-id before any rewrite and its note (NULL: not
+ * rewritten), for every module of trained (orig NULL: no frame is taken for
+ * such a clone). */
+struct rw_orig_id {
+	uint8_t id[PM_BUILD_ID_MAX];
+	uint32_t len;
+	const struct rw_note *note;
+};
 int rw_collapse(const struct pathmap *trained, uint32_t module, const struct rw_note *n,
-		struct pathmap **out, char *err, size_t errlen);
+		const struct rw_orig_id *orig, struct pathmap **out, char *err, size_t errlen);
 
 /* disambig's prediction names clone k as a function of a made-up module
  * (from_pathmap.h, DA_CLONES_MODULE) at address 16 (k+1), the copy of clone

@@ -242,10 +242,12 @@ static uint32_t tramp_at(const struct rw_note *n, uint64_t addr)
 	return RW_NONE;
 }
 
-static int cmp_wrap(const void *x, const void *y)
+/* The callsite of another module's call at csa: the one its stub or
+ * trampoline serves, when csa is in one. */
+static uint64_t tagged_site(const struct rw_orig_id *o, uint64_t csa)
 {
-	const struct rw_note_wrap *a = x, *b = y;
-	return a->tramp < b->tramp ? -1 : a->tramp > b->tramp;
+	uint32_t w = o->note ? tramp_at(o->note, csa) : RW_NONE;
+	return w == RW_NONE ? csa : o->note->wraps[w].site;
 }
 
 /* Is a frame of function func entered through callsite (csm, csa) one that a
@@ -255,36 +257,38 @@ static int cmp_wrap(const void *x, const void *y)
  * original function entered another way (a copy's tail call of it), which
  * the prediction must account for. */
 static bool dispatched_frame(const struct rw_note *note, const struct pathmap *in,
-			     uint32_t module, uint32_t func, uint32_t csm, uint64_t csa)
+			     const struct rw_orig_id *orig, uint32_t module, uint32_t func,
+			     uint32_t csm, uint64_t csa)
 {
 	const struct pm_function *f = &in->funcs[func];
-	if (f->module != module || csm != module)
+	if (f->module != module || csm == PM_NONE)
 		return false;
-	for (uint32_t k = 0; k < note->nclones; k++)
-		if (note->clones[k].dispatched && note->clones[k].func == f->addr &&
-		    note->clones[k].site == csa)
+	for (uint32_t k = 0; k < note->nclones; k++) {
+		const struct rw_note_clone *c = &note->clones[k];
+		if (!c->dispatched || c->func != f->addr)
+			continue;
+		if (!c->tag ? csm == module && c->site == csa
+			    : csm != module && orig && c->site == tagged_site(&orig[csm], csa) &&
+				      c->tag == rw_tag(orig[csm].id, orig[csm].len, c->site))
 			return true;
+	}
 	return false;
 }
 
 int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note *note,
-		struct pathmap **out, char *err, size_t errlen)
+		const struct rw_orig_id *orig, struct pathmap **out, char *err, size_t errlen)
 {
-	struct rw_note n = *note;
-	n.wraps = malloc((n.nwraps ? n.nwraps : 1) * sizeof(*n.wraps));
 	uint32_t *mods = malloc((in->nmodules ? in->nmodules : 1) * sizeof(*mods));
 	uint32_t *funcs = malloc((in->nfuncs ? in->nfuncs : 1) * sizeof(*funcs));
 	uint32_t *nodes = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*nodes));
 	bool *gone = calloc(in->nnodes ? in->nnodes : 1, sizeof(*gone));
 	bool *parent_of = calloc(in->nnodes ? in->nnodes : 1, sizeof(*parent_of));
 	struct pathmap *pm = pm_new();
-	if (!n.wraps || !mods || !funcs || !nodes || !gone || !parent_of || !pm)
+	if (!mods || !funcs || !nodes || !gone || !parent_of || !pm)
 		goto oom;
 	for (uint32_t i = 0; i < in->nnodes; i++)
 		if (in->nodes[i].parent != PM_NONE)
 			parent_of[in->nodes[i].parent] = true;
-	memcpy(n.wraps, note->wraps, n.nwraps * sizeof(*n.wraps));
-	qsort(n.wraps, n.nwraps, sizeof(*n.wraps), cmp_wrap);
 	for (uint32_t i = 0; i < in->nmodules; i++) {
 		const struct pm_module *m = &in->modules[i];
 		mods[i] = pm_add_module(pm, m->path, m->build_id, m->build_id_len);
@@ -296,7 +300,7 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	for (uint32_t i = 0; i < in->nfuncs; i++) {
 		const struct pm_function *f = &in->funcs[i];
 		funcs[i] = PM_NONE;
-		if (f->module == module && tramp_at(&n, f->addr) != RW_NONE)
+		if (f->module == module && tramp_at(note, f->addr) != RW_NONE)
 			continue;
 		funcs[i] = pm_add_function(pm, mods[f->module], f->addr, f->size, f->name);
 		if (funcs[i] == PM_NONE)
@@ -312,12 +316,12 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 		uint32_t csm = x->cs_module;
 		uint64_t csa = x->cs_addr;
 		if (csm == module) {
-			uint32_t w = tramp_at(&n, csa);
+			uint32_t w = tramp_at(note, csa);
 			if (w != RW_NONE)
-				csa = n.wraps[w].site;       /* a trampoline training did not hook */
+				csa = note->wraps[w].site;   /* a trampoline training did not hook */
 		}
 		if (funcs[x->func] == PM_NONE ||
-		    (!parent_of[i] && dispatched_frame(note, in, module, x->func, csm, csa))) {
+		    (!parent_of[i] && dispatched_frame(note, in, orig, module, x->func, csm, csa))) {
 			gone[i] = true;
 			nodes[i] = parent;
 			continue;
@@ -328,7 +332,6 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 		if (nodes[i] == PM_NONE)
 			goto oom;
 	}
-	free(n.wraps);
 	free(mods);
 	free(funcs);
 	free(nodes);
@@ -338,7 +341,6 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	return 0;
 oom:
 	errmsg(err, errlen, "out of memory removing trampoline frames");
-	free(n.wraps);
 	free(mods);
 	free(funcs);
 	free(nodes);

@@ -41,10 +41,36 @@ struct tramp {
 	uint64_t site;               /* the callsite it serves (a copy's: in a clone) */
 	uint64_t target;             /* what it calls (a clone, for a redirected call) */
 	uint64_t ret;                /* the return address of its call */
-	uint32_t bytes;              /* W (0: an entry that only dispatches) */
+	uint32_t bytes;              /* W (0: an entry that only dispatches, or a
+	                              * tagged call's stub) */
+	uint64_t tag;                /* its call's tag (0: none) */
+	bool stub;                   /* a tagged call's stub, no frame (no rows:
+	                              * its FDE is a copy of the caller's row) */
 	struct eh_row rows[RW_ENTRY_MAX_INSNS + 4];
 	uint32_t nrows;
 };
+
+/* The tag before a call instruction (rewriter.h section 1, Tagged calls):
+ * nopl lo(%rax); nopl hi(%rax), then a nop when the call takes 5 bytes, so
+ * that the tag's halves lie at RW_TAG_LO and RW_TAG_HI from the return
+ * address whatever the call. */
+static void put_tag(struct rbuf *o, uint64_t tag, bool call5)
+{
+	static const uint8_t nopl[] = {0x0f, 0x1f, 0x80};
+	rb_put(o, nopl, 3);
+	rb_u32(o, (uint32_t)tag);
+	rb_put(o, nopl, 3);
+	rb_u32(o, (uint32_t)(tag >> 32));
+	if (call5)
+		rb_u8(o, 0x90);
+}
+
+/* May a dispatch read the tag before return address ret (the page check of
+ * rewriter/entry.c)? */
+static bool tag_readable(uint64_t ret)
+{
+	return (ret & RW_TAG_PAGE_MASK) != 0;
+}
 
 /* lea disp(%rsp),%rsp */
 static void lea_rsp(struct rbuf *o, int64_t disp)
@@ -88,6 +114,8 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 	/* CFA = rsp + W from here until the restoring lea */
 	if (k)
 		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), (uint32_t)t->bytes};
+	if (t->tag)
+		put_tag(o, t->tag, !c->slot);
 	uint64_t at = t->addr + (o->n - start);
 	int64_t rel;
 	if (c->slot) {
@@ -226,6 +254,7 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 		rb_u64(d, c[k].frag_addr);
 		rb_u64(d, c[k].frag_size);
 		rb_u64(d, c[k].frag_func);
+		rb_u64(d, c[k].tag);
 	}
 	rb_u32(d, nt - nw);
 	for (uint32_t i = 0; i < nt; i++) {
@@ -359,16 +388,76 @@ static struct tramp *next_tramp(struct plan_state *ps, char *err, size_t errlen)
 }
 
 static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			  uint64_t target, uint32_t bytes, uint64_t text_vaddr, char *err,
-			  size_t errlen)
+			  uint64_t target, uint32_t bytes, uint64_t tag, uint64_t text_vaddr,
+			  char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
 	rb_align(&ps->text, 16, 0xcc);
-	*t = (struct tramp){.addr = text_vaddr + ps->text.n, .call = c, .site = site,
-			    .target = target, .bytes = bytes};
-	return emit_tramp(&ps->text, t, err, errlen) ? 0 : t->addr;
+	size_t at = ps->text.n;
+	*t = (struct tramp){.addr = text_vaddr + at, .call = c, .site = site, .target = target,
+			    .bytes = bytes, .tag = tag};
+	if (emit_tramp(&ps->text, t, err, errlen))
+		return 0;
+	if (tag && !tag_readable(t->ret)) {
+		/* its return address in the first bytes of a page: move it */
+		ps->text.n = at;
+		for (int i = 0; i < RW_TAG_SHIFT; i++)
+			rb_u8(&ps->text, 0xcc);
+		t->addr = text_vaddr + ps->text.n;
+		if (emit_tramp(&ps->text, t, err, errlen))
+			return 0;
+	}
+	return t->addr;
+}
+
+/* The stub of a tagged call c that is not wrapped, at the end of text (its
+ * address, or 0 with err): a guard, then
+ *     S: tag; call dest (or *slot); jmp back after c
+ * entered by a jmp at c.  No frame: the stub's FDE repeats the caller's row
+ * at c (an eh_clonefde with row_at). */
+static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t dest,
+			 uint64_t tag, uint64_t text_vaddr, char *err, size_t errlen)
+{
+	struct tramp *t = next_tramp(ps, err, errlen);
+	if (!t)
+		return 0;
+	rb_align(&ps->text, 16, 0xcc);
+	size_t at = ps->text.n;
+	for (int pass = 0; pass < 2; pass++) {
+		ps->text.n = at;
+		for (int i = 0; i < RW_ENTRY_GUARD + pass * RW_TAG_SHIFT; i++)
+			rb_u8(&ps->text, 0xcc);
+		uint64_t s = text_vaddr + ps->text.n;
+		put_tag(&ps->text, tag, !c->slot);
+		uint64_t call = text_vaddr + ps->text.n;
+		int64_t rel = c->slot ? (int64_t)(c->slot - (call + 6)) : (int64_t)(dest - (call + 5));
+		int64_t back = (int64_t)(c->insn + c->len - (call + (c->slot ? 11 : 10)));
+		if (rel < INT32_MIN || rel > INT32_MAX || back < INT32_MIN || back > INT32_MAX) {
+			errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " is out of rel32 reach of "
+			       "its target", c->site);
+			return 0;
+		}
+		if (c->slot) {
+			rb_u8(&ps->text, 0xff);
+			rb_u8(&ps->text, 0x15);
+		} else {
+			rb_u8(&ps->text, 0xe8);
+		}
+		rb_u32(&ps->text, (uint32_t)(int32_t)rel);
+		uint64_t ret = text_vaddr + ps->text.n;
+		rb_u8(&ps->text, 0xe9);
+		rb_u32(&ps->text, (uint32_t)(int32_t)back);
+		*t = (struct tramp){.addr = text_vaddr + at, .size = (uint32_t)(ps->text.n - at),
+				    .call = c, .site = c->site, .target = dest, .ret = ret, .tag = tag,
+				    .stub = true};
+		if (tag_readable(ret))
+			return s;
+	}
+	errmsg(err, errlen, "internal error: the stub of callsite 0x%" PRIx64 " has no readable "
+	       "tag", c->site);
+	return 0;
 }
 
 /* The entry code of function fi (its dispatch tests, its entry wrapper
@@ -451,8 +540,9 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++)
 			if (p->clones[k].func == b->funcs[fi].addr &&
 			    rw_plan_dispatched(b, &p->clones[k]))
-				tests[n++] = (struct rw_dispatch_test){return_address(ps, p->clones[k].site),
-								       ps->clones[k].addr};
+				tests[n++] = (struct rw_dispatch_test){
+					p->clones[k].tag ? 0 : return_address(ps, p->clones[k].site),
+					ps->clones[k].addr, p->clones[k].tag};
 		if ((w || n) && add_entry(ps, b, fi, w, w ? 0 : pad, tests, n, text_vaddr, err, errlen))
 			return -1;
 	}
@@ -492,7 +582,7 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 					      : rw_clone_copy_addr(&ps->clones[pc->parent], pc->site);
 	*cl = (struct rw_note_clone){.addr = r[0].to, .size = f->size, .func = f->addr,
 				     .site = site,
-				     .dispatched = rw_plan_dispatched(b, pc)};
+				     .dispatched = rw_plan_dispatched(b, pc), .tag = pc->tag};
 	if (n > 1) {
 		cl->frag_addr = r[1].to;
 		cl->frag_size = r[1].hi - r[1].lo;
@@ -502,7 +592,8 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		return errmsg(err, errlen, "out of memory applying the plan");
 	for (uint32_t i = 0; i < n; i++)
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
-			{eh_fde_at(&b->eh, r[i].lo), u->k0, u->k1, u->nfdes ? pc->pad : 0}, r[i].to};
+			{eh_fde_at(&b->eh, r[i].lo), u->k0, u->k1, u->nfdes ? pc->pad : 0}, r[i].to,
+			UINT64_MAX, 0};
 	/* a function without a name by its address, as the prediction names it */
 	char own[32], frag_own[32];
 	snprintf(own, sizeof(own), "0x%" PRIx64, f->addr);
@@ -542,8 +633,8 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		if (!w && chain == RW_NONE)
 			continue;
 		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;
-		uint64_t t = w ? add_tramp(ps, c, c->site + (insn - c->insn), dest, w, text_vaddr, err,
-					   errlen)
+		uint64_t t = w ? add_tramp(ps, c, c->site + (insn - c->insn), dest, w, 0, text_vaddr,
+					   err, errlen)
 			       : dest;
 		uint8_t bytes[16];
 		if (!t)
@@ -552,6 +643,60 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 			return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of rel32 "
 				      "reach of its trampoline", c->site, k);
 		memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
+	}
+	return 0;
+}
+
+/* The tag of the call at site in the plan, or 0. */
+static uint64_t plan_tag(const struct rw_plan *p, uint64_t site)
+{
+	uint32_t lo = 0, hi = p->ntags;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (p->tags[mid].site < site)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->ntags && p->tags[lo].site == site ? p->tags[lo].tag : 0;
+}
+
+/* The stubs of the tagged calls that are not wrapped (a wrapped one's
+ * trampoline carries its tag), the jumps at the calls into them, and their
+ * FDEs: the caller's row at the call, edited as the caller's padding edits
+ * its FDE. */
+static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
+		     uint64_t text_vaddr, char *err, size_t errlen)
+{
+	struct eh_clonefde *v = realloc(ps->cfdes, (ps->ncfdes + p->ntags + 1) * sizeof(*v));
+	if (!v)
+		return errmsg(err, errlen, "out of memory applying the plan");
+	ps->cfdes = v;
+	for (uint32_t i = 0; i < p->ntags; i++) {
+		uint64_t site = p->tags[i].site;
+		if (plan_amount(p->wraps, p->nwraps, site))
+			continue;
+		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
+		uint32_t k = redirect_of(b, p, site);
+		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
+		uint64_t stub = add_stub(ps, c, dest, p->tags[i].tag, text_vaddr, err, errlen);
+		if (!stub)
+			return -1;
+		const struct tramp *t = &ps->t[ps->nt - 1];
+		uint32_t fde = eh_fde_at(&b->eh, c->insn);
+		struct eh_fde_edit ed = {fde, 0, 0, 0};
+		for (uint32_t e = 0; e < ps->nfedits; e++)
+			if (ps->fedits[e].fde == fde)
+				ed = ps->fedits[e];
+		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){ed, t->addr,
+							       c->insn - b->eh.e[fde].pc_begin, t->size};
+		uint8_t bytes[16];
+		memset(bytes, 0xcc, sizeof(bytes));
+		if (x86_encode_jmp(c->insn, stub, bytes) < 0)
+			return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of its "
+				      "stub", site);
+		if (patch_add(&ps->patches, c->insn, bytes, c->len))
+			return errmsg(err, errlen, "out of memory applying the plan");
 	}
 	return 0;
 }
@@ -594,12 +739,14 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
+		uint64_t tag = plan_tag(p, site);
 		if (!wrap && (p->clones[k].parent != RW_NONE || plan_amount(p->wraps, p->nwraps, site) ||
-			      rw_plan_dispatched(b, &p->clones[k])))
-			continue;        /* a chain's (wrap_copies), done with its wrap, or dispatched */
+			      rw_plan_dispatched(b, &p->clones[k]) || tag))
+			continue;        /* a chain's (wrap_copies), done with its wrap,
+					  * dispatched, or its stub's (below) */
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
-		if (wrap && !(dest = add_tramp(ps, c, site, dest, p->wraps[i].bytes, text_vaddr, err,
-					       errlen)))
+		if (wrap && !(dest = add_tramp(ps, c, site, dest, p->wraps[i].bytes, tag, text_vaddr,
+					       err, errlen)))
 			return -1;
 		uint8_t bytes[16];
 		if (call_to(c->insn, c->len, dest, bytes))
@@ -608,6 +755,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		if (patch_add(&ps->patches, c->insn, bytes, c->len))
 			goto oom;
 	}
+	if (add_stubs(ps, b, p, text_vaddr, err, errlen))
+		return -1;
 	for (uint32_t k = 0; k < p->nclones; k++)
 		if (wrap_copies(b, p, k, text_vaddr, ps, err, errlen))
 			return -1;
@@ -628,7 +777,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 			snprintf(n->name, sizeof(n->name), "__icpp_%s_0x%" PRIx64,
 				 ps->t[i].bytes ? "entry" : "dispatch", ps->t[i].func);
 		else
-			snprintf(n->name, sizeof(n->name), "__icpp_wrap_%" PRIx64, ps->t[i].site);
+			snprintf(n->name, sizeof(n->name), "__icpp_%s_%" PRIx64,
+				 ps->t[i].stub ? "tag" : "wrap", ps->t[i].site);
 		n->addr = ps->t[i].addr;
 		n->size = ps->t[i].size;
 	}
@@ -876,7 +1026,8 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 
 	/* ---------------- new sections (sizes first) */
 	size_t nold = o.n;
-	bool wraps = p->nwraps > 0 || p->nclones > 0 || entry_pads(b, p);   /* .icpp.text */
+	bool wraps = p->nwraps > 0 || p->nclones > 0 || p->ntags > 0 ||   /* .icpp.text */
+		     entry_pads(b, p);
 	size_t text_idx = wraps ? nold : SIZE_MAX;
 	size_t frame_idx = nold + wraps, hdr_idx = frame_idx + 1, note_idx = hdr_idx + 1;
 	/* trampolines at a provisional address to size them (sizes do not depend
@@ -886,9 +1037,12 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	struct eh_newfde *nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
 	if (!nf)
 		goto oom;
+	uint32_t nnf = 0;
 	for (uint32_t i = 0; i < ps.nt; i++)
-		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
-	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, ps.nt, vmax, vmax,
+		if (!ps.t[i].stub)
+			nf[nnf++] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows,
+						       ps.t[i].nrows};
+	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, nnf, vmax, vmax,
 			 &frame, &hdr, err, errlen);
 	free(nf);
 	if (r)
@@ -1013,11 +1167,14 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
 	if (!nf)
 		goto oom;
+	nnf = 0;
 	for (uint32_t i = 0; i < ps.nt; i++)
-		nf[i] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows, ps.t[i].nrows};
+		if (!ps.t[i].stub)
+			nf[nnf++] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows,
+						       ps.t[i].nrows};
 	rb_free(&frame);
 	rb_free(&hdr);
-	r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, ps.nt, frame_va, hdr_va,
+	r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, nnf, frame_va, hdr_va,
 		     &frame, &hdr, err, errlen);
 	free(nf);
 	if (r)
@@ -1213,6 +1370,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	for (uint32_t i = 0; i < ps.nt; i++)
 		st->entry_pads += ps.t[i].func != 0 && ps.t[i].bytes;
 	st->wraps = p->nwraps;
+	st->tags = p->ntags;
 	st->clones = p->nclones;
 	st->dispatched = st->chains = 0;
 	for (uint32_t k = 0; k < p->nclones; k++) {

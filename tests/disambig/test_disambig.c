@@ -544,6 +544,59 @@ static void test_unsolved_elsewhere(void)
 	}
 }
 
+/* Tagged calls (disambig.h section 2, "Dispatch"): D of another module is
+ * entered from A and E at one height and nothing may be padded; a clone of
+ * D separates them only when its dispatch may test a call of the other
+ * module: the call is taggable and D reads tags.  The clone's code counts
+ * the tag's stub. */
+static void test_tagged_dispatch(void)
+{
+	struct da_options o;
+	struct da_result r;
+	char err[256];
+	opts(&o);
+	o.allow_clone = true;
+	o.max_stack_growth = 1.0;
+	for (uint32_t v = 0; v < 4; v++) {
+		bool taggable = v & 1, reads = v & 2;
+		struct da_problem *p = da_problem_new();
+		uint32_t B = da_add_func(p, "B", 0, 1, false), A = da_add_func(p, "A", 0, 1, false);
+		uint32_t E = da_add_func(p, "E", 0, 1, false), D = da_add_func(p, "D", 100, 1, true);
+		p->funcs[D].module = 1;
+		p->funcs[D].dispatch = true;
+		p->funcs[D].reads_tags = reads;
+		uint32_t cs[4];
+		for (uint32_t k = 0; k < 4; k++) {        /* B's calls of A and E, theirs of D */
+			cs[k] = da_add_callsite(p, k < 2 ? B : k == 2 ? A : E, 1, false);
+			p->callsites[cs[k]].taggable = taggable;
+		}
+		int64_t size[] = {32, 48, 48, 16};
+		uint32_t x = path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]},
+				  size, 16, 1);
+		uint32_t y = path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]},
+				  size, 16, 1);
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		if (taggable && reads) {
+			CHECK_EQ_INT(r.nleft, 0);
+			CHECK_EQ_INT(r.plan.nclones, 1);
+			CHECK(r.inst[x] != r.inst[y]);
+			CHECK_EQ_INT(r.code_bytes, 112 + DA_DISPATCH_CODE_BYTES + DA_TAG_CODE_BYTES);
+		} else {
+			CHECK_EQ_INT(r.nleft, 1);
+			CHECK_EQ_INT(r.plan.nclones, 0);
+			CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_BLOCKED);   /* nothing else can */
+		}
+		da_result_free(&r);
+		/* in one module, the return address is tested: no tag needed */
+		p->funcs[D].module = 0;
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(r.nleft, 0);
+		CHECK_EQ_INT(r.code_bytes, 112 + DA_DISPATCH_CODE_BYTES);
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+}
+
 /* Pigeonhole: F is reached from A, B and C at one height, and each of them
  * may grow by 16 bytes at most: three paths, two heights.  One F path can be
  * precise, never two; the bound says at most 1 (2 heights, less the one the
@@ -1409,6 +1462,7 @@ int main(void)
 	test_recursion();
 	test_stack_cap();
 	test_unsolved_elsewhere();
+	test_tagged_dispatch();
 	test_crowded();
 	test_clone_crowded();
 	test_clone_limits();

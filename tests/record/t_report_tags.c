@@ -1,0 +1,128 @@
+/* t_report_tags: icpp report on the pair run_tags.sh rewrites (rewriter.h
+ * section 1, Tagged calls), one file per run:
+ *  - the program: a sample in a tagged call's stub (__icpp_tag_SITE) is its
+ *    caller's at the caller's height (the stub's FDE repeats the caller's
+ *    row at the call), as the sample would be at the call itself;
+ *  - the library: a sample in the dispatch of fx_tag_leaf before its tag
+ *    test may be in the frame of the function or of its clone, one after
+ *    it in the function's alone (report/entry.c).
+ * The pathmap and the samples are made by hand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "binary/binary.h"
+#include "collector/samplefile.h"
+#include "pathmap/pathmap.h"
+#include "report/report.h"
+#include "tests/check.h"
+#include "tests/record/hand_samples.h"
+
+enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 17, TAG_TEST = 24 };
+
+/* A sample at vaddr in a frame at height h: SP is the CFA less its rule. */
+static void sample_at(struct sample_set *ss, struct bin_module *m, uint64_t vaddr, int64_t h,
+		      uint64_t count)
+{
+	struct bin_cfa rule;
+	CHECK(bin_cfa_at(m, vaddr, &rule) == 0 && rule.reg == BIN_CFA_RSP);
+	CHECK(hand_sample(ss, vaddr, h + rule.offset, 0, 0, count));
+}
+
+static const struct bin_function *stub_of(struct bin_module *m)
+{
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].name && !strncmp(f[i].name, "__icpp_tag_", 11))
+			return &f[i];
+	return NULL;
+}
+
+static void check_stub(struct bin_module *m, const char *path, const char *dir,
+		       const struct bin_function *stub)
+{
+	uint64_t site;
+	const struct bin_function *caller = bin_tag_stub_caller(m, stub, &site);
+	CHECK(caller != NULL);
+	if (!caller)
+		return;
+	const uint8_t *id;
+	size_t idlen = bin_build_id(m, &id);
+	struct pathmap *pm = pm_new();
+	uint32_t mod = pm_add_module(pm, path, id, (uint32_t)idlen);
+	uint32_t fc = pm_add_function(pm, mod, caller->addr, caller->size, "the_caller");
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_FUNC, 1);
+	struct sample_set *ss = hand_samples(m, path, "fx_tags", 7);
+	CHECK(ss != NULL);
+	if (!ss)
+		return;
+	sample_at(ss, m, stub->addr + GUARD, H_FUNC, 3);        /* at the tag */
+	sample_at(ss, m, site - 4, H_FUNC, 4);                  /* in the caller, at its call */
+	const char *folded = hand_report(pm, ss, dir, "tags_stub", RP_FOLDED);
+	CHECK(folded != NULL);
+	if (folded) {
+		printf("%s", folded);
+		CHECK(!strcmp(folded, "the_caller 7\n"));
+	}
+	pm_free(pm);
+	sf_free(ss);
+}
+
+static void check_dispatch(struct bin_module *m, const char *path, const char *dir,
+			   const struct bin_function *code)
+{
+	const struct bin_function *f = hand_function(m, "fx_tag_leaf"),
+				  *clone = hand_function(m, "__icpp_clone_0_fx_tag_leaf");
+	CHECK(f && clone);
+	if (!f || !clone)
+		return;
+	uint64_t test = code->addr + GUARD, body = test + PAGE_CHECK + TAG_TEST;
+	const uint8_t *id;
+	size_t idlen = bin_build_id(m, &id);
+	struct pathmap *pm = pm_new();
+	uint32_t mod = pm_add_module(pm, path, id, (uint32_t)idlen);
+	uint32_t ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
+	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "the_clone");
+	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_FUNC, 1);
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_CLONE, 1);
+	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_BOTH, 1);
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_BOTH, 1);
+	struct sample_set *ss = hand_samples(m, path, "fx_tags", 25);
+	CHECK(ss != NULL);
+	if (!ss)
+		return;
+	sample_at(ss, m, test, H_FUNC, 3);                     /* before the tests: either */
+	sample_at(ss, m, test + PAGE_CHECK, H_CLONE, 5);       /* at the tag's first compare */
+	sample_at(ss, m, test + PAGE_CHECK + 8, H_BOTH, 4);    /* between its compares: both */
+	sample_at(ss, m, body, H_BOTH, 6);                     /* after it: the function's */
+	sample_at(ss, m, body, H_CLONE, 7);                    /* the test has run: no frame */
+	const char *folded = hand_report(pm, ss, dir, "tags_dispatch", RP_FOLDED);
+	CHECK(folded != NULL);
+	if (folded) {
+		printf("%s", folded);
+		CHECK(strstr(folded, "\nthe_func 9\n") != NULL);
+		CHECK(strstr(folded, "\nthe_clone 5\n") != NULL);
+		CHECK(strstr(folded, "\nthe_func [ambiguous] 2\n") != NULL);
+		CHECK(strstr(folded, "\nthe_clone [ambiguous] 2\n") != NULL);
+		CHECK(!strncmp(folded, "[missing: CID not in the pathmap];__icpp_dispatch_fx_tag_leaf (",
+			       63));
+	}
+	pm_free(pm);
+	sf_free(ss);
+}
+
+int main(int argc, char **argv)
+{
+	struct bin_module *m = hand_open(argc, argv, "t_report_tags REWRITTEN_PROG_OR_LIB WORKDIR");
+	if (!m)
+		return 1;
+	const struct bin_function *stub = stub_of(m),
+				  *code = hand_function(m, "__icpp_dispatch_fx_tag_leaf");
+	CHECK(stub || code);
+	if (stub)
+		check_stub(m, argv[1], argv[2], stub);
+	if (code)
+		check_dispatch(m, argv[1], argv[2], code);
+	bin_close(m);
+	return check_exit();
+}
