@@ -104,3 +104,32 @@ const char *hand_report(struct pathmap *pm, struct sample_set *ss, const char *d
 		fclose(f);
 	return buf;
 }
+
+bool hand_sample_in_frame(struct sample_set *ss, struct bin_module *m, uint64_t vaddr, int64_t h,
+			  uint64_t count)
+{
+	struct bin_cfa rule;
+	return bin_cfa_at(m, vaddr, &rule) == 0 && rule.reg == BIN_CFA_RSP &&
+	       hand_sample(ss, vaddr, h + rule.offset, 0, 0, count);
+}
+
+struct pathmap *hand_clone_map(struct bin_module *m, const char *path,
+			       const struct bin_function *f, const struct bin_function *clone,
+			       int64_t h_func, int64_t h_clone, int64_t h_both)
+{
+	struct pathmap *pm = pm_new();
+	const uint8_t *id;
+	size_t idlen = bin_build_id(m, &id);
+	uint32_t mod = pm ? pm_add_module(pm, path, id, (uint32_t)idlen) : PM_NONE;
+	uint32_t ff = mod == PM_NONE ? PM_NONE : pm_add_function(pm, mod, f->addr, f->size, "the_func");
+	uint32_t fc = ff == PM_NONE ? PM_NONE
+		      : pm_add_function(pm, mod, clone->addr, clone->size, "the_clone");
+	if (fc == PM_NONE || pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, h_func, 1) == PM_NONE ||
+	    pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, h_clone, 1) == PM_NONE ||
+	    pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, h_both, 1) == PM_NONE ||
+	    pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, h_both, 1) == PM_NONE) {
+		pm_free(pm);
+		return NULL;
+	}
+	return pm;
+}

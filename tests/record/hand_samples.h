@@ -31,6 +31,18 @@ bool hand_map(struct sample_set *ss, const char *path, uint64_t start);
  * (bp_off counts when flags has SF_R_BP_VALID); false when out of memory. */
 bool hand_sample(struct sample_set *ss, uint64_t vaddr, int64_t sp_off, int64_t bp_off,
 		 uint32_t flags, uint64_t count);
+/* One record at ELF address vaddr in a frame at height h, with RSP-based
+ * CFI there (SP is the CFA less its rule); false when not or out of memory. */
+bool hand_sample_in_frame(struct sample_set *ss, struct bin_module *m, uint64_t vaddr, int64_t h,
+			  uint64_t count);
+/* A pathmap of module m (file path) with function f alone at height
+ * h_func, its clone alone at h_clone, and both at h_both: the frames a
+ * sample in f's dispatch may be in.  Named the_func and the_clone; NULL
+ * when out of memory. */
+struct pathmap *hand_clone_map(struct bin_module *m, const char *path,
+			       const struct bin_function *f, const struct bin_function *clone,
+			       int64_t h_func, int64_t h_clone, int64_t h_both);
+
 /* Write pm and ss to DIR/NAME.icpp and DIR/NAME.samples, run the report in
  * `format` (RP_FOLDED or RP_TEXT) to DIR/NAME.folded or .txt and return its
  * text (static, up to 8 KiB), or NULL after a line on stderr. */

@@ -19,15 +19,6 @@
 
 enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, TEST = 17 };
 
-/* A sample at vaddr in a frame at height h: SP is the CFA less its rule. */
-static void sample_at(struct sample_set *ss, struct bin_module *m, uint64_t vaddr, int64_t h,
-		      uint64_t count)
-{
-	struct bin_cfa rule;
-	CHECK(bin_cfa_at(m, vaddr, &rule) == 0 && rule.reg == BIN_CFA_RSP);
-	CHECK(hand_sample(ss, vaddr, h + rule.offset, 0, 0, count));
-}
-
 int main(int argc, char **argv)
 {
 	struct bin_module *m = hand_open(argc, argv, "t_report_dispatch REWRITTEN_PROG WORKDIR");
@@ -40,26 +31,22 @@ int main(int argc, char **argv)
 		return check_exit();
 	uint64_t test = code->addr + GUARD, body = test + TEST;
 
-	struct pathmap *pm = pm_new();
+	struct pathmap *pm = hand_clone_map(m, argv[1], f, clone, H_FUNC, H_CLONE, H_BOTH);
+	CHECK(pm != NULL);
+	if (!pm)
+		return check_exit();
 	const uint8_t *id;
 	size_t idlen = bin_build_id(m, &id);
-	uint32_t mod = pm_add_module(pm, argv[1], id, (uint32_t)idlen);
-	uint32_t ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
-	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "the_clone");
-	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_FUNC, 1);
-	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_CLONE, 1);
-	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_BOTH, 1);
-	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_BOTH, 1);
 
 	struct sample_set *ss = hand_samples(m, argv[1], "fx_dispatch", 25);
 	CHECK(ss != NULL);
 	if (!ss)
 		return check_exit();
-	sample_at(ss, m, test, H_FUNC, 3);     /* before the test: either frame */
-	sample_at(ss, m, test, H_CLONE, 5);
-	sample_at(ss, m, test + 7, H_BOTH, 4);  /* at its cmp: both, split */
-	sample_at(ss, m, body, H_BOTH, 6);      /* after it: the function's */
-	sample_at(ss, m, body, H_CLONE, 7);     /* the clone's test has run: no frame */
+	CHECK(hand_sample_in_frame(ss, m, test, H_FUNC, 3));     /* before the test: either frame */
+	CHECK(hand_sample_in_frame(ss, m, test, H_CLONE, 5));
+	CHECK(hand_sample_in_frame(ss, m, test + 7, H_BOTH, 4));  /* at its cmp: both, split */
+	CHECK(hand_sample_in_frame(ss, m, body, H_BOTH, 6));      /* after it: the function's */
+	CHECK(hand_sample_in_frame(ss, m, body, H_CLONE, 7));     /* the clone's test has run: no frame */
 	const char *folded = hand_report(pm, ss, argv[2], "dispatch", RP_FOLDED);
 	CHECK(folded != NULL);
 	if (!folded)
@@ -77,17 +64,17 @@ int main(int argc, char **argv)
 	/* The text's hot paths show a clone as the function it copies (named
 	 * as the predicted pathmap names it): one line for both frames. */
 	pm = pm_new();
-	mod = pm_add_module(pm, argv[1], id, (uint32_t)idlen);
-	ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
-	fc = pm_add_function(pm, mod, clone->addr, clone->size, "__icpp_clone_1_the_func");
+	uint32_t mod = pm_add_module(pm, argv[1], id, (uint32_t)idlen);
+	uint32_t ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
+	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "__icpp_clone_1_the_func");
 	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_FUNC, 1);
 	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_CLONE, 1);
 	ss = hand_samples(m, argv[1], "fx_dispatch", 8);
 	CHECK(ss != NULL);
 	if (!ss)
 		return check_exit();
-	sample_at(ss, m, test, H_FUNC, 3);
-	sample_at(ss, m, test, H_CLONE, 5);
+	CHECK(hand_sample_in_frame(ss, m, test, H_FUNC, 3));
+	CHECK(hand_sample_in_frame(ss, m, test, H_CLONE, 5));
 	const char *text = hand_report(pm, ss, argv[2], "dispatch_text", RP_TEXT);
 	CHECK(text != NULL);
 	if (!text)

@@ -19,15 +19,6 @@
 
 enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 17, TAG_TEST = 24 };
 
-/* A sample at vaddr in a frame at height h: SP is the CFA less its rule. */
-static void sample_at(struct sample_set *ss, struct bin_module *m, uint64_t vaddr, int64_t h,
-		      uint64_t count)
-{
-	struct bin_cfa rule;
-	CHECK(bin_cfa_at(m, vaddr, &rule) == 0 && rule.reg == BIN_CFA_RSP);
-	CHECK(hand_sample(ss, vaddr, h + rule.offset, 0, 0, count));
-}
-
 static const struct bin_function *stub_of(struct bin_module *m)
 {
 	size_t n;
@@ -56,8 +47,10 @@ static void check_stub(struct bin_module *m, const char *path, const char *dir,
 	CHECK(ss != NULL);
 	if (!ss)
 		return;
-	sample_at(ss, m, stub->addr + GUARD, H_FUNC, 3);        /* at the tag */
-	sample_at(ss, m, site - 4, H_FUNC, 4);                  /* in the caller, at its call */
+	/* at the tag */
+	CHECK(hand_sample_in_frame(ss, m, stub->addr + GUARD, H_FUNC, 3));
+	/* in the caller, at its call */
+	CHECK(hand_sample_in_frame(ss, m, site - 4, H_FUNC, 4));
 	const char *folded = hand_report(pm, ss, dir, "tags_stub", RP_FOLDED);
 	CHECK(folded != NULL);
 	if (folded) {
@@ -77,25 +70,24 @@ static void check_dispatch(struct bin_module *m, const char *path, const char *d
 	if (!f || !clone)
 		return;
 	uint64_t test = code->addr + GUARD, body = test + PAGE_CHECK + TAG_TEST;
-	const uint8_t *id;
-	size_t idlen = bin_build_id(m, &id);
-	struct pathmap *pm = pm_new();
-	uint32_t mod = pm_add_module(pm, path, id, (uint32_t)idlen);
-	uint32_t ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
-	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "the_clone");
-	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_FUNC, 1);
-	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_CLONE, 1);
-	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_BOTH, 1);
-	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_BOTH, 1);
+	struct pathmap *pm = hand_clone_map(m, path, f, clone, H_FUNC, H_CLONE, H_BOTH);
 	struct sample_set *ss = hand_samples(m, path, "fx_tags", 25);
-	CHECK(ss != NULL);
-	if (!ss)
+	CHECK(pm && ss);
+	if (!pm || !ss) {
+		pm_free(pm);
+		sf_free(ss);
 		return;
-	sample_at(ss, m, test, H_FUNC, 3);                     /* before the tests: either */
-	sample_at(ss, m, test + PAGE_CHECK, H_CLONE, 5);       /* at the tag's first compare */
-	sample_at(ss, m, test + PAGE_CHECK + 8, H_BOTH, 4);    /* between its compares: both */
-	sample_at(ss, m, body, H_BOTH, 6);                     /* after it: the function's */
-	sample_at(ss, m, body, H_CLONE, 7);                    /* the test has run: no frame */
+	}
+	/* before the tests: either */
+	CHECK(hand_sample_in_frame(ss, m, test, H_FUNC, 3));
+	/* at the tag's first compare */
+	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK, H_CLONE, 5));
+	/* between its compares: both */
+	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK + 8, H_BOTH, 4));
+	/* after it: the function's */
+	CHECK(hand_sample_in_frame(ss, m, body, H_BOTH, 6));
+	/* the test has run: no frame */
+	CHECK(hand_sample_in_frame(ss, m, body, H_CLONE, 7));
 	const char *folded = hand_report(pm, ss, dir, "tags_dispatch", RP_FOLDED);
 	CHECK(folded != NULL);
 	if (folded) {
