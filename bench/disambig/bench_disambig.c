@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 	double scale = 1, baseline_limit = 120, fixed = 0;
 	uint32_t seeds = 1, threads = 0, nodes = 0, funcs = 0;
 	double recursive = 0.05;
-	bool md = false, no_dispatch = false, any_module = false;
+	bool md = false, no_dispatch = false, no_tag = false, any_module = false;
 	const char *maps[64];
 	int nmaps = 0;
 	for (int i = 1; i < argc; i++) {
@@ -132,6 +132,8 @@ int main(int argc, char **argv)
 			md = true;
 		else if (!strcmp(a, "--no-dispatch"))
 			no_dispatch = true;
+		else if (!strcmp(a, "--no-tag"))
+			no_tag = true;
 		else if (!strcmp(a, "--any-module"))
 			any_module = true;
 		else if (!strcmp(a, "--verbose"))
@@ -139,7 +141,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
 					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--max-stack-growth X] [--code-weight W] [--baseline-limit S] [--fixed F] "
-					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--any-module] [--markdown] [--verbose]\n");
+					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -186,6 +188,7 @@ int main(int argc, char **argv)
 		da_capability_default(&cap);
 		cap.clone = true;
 		cap.dispatch = !no_dispatch;
+		cap.tag = !no_tag;
 		struct da_bridge br;
 		if (da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: %s\n", maps[i], err);
