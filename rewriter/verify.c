@@ -491,16 +491,16 @@ static unsigned predicted_heights(const struct vstate *v, struct key k, size_t *
 	return d;
 }
 
-/* Are node i and its parent frames of modules not rewritten (its callsite
- * too)?  Then nothing of the rewrite lies between their heights. */
+/* Is node i's parent a frame of a module not rewritten, and its callsite
+ * too?  Then nothing of the rewrite lies between their heights but node i's
+ * own entry wrapper, which both the prediction and the collapsed map add. */
 static bool untouched_step(const struct vstate *v, uint32_t i)
 {
 	const struct pm_node *x = &v->obs->nodes[i];
 	if (!v->rewritten || x->parent == PM_NONE)
 		return false;
 	const struct pm_node *p = &v->obs->nodes[x->parent];
-	return !v->rewritten[v->obs->funcs[x->func].module] &&
-	       !v->rewritten[v->obs->funcs[p->func].module] &&
+	return !v->rewritten[v->obs->funcs[p->func].module] &&
 	       (x->cs_module == PM_NONE || !v->rewritten[x->cs_module]);
 }
 
@@ -508,11 +508,12 @@ static bool untouched_step(const struct vstate *v, uint32_t i)
  * callsite path not predicted.  Another height is no error of the rewrite
  * below a frame whose size varies: training saw one of its callees' callsite
  * paths at several heights (glibc's printf sizes its frame by what it
- * prints), or the frame and its callee are of modules not rewritten, so
- * that only the frame's own size can differ (glibc's loader copies the
- * program headers of a library it maps to its frame when they lie past its
- * first read, as a rewritten library's do).  Nor on a path with no frame of
- * a rewritten module (variation between runs). */
+ * prints), or the frame and its call of the callee are of modules not
+ * rewritten, so that only the frame's own size can differ (glibc's loader
+ * copies the program headers of a library it maps to its frame when they
+ * lie past its first read, as a rewritten library's do, and sizes it by the
+ * library's path; its callee may be of a rewritten libc).  Nor on a path
+ * with no frame of a rewritten module (variation between runs). */
 static void classify_node(struct vstate *v, uint32_t i)
 {
 	struct key k = observed_key(v, i);

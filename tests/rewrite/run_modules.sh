@@ -5,7 +5,8 @@
 # runs and verifies (trampolines of both removed), the program with the
 # original library does not; a plan that changes the library needs --lib;
 # outputs never overwrite inputs; a frame of the library (not rewritten)
-# whose size differs from training's is no error of a rewrite of the program.
+# whose size differs from training's is no error of a rewrite of the program,
+# nor one of the program (not rewritten) of a rewrite of the library.
 #   run_modules.sh ICPP WORK PROG LIB     (PROG finds LIB beside it: $ORIGIN)
 set -u
 icpp=$1 work=$2 prog=$3 lib=$4
@@ -60,6 +61,16 @@ FX_PAD=64 "$icpp" verify --allow-new solo > /dev/null 2> solo-verify.log ||
 grep -q " 0 at another height" solo-verify.log || fail "$(grep observed solo-verify.log)"
 grep -qE "^icpp verify: [1-9][0-9]* call paths below a frame whose size varies" solo-verify.log ||
 	fail "no varying paths: $(grep observed solo-verify.log)"
+
+# the library alone, verified with the program's frame (not rewritten) sized
+# otherwise: its calls into the library are at other heights, no error
+"$icpp" rewrite "$l" -m map.icpp -o l4.so > lib-alone.log 2>&1 || fail "rewrite LIB alone: $(tail -1 lib-alone.log)"
+mkdir -p l4 && cp l4.so "l4/$(basename "$lib")" && cp l4.so.icpp "l4/$(basename "$lib").icpp" || fail "copy"
+FX_MAIN_PAD=64 LD_LIBRARY_PATH=l4 "$icpp" verify --allow-new "l4/$(basename "$lib")" --exec "$p" \
+	> /dev/null 2> lib-verify.log || fail "verify (FX_MAIN_PAD): $(tail -3 lib-verify.log)"
+grep -q " 0 at another height" lib-verify.log || fail "$(grep observed lib-verify.log)"
+grep -qE "^icpp verify: [1-9][0-9]* call paths below a frame whose size varies" lib-verify.log ||
+	fail "no varying paths (FX_MAIN_PAD): $(grep observed lib-verify.log)"
 
 # outputs over inputs, a library not in the map
 "$icpp" rewrite "$p" -m map.icpp -o rw4 --lib "$l=$l" > over.log 2>&1 && fail "--lib over its input"
