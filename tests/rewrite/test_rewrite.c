@@ -165,6 +165,21 @@ static void check_analysis(const struct rw_binary *b)
 	c = call(b, "fx_fp_vla", "fx_leaf");      /* after a VLA: only the callee bounds it */
 	CHECK_EQ_INT(c->wrap_why, RW_WRAP_OK);
 	CHECK_EQ_INT(c->stack_args, 0);
+	/* a tag needs a call of 5 bytes or more and no returns-twice callee; its
+	 * stack arguments do not matter (the stub moves no stack) */
+	CHECK(call(b, "fx_calls", "fx_sp")->taggable);
+	CHECK(call(b, "fx_big", "getpid")->taggable);
+	CHECK(!call(b, "fx_calls", NULL)->taggable);
+	CHECK(!call(b, "fx_calls", "_setjmp")->taggable);
+	CHECK(!call(b, "fx_data", "fx_leaf")->taggable);
+	struct rw_plan tp = {0};
+	char terr[512];
+	CHECK_EQ_INT(rw_plan_add_tag(&tp, call(b, "fx_calls", NULL)->site, 1), 0);
+	CHECK(rw_plan_check(b, &tp, terr, sizeof(terr)) < 0);
+	CHECK(strstr(terr, "cannot be tagged") != NULL);
+	tp.tags[0].site = call(b, "fx_calls", "fx_sp")->site;
+	CHECK_EQ_INT(rw_plan_check(b, &tp, terr, sizeof(terr)), 0);
+	rw_plan_free(&tp);
 
 	struct rw_summary s;
 	rw_summarize(b, &s);
@@ -650,11 +665,32 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	CHECK(text && strstr(text, "clone 0x30 0x24 16 in 0\n"));
 	free(text);
 	rw_plan_free(&p);
+	/* tagged calls: a clone for another module's call, a tag on one of ours;
+	 * tags come out sorted by site */
+	const char *tags = "icpp-plan 1\nclone 0x20 0x5010 16 tag 0xabc\ntag 0x40 0x2\ntag 0x30 0x1\n";
+	CHECK_EQ_INT(rw_plan_parse(tags, strlen(tags), &p, err, sizeof(err)), 0);
+	CHECK(p.nclones == 1 && p.clones[0].tag == 0xabc && p.clones[0].parent == RW_NONE &&
+	      p.clones[0].pad == 16);
+	CHECK(p.ntags == 2 && p.tags[0].site == 0x30 && p.tags[1].tag == 2);
+	text = rw_plan_format(&p, NULL);
+	CHECK(text && strstr(text, "clone 0x20 0x5010 16 tag 0xabc\ntag 0x30 0x1\ntag 0x40 0x2\n"));
+	free(text);
+	rw_plan_free(&p);
+	/* the same site's tag is rw_tag's; another site or module, another tag */
+	static const uint8_t id1[] = {1, 2, 3}, id2[] = {1, 2, 4};
+	CHECK(rw_tag(id1, 3, 0x10) == rw_tag(id1, 3, 0x10) && rw_tag(id1, 3, 0x10) != 0);
+	CHECK(rw_tag(id1, 3, 0x10) != rw_tag(id1, 3, 0x11));
+	CHECK(rw_tag(id1, 3, 0x10) != rw_tag(id2, 3, 0x10));
 	static const char *const refused[] = {
 		"icpp-plan 1\nclone 0x20 0x10 0 in 0\n",          /* not an earlier clone */
 		"icpp-plan 1\nclone 0x20 0x10 0\nclone 0x30 0x24 0 of 0\n",
 		"icpp-plan 1\nclone 0x20 0x10 0 junk\n",
 		"icpp-plan 1\nclone 0x20 0x10 0\nclone 0x30 0x24 0 in 0 1\n",
+		"icpp-plan 1\nclone 0x20 0x10 0 tag 0x0\n",      /* a tag is never 0 */
+		"icpp-plan 1\nclone 0x20 0x10 0 tag 0x5 1\n",
+		"icpp-plan 1\ntag 0x10\n",
+		"icpp-plan 1\ntag 0x10 0x0\n",
+		"icpp-plan 1\ntag 0x10 0x1\ntag 0x10 0x2\n",    /* one site twice */
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		CHECK_EQ_INT(rw_plan_parse(refused[i], strlen(refused[i]), &p, err, sizeof(err)), -1);
