@@ -4,8 +4,9 @@
  *        lea RET_k(%rip),%r11; cmp %r11,(%rsp); je CLONE_k    (per clone k
  *                                                             by dispatch)
  *        mov (%rsp),%r11; test $M,%r11d; jz T;                (per clone k
- *          cmpl $LO_k,-17(%r11); jne; cmpl $HI_k,-10(%r11);   by a tagged
- *          je CLONE_k                                         call)
+ *          mov -17(%r11),%r11d; then per clone k:             by a tagged
+ *          cmp $LO_k,%r11d; jne; mov (%rsp),%r11;             call)
+ *          cmpl $HI_k,-10(%r11); je CLONE_k; mov -17(%r11),%r11d
  *     T: lea -(W-8)(%rsp),%rsp; call B; lea (W-8)(%rsp),%rsp; ret
  *                                          (an entry wrapper padding f by W)
  *     B: f's displaced first instructions; jmp f+N

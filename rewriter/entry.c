@@ -111,41 +111,48 @@ static int emit_test(struct rbuf *text, uint64_t at, const struct rw_dispatch_te
 
 /* The tests of tagged calls (rewriter.h section 1, Tagged calls):
  *     mov (%rsp),%r11; test $RW_TAG_PAGE_MASK,%r11d; jz done
- *     per tag: cmpl $lo,RW_TAG_LO(%r11); jne next; cmpl $hi,RW_TAG_HI(%r11);
- *              je dest; next:
+ *     mov RW_TAG_LO(%r11),%r11d
+ *     per tag: cmp $lo,%r11d; jne next;
+ *              mov (%rsp),%r11; cmpl $hi,RW_TAG_HI(%r11); je dest;
+ *              mov RW_TAG_LO(%r11),%r11d; next:
  *     done:
- * Only %r11 and the flags change.  -1 when a clone is out of reach. */
+ * A call that matches no tag's low half costs one read and a compare per
+ * tag.  Only %r11 and the flags change.  -1 when a clone is out of reach. */
 static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
 			  const struct rw_dispatch_test *tests, uint32_t ntests)
 {
-	static const uint8_t load[] = {0x4c, 0x8b, 0x1c, 0x24}, test[] = {0x41, 0xf7, 0xc3},
-			     cmpl[] = {0x41, 0x81, 0x7b}, jz[] = {0x0f, 0x84};
+	static const uint8_t load_ret[] = {0x4c, 0x8b, 0x1c, 0x24}, test[] = {0x41, 0xf7, 0xc3},
+			     load_lo[] = {0x45, 0x8b, 0x5b, (uint8_t)(int8_t)RW_TAG_LO},
+			     cmp_r11d[] = {0x41, 0x81, 0xfb},
+			     cmpl_hi[] = {0x41, 0x81, 0x7b, (uint8_t)(int8_t)RW_TAG_HI},
+			     jz[] = {0x0f, 0x84};
 	uint32_t ntags = 0;
 	for (uint32_t i = 0; i < ntests; i++)
 		ntags += tests[i].tag != 0;
 	if (!ntags)
 		return 0;
-	rb_put(text, load, sizeof(load));
+	rb_put(text, load_ret, sizeof(load_ret));
 	rb_put(text, test, sizeof(test));
 	rb_u32(text, RW_TAG_PAGE_MASK);
 	rb_put(text, jz, sizeof(jz));
-	rb_u32(text, ntags * 24);                  /* over the tests below */
+	rb_u32(text, sizeof(load_lo) + ntags * RW_TAG_TEST_BYTES);   /* over the rest */
+	rb_put(text, load_lo, sizeof(load_lo));
 	for (uint32_t i = 0; i < ntests; i++) {
 		if (!tests[i].tag)
 			continue;
-		rb_put(text, cmpl, sizeof(cmpl));
-		rb_u8(text, (uint8_t)(int8_t)RW_TAG_LO);
+		rb_put(text, cmp_r11d, sizeof(cmp_r11d));
 		rb_u32(text, (uint32_t)tests[i].tag);
 		rb_u8(text, 0x75);                 /* jne next */
-		rb_u8(text, 14);
-		rb_put(text, cmpl, sizeof(cmpl));
-		rb_u8(text, (uint8_t)(int8_t)RW_TAG_HI);
+		rb_u8(text, RW_TAG_TEST_BYTES - 9);
+		rb_put(text, load_ret, sizeof(load_ret));
+		rb_put(text, cmpl_hi, sizeof(cmpl_hi));
 		rb_u32(text, (uint32_t)(tests[i].tag >> 32));
 		int64_t rel = (int64_t)(tests[i].dest - (text_vaddr + text->n + 6));
 		if (rel < INT32_MIN || rel > INT32_MAX)
 			return -1;
 		rb_put(text, jz, sizeof(jz));      /* je dest */
 		rb_u32(text, (uint32_t)(int32_t)rel);
+		rb_put(text, load_lo, sizeof(load_lo));
 	}
 	return 0;
 }

@@ -161,8 +161,9 @@
  * return address of a tagged call never lies in the first RW_TAG_SHIFT
  * bytes of a page (the stub or trampoline moves).  f's dispatch tests, after
  * its return-address tests,
- *     mov (%rsp),%r11; test $0xfe0,%r11d; jz on
- *     per tag: cmpl $LO,-17(%r11); jne next; cmpl $HI,-10(%r11); je f_k
+ *     mov (%rsp),%r11; test $0xfe0,%r11d; jz on; mov -17(%r11),%r11d
+ *     per tag: cmp $LO,%r11d; jne next; mov (%rsp),%r11;
+ *              cmpl $HI,-10(%r11); je f_k; mov -17(%r11),%r11d; next:
  * reading below a return address only in its own page (a call instruction
  * ends there, so the page is mapped); a function training saw entered
  * without a return address (a thread root) never takes a tag test

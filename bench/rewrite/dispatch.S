@@ -8,9 +8,15 @@
  * tests K return addresses on every call, and the hot call, which none of
  * them names, falls through all K tests (the worst case: each test costs a
  * call that is not taken).  bench_work is small (a frame and one call), so
- * the cost per call is the dispatch's own, not hidden in long work. */
+ * the cost per call is the dispatch's own, not hidden in long work.
+ *
+ * Built twice more for tagged calls (rewriter.h section 1): with BENCH_LIB,
+ * a library of bench_work alone; with BENCH_MAIN, the program without it,
+ * whose cold calls go through bench_work's GOT slot (call *slot(%rip), a
+ * call that can be tagged).  A clone of bench_work in the library for K
+ * cold calls of the program tests K tags on every call. */
 	.text
-
+#ifndef BENCH_MAIN
 	.type bench_leaf, @function
 bench_leaf:
 	.cfi_startproc
@@ -34,11 +40,20 @@ bench_work:
 	ret
 	.cfi_endproc
 	.size bench_work, .-bench_work
+#ifdef BENCH_LIB
+	.globl bench_work
+#endif
+#endif
 
+#ifndef BENCH_LIB
 /* one cold call of bench_work through %rbx, its return address named */
 .macro cold_site k
 	mov %r12, %rdi
+#ifdef BENCH_MAIN
+	call *bench_work@GOTPCREL(%rip)
+#else
 	call *%rbx
+#endif
 bench_site_\k:
 	add %rax, %r12
 .endm
@@ -65,7 +80,11 @@ main:
 	mov $10, %edx
 	call strtol@PLT
 	mov %rax, %r13
+#ifdef BENCH_MAIN
+1:	mov bench_work@GOTPCREL(%rip), %rbx
+#else
 1:	lea bench_work(%rip), %rbx
+#endif
 	xor %r12d, %r12d
 	test %r13, %r13
 	jz 3f
@@ -100,4 +119,5 @@ main:
 	.section .rodata
 bench_fmt:
 	.string "%ld\n"
+#endif
 	.section .note.GNU-stack, "", @progbits

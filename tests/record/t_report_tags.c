@@ -17,7 +17,8 @@
 #include "tests/check.h"
 #include "tests/record/hand_samples.h"
 
-enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 17, TAG_TEST = 24 };
+/* the dispatch: the guard, the page check and the low half's load, the tag's test */
+enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 21, TAG_TEST = 31 };
 
 static const struct bin_function *stub_of(struct bin_module *m)
 {
@@ -83,7 +84,7 @@ static void check_dispatch(struct bin_module *m, const char *path, const char *d
 	/* at the tag's first compare */
 	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK, H_CLONE, 5));
 	/* between its compares: both */
-	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK + 8, H_BOTH, 4));
+	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK + 9, H_BOTH, 4));
 	/* after it: the function's */
 	CHECK(hand_sample_in_frame(ss, m, body, H_BOTH, 6));
 	/* the test has run: no frame */
