@@ -143,7 +143,8 @@
  * so that the tag's halves LO and HI lie at R-17 and R-10 whatever the
  * call.  The tag is rw_tag(M's build-id as trained, c): both rewrites
  * compute it from the plan, and 2^-64 is the chance that other code has it
- * there.  The place is c's trampoline when c is wrapped, else a stub (a
+ * there (icpp rewrite tags no call of a module without a build-id: two such
+ * modules could give two calls one tag).  The place is c's trampoline when c is wrapped, else a stub (a
  * local FUNC symbol __icpp_tag_SITE): c becomes `jmp S` (the rest int3),
  *     G: 16 x int3
  *     S: the tag; call c's target (or *slot, or the clone a redirect

@@ -13,12 +13,14 @@
 #  - icpp report places samples in the stub and in the tag test
 #    (t_report_tags, tests/record);
 #  - the library rewritten without the program is refused (the call's
-#    module must be rewritten too).
-#   run_tags.sh ICPP GDB WORK PROG LIB T_REPORT_TAGS      (GDB may be empty)
+#    module must be rewritten too);
+#  - a program without a build-id gets no tag (a tag names its module by
+#    it), so the pair keeps the collision.
+#   run_tags.sh ICPP GDB WORK PROG LIB T_REPORT_TAGS NOID_PROG   (GDB may be empty)
 set -u
-icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 t_report=$6
+icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 t_report=$6 noid=$7
 fail() { echo "FAIL: $*" >&2; exit 1; }
-rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$work"/ && cd "$work" || fail "setup"
+rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$noid" "$work"/ && cd "$work" || fail "setup"
 p=./$(basename "$prog") l=./$(basename "$lib") ln=$(basename "$lib")
 
 "$p" > orig.out || fail "the program fails"
@@ -70,4 +72,12 @@ grep -q "precise paths: 100.0% predicted, 100.0% observed" verify2.log || fail "
 grep -q "tags callsite $site in .*$(basename "$prog"), which is not rewritten here" alone.log ||
 	fail "$(tail -1 alone.log)"
 [ -e lib3.so ] && fail "lib3.so written after the refusal"
+
+n=./$(basename "$noid")
+"$icpp" train -q -o noid.icpp -- "$n" > /dev/null || fail "train (no build-id)"
+"$icpp" rewrite "$n" -m noid.icpp -o noid.rw --lib "$l" --no-wrap > noid.log 2>&1 ||
+	fail "rewrite (no build-id): $(tail -1 noid.log)"
+grep -q "calls tagged" noid.log && fail "a call of a module without a build-id tagged"
+grep -q "^icpp rewrite: precise paths .* -> 100.0% predicted" noid.log &&
+	fail "every path precise without a tag: $(grep 'precise paths' noid.log)"
 echo "ok"
