@@ -498,10 +498,11 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 	}
 	for (size_t i = 0; i < b->ncalls; i++) {
 		const struct rw_call *c = &b->calls[i];
-		const struct rw_func *f = &b->funcs[c->func];
+		/* the code holding the call: its function, or a fragment of it */
+		const struct bin_function *f = bin_function_at(b->bin, c->insn);
 		const char *tn = c->target_name ? bin_demangle(c->target_name, buf, sizeof(buf)) : NULL;
 		fprintf(out, "call 0x%llx in %s+0x%llx -> ", (unsigned long long)c->site,
-			f->name ? f->name : "?", (unsigned long long)(c->insn - f->addr));
+			f && f->name ? f->name : "?", (unsigned long long)(f ? c->insn - f->addr : c->insn));
 		if (tn)
 			fprintf(out, "%s", tn);
 		else if (c->target)
