@@ -102,8 +102,9 @@ static int cmp_wrap(const void *x, const void *y)
 	return a->tramp < b->tramp ? -1 : a->tramp > b->tramp;
 }
 
-static int parse_desc(const uint8_t *d, size_t n, struct rw_note *out)
+int rw_note_parse(const uint8_t *d, size_t n, struct rw_note *out)
 {
+	memset(out, 0, sizeof(*out));
 	size_t at = 0;
 	uint32_t v, idlen, nw, plen, disp;
 #define TAKE(dst, sz)                                  \
@@ -216,7 +217,7 @@ int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen)
 			if (nh.n_type != NT_ICPP_REWRITE || nh.n_namesz != 5 ||
 			    memcmp((char *)d->d_buf + name_off, "icpp", 5))
 				continue;
-			int v = parse_desc((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, n);
+			int v = rw_note_parse((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, n);
 			if (v > 0)
 				errmsg(err, errlen, "%s was rewritten by another icpp (note layout %d, "
 					       "this one reads %d): rewrite it again", path, v, RW_NOTE_VERSION);

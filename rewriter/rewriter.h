@@ -624,6 +624,9 @@ struct rw_note {
  * by another icpp). */
 int rw_note_read(const char *path, struct rw_note *n, char *err, size_t errlen);
 void rw_note_free(struct rw_note *n);
+/* The note's desc (n bytes) into *out: 0; the layout number of a note of
+ * another layout; -1 when corrupt (then rw_note_free what it holds). */
+int rw_note_parse(const uint8_t *d, size_t n, struct rw_note *out);
 
 /* ------------------------------------------------------------------ pathmaps
  * The predicted pathmap of OUT is disambig's da_predict_pathmap() with the
