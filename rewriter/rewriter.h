@@ -243,7 +243,8 @@
  * The GNU build-id note is replaced by a new id (SHA-1 of the input, the plan
  * and the rewriter version), and a note "icpp" (type NT_ICPP_REWRITE) names
  * the original build-id, carries the plan, the trampoline table and the
- * clone table (rw_note_read; layout RW_NOTE_VERSION).  OUT is written to a temporary file beside it and renamed,
+ * clone table (rw_note_read; layout RW_NOTE_VERSION; fuzzed by
+ * tests/rewrite/fuzz_note.c).  OUT is written to a temporary file beside it and renamed,
  * with the input's permission bits.
  * Refused inputs (one line, nothing written): not ELF / not x86-64, static
  * executables and static PIE, no .eh_frame_hdr, static relocations
