@@ -56,10 +56,11 @@ if [ "$(d_heights noclone.rw.icpp | sort -u | wc -l)" != 1 ]; then
 	echo "FAIL: without clones the D paths were separated: the fixture tests nothing"
 	fail=1
 fi
-# the callsite of fx_a's call of CALLEE (a demangled name): return address - 1
+# the callsite of fx_a's call of CALLEE (a demangled name), in fx_a or its
+# .cold fragment (--explain names the code that holds it): return address - 1
 site_in_fx_a() {
 	"$icpp" rewrite "./$name" --explain -o explain.rw 2> /dev/null |
-		awk -v callee="$1" '$1 == "call" && $3 == "in" && $4 ~ /^_ZL4fx_aPKcl\+0x[0-9a-f]+$/ &&
+		awk -v callee="$1" '$1 == "call" && $3 == "in" && $4 ~ /^_ZL4fx_aPKcl(\.cold)?\+0x[0-9a-f]+$/ &&
 			index($0, "-> " callee ":") { print $2; exit }'
 }
 # the plan of "cold" mode (docs/plan-format.md)
