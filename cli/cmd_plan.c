@@ -43,6 +43,8 @@ static const char usage_text[] =
 	"  --clone                assume every function may be cloned (without --binary),\n"
 	"                         for direct calls and, by a test of the return address\n"
 	"                         at its entry, for any other call from its own module\n"
+	"                         or, by a tag the calling module carries (rewriting\n"
+	"                         both), from another\n"
 	"  --no-dispatch          clones take direct calls only\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
 	"  --pad-bound B          largest padding per function, bytes (default 256)\n"
