@@ -83,22 +83,19 @@ static int orig_ids(const struct pathmap *obs, struct orig_ids *o)
 /* The libraries icpp rewrite wrote with OUT (rewrite --lib): every module of
  * the run other than OUT (module m) that carries an icpp note and whose build
  * the prediction names.  Their trampoline frames are removed from *obs as
- * OUT's are, and rewritten[] marks them and OUT.  0, or -1 and one line. */
+ * OUT's are, and rewritten[] marks them and OUT (their notes: orig, read by
+ * orig_ids).  0, or -1 and one line. */
 static int collapse_libs(const struct pathmap *pred, uint32_t m, const struct rw_orig_id *orig,
 			 bool *rewritten, struct pathmap **obs, char *err, size_t errlen)
 {
 	rewritten[m] = true;
 	for (uint32_t i = 0; i < (*obs)->nmodules; i++) {
 		const struct pm_module *md = &(*obs)->modules[i];
-		struct rw_note note;
 		struct pathmap *next;
-		if (i == m || !md->build_id_len ||
-		    pm_module_by_build_id(pred, md->build_id, md->build_id_len) == PM_NONE ||
-		    rw_note_read(md->path, &note, err, errlen) != 0)
+		if (i == m || !md->build_id_len || !orig[i].note ||
+		    pm_module_by_build_id(pred, md->build_id, md->build_id_len) == PM_NONE)
 			continue;
-		int r = rw_collapse(*obs, i, &note, orig, &next, err, errlen);
-		rw_note_free(&note);
-		if (r < 0)
+		if (rw_collapse(*obs, i, orig[i].note, orig, &next, err, errlen) < 0)
 			return -1;
 		pm_free(*obs);
 		*obs = next;

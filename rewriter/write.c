@@ -387,6 +387,30 @@ static struct tramp *next_tramp(struct plan_state *ps, char *err, size_t errlen)
 	return &ps->t[ps->nt++];
 }
 
+/* Emit t at the end of text; a tagged one's return address never lies in
+ * the first RW_TAG_SHIFT bytes of a page (no dispatch reads its tag there):
+ * then it moves on by RW_TAG_SHIFT.  t's address, or 0 with err. */
+static uint64_t place(struct plan_state *ps, struct tramp *t, uint64_t text_vaddr,
+		      int (*emit)(struct rbuf *, struct tramp *, char *, size_t), char *err,
+		      size_t errlen)
+{
+	rb_align(&ps->text, 16, 0xcc);
+	size_t at = ps->text.n;
+	for (int shift = 0; shift <= RW_TAG_SHIFT; shift += RW_TAG_SHIFT) {
+		ps->text.n = at;
+		for (int i = 0; i < shift; i++)
+			rb_u8(&ps->text, 0xcc);
+		t->addr = text_vaddr + ps->text.n;
+		if (emit(&ps->text, t, err, errlen))
+			return 0;
+		if (!t->tag || tag_readable(t->ret))
+			return t->addr;
+	}
+	errmsg(err, errlen, "internal error: the tag of callsite 0x%" PRIx64 " lies where no "
+	       "dispatch reads it", t->site);
+	return 0;
+}
+
 static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
 			  uint64_t target, uint32_t bytes, uint64_t tag, uint64_t text_vaddr,
 			  char *err, size_t errlen)
@@ -394,70 +418,52 @@ static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
-	rb_align(&ps->text, 16, 0xcc);
-	size_t at = ps->text.n;
-	*t = (struct tramp){.addr = text_vaddr + at, .call = c, .site = site, .target = target,
-			    .bytes = bytes, .tag = tag};
-	if (emit_tramp(&ps->text, t, err, errlen))
-		return 0;
-	if (tag && !tag_readable(t->ret)) {
-		/* its return address in the first bytes of a page: move it */
-		ps->text.n = at;
-		for (int i = 0; i < RW_TAG_SHIFT; i++)
-			rb_u8(&ps->text, 0xcc);
-		t->addr = text_vaddr + ps->text.n;
-		if (emit_tramp(&ps->text, t, err, errlen))
-			return 0;
-	}
-	return t->addr;
+	*t = (struct tramp){.call = c, .site = site, .target = target, .bytes = bytes, .tag = tag};
+	return place(ps, t, text_vaddr, emit_tramp, err, errlen);
 }
 
-/* The stub of a tagged call c that is not wrapped, at the end of text (its
- * address, or 0 with err): a guard, then
- *     S: tag; call dest (or *slot); jmp back after c
- * entered by a jmp at c.  No frame: the stub's FDE repeats the caller's row
- * at c (an eh_clonefde with row_at). */
+/* The stub of a tagged call t->call that is not wrapped, at t->addr:
+ *     G: 16 x int3
+ *     S: tag; call t->target (or *slot); jmp back after the call
+ * entered by a jmp at the call.  No frame: the stub's FDE repeats the
+ * caller's row at the call (an eh_clonefde with row_at). */
+static int emit_stub(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
+{
+	const struct rw_call *c = t->call;
+	size_t start = o->n;
+	for (int i = 0; i < RW_ENTRY_GUARD; i++)
+		rb_u8(o, 0xcc);
+	put_tag(o, t->tag, !c->slot);
+	uint64_t call = t->addr + (o->n - start);
+	int64_t rel = c->slot ? (int64_t)(c->slot - (call + 6)) : (int64_t)(t->target - (call + 5));
+	int64_t back = (int64_t)(c->insn + c->len - (call + (c->slot ? 11 : 10)));
+	if (rel < INT32_MIN || rel > INT32_MAX || back < INT32_MIN || back > INT32_MAX)
+		return errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " is out of rel32 reach "
+			      "of its target", c->site);
+	if (c->slot) {
+		rb_u8(o, 0xff);
+		rb_u8(o, 0x15);
+	} else {
+		rb_u8(o, 0xe8);
+	}
+	rb_u32(o, (uint32_t)(int32_t)rel);
+	t->ret = t->addr + (o->n - start);
+	rb_u8(o, 0xe9);
+	rb_u32(o, (uint32_t)(int32_t)back);
+	t->size = (uint32_t)(o->n - start);
+	return 0;
+}
+
+/* A stub for tagged call c calling dest; its entry S, or 0 with err. */
 static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t dest,
 			 uint64_t tag, uint64_t text_vaddr, char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
-	rb_align(&ps->text, 16, 0xcc);
-	size_t at = ps->text.n;
-	for (int pass = 0; pass < 2; pass++) {
-		ps->text.n = at;
-		for (int i = 0; i < RW_ENTRY_GUARD + pass * RW_TAG_SHIFT; i++)
-			rb_u8(&ps->text, 0xcc);
-		uint64_t s = text_vaddr + ps->text.n;
-		put_tag(&ps->text, tag, !c->slot);
-		uint64_t call = text_vaddr + ps->text.n;
-		int64_t rel = c->slot ? (int64_t)(c->slot - (call + 6)) : (int64_t)(dest - (call + 5));
-		int64_t back = (int64_t)(c->insn + c->len - (call + (c->slot ? 11 : 10)));
-		if (rel < INT32_MIN || rel > INT32_MAX || back < INT32_MIN || back > INT32_MAX) {
-			errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " is out of rel32 reach of "
-			       "its target", c->site);
-			return 0;
-		}
-		if (c->slot) {
-			rb_u8(&ps->text, 0xff);
-			rb_u8(&ps->text, 0x15);
-		} else {
-			rb_u8(&ps->text, 0xe8);
-		}
-		rb_u32(&ps->text, (uint32_t)(int32_t)rel);
-		uint64_t ret = text_vaddr + ps->text.n;
-		rb_u8(&ps->text, 0xe9);
-		rb_u32(&ps->text, (uint32_t)(int32_t)back);
-		*t = (struct tramp){.addr = text_vaddr + at, .size = (uint32_t)(ps->text.n - at),
-				    .call = c, .site = c->site, .target = dest, .ret = ret, .tag = tag,
-				    .stub = true};
-		if (tag_readable(ret))
-			return s;
-	}
-	errmsg(err, errlen, "internal error: the stub of callsite 0x%" PRIx64 " has no readable "
-	       "tag", c->site);
-	return 0;
+	*t = (struct tramp){.call = c, .site = c->site, .target = dest, .tag = tag, .stub = true};
+	uint64_t g = place(ps, t, text_vaddr, emit_stub, err, errlen);
+	return g ? g + RW_ENTRY_GUARD : 0;
 }
 
 /* The entry code of function fi (its dispatch tests, its entry wrapper
@@ -795,6 +801,18 @@ oom:
 	return -1;
 }
 
+/* The FDEs of the trampolines and entry code into nf (a stub's is a copy of
+ * its caller's, among the clone FDEs); their number. */
+static uint32_t new_fdes(const struct plan_state *ps, struct eh_newfde *nf)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ps->nt; i++)
+		if (!ps->t[i].stub)
+			nf[n++] = (struct eh_newfde){ps->t[i].addr, ps->t[i].size, ps->t[i].rows,
+						     ps->t[i].nrows};
+	return n;
+}
+
 /* Does the plan pad a function through an entry wrapper? */
 static bool entry_pads(const struct rw_binary *b, const struct rw_plan *p)
 {
@@ -1037,11 +1055,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	struct eh_newfde *nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
 	if (!nf)
 		goto oom;
-	uint32_t nnf = 0;
-	for (uint32_t i = 0; i < ps.nt; i++)
-		if (!ps.t[i].stub)
-			nf[nnf++] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows,
-						       ps.t[i].nrows};
+	uint32_t nnf = new_fdes(&ps, nf);
 	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, nnf, vmax, vmax,
 			 &frame, &hdr, err, errlen);
 	free(nf);
@@ -1167,11 +1181,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
 	if (!nf)
 		goto oom;
-	nnf = 0;
-	for (uint32_t i = 0; i < ps.nt; i++)
-		if (!ps.t[i].stub)
-			nf[nnf++] = (struct eh_newfde){ps.t[i].addr, ps.t[i].size, ps.t[i].rows,
-						       ps.t[i].nrows};
+	nnf = new_fdes(&ps, nf);
 	rb_free(&frame);
 	rb_free(&hdr);
 	r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, nnf, frame_va, hdr_va,
