@@ -15,7 +15,9 @@
  * solvers' cap (default 1.25, as icpp plan; free has none), which also
  * bounds the heights a path can reach, so "% of reducible" is then what
  * the pigeonhole bound allows within X; --code-weight W the price of a byte
- * of new code (default the library's, 1/128 of a path).  One line per run:
+ * of new code (default the library's, 1/128 of a path); --stack-weight S
+ * the price of stack growth (default the library's, 0.1: per path of a
+ * root, per unit of ln(growth); free ignores it).  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, clones, new
  * code (KB, and as a share of the code of the map's functions), seconds. */
@@ -34,6 +36,7 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 static uint64_t budget;
 static double max_stack_growth;
 static double code_weight = -1;   /* --code-weight; < 0: the library's */
+static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
 static int verbose;
 #define NSOLVERS 5
 static const char *names[NSOLVERS] = {"thesis", "arr", "ours", "clone", "free"};
@@ -126,6 +129,8 @@ int main(int argc, char **argv)
 			budget = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--code-weight") && v)
 			code_weight = atof(argv[++i]);
+		else if (!strcmp(a, "--stack-weight") && v)
+			stack_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--max-stack-growth") && v)
 			max_stack_growth = atof(argv[++i]);
 		else if (!strcmp(a, "--markdown"))
@@ -140,7 +145,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--max-stack-growth X] [--code-weight W] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--max-stack-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -236,6 +241,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.budget = budget;
 			if (code_weight >= 0)
 				o.code_weight = code_weight;
+			if (stack_weight >= 0)
+				o.stack_weight = stack_weight;
 			o.verbose = verbose;
 			if (max_stack_growth > 0)
 				o.max_stack_growth = max_stack_growth;

@@ -303,18 +303,40 @@ static void test_fig55(void)
  * same call h->l, whose copy in that clone calls the original L.  Only a
  * chain separates them: a clone of L for the copy of h->l inside the clone
  * of H (section 2).  Both copies are small: each clone pays for itself. */
-static void test_chain(void)
+/* R > A > H > L and R > B > H > L, nothing padded or wrapped: only a clone
+ * of H (for A's or B's call) with a clone of L for H's call in the copy (a
+ * chain) separates them.  H calls L from `nhl` places (hl[i]); la[i] and
+ * lb[i] are the two L nodes through hl[i]. */
+struct chain_fx {
+	uint32_t H, L, ah, bh, hl[2], la[2], lb[2];
+};
+
+static struct da_problem *chain_problem(uint32_t nhl, struct chain_fx *x)
 {
 	struct da_problem *p = da_problem_new();
 	uint32_t R = da_add_func(p, "R", 0, 1, false), A = da_add_func(p, "A", 0, 1, true);
-	uint32_t B = da_add_func(p, "B", 0, 1, true), H = da_add_func(p, "H", 64, 1, true);
-	uint32_t L = da_add_func(p, "L", 64, 1, true);
+	uint32_t B = da_add_func(p, "B", 0, 1, true);
+	x->H = da_add_func(p, "H", 64, 1, true);
+	x->L = da_add_func(p, "L", 64, 1, true);
 	uint32_t ra = da_add_callsite(p, R, 1, true), rb = da_add_callsite(p, R, 1, true);
-	uint32_t ah = da_add_callsite(p, A, 1, true), bh = da_add_callsite(p, B, 1, true);
-	uint32_t hl = da_add_callsite(p, H, 1, true);
+	x->ah = da_add_callsite(p, A, 1, true);
+	x->bh = da_add_callsite(p, B, 1, true);
 	int64_t size[] = {32, 32, 32, 32, 32};
-	uint32_t la = path(p, 4, (uint32_t[]){R, A, H, L}, (uint32_t[]){DA_NONE, ra, ah, hl}, size, 16, 1);
-	uint32_t lb = path(p, 4, (uint32_t[]){R, B, H, L}, (uint32_t[]){DA_NONE, rb, bh, hl}, size, 16, 1);
+	for (uint32_t i = 0; i < nhl; i++) {
+		x->hl[i] = da_add_callsite(p, x->H, 1, true);
+		x->la[i] = path(p, 4, (uint32_t[]){R, A, x->H, x->L},
+				(uint32_t[]){DA_NONE, ra, x->ah, x->hl[i]}, size, 16, 1);
+		x->lb[i] = path(p, 4, (uint32_t[]){R, B, x->H, x->L},
+				(uint32_t[]){DA_NONE, rb, x->bh, x->hl[i]}, size, 16, 1);
+	}
+	return p;
+}
+
+static void test_chain(void)
+{
+	struct chain_fx x;
+	struct da_problem *p = chain_problem(1, &x);
+	uint32_t H = x.H, L = x.L, ah = x.ah, bh = x.bh, hl = x.hl[0], la = x.la[0], lb = x.lb[0];
 	struct da_options o;
 	opts(&o);
 	o.allow_wrap = false;
@@ -372,6 +394,43 @@ static void test_chain(void)
 	p->callsites[hl].redirectable = false;
 	CHECK(da_classify(p, &o, la, lb, &c) == 0);
 	CHECK_EQ_INT(c.left, DA_LEFT_BLOCKED);
+	da_problem_free(p);
+}
+
+/* chain_problem with H calling L from two places: each path to L has two nodes,
+ * one per call, and is precise only when both are.  A chain clone of L for
+ * one copy in H's clone gains nothing alone; with its sibling, the copy of
+ * the other call, it separates both (sqlite3Malloc calls sqlite3StatusUp
+ * from two places). */
+static void test_chain_siblings(void)
+{
+	struct chain_fx x;
+	struct da_problem *p = chain_problem(2, &x);
+	uint32_t H = x.H, L = x.L, *hl = x.hl, *la = x.la, *lb = x.lb;
+	struct da_options o;
+	opts(&o);
+	o.allow_wrap = false;
+	o.allow_clone = true;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.paths, 7);
+	CHECK_EQ_INT(r.after.precise_paths, 7);
+	CHECK_EQ_INT(r.plan.nclones, 3);
+	CHECK_EQ_INT(r.plan.clones[0].func, H);
+	bool seen[2] = {false, false};
+	for (uint32_t k = 1; k < r.plan.nclones; k++) {
+		CHECK_EQ_INT(r.plan.clones[k].func, L);
+		CHECK_EQ_INT(r.plan.clones[k].parent, 0);
+		for (int i = 0; i < 2; i++)
+			seen[i] |= r.plan.clones[k].callsite == hl[i];
+	}
+	CHECK(seen[0] && seen[1]);
+	for (int i = 0; i < 2; i++)
+		CHECK(r.inst[la[i]] != r.inst[lb[i]] && r.height[la[i]] == r.height[lb[i]]);
+	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+	check_predict(p, &r);
+	da_result_free(&r);
 	da_problem_free(p);
 }
 
@@ -1459,6 +1518,7 @@ int main(void)
 	test_fig55();
 	test_clone_alternates();
 	test_chain();
+	test_chain_siblings();
 	test_recursion();
 	test_stack_cap();
 	test_unsolved_elsewhere();
