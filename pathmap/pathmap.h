@@ -170,6 +170,11 @@ const char *pm_function_label(const struct pathmap *pm, uint32_t func, pm_demang
  * copies, so that its samples and stacks merge with the original's. */
 const char *pm_profile_label(const struct pathmap *pm, uint32_t func, pm_demangle_fn demangle,
 			     char *buf, size_t len);
+/* The function a clone icpp rewrite made copies, named as pm_profile_label
+ * reads it: the function of the clone's module at 0xADDR, or the one with
+ * NAME.  func itself when it is no clone, or when the map has no such
+ * function or several with that name. */
+uint32_t pm_clone_original(struct pathmap *pm, uint32_t func);
 /* Print node's path root first, labels separated by sep (" > " for text, ";"
  * for folded stacks).  PM_PRINT_CALLSITES appends to each caller where it
  * made the call ("main+0x1d", or "[FILE+0xADDR]" when the callsite is outside
@@ -215,6 +220,10 @@ int pm_stats_of(const struct pathmap *pm, uint32_t module, struct pm_stats *st);
  * functions in the same order; ids run 0..*npaths-1 in order of first
  * appearance.  0, or -1 when out of memory. */
 int pm_path_ids(const struct pathmap *pm, uint32_t *ids, uint32_t *npaths);
+/* The same, with every clone icpp rewrite made counted as the function it
+ * copies (pm_clone_original): the sequences a profile shows, where a path
+ * through a clone and the same path through the original are one. */
+int pm_profile_path_ids(struct pathmap *pm, uint32_t *ids, uint32_t *npaths);
 
 /* The CIDs with the most distinct function sequences, worst first (ties: more
  * entries first, then function index, then height); only CIDs of degree >= 2.

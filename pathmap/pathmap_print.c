@@ -45,26 +45,63 @@ const char *pm_function_label(const struct pathmap *pm, uint32_t func, pm_demang
 	return demangled(f->name, demangle, buf, len);
 }
 
+/* The part of a clone's name icpp rewrite made (__icpp_clone_K_ORIG) that
+ * names the original: a symbol, or 0xADDR for a function without one; NULL
+ * for any other name. */
+static const char *clone_of(const char *name)
+{
+	static const char prefix[] = "__icpp_clone_";
+	size_t k = sizeof(prefix) - 1;
+	if (!name || strncmp(name, prefix, k) || !isdigit((unsigned char)name[k]))
+		return NULL;
+	while (isdigit((unsigned char)name[k]))
+		k++;
+	return name[k] == '_' && name[k + 1] ? name + k + 1 : NULL;
+}
+
+/* The address in ORIG when it is 0xADDR, else 0. */
+static uint64_t clone_addr(const char *orig)
+{
+	char *end;
+	uint64_t addr = strncmp(orig, "0x", 2) ? 0 : strtoull(orig + 2, &end, 16);
+	return addr && !*end ? addr : 0;
+}
+
 const char *pm_profile_label(const struct pathmap *pm, uint32_t func, pm_demangle_fn demangle,
 			     char *buf, size_t len)
 {
-	static const char prefix[] = "__icpp_clone_";
-	const char *name = func < pm->nfuncs ? pm->funcs[func].name : NULL;
-	size_t k = sizeof(prefix) - 1;
-	if (!len || !name || strncmp(name, prefix, k) || !isdigit((unsigned char)name[k]))
+	const char *orig = func < pm->nfuncs ? clone_of(pm->funcs[func].name) : NULL;
+	if (!len || !orig)
 		return pm_function_label(pm, func, demangle, buf, len);
-	while (isdigit((unsigned char)name[k]))
-		k++;
-	const char *orig = name[k] == '_' && name[k + 1] ? name + k + 1 : NULL;
-	if (!orig)
-		return pm_function_label(pm, func, demangle, buf, len);
-	char *end;
-	uint64_t addr = strncmp(orig, "0x", 2) ? 0 : strtoull(orig + 2, &end, 16);
-	if (addr && !*end) {
+	uint64_t addr = clone_addr(orig);
+	if (addr) {
 		module_offset(pm, pm->funcs[func].module, addr, buf, len);
 		return buf;
 	}
 	return demangled(orig, demangle, buf, len);
+}
+
+uint32_t pm_clone_original(struct pathmap *pm, uint32_t func)
+{
+	const char *orig = func < pm->nfuncs ? clone_of(pm->funcs[func].name) : NULL;
+	if (!orig)
+		return func;
+	uint32_t module = pm->funcs[func].module;
+	uint64_t addr = clone_addr(orig);
+	if (addr) {
+		uint32_t g = pm_function_at(pm, module, addr);
+		return g == PM_NONE ? func : g;
+	}
+	uint32_t found = PM_NONE;
+	for (uint32_t g = 0; g < pm->nfuncs; g++) {
+		const struct pm_function *f = &pm->funcs[g];
+		if (f->module != module || !f->name || strcmp(f->name, orig))
+			continue;
+		if (found != PM_NONE)
+			return func;
+		found = g;
+	}
+	return found == PM_NONE ? func : found;
 }
 
 /* Where caller made the call to `callee` (a node), or "" when unknown. */

@@ -19,7 +19,9 @@ struct seq_ent {
 	UT_hash_handle hh;
 };
 
-int pm_path_ids(const struct pathmap *pm, uint32_t *ids, uint32_t *npaths)
+/* pm_path_ids, each node's function read through orig (NULL: as it is). */
+static int path_ids(const struct pathmap *pm, const uint32_t *orig, uint32_t *ids,
+		    uint32_t *npaths)
 {
 	struct seq_ent *set = NULL, *arr = calloc(pm->nnodes ? pm->nnodes : 1, sizeof(*arr));
 	uint32_t n = 0;
@@ -30,7 +32,7 @@ int pm_path_ids(const struct pathmap *pm, uint32_t *ids, uint32_t *npaths)
 		const struct pm_node *nd = &pm->nodes[i];
 		struct seq_ent *e = &arr[n], *found;
 		e->key.parent_seq = nd->parent < i ? ids[nd->parent] : PM_NONE;
-		e->key.func = nd->func;
+		e->key.func = orig ? orig[nd->func] : nd->func;
 		HASH_FIND(hh, set, &e->key, sizeof(e->key), found);
 		if (!found) {
 			e->id = n;
@@ -46,6 +48,23 @@ int pm_path_ids(const struct pathmap *pm, uint32_t *ids, uint32_t *npaths)
 out:
 	HASH_CLEAR(hh, set);
 	free(arr);
+	return rc;
+}
+
+int pm_path_ids(const struct pathmap *pm, uint32_t *ids, uint32_t *npaths)
+{
+	return path_ids(pm, NULL, ids, npaths);
+}
+
+int pm_profile_path_ids(struct pathmap *pm, uint32_t *ids, uint32_t *npaths)
+{
+	uint32_t *orig = malloc((pm->nfuncs ? pm->nfuncs : 1) * sizeof(*orig));
+	if (!orig)
+		return -1;
+	for (uint32_t f = 0; f < pm->nfuncs; f++)
+		orig[f] = pm_clone_original(pm, f);
+	int rc = path_ids(pm, orig, ids, npaths);
+	free(orig);
 	return rc;
 }
 

@@ -433,7 +433,10 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 	free(joined);
 	for (uint32_t k = 0; k < s->ncand; k++)
 		s->share[k] = total > 0 ? s->share[k] / total : 1.0 / s->ncand;
-	s->status = s->ncand == 1 ? RP_PRECISE : RP_AMBIGUOUS;
+	s->status = RP_PRECISE;
+	for (uint32_t k = 1; k < s->ncand; k++)
+		if (c->profile_id[s->cand[k]] != c->profile_id[s->cand[0]])
+			s->status = RP_AMBIGUOUS;
 	return 0;
 }
 
@@ -513,6 +516,7 @@ static void ctx_free(struct rp_ctx *c)
 	free(c->mods);
 	free(c->sf_mod);
 	free(c->path_id);
+	free(c->profile_id);
 	free(c->path_mods);
 	free(c->procs);
 	pm_free(c->pm);
@@ -533,8 +537,11 @@ static int ctx_open(struct rp_ctx *c, const struct rp_opts *o, char *err, size_t
 			 "'icpp record --validate'", o->samples ? o->samples : "icpp.samples");
 		return -1;
 	}
+	uint32_t nprofile;
 	c->path_id = malloc((c->pm->nnodes ? c->pm->nnodes : 1) * sizeof(uint32_t));
-	if (!c->path_id || pm_path_ids(c->pm, c->path_id, &c->npaths)) {
+	c->profile_id = malloc((c->pm->nnodes ? c->pm->nnodes : 1) * sizeof(uint32_t));
+	if (!c->path_id || !c->profile_id || pm_path_ids(c->pm, c->path_id, &c->npaths) ||
+	    pm_profile_path_ids(c->pm, c->profile_id, &nprofile)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

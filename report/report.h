@@ -4,7 +4,10 @@
  * (method.md): CFA = SP + k or BP + 16, height = base - CFA, function =
  * (module build-id, function start).  The pathmap's nodes at that CID are its
  * candidates, grouped by function sequence (the method's notion of a path):
- *   precise    one function sequence: all its samples go to that path;
+ *   precise    one function sequence: all its samples go to that path (a
+ *              clone of icpp rewrite counts as the function it copies: the
+ *              same path through a clone and through the original, or two
+ *              clones, is one path, the one the report shows);
  *   ambiguous  several: the samples are split among them in proportion to
  *              their training entries (evenly when those are all 0), and each
  *              share is marked as such wherever it is shown;
@@ -105,6 +108,8 @@ struct rp_ctx {
 	struct pathmap *pm;
 	uint32_t *path_id;          /* per pathmap node: function-sequence id */
 	uint32_t npaths;
+	uint32_t *profile_id;       /* the same with clones as their originals
+	                             * (pm_profile_path_ids): the path shown */
 	/* The modules of a node's path (its frames' functions and callsites)
 	 * and those a process mapped, as bit (pathmap module % 64): a path
 	 * with a module its process never mapped is no candidate (a map of

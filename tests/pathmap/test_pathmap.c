@@ -532,11 +532,57 @@ static void test_profile_label(void)
 	pm_free(pm);
 }
 
+/* pm_clone_original finds the copied function by address or by a name of
+ * one function of the clone's module; path ids for profiles count a path
+ * through a clone as the path through the original. */
+static void test_clone_original(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog.rw", ID_A, sizeof(ID_A));
+	uint32_t o = pm_add_module(pm, "/lib/libother.so", ID_B, sizeof(ID_B));
+	uint32_t root = pm_add_function(pm, m, 0x1000, 0x10, "main");
+	uint32_t a = pm_add_function(pm, m, 0x2000, 0x10, "fx_a");
+	uint32_t anon = pm_add_function(pm, m, 0x3000, 0x10, NULL);
+	uint32_t dup1 = pm_add_function(pm, m, 0x4000, 0x10, "dup");
+	pm_add_function(pm, m, 0x5000, 0x10, "dup");
+	uint32_t other = pm_add_function(pm, o, 0x2000, 0x10, "in_other");
+	uint32_t ca = pm_add_function(pm, m, 0x9000, 0x10, "__icpp_clone_0_fx_a");
+	uint32_t canon = pm_add_function(pm, m, 0x9100, 0x10, "__icpp_clone_1_0x3000");
+	uint32_t cdup = pm_add_function(pm, m, 0x9200, 0x10, "__icpp_clone_2_dup");
+	uint32_t cnone = pm_add_function(pm, m, 0x9300, 0x10, "__icpp_clone_3_0x7000");
+	uint32_t cother = pm_add_function(pm, m, 0x9400, 0x10, "__icpp_clone_4_in_other");
+	/* clone -> original; a clone of "dup" (two of them), of nothing at
+	 * 0x7000 or of another module's function stays itself, as do originals */
+	const uint32_t want[][2] = {{ca, a}, {canon, anon}, {cdup, cdup}, {cnone, cnone},
+				    {cother, cother}, {a, a}, {dup1, dup1}, {other, other}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_EQ_INT(pm_clone_original(pm, want[i][0]), want[i][1]);
+
+	/* main > fx_a > anon, main > clone of fx_a > clone of anon, main > dup */
+	uint32_t r = pm_add_node(pm, PM_NONE, root, PM_NONE, 0, 16, 1);
+	uint32_t n1 = pm_add_node(pm, r, a, m, 0x1005, 64, 1);
+	uint32_t n2 = pm_add_node(pm, n1, anon, m, 0x2005, 128, 1);
+	uint32_t k1 = pm_add_node(pm, r, ca, m, 0x1009, 64, 1);
+	uint32_t k2 = pm_add_node(pm, k1, canon, m, 0x9005, 128, 1);
+	uint32_t d = pm_add_node(pm, r, cdup, m, 0x100d, 64, 1);
+	uint32_t ids[6], np, pids[6], npp;
+	CHECK(pm_path_ids(pm, ids, &np) == 0);
+	CHECK(pm_profile_path_ids(pm, pids, &npp) == 0);
+	CHECK_EQ_INT(np, 6);
+	CHECK_EQ_INT(npp, 4);
+	CHECK(ids[n1] != ids[k1] && ids[n2] != ids[k2]);
+	CHECK_EQ_INT(pids[n1], pids[k1]);
+	CHECK_EQ_INT(pids[n2], pids[k2]);
+	CHECK(pids[d] != pids[n1] && pids[r] != pids[n1]);
+	pm_free(pm);
+}
+
 int main(void)
 {
 	test_dedup();
 	test_append();
 	test_profile_label();
+	test_clone_original();
 	test_add_after_parse();
 	test_stats_thesis();
 	test_stats_callsites();

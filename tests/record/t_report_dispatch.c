@@ -6,7 +6,8 @@
  * passes fx_dispatch rewritten with clone 1 of fx_dl_g by dispatch (case A);
  * the pathmap and the samples are made here by hand: the function and its
  * clone alone at heights of their own and together at a third.  Then the
- * text report of a clone named as icpp rewrite names it. */
+ * text report of a clone named as icpp rewrite names it, and a sample in
+ * either frame of the same path (the function's or its clone's) is precise. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,22 @@
 #include "tests/record/hand_samples.h"
 
 enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, TEST = 17 };
+
+/* A pathmap with f (the_func) at h_func and its clone at h_clone, the clone
+ * named as the predicted pathmap of icpp rewrite names it. */
+static struct pathmap *named_clone_map(const char *path, const uint8_t *id, size_t idlen,
+				       const struct bin_function *f,
+				       const struct bin_function *clone, int64_t h_func,
+				       int64_t h_clone)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t mod = pm_add_module(pm, path, id, (uint32_t)idlen);
+	uint32_t ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
+	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "__icpp_clone_1_the_func");
+	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, h_func, 1);
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, h_clone, 1);
+	return pm;
+}
 
 int main(int argc, char **argv)
 {
@@ -63,12 +80,7 @@ int main(int argc, char **argv)
 
 	/* The text's hot paths show a clone as the function it copies (named
 	 * as the predicted pathmap names it): one line for both frames. */
-	pm = pm_new();
-	uint32_t mod = pm_add_module(pm, argv[1], id, (uint32_t)idlen);
-	uint32_t ff = pm_add_function(pm, mod, f->addr, f->size, "the_func");
-	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "__icpp_clone_1_the_func");
-	pm_add_node(pm, PM_NONE, ff, PM_NONE, 0, H_FUNC, 1);
-	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_CLONE, 1);
+	pm = named_clone_map(argv[1], id, idlen, f, clone, H_FUNC, H_CLONE);
 	ss = hand_samples(m, argv[1], "fx_dispatch", 8);
 	CHECK(ss != NULL);
 	if (!ss)
@@ -82,6 +94,24 @@ int main(int argc, char **argv)
 	printf("%s", text);
 	CHECK(strstr(text, "  100.0%          8          -   the_func\n") != NULL);
 	CHECK(strstr(text, "__icpp_clone") == NULL);
+	pm_free(pm);
+	sf_free(ss);
+
+	/* A sample that may be in either frame, the function's or its clone's,
+	 * at one height: the same path either way, so precise. */
+	pm = named_clone_map(argv[1], id, idlen, f, clone, H_BOTH, H_BOTH);
+	ss = hand_samples(m, argv[1], "fx_dispatch", 4);
+	CHECK(ss != NULL);
+	if (!ss)
+		return check_exit();
+	CHECK(hand_sample_in_frame(ss, m, test + 7, H_BOTH, 4));
+	text = hand_report(pm, ss, argv[2], "dispatch_same", RP_TEXT);
+	CHECK(text != NULL);
+	if (!text)
+		return check_exit();
+	printf("%s", text);
+	CHECK(strstr(text, "  precise    100.0%") != NULL);
+	CHECK(strstr(text, "  100.0%          4          -   the_func\n") != NULL);
 	pm_free(pm);
 	sf_free(ss);
 	bin_close(m);
