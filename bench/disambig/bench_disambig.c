@@ -20,7 +20,9 @@
  * root, per unit of ln(growth); free ignores it).  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, clones, new
- * code (KB, and as a share of the code of the map's functions), seconds. */
+ * code (KB, and as a share of the code of the map's functions), seconds.
+ * --verbose adds the solver's progress and, per run, what the plan leaves
+ * (paths no plan makes precise; pairs by reason and kind, as icpp plan). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,26 @@ struct agg {
 	uint64_t paths, precise, reducible;
 };
 
+/* --verbose: what the plan leaves, as icpp plan's table (disambig.h
+ * section 4): paths no plan makes precise, and pairs by reason and kind. */
+static void print_left(const char *name, const char *solver, const struct da_result *r)
+{
+	static const enum da_diff kinds[] = {DA_DIFF_FUNCS, DA_DIFF_EDGES, DA_DIFF_ORDER,
+					     DA_DIFF_NONE};
+	fprintf(stderr, "%s %s: irreducible %llu, crowded %llu paths; pairs left "
+		"(functions/edges/order/identical):", name, solver,
+		(unsigned long long)r->irreducible_paths, (unsigned long long)r->crowded_paths);
+	for (int l = 0; l < DA_LEFT_N; l++) {
+		const uint64_t *n = r->left_by[l];
+		if (n[0] + n[1] + n[2] + n[3] == 0)
+			continue;
+		fprintf(stderr, " %s", da_left_name(l));
+		for (int k = 0; k < 4; k++)
+			fprintf(stderr, "%c%llu", k ? '/' : ' ', (unsigned long long)n[kinds[k]]);
+	}
+	fputc('\n', stderr);
+}
+
 static void report(const char *name, const char *solver, const struct da_problem *p,
 		   const struct da_result *r, bool md, struct agg *ag, const char *note)
 {
@@ -62,6 +84,8 @@ static void report(const char *name, const char *solver, const struct da_problem
 	 * precise at most (disambig.h section 4) */
 	uint64_t red = r->after.paths - r->irreducible_paths - r->crowded_paths;
 	double red_pct = pct(r->after.precise_paths, red);
+	if (verbose)
+		print_left(name, solver, r);
 	uint64_t code = 0;      /* the functions' own code, that clones copy */
 	for (uint32_t f = 0; f < p->nfuncs; f++)
 		code += p->funcs[f].code_bytes;
