@@ -318,7 +318,13 @@
  *     its own costs; whether they solved a hot CID hinged on where their
  *     shares of the budget ended); what they leave of it goes to one more
  *     sweep of 3;
- *  6. shrink: lower every nonzero amount while the objective does not drop.
+ *  6. shrink: lower every nonzero amount while the objective does not drop;
+ *  7. prune: drop every clone, latest first, whose removal improves the
+ *     objective and leaves every precise path precise (the moves after a
+ *     clone pass often hold its paths apart without it); a clone that a
+ *     chain continues stays while the chain does.  Real maps, six seeds:
+ *     the same precision (97.00% of reducible, 96.99% without) with 4-25%
+ *     less new code (sqlite3 70 -> 60 KB, lua 16 -> 12 KB).
  * The construction commits to amounts before the search shows whether they
  * are needed, and shrink cannot undo them (each holds paths apart): when it
  * raised the stack penalty and the whole search took under a fifth of the

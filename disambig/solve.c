@@ -2642,6 +2642,72 @@ static void shrink(struct ds *s)
 	free(order);
 }
 
+/* ---------------------------------------------------------------- prune */
+
+/* Drop the clones whose removal improves the objective: the clone passes
+ * come early, and the moves after them often keep the paths a clone held
+ * apart without it (or leave them ambiguous anyway), so that its code buys
+ * nothing.  Latest first; a clone that a chain continues stays until the
+ * chain is gone.  One that must stay is made again with its amounts. */
+struct copy_amount {
+	uint32_t callsite, value;
+};
+
+static void prune_clones(struct ds *s)
+{
+	uint32_t n = s->nclones, *nchild = calloc(n + 1, sizeof(*nchild));
+	struct copy_amount *copies = NULL;
+	uint32_t ncopies = 0, capcopies = 0;
+	if (!nchild) {
+		s->oom = true;
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (s->clones[k].alive && s->vars[s->clones[k].exec].clone != DA_NONE)
+			nchild[s->vars[s->clones[k].exec].clone]++;
+	for (uint32_t k = n; k-- > 0 && !s->oom && !out_of_time(s);) {
+		struct sclone c = s->clones[k];
+		if (!c.alive || nchild[k])
+			continue;
+		uint32_t pad = s->vars[c.padvar].value;
+		ncopies = 0;
+		for (uint32_t v = c.padvar + 1; v < s->nvars; v++) {
+			const struct var *V = &s->vars[v];
+			if (V->clone != k || V->dead || V->kind != VWRAP)
+				continue;
+			if (!da_grow((void **)&copies, ncopies, &capcopies, sizeof(*copies))) {
+				s->oom = true;
+				break;
+			}
+			copies[ncopies++] = (struct copy_amount){V->id, V->value};
+		}
+		if (s->oom)
+			break;
+		double before = score(s);
+		int64_t precise = s->nprecise;
+		clone_destroy(s, k);
+		s->evals++;
+		if (!s->violated && score(s) > before + 1e-9 && s->nprecise >= precise) {
+			s->accepted++;
+			if (s->vars[c.exec].clone != DA_NONE)
+				nchild[s->vars[c.exec].clone]--;
+			continue;
+		}
+		uint32_t k2 = clone_create(s, c.func, c.exec);
+		if (k2 == DA_NONE)
+			break;
+		if (s->vars[s->clones[k2].padvar].value != pad)
+			set_var(s, s->clones[k2].padvar, pad);
+		for (uint32_t i = 0; i < ncopies; i++) {
+			uint32_t cv = u64map_get(&s->copymap, da_pair(k2, copies[i].callsite));
+			if (cv != DA_NONE && s->vars[cv].value != copies[i].value)
+				set_var(s, cv, copies[i].value);
+		}
+	}
+	free(copies);
+	free(nchild);
+}
+
 /* ---------------------------------------------------------------- results */
 
 int ds_result(struct ds *s, const struct da_options *o, struct da_result *r, char *err,
@@ -2872,6 +2938,10 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		shrink(s);
 		progress(s, "shrink");
 	}
+	if (o->allow_clone && !s->oom) {
+		prune_clones(s);
+		progress(s, "prune");
+	}
 	return sweeps;
 }
 
@@ -2927,6 +2997,16 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 }
 
 /* ---------------------------------------------------------------- state API */
+
+uint32_t ds_clone(struct ds *s, uint32_t func, uint32_t callsite)
+{
+	return clone_create(s, func, s->nf + callsite);
+}
+
+void ds_prune_clones(struct ds *s)
+{
+	prune_clones(s);
+}
 
 bool ds_set_pad(struct ds *s, uint32_t func, uint32_t bytes)
 {

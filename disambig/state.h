@@ -18,6 +18,13 @@ void ds_free(struct ds *s);
 bool ds_set_pad(struct ds *s, uint32_t func, uint32_t bytes);
 uint32_t ds_pad(const struct ds *s, uint32_t func);
 
+/* Clone f for the original call instruction cs, as the clone passes do
+ * (no check that it may be); the clone's index, or DA_NONE. */
+uint32_t ds_clone(struct ds *s, uint32_t func, uint32_t callsite);
+/* The search's last step: drop every clone whose removal improves the
+ * objective and leaves every precise path precise (solve.c, prune_clones). */
+void ds_prune_clones(struct ds *s);
+
 uint64_t ds_cids(const struct ds *s);           /* distinct CIDs */
 uint64_t ds_unique_cids(const struct ds *s);    /* CIDs holding one path */
 uint64_t ds_precise_paths(const struct ds *s);

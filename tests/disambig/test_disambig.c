@@ -1258,18 +1258,73 @@ static int count_diff(const struct da_problem *p, uint32_t a, uint32_t b, bool e
 /* The state API that the benchmark's baseline (the thesis' random search,
  * bench/disambig/thesis_search.c) drives, on Figure 5.3: its moves, its
  * collision draws and its result are the solver's. */
-static void test_state_api(void)
+/* Figure 5.3 for the state API: B-A-D and B-E-D, every function and call
+ * free to change, D cloneable when asked. */
+struct fig53_fx {
+	uint32_t A, E, D, ed, nad, ned;
+};
+
+static struct da_problem *fig53_state(bool d_cloneable, struct fig53_fx *x)
 {
 	struct da_problem *p = da_problem_new();
 	uint32_t B = da_add_func(p, "B", 100, pads(), false);
-	uint32_t A = da_add_func(p, "A", 100, pads(), false);
-	uint32_t E = da_add_func(p, "E", 100, pads(), false);
-	uint32_t D = da_add_func(p, "D", 100, pads(), false);
+	x->A = da_add_func(p, "A", 100, pads(), false);
+	x->E = da_add_func(p, "E", 100, pads(), false);
+	x->D = da_add_func(p, "D", 100, pads(), d_cloneable);
 	uint32_t ba = da_add_callsite(p, B, pads(), true), be = da_add_callsite(p, B, pads(), true);
-	uint32_t ad = da_add_callsite(p, A, pads(), true), ed = da_add_callsite(p, E, pads(), true);
+	uint32_t ad = da_add_callsite(p, x->A, pads(), true);
+	x->ed = da_add_callsite(p, x->E, pads(), true);
 	int64_t size[] = {32, 48, 48, 16};
-	uint32_t nad = path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, ba, ad}, size, 16, 10);
-	uint32_t ned = path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, be, ed}, size, 16, 10);
+	x->nad = path(p, 3, (uint32_t[]){B, x->A, x->D}, (uint32_t[]){DA_NONE, ba, ad}, size, 16, 10);
+	x->ned = path(p, 3, (uint32_t[]){B, x->E, x->D}, (uint32_t[]){DA_NONE, be, x->ed}, size, 16, 10);
+	return p;
+}
+
+/* The last step drops a clone that later moves made useless: Figure 5.3
+ * separated by a clone of D for E's call, then by A's padding as well. */
+static void test_prune_clones(void)
+{
+	struct fig53_fx x;
+	struct da_problem *p = fig53_state(true, &x);
+	uint32_t A = x.A, D = x.D, ed = x.ed, nad = x.nad, ned = x.ned;
+	struct da_options o;
+	opts(&o);
+	o.allow_clone = true;
+	char err[256];
+	struct ds *s = ds_new(p, &o, err, sizeof(err));
+	CHECK(s != NULL);
+	CHECK(ds_clone(s, D, ed) != DA_NONE);
+	CHECK_EQ_INT(ds_precise_paths(s), 5);
+	struct da_result r;
+	/* the clone alone holds the two D paths apart: it stays, as it was */
+	ds_prune_clones(s);
+	CHECK_EQ_INT(ds_precise_paths(s), 5);
+	CHECK(ds_result(s, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.plan.nclones, 1);
+	CHECK_EQ_INT(r.plan.clones[0].func, D);
+	CHECK_EQ_INT(r.plan.clones[0].callsite, ed);
+	CHECK_EQ_INT(r.inst[ned], p->nfuncs);
+	check_predict(p, &r);
+	da_result_free(&r);
+	/* A's padding separates them too: the clone's code buys nothing */
+	CHECK(ds_set_pad(s, A, 16));
+	ds_prune_clones(s);
+	CHECK_EQ_INT(ds_precise_paths(s), 5);
+	CHECK(ds_result(s, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.plan.nclones, 0);
+	CHECK_EQ_INT(r.code_bytes, 0);
+	CHECK(r.height[nad] != r.height[ned]);
+	check_predict(p, &r);
+	da_result_free(&r);
+	ds_free(s);
+	da_problem_free(p);
+}
+
+static void test_state_api(void)
+{
+	struct fig53_fx x;
+	struct da_problem *p = fig53_state(false, &x);
+	uint32_t A = x.A, E = x.E, nad = x.nad, ned = x.ned;
 	struct da_options o;
 	opts(&o);
 	char err[256];
@@ -1532,6 +1587,7 @@ int main(void)
 	test_crowded_bound();
 	test_budget_cut();
 	test_state_api();
+	test_prune_clones();
 	test_callsite_unit();
 	test_fragment_predict();
 	test_fragment_clone();
