@@ -2,7 +2,8 @@
  *
  * Each input is parsed twice: as it is, and with both checksums recomputed so
  * that mutations reach the field checks behind them.  A map that parses must
- * pass pm_validate and survive serialize -> parse unchanged; anything else
+ * pass pm_validate and survive serialize -> parse unchanged, and its readers
+ * (stats, lookup, clones read as their originals) must hold; anything else
  * (a crash, a leak, UB, an inconsistent map) is a finding. */
 #include <stdlib.h>
 
@@ -35,6 +36,31 @@ static void check(const uint8_t *data, size_t size)
 		if (!nodes || !n)
 			abort();
 	}
+	/* clones read as their originals (any name may look like a clone's):
+	 * an original is a function of the clone's module, and paths that are
+	 * one sequence stay one */
+	uint32_t *ids = malloc((back->nnodes + 1) * sizeof(*ids));
+	uint32_t *pids = malloc((back->nnodes + 1) * sizeof(*pids)), np, npp;
+	if (!ids || !pids || pm_path_ids(back, ids, &np) < 0 || pm_profile_path_ids(back, pids, &npp) < 0 ||
+	    npp > np)
+		abort();
+	for (uint32_t f = 0; f < back->nfuncs; f++) {
+		uint32_t g = pm_clone_original(back, f);
+		if (g >= back->nfuncs || back->funcs[g].module != back->funcs[f].module)
+			abort();
+	}
+	uint32_t *of = malloc((np + 1) * sizeof(*of));     /* path id -> profile id */
+	if (!of)
+		abort();
+	memset(of, 0xff, (np + 1) * sizeof(*of));
+	for (uint32_t i = 0; i < back->nnodes; i++) {
+		if (of[ids[i]] != UINT32_MAX && of[ids[i]] != pids[i])
+			abort();
+		of[ids[i]] = pids[i];
+	}
+	free(of);
+	free(ids);
+	free(pids);
 	free(buf);
 	pm_free(back);
 	pm_free(pm);

@@ -342,10 +342,24 @@ static void test_crafted(void)
 	expect_patched(dup, 2, "corrupt pathmap: node 3 duplicates node 1; train again");
 }
 
+/* pmt_sample with clones as icpp rewrite names them (pm_clone_original):
+ * of a named function, of one without a name, of a name two modules have. */
+static struct pathmap *sample_with_clones(void)
+{
+	struct pathmap *pm = pmt_sample();
+	uint32_t foo = pm_add_function(pm, 0, 0x402000, 0x20, "__icpp_clone_1__ZN2ns3fooEi");
+	uint32_t anon = pm_add_function(pm, 0, 0x402100, 0x20, "__icpp_clone_2_0x4011a0");
+	uint32_t dup = pm_add_function(pm, 0, 0x402200, 0x20, "__icpp_clone_3_main");
+	uint32_t a = pm_add_node(pm, 0, foo, 0, 0x401140, 96, 2);
+	(void)pm_add_node(pm, a, anon, 0, 0x402010, 160, 2);
+	(void)pm_add_node(pm, 0, dup, 0, 0x401144, 96, 1);
+	return pm;
+}
+
 static int write_seeds(const char *dir)
 {
-	struct pathmap *maps[] = {pmt_sample(), pm_new()};
-	for (int i = 0; i < 2; i++) {
+	struct pathmap *maps[] = {pmt_sample(), pm_new(), sample_with_clones()};
+	for (int i = 0; i < 3; i++) {
 		char path[4096], err[256];
 		snprintf(path, sizeof(path), "%s/seed%d.icpp", dir, i);
 		if (pm_write(maps[i], path, err, sizeof(err)) < 0) {
