@@ -121,6 +121,14 @@ int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen)
 	return 0;
 }
 
+uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site)
+{
+	struct rw_plan_tag key = {.site = site};
+	const struct rw_plan_tag *t =
+		p->ntags ? bsearch(&key, p->tags, p->ntags, sizeof(*p->tags), cmp_tag) : NULL;
+	return t ? t->tag : 0;
+}
+
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen)
 {
 	*p = (struct rw_plan){0};

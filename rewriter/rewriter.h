@@ -556,6 +556,8 @@ int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uin
 int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag);
 /* Sort the tags by site; -1 and err when one site has two. */
 int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen);
+/* The tag of the call at site in a plan whose tags are sorted, or 0. */
+uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site);
 /* The tag of the call at site of the module with build-id id (of the file
  * as trained, before any rewrite): a 64-bit hash, never 0. */
 uint64_t rw_tag(const uint8_t *id, uint32_t idlen, uint64_t site);

@@ -653,20 +653,6 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	return 0;
 }
 
-/* The tag of the call at site in the plan, or 0. */
-static uint64_t plan_tag(const struct rw_plan *p, uint64_t site)
-{
-	uint32_t lo = 0, hi = p->ntags;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (p->tags[mid].site < site)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->ntags && p->tags[lo].site == site ? p->tags[lo].tag : 0;
-}
-
 /* The stubs of the tagged calls that are not wrapped (a wrapped one's
  * trampoline carries its tag), the jumps at the calls into them, and their
  * FDEs: the caller's row at the call, edited as the caller's padding edits
@@ -745,7 +731,7 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
-		uint64_t tag = plan_tag(p, site);
+		uint64_t tag = rw_plan_tag(p, site);
 		if (!wrap && (p->clones[k].parent != RW_NONE || plan_amount(p->wraps, p->nwraps, site) ||
 			      rw_plan_dispatched(b, &p->clones[k]) || tag))
 			continue;        /* a chain's (wrap_copies), done with its wrap,
