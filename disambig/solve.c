@@ -143,6 +143,8 @@ struct ds {
 	} newcoll[8];
 	/* scratch */
 	uint32_t *stk;
+	uint32_t *mvpos;        /* a move's nodes (positions), in index order */
+	int64_t *mvdh;          /* and their height changes */
 	struct anch_op {        /* an anchor to add (+1) or remove (-1) */
 		uint32_t var, pos;
 		int32_t add;
@@ -411,25 +413,30 @@ static void node_out(struct ds *s, uint32_t x)
 	}
 }
 
-/* A move walks its nodes in index order, and each node's old bucket, new
- * table slot and new bucket are random places in tables larger than the
- * cache: they are fetched ahead of the walk, the slot MOVE_AHEAD nodes
- * early, the bucket it names half as early.  No result changes; dealII's
- * search (186k paths, the largest set) takes 0.82-0.89x the time, the
- * smaller sets gain less (docs/bench-disambig.md, session 14). */
+/* A move first lists its nodes (position and height change, in index
+ * order), then walks the list: each node's old bucket, new table slot and
+ * new bucket are random places in tables larger than the cache, fetched
+ * ahead of the walk, the slot MOVE_AHEAD nodes early, the bucket it names
+ * half as early.  Over the whole list, not per anchored subtree: most moves
+ * are of many small subtrees (a function called from many places), whose
+ * first nodes a per-subtree look-ahead never reached.  No result changes
+ * (docs/bench-disambig.md, sessions 14 and 19). */
 #define MOVE_AHEAD 16
 
-static inline void move_prefetch(const struct ds *s, uint32_t at, uint32_t upto, int64_t dh)
+static inline size_t move_slot(const struct ds *s, uint32_t i)
 {
-	size_t mask = s->tabcap - 1;
-	if (at + MOVE_AHEAD < upto) {
-		uint32_t x = at + MOVE_AHEAD;
-		__builtin_prefetch(&s->B[s->bkt[x]]);
-		__builtin_prefetch(&s->tab[bhash(s->inst[x], s->h[x] + dh) & mask]);
+	uint32_t x = s->mvpos[i];
+	return bhash(s->inst[x], s->h[x] + s->mvdh[i]) & (s->tabcap - 1);
+}
+
+static inline void move_prefetch(const struct ds *s, uint32_t i, uint32_t n)
+{
+	if (i + MOVE_AHEAD < n) {
+		__builtin_prefetch(&s->B[s->bkt[s->mvpos[i + MOVE_AHEAD]]]);
+		__builtin_prefetch(&s->tab[move_slot(s, i + MOVE_AHEAD)]);
 	}
-	if (at + MOVE_AHEAD / 2 < upto) {
-		uint32_t x = at + MOVE_AHEAD / 2;
-		const struct slot *t = &s->tab[bhash(s->inst[x], s->h[x] + dh) & mask];
+	if (i + MOVE_AHEAD / 2 < n) {
+		const struct slot *t = &s->tab[move_slot(s, i + MOVE_AHEAD / 2)];
 		if (t->b != DA_NONE)
 			__builtin_prefetch(&s->B[t->b]);
 	}
@@ -770,7 +777,7 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 	V->value = value;
 	code_change(s, V, +1);
 	bool pad = V->kind == VPAD;
-	uint32_t depth = 0, at = 0;
+	uint32_t depth = 0, at = 0, nmv = 0;
 	for (uint32_t i = 0; i <= V->nanch; i++) {
 		uint32_t a = i < V->nanch ? V->anch[i] : UINT32_MAX;
 		uint32_t st = i < V->nanch ? moves_from(s, V, a) : UINT32_MAX;
@@ -778,15 +785,8 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 			uint32_t top = s->stk[depth - 1], upto = top < st ? top : st;
 			int64_t dh = (int64_t)depth * d;
 			for (; at < upto; at++) {
-				move_prefetch(s, at, upto, dh);
-				if (stack) {
-					/* its own padding changes too when it is an anchor */
-					int64_t own = s->vars[s->inst[at]].value;
-					int64_t own_old = pad && s->inst[at] == v ? old : own;
-					ext_out(s, at, s->h[at] + own_old);
-					ext_in(s, at, s->h[at] + dh + own);
-				}
-				move_node(s, at, dh);
+				s->mvpos[nmv] = at;
+				s->mvdh[nmv++] = dh;
 			}
 			while (depth && s->stk[depth - 1] <= at)
 				depth--;
@@ -803,6 +803,23 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 			at = st;
 		if (st < s->end[a])
 			s->stk[depth++] = s->end[a];
+	}
+	for (uint32_t i = 0; i < MOVE_AHEAD && i < nmv; i++) {
+		__builtin_prefetch(&s->B[s->bkt[s->mvpos[i]]]);
+		__builtin_prefetch(&s->tab[move_slot(s, i)]);
+	}
+	for (uint32_t i = 0; i < nmv; i++) {
+		uint32_t x = s->mvpos[i];
+		int64_t dh = s->mvdh[i];
+		move_prefetch(s, i, nmv);
+		if (stack) {
+			/* its own padding changes too when it is an anchor */
+			int64_t own = s->vars[s->inst[x]].value;
+			int64_t own_old = pad && s->inst[x] == v ? old : own;
+			ext_out(s, x, s->h[x] + own_old);
+			ext_in(s, x, s->h[x] + dh + own);
+		}
+		move_node(s, x, dh);
 	}
 	if (stack)
 		roots_commit(s);
@@ -1132,7 +1149,7 @@ static int build(struct ds *s)
 	ALLOC(node, n); ALLOC(pos, n); ALLOC(parent, n); ALLOC(end, n); ALLOC(root, n);
 	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
-	ALLOC(stk, n); ALLOC(rootslot, n); ALLOC(cnodes, n); ALLOC(ndispatch, s->nf);
+	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n); ALLOC(ndispatch, s->nf);
 	ALLOC(frag, n);
 	/* DFS preorder: a fragment first (pad_from), then children in index order */
 	uint32_t *first = malloc((n + 1) * sizeof(*first)), *sib = malloc((n + 1) * sizeof(*sib));
@@ -1364,7 +1381,7 @@ void ds_free(struct ds *s)
 	free(s->node); free(s->pos); free(s->parent); free(s->end); free(s->root);
 	free(s->depth); free(s->klass); free(s->func); free(s->frag); free(s->cs); free(s->weight);
 	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
-	free(s->cstart); free(s->cnodes); free(s->stk); free(s->aops); free(s->rootslot); free(s->nbad);
+	free(s->cstart); free(s->cnodes); free(s->stk); free(s->mvpos); free(s->mvdh); free(s->aops); free(s->rootslot); free(s->nbad);
 	free(s->rpos); free(s->rnodes); free(s->rold); free(s->rpen); free(s->rstamp);
 	for (uint32_t v = 0; v < s->nvars; v++) {
 		free(s->vars[v].anch);
