@@ -110,10 +110,10 @@ struct ds {
 	uint32_t nB, capB;
 	uint32_t *freeB;
 	uint32_t nfreeB, capfreeB;
-	struct slot {           /* the CID hash: the key beside the bucket, so that
-	                         * probing never touches a bucket */
-		int64_t h;
-		uint32_t inst, b;
+	struct slot {           /* the CID hash: a fingerprint of the key beside
+	                         * the bucket, so that probing touches only the
+	                         * bucket it finds (which the caller reads next) */
+		uint32_t fp, b;
 	} *tab;
 	size_t tabcap, tabn;
 	uint32_t *coll;         /* colliding buckets */
@@ -183,14 +183,22 @@ static uint64_t bhash(uint32_t inst, int64_t h)
 	return da_mix64(((uint64_t)h * 0x9e3779b97f4a7c15ULL) ^ inst);
 }
 
+/* A key's slot is the hash's low bits, its fingerprint the high ones. */
+static inline uint32_t fingerprint(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32);
+}
+
 static uint32_t tab_find(const struct ds *s, uint32_t inst, int64_t h)
 {
 	size_t mask = s->tabcap - 1;
-	for (size_t i = bhash(inst, h) & mask;; i = (i + 1) & mask) {
+	uint64_t hash = bhash(inst, h);
+	uint32_t fp = fingerprint(hash);
+	for (size_t i = hash & mask;; i = (i + 1) & mask) {
 		const struct slot *t = &s->tab[i];
 		if (t->b == DA_NONE)
 			return DA_NONE;
-		if (t->h == h && t->inst == inst)
+		if (t->fp == fp && s->B[t->b].h == h && s->B[t->b].inst == inst)
 			return t->b;
 	}
 }
@@ -201,6 +209,14 @@ static void slots_clear(struct slot *t, size_t n)
 		t[i].b = DA_NONE;
 }
 
+static void slot_put(struct slot *t, size_t cap, uint64_t hash, uint32_t b)
+{
+	size_t j = hash & (cap - 1);
+	while (t[j].b != DA_NONE)
+		j = (j + 1) & (cap - 1);
+	t[j] = (struct slot){fingerprint(hash), b};
+}
+
 static bool tab_grow(struct ds *s)
 {
 	size_t cap = s->tabcap ? s->tabcap * 2 : 1024;
@@ -209,12 +225,9 @@ static bool tab_grow(struct ds *s)
 		return false;
 	slots_clear(t, cap);
 	for (size_t i = 0; i < s->tabcap; i++) {
-		if (s->tab[i].b == DA_NONE)
-			continue;
-		size_t j = bhash(s->tab[i].inst, s->tab[i].h) & (cap - 1);
-		while (t[j].b != DA_NONE)
-			j = (j + 1) & (cap - 1);
-		t[j] = s->tab[i];
+		uint32_t b = s->tab[i].b;
+		if (b != DA_NONE)
+			slot_put(t, cap, bhash(s->B[b].inst, s->B[b].h), b);
 	}
 	free(s->tab);
 	s->tab = t;
@@ -224,10 +237,7 @@ static bool tab_grow(struct ds *s)
 
 static void tab_insert(struct ds *s, uint32_t b)
 {
-	size_t mask = s->tabcap - 1, i = bhash(s->B[b].inst, s->B[b].h) & mask;
-	while (s->tab[i].b != DA_NONE)
-		i = (i + 1) & mask;
-	s->tab[i] = (struct slot){s->B[b].h, s->B[b].inst, b};
+	slot_put(s->tab, s->tabcap, bhash(s->B[b].inst, s->B[b].h), b);
 	s->tabn++;
 }
 
