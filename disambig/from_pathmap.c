@@ -397,7 +397,7 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 		uint32_t cs = CS(c->cs_module, c->cs_addr, "redirects");
 		bool takes = c->func >= p->nfuncs ||     /* da_plan_check refuses it below */
 			     (c->parent == DA_NONE ? da_redirects(p, cs, c->func)
-						   : da_direct(p, cs, c->func));
+						   : da_redirects_copy(p, cs, c->func));
 		if (!takes) {
 			const struct da_callsite *C = &p->callsites[cs];
 			const char *name = p->funcs[c->func].name ? p->funcs[c->func].name : "a function";
@@ -407,7 +407,8 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 					      k, name);
 			if (c->parent != DA_NONE)
 				return errmsg(err, errlen, "clone %u of the plan takes the copy of the call at "
-					      "0x%llx (module %u) in clone %u, which is no direct call of %s",
+					      "0x%llx (module %u) in clone %u, which is no direct call of %s "
+					      "and no call of its module that it takes a dispatch from",
 					      k, (unsigned long long)c->cs_addr, c->cs_module, c->parent, name);
 			return errmsg(err, errlen, "clone %u of the plan takes the call at 0x%llx (module %u), "
 				      "which %s, and %s takes no dispatch from it",

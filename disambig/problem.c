@@ -366,7 +366,7 @@ static int check_clone(const struct da_problem *p, const struct da_plan *plan,
 	if (!p->funcs[cl->func].cloneable)
 		return errmsg(err, errlen, "clone %u: function %u may not be cloned", k, cl->func);
 	if (cl->parent == DA_NONE ? !da_redirects(p, cl->callsite, cl->func)
-				  : !da_direct(p, cl->callsite, cl->func))
+				  : !da_redirects_copy(p, cl->callsite, cl->func))
 		return errmsg(err, errlen, "clone %u: callsite %u may not be redirected to "
 			      "function %u", k, cl->callsite, cl->func);
 	if (!da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad))
@@ -378,13 +378,11 @@ static int check_clone(const struct da_problem *p, const struct da_plan *plan,
 	uint32_t ndispatch = 0;
 	for (uint32_t j = 0; j < k; j++) {
 		const struct da_clone *o = &plan->clones[j];
-		if (o->callsite == cl->callsite && o->parent == cl->parent &&
-		    (o->func == cl->func || cl->parent != DA_NONE))
+		if (o->callsite == cl->callsite && o->parent == cl->parent && o->func == cl->func)
 			return errmsg(err, errlen, "clones %u and %u take the same call", j, k);
-		ndispatch += o->func == cl->func && o->parent == DA_NONE &&
-			     da_dispatched(p, o->callsite, o->func);
+		ndispatch += o->func == cl->func && da_dispatched(p, o->callsite, o->func);
 	}
-	if (cl->parent == DA_NONE && da_dispatched(p, cl->callsite, cl->func) &&
+	if (da_dispatched(p, cl->callsite, cl->func) &&
 	    ndispatch >= DA_MAX_DISPATCH)
 		return errmsg(err, errlen, "clone %u: function %u has more than %u dispatched clones",
 			      k, cl->func, DA_MAX_DISPATCH);
@@ -461,10 +459,12 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
 	uint32_t *in = malloc((p->nnodes + 1) * sizeof(*in));
 	uint32_t *fpad = malloc((p->nnodes + 1) * sizeof(*fpad));     /* frame_pad */
-	if (!delta || !in || !fpad || u64map_init(&clones, plan->nclones) < 0) {
+	uint32_t *next = malloc((plan->nclones + 1) * sizeof(*next)); /* same copy */
+	if (!delta || !in || !fpad || !next || u64map_init(&clones, plan->nclones) < 0) {
 		free(delta);
 		free(in);
 		free(fpad);
+		free(next);
 		return -1;
 	}
 	if (u64map_init(&cwraps, plan->nclone_wraps) < 0 ||
@@ -474,15 +474,19 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 		free(delta);
 		free(in);
 		free(fpad);
+		free(next);
 		return -1;
 	}
 	int rc = 0;
-	/* originals by (function, callsite), chains by (callsite, parent) */
+	/* originals by (function, callsite); chains by (callsite, parent), the
+	 * clones of one copy linked by next (a direct one and dispatched ones:
+	 * one function each) */
 	for (uint32_t k = 0; k < plan->nclones && !rc; k++) {
 		const struct da_clone *cl = &plan->clones[k];
-		rc = cl->parent == DA_NONE
-			     ? u64map_put(&clones, da_pair(cl->func, cl->callsite), k)
-			     : u64map_put(&chains, da_pair(cl->callsite, cl->parent), k);
+		uint64_t key = da_pair(cl->callsite, cl->parent);
+		next[k] = cl->parent == DA_NONE ? DA_NONE : u64map_get(&chains, key);
+		rc = cl->parent == DA_NONE ? u64map_put(&clones, da_pair(cl->func, cl->callsite), k)
+					   : u64map_put(&chains, key, k);
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps && !rc; i++)
 		rc = u64map_put(&cwraps, da_pair(plan->clone_wraps[i].clone,
@@ -505,7 +509,9 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 				uint32_t w = u64map_get(&cwraps, da_pair(k_parent, cs));
 				d += w != DA_NONE ? plan->clone_wraps[w].amount : plan->wrap[cs];
 				uint32_t k = u64map_get(&chains, da_pair(cs, k_parent));
-				if (k != DA_NONE && plan->clones[k].func == n->func)
+				while (k != DA_NONE && plan->clones[k].func != n->func)
+					k = next[k];
+				if (k != DA_NONE)
 					me = p->nfuncs + k;
 			} else if (cs != DA_NONE) {
 				d += plan->wrap[cs];
@@ -528,6 +534,7 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 	free(delta);
 	free(in);
 	free(fpad);
+	free(next);
 	return rc;
 }
 
@@ -652,8 +659,8 @@ static uint64_t pair_key(uint32_t c, uint32_t e)
  * far as the chain reaches does y follow it to its end; so the chain must
  * cover x's frames from the last up to one (function, callsite) that differs
  * from y's at the same distance from the end, and start there or above: its
- * first clone takes an original call (da_redirects), every later one a direct
- * call of a cloneable function made by the copy of its caller. */
+ * first clone takes an original call (da_redirects), every later one the
+ * copy of its call in its caller's clone (da_redirects_copy). */
 static bool chain_separates(const struct da_problem *p, uint32_t x, uint32_t y)
 {
 	const struct da_node *N = p->nodes;
@@ -670,7 +677,7 @@ static bool chain_separates(const struct da_problem *p, uint32_t x, uint32_t y)
 		if (differ && da_redirects(p, c, N[n].func))
 			return true;
 		if (par == DA_NONE || p->callsites[c].owner != N[par].func ||
-		    !p->funcs[N[n].func].cloneable || !da_direct(p, c, N[n].func))
+		    !da_redirects_copy(p, c, N[n].func))
 			return false;
 	}
 	return false;

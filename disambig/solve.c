@@ -1033,7 +1033,7 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex)
 		return DA_NONE;
 	}
 	s->nclones++;
-	bool dispatched = s->vars[ex].clone == DA_NONE && da_dispatched(s->p, cs, func);
+	bool dispatched = da_dispatched(s->p, cs, func);
 	s->clones[k] = (struct sclone){func, cs, pv, ex, DA_NONE, true,
 				       da_clone_bytes(s->p, func, cs)};
 	s->ndispatch[func] += dispatched;
@@ -1055,8 +1055,7 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	struct sclone *c = &s->clones[k];
 	u64map_del(&s->clonemap, da_pair(c->func, c->exec));
 	c->alive = false;
-	s->ndispatch[c->func] -= s->vars[c->exec].clone == DA_NONE &&
-				 da_dispatched(s->p, c->callsite, c->func);
+	s->ndispatch[c->func] -= da_dispatched(s->p, c->callsite, c->func);
 	uint32_t *tops, nt = top_anchors(s, c->exec, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
@@ -1704,9 +1703,8 @@ static bool clone_ok(struct ds *s, uint32_t y)
 	if (c == DA_NONE || ex == DA_NONE || s->inst[y] != f ||
 	    u64map_get(&s->clonemap, da_pair(f, ex)) != DA_NONE)
 		return false;
-	if (s->vars[ex].clone != DA_NONE)
-		return p->funcs[f].cloneable && da_direct(p, c, f);
-	return da_redirects(p, c, f) && (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH);
+	bool ok = s->vars[ex].clone == DA_NONE ? da_redirects(p, c, f) : da_redirects_copy(p, c, f);
+	return ok && (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH);
 }
 
 /* Clone the function at position y for the call that entered it; when
@@ -1730,7 +1728,7 @@ static uint32_t clone_group(struct ds *s, uint32_t y)
 	for (uint32_t z = par + 1; z < s->end[par] && !s->oom; z = s->end[z]) {
 		if (z == y || s->func[z] != f || s->frag[z] || !clone_ok(s, z))
 			continue;
-		if (s->vars[s->exec[z]].clone == DA_NONE && da_dispatched(s->p, s->cs[z], f))
+		if (da_dispatched(s->p, s->cs[z], f))
 			continue;
 		if (clone_create(s, f, s->exec[z]) == DA_NONE)
 			break;

@@ -350,11 +350,12 @@ static bool direct_call_of(const struct rw_binary *b, uint64_t site, uint64_t fu
 
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
 {
-	return c->parent == RW_NONE && (c->tag || !direct_call_of(b, c->site, c->func));
+	return c->tag || !direct_call_of(b, c->site, c->func);
 }
 
-/* Clone k of a chain, whose call ci is in the plan's calls: a direct call
- * of its function, made by the function of its parent (or its fragment). */
+/* Clone k of a chain, whose call ci is in the plan's calls: made by the
+ * function of its parent (or its fragment); a direct call of its function,
+ * or one that its function's dispatch tests (check_clones). */
 static int check_chain(const struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		       uint32_t ci, char *err, size_t errlen)
 {
@@ -365,9 +366,6 @@ static int check_chain(const struct rw_binary *b, const struct rw_plan *p, uint3
 	if (b->funcs[b->calls[ci].func].addr != p->clones[c->parent].func)
 		return errmsg(err, errlen, "plan clone %u takes callsite 0x%" PRIx64 " in clone %u, "
 			      "but the cloned function does not make that call", k, c->site, c->parent);
-	if (!direct_call_of(b, c->site, c->func))
-		return errmsg(err, errlen, "plan clone %u takes callsite 0x%" PRIx64 " in clone %u, "
-			      "which is no direct call of 0x%" PRIx64, k, c->site, c->parent, c->func);
 	return 0;
 }
 
@@ -399,11 +397,11 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 				      "dispatch", c->site, c->func);
 		uint32_t ndispatch = 0;
 		for (uint32_t j = 0; j < k; j++) {
-			/* one site may take clones of several functions: f
-			 * directly, g by dispatch (f tail-calls g) */
+			/* one site (or its copy in a clone) may take clones of
+			 * several functions: f directly, g by dispatch (f
+			 * tail-calls g) */
 			if (p->clones[j].site == c->site && p->clones[j].parent == c->parent &&
-			    p->clones[j].tag == c->tag &&
-			    (p->clones[j].func == c->func || c->parent != RW_NONE))
+			    p->clones[j].tag == c->tag && p->clones[j].func == c->func)
 				return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for callsite 0x%"
 					      PRIx64 " twice", c->func, c->site);
 			ndispatch += p->clones[j].func == c->func && rw_plan_dispatched(b, &p->clones[j]);

@@ -78,7 +78,9 @@
  * (clone wraps; a copy without one is wrapped like its original), and the
  * copy of a direct call that a later clone takes (a chain, clone j = (h, e,
  * in k): the copy of e in f_k calls h_j, or its trampoline does when the
- * copy is wrapped; the note names that copy as h_j's site); rip-relative operands
+ * copy is wrapped; the note names that copy as h_j's site), unless h_j
+ * takes it by a dispatch (below: the copy is no direct call of h, an
+ * indirect call say); rip-relative operands
  * keep their addresses.  f_k's padding applies f's in-place edits (in f's
  * code and g's) to the copies.  Because the layout is the same, f_k's FDE
  * is a copy of f's with a new pc_begin (its CFA program edited for a no-fp
@@ -101,7 +103,8 @@
  *
  * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
  * call of f (indirect, through the PLT, or a call of a function that
- * tail-calls f; or of another module: Tagged calls, below): f's entry tests
+ * tail-calls f; or of another module: Tagged calls, below), or a chain's
+ * clone k = (f, c in j) whose copy of c in clone j is not: f's entry tests
  * the return address instead.  The whole
  * instructions covering 5 bytes after f's endbr64 are displaced and replaced
  * by `jmp D` (as for an entry wrapper, below; a branch among them keeps its
@@ -117,12 +120,14 @@
  * function without a name: __icpp_dispatch_0xADDR; __icpp_entry_... when
  * it holds an entry wrapper too), which icpp report decodes to place a
  * sample taken in it (report/entry.c).
- * R_k is c's return address, or that of the call in c's trampoline when c
- * is wrapped (a trampoline serves one callsite).  %r11 and the flags are
+ * R_k is c's return address (a chain's: that of c's copy in clone j), or
+ * that of the call in its trampoline when it is wrapped (a trampoline
+ * serves one callsite, or one copy).  %r11 and the flags are
  * scratch at a function's entry in the ABI.  A frame's return address is its
  * callsite's however it was entered, by c or by a tail call of c's callee,
  * so the dispatch takes exactly the frames (f, c) of the map; a copy of a
- * call in a clone returns elsewhere and keeps the original f.  At most
+ * call in a clone returns elsewhere and keeps the original f, unless a
+ * chain's test names that copy.  At most
  * RW_MAX_DISPATCH tests per function (each runs at every entry of f).  A
  * function dispatches (rw_func.dispatch) when it is cloneable, its first
  * instructions can be displaced and no branch of its own (or of its
@@ -506,8 +511,9 @@ struct rw_plan_clone {
 	uint64_t site;               /* the call instruction redirected to the copy */
 	uint32_t pad;                /* the copy's frame padding */
 	uint32_t parent;             /* RW_NONE: site itself; else the copy of
-	                              * site in clone `parent` (a chain: a direct
-	                              * call of func made in that clone) */
+	                              * site in clone `parent` (a chain: a call
+	                              * of func made in that clone, direct or
+	                              * tested by func's dispatch) */
 	uint64_t tag;                /* not 0: site is a call of another module
 	                              * that carries this tag (no chain) */
 };
@@ -539,8 +545,8 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b);
 /* Refuses an amount the capability does not allow (-1 and one line). */
 int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen);
 /* Does clone c take its calls by a dispatch at its function's entry (its
- * call is no direct call of the function, or of another module: section
- * 1)?  A chain's never. */
+ * call, or a chain's copy of it, is no direct call of the function, or of
+ * another module: section 1)? */
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c);
 /* Every function and callsite the capability allows, each with the largest
  * allowed amount <= pad (resp. the smallest allowed >= wrap, else none), and

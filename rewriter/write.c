@@ -514,21 +514,26 @@ static uint32_t redirect_of(const struct rw_binary *b, const struct rw_plan *p, 
 }
 
 /* The clone that the copy of the call at site inside clone k is redirected
- * to (a chain), or RW_NONE. */
-static uint32_t chain_of(const struct rw_plan *p, uint32_t k, uint64_t site)
+ * to (a chain), or RW_NONE (a chain's clone for a copy that is no direct
+ * call of its function takes it by a dispatch instead). */
+static uint32_t chain_of(const struct rw_binary *b, const struct rw_plan *p, uint32_t k,
+			 uint64_t site)
 {
 	for (uint32_t j = k + 1; j < p->nclones; j++)
-		if (p->clones[j].site == site && p->clones[j].parent == k)
+		if (p->clones[j].site == site && p->clones[j].parent == k &&
+		    !rw_plan_dispatched(b, &p->clones[j]))
 			return j;
 	return RW_NONE;
 }
 
-/* The return address a dispatch tests for the frames of call site: its
- * trampoline's call when it is wrapped, else its own. */
+/* The return address a dispatch tests for the frames of call site (an
+ * original one, or a copy in a clone): the call in its trampoline when it is
+ * wrapped, or in its stub when it is tagged (the call jumps there), else its
+ * own. */
 static uint64_t return_address(const struct plan_state *ps, uint64_t site)
 {
 	for (uint32_t i = 0; i < ps->nt; i++)
-		if (!ps->t[i].func && ps->t[i].site == site && ps->t[i].call->site == site)
+		if (!ps->t[i].func && ps->t[i].site == site)
 			return ps->t[i].ret;
 	return site + 1;
 }
@@ -547,7 +552,7 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 			if (p->clones[k].func == b->funcs[fi].addr &&
 			    rw_plan_dispatched(b, &p->clones[k]))
 				tests[n++] = (struct rw_dispatch_test){
-					p->clones[k].tag ? 0 : return_address(ps, p->clones[k].site),
+					p->clones[k].tag ? 0 : return_address(ps, ps->clones[k].site),
 					ps->clones[k].addr, p->clones[k].tag};
 		if ((w || n) && add_entry(ps, b, fi, w, w ? 0 : pad, tests, n, text_vaddr, err, errlen))
 			return -1;
@@ -635,7 +640,7 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		const struct rw_call *c = &b->calls[i];
 		uint64_t insn = rw_clone_copy_addr(cl, c->insn);
 		uint32_t w = insn ? copy_wrap(p, k, c) : 0;
-		uint32_t chain = insn ? chain_of(p, k, c->site) : RW_NONE;
+		uint32_t chain = insn ? chain_of(b, p, k, c->site) : RW_NONE;
 		if (!w && chain == RW_NONE)
 			continue;
 		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;

@@ -332,6 +332,33 @@ static struct da_problem *chain_problem(uint32_t nhl, struct chain_fx *x)
 	return p;
 }
 
+/* Solve chain_problem with clones and no wraps: every path precise by two
+ * clones, H's for one of its calls and a chain of L for H's call in its copy
+ * (L's frames at one height, renamed). */
+static void solve_chain(struct da_problem *p, const struct chain_fx *x, struct da_result *r)
+{
+	struct da_options o;
+	opts(&o);
+	o.allow_wrap = false;
+	o.allow_clone = true;
+	struct da_classification c;
+	CHECK(da_classify(p, &o, x->la[0], x->lb[0], &c) == 0);
+	CHECK_EQ_INT(c.cure, DA_CURE_CLONE);
+	char err[256];
+	CHECK(da_solve(p, &o, r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r->after.precise_paths, r->after.paths);
+	CHECK_EQ_INT(r->plan.nclones, 2);
+	CHECK_EQ_INT(r->plan.clones[0].func, x->H);
+	CHECK_EQ_INT(r->plan.clones[0].parent, DA_NONE);
+	CHECK_EQ_INT(r->plan.clones[1].func, x->L);
+	CHECK_EQ_INT(r->plan.clones[1].callsite, x->hl[0]);
+	CHECK_EQ_INT(r->plan.clones[1].parent, 0);
+	CHECK(r->inst[x->la[0]] != r->inst[x->lb[0]]);
+	CHECK_EQ_INT(r->height[x->la[0]], r->height[x->lb[0]]);
+	CHECK(da_plan_check(p, &r->plan, err, sizeof(err)) == 0);
+	check_predict(p, r);
+}
+
 static void test_chain(void)
 {
 	struct chain_fx x;
@@ -346,26 +373,14 @@ static void test_chain(void)
 	CHECK(!c.arr_possible && !c.wrap_possible && c.clone_possible);
 	CHECK_EQ_INT(c.left, DA_LEFT_DISABLED);
 	o.allow_clone = true;
-	CHECK(da_classify(p, &o, la, lb, &c) == 0);
-	CHECK_EQ_INT(c.cure, DA_CURE_CLONE);
 
 	struct da_result r;
 	char err[256];
-	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
-	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
-	CHECK_EQ_INT(r.plan.nclones, 2);
-	CHECK_EQ_INT(r.plan.clones[0].func, H);
-	CHECK_EQ_INT(r.plan.clones[0].parent, DA_NONE);
-	CHECK_EQ_INT(r.plan.clones[1].func, L);
-	CHECK_EQ_INT(r.plan.clones[1].callsite, hl);
-	CHECK_EQ_INT(r.plan.clones[1].parent, 0);
+	solve_chain(p, &x, &r);
 	bool via_a = r.plan.clones[0].callsite == ah;
 	CHECK(via_a || r.plan.clones[0].callsite == bh);
 	CHECK_EQ_INT(r.inst[la], via_a ? p->nfuncs + 1 : L);
 	CHECK_EQ_INT(r.inst[lb], via_a ? L : p->nfuncs + 1);
-	CHECK_EQ_INT(r.height[la], r.height[lb]);
-	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
-	check_predict(p, &r);
 
 	/* refused: a chain of a later clone, through a call the parent's
 	 * function does not make, twice for one copy */
@@ -392,6 +407,61 @@ static void test_chain(void)
 	/* nor may the call h->l: nothing renames L's frames */
 	p->callsites[ah].redirectable = p->callsites[bh].redirectable = true;
 	p->callsites[hl].redirectable = false;
+	CHECK(da_classify(p, &o, la, lb, &c) == 0);
+	CHECK_EQ_INT(c.left, DA_LEFT_BLOCKED);
+	da_problem_free(p);
+}
+
+/* chain_problem where H's call of L is indirect (no copy of it can be
+ * pointed at a clone of L) and L takes a dispatch: the chain's clone of L
+ * takes the copy of h->l inside H's clone by a dispatch on the copy's return
+ * address (section 2). */
+static void test_chain_dispatch(void)
+{
+	struct chain_fx x;
+	struct da_problem *p = chain_problem(1, &x);
+	uint32_t L = x.L, hl = x.hl[0], la = x.la[0], lb = x.lb[0];
+	p->callsites[hl].redirectable = false;
+	p->funcs[L].dispatch = true;
+	struct da_result r;
+	char err[256];
+	solve_chain(p, &x, &r);
+	/* the two copies, and the dispatch's test in L */
+	CHECK_EQ_INT(r.code_bytes, 64 + 64 + DA_DISPATCH_CODE_BYTES);
+	da_result_free(&r);
+	/* one copy, two functions: L takes it by its dispatch, and M, which L
+	 * tail-calls (training shows M entered through h->l), by its own */
+	uint32_t M = da_add_func(p, "M", 64, 1, true);
+	p->funcs[M].dispatch = true;
+	uint32_t lm = da_add_path(p, 4, (uint32_t[]){0, 1, x.H, M},
+				  (uint32_t[]){DA_NONE, 0, x.ah, hl}, (int64_t[]){16, 48, 80, 112}, 1);
+	struct da_plan q;
+	CHECK(da_plan_init(&q, p) == 0);
+	struct da_clone three[3] = {{x.H, x.ah, 0, DA_NONE}, {L, hl, 0, 0}, {M, hl, 0, 0}};
+	q.clones = three;
+	q.nclones = 3;
+	CHECK(da_plan_check(p, &q, err, sizeof(err)) == 0);
+	int64_t *h = malloc(p->nnodes * sizeof(*h));
+	uint32_t *in = malloc(p->nnodes * sizeof(*in));
+	CHECK(da_predict(p, &q, h, in) == 0);
+	CHECK_EQ_INT(in[la], p->nfuncs + 1);
+	CHECK_EQ_INT(in[lm], p->nfuncs + 2);
+	CHECK_EQ_INT(in[lb], L);
+	CHECK_EQ_INT(h[lm], h[la]);
+	free(h);
+	free(in);
+	three[2].func = L;                      /* L twice for one copy */
+	CHECK(da_plan_check(p, &q, err, sizeof(err)) < 0);
+	q.clones = NULL;
+	q.nclones = 0;
+	da_plan_free(&q);
+	/* L without a dispatch: nothing takes the copy, nothing renames L */
+	p->funcs[L].dispatch = false;
+	struct da_options o;
+	opts(&o);
+	o.allow_wrap = false;
+	o.allow_clone = true;
+	struct da_classification c;
 	CHECK(da_classify(p, &o, la, lb, &c) == 0);
 	CHECK_EQ_INT(c.left, DA_LEFT_BLOCKED);
 	da_problem_free(p);
@@ -1574,6 +1644,7 @@ int main(void)
 	test_clone_alternates();
 	test_chain();
 	test_chain_siblings();
+	test_chain_dispatch();
 	test_recursion();
 	test_stack_cap();
 	test_unsolved_elsewhere();

@@ -324,8 +324,12 @@ static void test_clone_file(void)
 	CHECK(da_pm_plan_to(&br, &cback, &dp, err, sizeof(err)) == 0);
 	da_plan_free(&dp);
 	cback.clones[1].cs_addr = aa;                   /* a call of A, not of D */
+	br.prob->funcs[D].dispatch = false;             /* (a dispatch would test it) */
 	CHECK(da_pm_plan_to(&br, &cback, &dp, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "no direct call of D") != NULL);
+	br.prob->funcs[D].dispatch = true;
+	CHECK(da_pm_plan_to(&br, &cback, &dp, err, sizeof(err)) == 0);
+	da_plan_free(&dp);
 	cback.clones[1].cs_addr = ad;
 	CHECK(da_predict_pathmap(pm, &cback, &q, err, sizeof(err)) == 0);
 	CHECK_EQ_STR(q->funcs[4].name, "D.icpp_clone.1");

@@ -2,7 +2,7 @@
 # Cloning on the thesis' Figure 5.5 (fx_order.cc): A-B-A-A-D and A-A-B-A-D
 # reach D at one height, and only a clone separates them.
 #
-#   run_clone.sh ICPP GDB WORK PROG [clone|dispatch|cold|chain]
+#   run_clone.sh ICPP GDB WORK PROG [clone|dispatch|cold|chain|chain_dispatch]
 #
 # In WORK: run PROG and train it (the two D paths must share a height); the
 # solver's plan without clones leaves them together; with clones (icpp
@@ -30,6 +30,11 @@
 # for "cold", and clone 1 of fx_d for the copy of fx_a's call of fx_d inside
 # clone 0 (a chain, disambig.h section 2), no wrap: the D path that enters D
 # from clone 0 (A-B-A-A-D) runs in clone 1, the other in fx_d, at one height.
+# With "chain_dispatch" (PROG as for dispatch: A's one call is indirect, and
+# D is reached through it by fx_d2's tail call), the same plan, the calls
+# being A's indirect one: clone 0 of fx_a takes it by fx_a's dispatch, and
+# clone 1 of fx_d its copy inside clone 0 by fx_d's dispatch on the copy's
+# return address; icpp verify checks that the frames land where predicted.
 set -u
 icpp=$1 gdb=$2 work=$3 prog=$4 mode=${5:-clone}
 rm -rf "$work" && mkdir -p "$work" || exit 1
@@ -56,8 +61,9 @@ if [ "$(d_heights noclone.rw.icpp | sort -u | wc -l)" != 1 ]; then
 	echo "FAIL: without clones the D paths were separated: the fixture tests nothing"
 	fail=1
 fi
-# the callsite of fx_a's call of CALLEE (a demangled name), in fx_a or its
-# .cold fragment (--explain names the code that holds it): return address - 1
+# the callsite of fx_a's call of CALLEE (a demangled name, * for an indirect
+# call), in fx_a or its .cold fragment (--explain names the code that holds
+# it): return address - 1
 site_in_fx_a() {
 	"$icpp" rewrite "./$name" --explain -o explain.rw 2> /dev/null |
 		awk -v callee="$1" '$1 == "call" && $3 == "in" && $4 ~ /^_ZL4fx_aPKcl(\.cold)?\+0x[0-9a-f]+$/ &&
@@ -72,13 +78,17 @@ cold_plan() {
 	b=$(site_in_fx_a "fx_b(char const*, long)")
 	self=$(site_in_fx_a "fx_a(char const*, long)")
 	d=$(site_in_fx_a "fx_d(long)")
+	if [ "$mode" = chain_dispatch ]; then
+		self=$(site_in_fx_a "*")
+		d=$self
+	fi
 	[ -n "$self" ] && [ -n "$d" ] && { [ "$mode" != cold ] || [ -n "$b" ]; } || return 1
 	{
 		echo "icpp-plan 1"
 		echo "unit functions"
 		echo "module 0 $(readelf -n "./$name" | awk '/Build ID/ { print $3 }') $PWD/$name"
 		echo "clone 0 0 $fx_a 0 $self 0"
-		if [ "$mode" = chain ]; then
+		if [ "$mode" = chain ] || [ "$mode" = chain_dispatch ]; then
 			echo "clone 1 0 $fx_d 0 $d 0 in 0"
 			echo "end 2"
 		else
@@ -88,7 +98,7 @@ cold_plan() {
 		fi
 	} > $mode.plan
 }
-if [ "$mode" = cold ] || [ "$mode" = chain ]; then
+if [ "$mode" = cold ] || [ "$mode" = chain ] || [ "$mode" = chain_dispatch ]; then
 	if ! cold_plan || ! "$icpp" rewrite "./$name" -m map --plan $mode.plan -o clone.rw 2> rewrite.err; then
 		echo "FAIL: icpp rewrite with the plan of mode $mode"
 		cat rewrite.err $mode.plan
@@ -108,13 +118,17 @@ if [ "$mode" = chain ] && ! grep -q " 2 functions cloned (0 by dispatch; 1 in ch
 	echo "FAIL: icpp rewrite does not count the chain"
 	fail=1
 fi
-if [ "$mode" = dispatch ] && ! grep -Eq " ([1-9][0-9]*) functions cloned \(\1 by dispatch\)" rewrite.err; then
+if [ "$mode" = chain_dispatch ] && ! grep -q " 2 functions cloned (2 by dispatch; 1 in chains)" rewrite.err; then
+	echo "FAIL: icpp rewrite does not count the dispatched chain"
+	fail=1
+fi
+if [ "$mode" = dispatch ] && ! grep -Eq " ([1-9][0-9]*) functions cloned \(\1 by dispatch[;)]" rewrite.err; then
 	echo "FAIL: not every clone of the indirect fixture is taken by dispatch"
 	fail=1
 fi
 # icpp plan --binary plans what icpp rewrite solves: applied with --plan, the
 # same file
-if [ "$mode" = cold ] || [ "$mode" = chain ]; then
+if [ "$mode" = cold ] || [ "$mode" = chain ] || [ "$mode" = chain_dispatch ]; then
 	:
 elif ! "$icpp" plan map --binary "./$name" -o binary.plan > plan.out 2> plan.err ||
    ! grep -q "^clone " binary.plan ||
@@ -157,7 +171,7 @@ fi
 chain_d=$("$icpp" paths clone.rw.icpp |
 	awk '/> __icpp_clone_0__ZL4fx_aPKcl > __icpp_clone_1__ZL4fx_dl$/ { c++ } / > fx_d\(long\)$/ { d++ }
 	     END { print c + 0, d + 0 }')
-if [ "$mode" = chain ] && [ "$chain_d" != "1 1" ]; then
+if { [ "$mode" = chain ] || [ "$mode" = chain_dispatch ]; } && [ "$chain_d" != "1 1" ]; then
 	echo "FAIL: the chain does not take the D path of clone 0 alone (paths into it, into fx_d: $chain_d):"
 	"$icpp" paths clone.rw.icpp | grep "fx_d"
 	fail=1

@@ -12,6 +12,9 @@
 #    tag, and the pair verifies again;
 #  - icpp report places samples in the stub and in the tag test
 #    (t_report_tags, tests/record);
+#  - one tagged call taken by two clones, one in each module: the
+#    program's dispatch tests the return address in the tag's stub, the
+#    library's the tag (a hand-made plan);
 #  - the library rewritten without the program is refused (the call's
 #    module must be rewritten too);
 #  - a program without a build-id gets no tag (a tag names its module by
@@ -66,6 +69,37 @@ nm rw2 | grep -q " t __icpp_tag_" && fail "a stub beside the trampoline"
 LD_LIBRARY_PATH=rw2.libs ./rw2 > rw2.out && cmp -s orig.out rw2.out || fail "the wrapped pair's output"
 LD_LIBRARY_PATH=rw2.libs "$icpp" verify rw2 > /dev/null 2> verify2.log || fail "verify (wrapped): $(tail -3 verify2.log)"
 grep -q "precise paths: 100.0% predicted, 100.0% observed" verify2.log || fail "$(grep precise verify2.log)"
+
+# one tagged call, two clones: fx_tag_far's call of fx_tag_mid ends in
+# fx_tag_tail and then the leaf, by tail calls.  A clone of fx_tag_tail
+# takes it by the program's dispatch, which must test the return address of
+# the call in the tag's stub (the call jumps there), and a clone of the leaf
+# by the library's, which tests the tag
+ptail=$(nm "$p" | awk '$3 == "fx_tag_tail" { print "0x" $1 }')
+lleaf=$(nm "$l" | awk '$3 == "fx_tag_leaf" { print "0x" $1 }')
+far=$("$icpp" paths --callsites map.icpp | sed -n 's/.* > fx_tag_far+\(0x[0-9a-f]*\) > fx_tag_tail$/\1/p')
+pm=$(awk -v p="$PWD/${p#./}" '$1 == "module" && $4 == p { print $2 }' tag.plan)
+lm=$(awk -v l="$PWD/${l#./}" '$1 == "module" && $4 == l { print $2 }' tag.plan)
+[ -n "$ptail" ] && [ -n "$lleaf" ] && [ -n "$far" ] && [ -n "$pm" ] && [ -n "$lm" ] ||
+	fail "two clones: no fx_tag_tail, fx_tag_leaf, call in fx_tag_far or modules in tag.plan"
+site2=$(printf '%#x' $(($(nm "$p" | awk '$3 == "fx_tag_far" { print "0x" $1 }') + far)))
+{
+	awk '$1 == "clone" || $1 == "end" { exit } { print }' tag.plan
+	echo "clone 0 $pm $ptail $pm $site2 0"
+	echo "clone 1 $lm $lleaf $pm $site2 0"
+	echo "end 2"
+} > two.plan
+"$icpp" rewrite "$p" -m map.icpp -o rw4 --lib "$l" --plan two.plan > rewrite4.log 2>&1 ||
+	fail "rewrite --plan (two clones): $(tail -1 rewrite4.log)"
+grep -q "^icpp rewrite: rw4: .* 1 functions cloned (1 by dispatch), 1 calls tagged," rewrite4.log ||
+	fail "two clones: $(grep 'functions cloned' rewrite4.log)"
+LD_LIBRARY_PATH=rw4.libs ./rw4 > rw4.out && cmp -s orig.out rw4.out || fail "the two clones' output"
+LD_LIBRARY_PATH=rw4.libs "$icpp" verify rw4 > /dev/null 2> verify4.log ||
+	fail "verify (two clones): $(tail -3 verify4.log)"
+grep -q " 0 at another height, 0 not predicted; 0 predicted paths not taken" verify4.log ||
+	fail "two clones: $(grep observed verify4.log)"
+"$icpp" paths rw4.icpp | grep -q "fx_tag_far > __icpp_clone_0_fx_tag_tail$" ||
+	fail "two clones: no frame of fx_tag_tail's clone predicted"
 
 # the library alone cannot tag the program's call
 "$icpp" rewrite "$l" -m map.icpp -o lib3.so --plan tag.plan > alone.log 2>&1 && fail "the library rewritten alone"
