@@ -261,8 +261,8 @@
  *     of a function that tail-calls the next) by a dispatch on the copy's
  *     return address (twelve seeds, % of all paths: sqlite3 95.82 ->
  *     96.37, python3 95.12 -> 95.15).
- *     The pass runs again after the construction (until a quarter
- *     of the budget), after each half of the annealing (1, until 0.4 and
+ *     The pass runs again after the construction (until 0.3 of the
+ *     budget), after each half of the annealing (1, until 0.4 and
  *     0.55) and at 0.85 (c below), and greedy's clone moves come between:
  *     the moves between passes change which routes are crowded (real
  *     maps, three seeds: 94.1% of reducible paths with the passes at the
@@ -274,7 +274,7 @@
  *     caller that makes the same call from two places (sqlite3Malloc and
  *     sqlite3StatusUp) gives each path two nodes: one of them renamed
  *     gains nothing (real maps, six seeds: 96.50% -> 96.99%);
- *  0. construction, until a fifth of the budget, functions with the most
+ *  0. construction, until a quarter of the budget, functions with the most
  *     colliding paths first: a function's nodes have heights h0 + sum of
  *     coefficient * amount over the variables on their paths; the
  *     variables that split its colliding CIDs (most CIDs split first, then
