@@ -608,6 +608,37 @@ fx_run:
 	.cfi_endproc
 	.size fx_run, .-fx_run
 
+/* a call with one 8-byte stack argument: the callee reads 8(%rsp) at its
+ * entry, the caller stores 16 -> copies 8, wrap >= 16 (a trampoline that
+ * starts with a 4-byte push; never run) */
+	.globl fx_arg8
+	.type fx_arg8, @function
+fx_arg8:
+	.cfi_startproc
+	mov 8(%rsp), %rax
+	ret
+	.cfi_endproc
+	.size fx_arg8, .-fx_arg8
+
+	.globl fx_arg8_caller
+	.type fx_arg8_caller, @function
+fx_arg8_caller:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	sub $16, %rsp
+	.cfi_def_cfa_offset 32
+	mov %rdi, (%rsp)
+	call fx_arg8
+	add $16, %rsp
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_arg8_caller, .-fx_arg8_caller
+
 	.bss
 	.align 16
 fx_jb:	.zero 256

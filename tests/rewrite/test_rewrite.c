@@ -610,6 +610,50 @@ static void check_place_clones(void)
 	pm_free(pred);
 }
 
+/* A tagged trampoline whose first instruction is short (a call copying one
+ * 8-byte stack argument, W 16: push 8(%rsp), 4 bytes): icpp train's hook
+ * moves the whole instructions covering the first 5 bytes, so the tag must
+ * start past them, else the callee's dispatch misses it under training. */
+static void check_tagged_trampoline(const char *dir, struct rw_binary *b)
+{
+	const struct rw_call *c = call(b, "fx_arg8_caller", "fx_arg8");
+	CHECK_EQ_INT(c->stack_args, 8);
+	CHECK_EQ_INT(min_wrap(c->wrap_mask), 16);
+	char out[4096], err[512];
+	snprintf(out, sizeof(out), "%s/tagged", dir);
+	struct rw_plan p = {0};
+	const uint64_t tag = 0x8877665544332211ull;
+	CHECK_EQ_INT(rw_plan_add(&p, true, c->site, 16), 0);
+	CHECK_EQ_INT(rw_plan_add_tag(&p, c->site, tag), 0);
+	struct rw_write_stats st;
+	int r = rw_write(b, &p, out, &st, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "rw_write: %s\n", err);
+	CHECK_EQ_INT(r, 0);
+	rw_plan_free(&p);
+	struct bin_module *m = r ? NULL : bin_open(out, err, sizeof(err));
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	uint8_t buf[32];
+	int32_t rel;
+	CHECK_EQ_INT(bin_read(m, c->insn, buf, 5), 0);
+	CHECK_EQ_INT(buf[0], 0xe8);
+	memcpy(&rel, buf + 1, 4);
+	uint64_t tramp = c->insn + 5 + (int64_t)rel;
+	CHECK_EQ_INT(bin_read(m, tramp, buf, sizeof(buf)), 0);
+	/* the tag's first nopl: 0f 1f 80, then its low 32 bits */
+	const uint8_t lo[] = {0x0f, 0x1f, 0x80, 0x11, 0x22, 0x33, 0x44};
+	int at = -1;
+	for (int i = 0; i + (int)sizeof(lo) <= (int)sizeof(buf) && at < 0; i++)
+		if (!memcmp(buf + i, lo, sizeof(lo)))
+			at = i;
+	CHECK(at >= 5);
+	check_cfa(m, tramp, BIN_CFA_RSP, 8);
+	check_cfa(m, tramp + (uint64_t)at, BIN_CFA_RSP, 16);   /* after the push */
+	bin_close(m);
+}
+
 static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 {
 	char out[4096], err[512];
@@ -718,6 +762,7 @@ int main(int argc, char **argv)
 	check_note_layout(out, argv[2]);
 	check_clone_fragment(argv[1], argv[2], b);
 	check_place_clones();
+	check_tagged_trampoline(argv[2], b);
 	check_refusals(argv[1], argv[2], b);
 	rw_close(b);
 	/* the rewritten file can itself be analysed (and would be refused as
