@@ -88,10 +88,10 @@
  * copy's own return address (a copy carries no tag, so not a call of
  * another module).  At most one clone per (g, e, j).  A chain of clones is a
  * route copied whole: a helper reached by more paths than it has heights
- * gets, below each copy of a caller, a
- * namespace of CIDs of its own (the copies' callees would otherwise share
- * the originals' CIDs), and paths that use the same edges in another order
- * whose adjacent pairs agree separate where the chain starts.
+ * gets, below each copy of a caller, a namespace of CIDs of its own (the
+ * copies' callees would otherwise share the originals' CIDs), and paths that
+ * use the same edges in another order whose adjacent pairs agree separate
+ * where the chain starts.
  *
  * Dispatch: where c cannot be pointed at f_k (an indirect call, a call of
  * another function that tail-calls f, a call through the PLT), f's entry can

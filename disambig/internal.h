@@ -116,22 +116,18 @@ static inline bool da_redirects(const struct da_problem *p, uint32_t c, uint32_t
 				       (p->callsites[c].taggable && p->funcs[f].reads_tags)));
 }
 
-/* May the copy of callsite c in a clone be taken by a clone of f (a chain)?
- * Directly, or by a dispatch on the copy's return address at f's entry
- * (f's own module: a copy carries no tag). */
-static inline bool da_redirects_copy(const struct da_problem *p, uint32_t c, uint32_t f)
-{
-	if (c == DA_NONE || !p->funcs[f].cloneable)
-		return false;
-	return da_direct(p, c, f) || (p->funcs[f].dispatch && p->callsites[c].dispatchable &&
-				      p->callsites[c].module == p->funcs[f].module);
-}
-
 /* Would clone (f, c) test a tag of a call of another module (disambig.h
  * section 2, "Dispatch")? */
 static inline bool da_tagged(const struct da_problem *p, uint32_t c, uint32_t f)
 {
 	return da_dispatched(p, c, f) && p->callsites[c].module != p->funcs[f].module;
+}
+
+/* May the copy of callsite c in a clone be taken by a clone of f (a chain)?
+ * As the original may, but not by a tag: a copy carries none. */
+static inline bool da_redirects_copy(const struct da_problem *p, uint32_t c, uint32_t f)
+{
+	return da_redirects(p, c, f) && !da_tagged(p, c, f);
 }
 
 /* New code of clone (f, c): the copy, and its test in f's dispatch. */

@@ -1158,8 +1158,8 @@ static int build(struct ds *s)
 	ALLOC(node, n); ALLOC(pos, n); ALLOC(parent, n); ALLOC(end, n); ALLOC(root, n);
 	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
-	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n); ALLOC(ndispatch, s->nf);
-	ALLOC(frag, n);
+	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
+	ALLOC(ndispatch, s->nf); ALLOC(frag, n);
 	/* DFS preorder: a fragment first (pad_from), then children in index order */
 	uint32_t *first = malloc((n + 1) * sizeof(*first)), *sib = malloc((n + 1) * sizeof(*sib));
 	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
@@ -1390,7 +1390,8 @@ void ds_free(struct ds *s)
 	free(s->node); free(s->pos); free(s->parent); free(s->end); free(s->root);
 	free(s->depth); free(s->klass); free(s->func); free(s->frag); free(s->cs); free(s->weight);
 	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
-	free(s->cstart); free(s->cnodes); free(s->stk); free(s->mvpos); free(s->mvdh); free(s->aops); free(s->rootslot); free(s->nbad);
+	free(s->cstart); free(s->cnodes); free(s->stk); free(s->mvpos); free(s->mvdh);
+	free(s->aops); free(s->rootslot); free(s->nbad);
 	free(s->rpos); free(s->rnodes); free(s->rold); free(s->rpen); free(s->rstamp);
 	for (uint32_t v = 0; v < s->nvars; v++) {
 		free(s->vars[v].anch);
@@ -1726,9 +1727,8 @@ static uint32_t clone_group(struct ds *s, uint32_t y)
 	    (!s->violated && score(s) > before + 1e-9))
 		return k;
 	for (uint32_t z = par + 1; z < s->end[par] && !s->oom; z = s->end[z]) {
-		if (z == y || s->func[z] != f || s->frag[z] || !clone_ok(s, z))
-			continue;
-		if (da_dispatched(s->p, s->cs[z], f))
+		if (z == y || s->func[z] != f || s->frag[z] || !clone_ok(s, z) ||
+		    da_dispatched(s->p, s->cs[z], f))
 			continue;
 		if (clone_create(s, f, s->exec[z]) == DA_NONE)
 			break;

@@ -96,14 +96,6 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 	int64_t w8 = (int64_t)t->bytes - 8, k = c->stack_args, low = w8 - k;
 	t->nrows = 0;
 	t->rows[t->nrows++] = (struct eh_row){0, 8};
-	/* icpp train hooks a trampoline like any function, moving the whole
-	 * instructions that cover its first 5 bytes: a tag there would move
-	 * with them, and the callee's dispatch would miss it.  Only one 4-byte
-	 * push can come before the tag; a 5-byte nop then takes the hook */
-	if (t->tag && low <= 0 && k == 8 && w8 <= INT8_MAX) {
-		static const uint8_t nop5[] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
-		rb_put(o, nop5, sizeof(nop5));
-	}
 	if (low > 0) {
 		lea_rsp(o, -low);
 		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), (uint32_t)(8 + low)};
@@ -122,8 +114,17 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 	/* CFA = rsp + W from here until the restoring lea */
 	if (k)
 		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), (uint32_t)t->bytes};
-	if (t->tag)
+	if (t->tag) {
+		/* icpp train hooks a trampoline like any function, moving the
+		 * whole instructions that cover its first 5 bytes: the tag must
+		 * start past them (one 4-byte push is too short: a 5-byte nop
+		 * joins it), else the callee's dispatch misses it */
+		if (o->n - start < 5) {
+			static const uint8_t nop5[] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+			rb_put(o, nop5, sizeof(nop5));
+		}
 		put_tag(o, t->tag, !c->slot);
+	}
 	uint64_t at = t->addr + (o->n - start);
 	int64_t rel;
 	if (c->slot) {

@@ -332,15 +332,21 @@ static struct da_problem *chain_problem(uint32_t nhl, struct chain_fx *x)
 	return p;
 }
 
+/* Options of the chain tests: clones, no wraps. */
+static void chain_opts(struct da_options *o)
+{
+	opts(o);
+	o->allow_wrap = false;
+	o->allow_clone = true;
+}
+
 /* Solve chain_problem with clones and no wraps: every path precise by two
  * clones, H's for one of its calls and a chain of L for H's call in its copy
  * (L's frames at one height, renamed). */
 static void solve_chain(struct da_problem *p, const struct chain_fx *x, struct da_result *r)
 {
 	struct da_options o;
-	opts(&o);
-	o.allow_wrap = false;
-	o.allow_clone = true;
+	chain_opts(&o);
 	struct da_classification c;
 	CHECK(da_classify(p, &o, x->la[0], x->lb[0], &c) == 0);
 	CHECK_EQ_INT(c.cure, DA_CURE_CLONE);
@@ -458,9 +464,7 @@ static void test_chain_dispatch(void)
 	/* L without a dispatch: nothing takes the copy, nothing renames L */
 	p->funcs[L].dispatch = false;
 	struct da_options o;
-	opts(&o);
-	o.allow_wrap = false;
-	o.allow_clone = true;
+	chain_opts(&o);
 	struct da_classification c;
 	CHECK(da_classify(p, &o, la, lb, &c) == 0);
 	CHECK_EQ_INT(c.left, DA_LEFT_BLOCKED);
@@ -478,9 +482,7 @@ static void test_chain_siblings(void)
 	struct da_problem *p = chain_problem(2, &x);
 	uint32_t H = x.H, L = x.L, *hl = x.hl, *la = x.la, *lb = x.lb;
 	struct da_options o;
-	opts(&o);
-	o.allow_wrap = false;
-	o.allow_clone = true;
+	chain_opts(&o);
 	struct da_result r;
 	char err[256];
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
