@@ -107,9 +107,10 @@
  * by that call or by a tail call of its callee, so a dispatch takes exactly
  * the frames (f, c) the model says, and only those of the instruction it
  * tests (a copy in a clone returns elsewhere: a chain's dispatch tests the
- * copy's return address).  Each test runs at every entry of f, so a
- * function takes at most DA_MAX_DISPATCH of them; each costs
- * DA_DISPATCH_CODE_BYTES of code.
+ * copy's return address).  Every entry of f runs its dispatch, a binary
+ * search over the tests, so a function takes at most DA_MAX_DISPATCH of
+ * them (32: sqlite3's mutex helpers, reached by tail calls from hundreds of
+ * calls, needed more than 8); each costs DA_DISPATCH_CODE_BYTES of code.
  *
  * Fragments: gcc moves the unlikely code of a function f into a part of its
  * own, f.cold (a "fragment"), which f enters by a jump, not a call: the
@@ -355,7 +356,7 @@
 #define DA_CLONE_DEFAULT_BYTES 256  /* clone of a function of unknown size */
 #define DA_DISPATCH_CODE_BYTES 32   /* a clone's test in its function's dispatch */
 #define DA_TAG_CODE_BYTES 64        /* a tagged call's stub, beside its test */
-#define DA_MAX_DISPATCH 8           /* dispatched clones per function */
+#define DA_MAX_DISPATCH 32          /* dispatched clones per function */
 
 /* Allowed amounts: bit k set allows 16*k bytes (k = 0..63).  Bit 0 (no
  * change) is always allowed; a mask of 1 (or 0) means "cannot be changed". */

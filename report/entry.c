@@ -1,20 +1,22 @@
 /* entry: samples in the entry code icpp rewrite writes for a function f
  * (rewriter.h section 1; rewriter/entry.c), which f's entry jumps to:
  *     G: 16 x int3
- *        lea RET_k(%rip),%r11; cmp %r11,(%rsp); je CLONE_k    (per clone k
- *                                                             by dispatch)
- *        mov (%rsp),%r11; test $M,%r11d; jz T;                (per clone k
- *          mov -17(%r11),%r11d; then per clone k:             by a tagged
- *          cmp $LO_k,%r11d; jne; mov (%rsp),%r11;             call)
- *          cmpl $HI_k,-10(%r11); je CLONE_k; mov -17(%r11),%r11d
+ *        lea A(%rip),%r11; sub (%rsp),%r11;                   (clones k by
+ *          a search: cmp $KEY_k,%r11; je CLONE_k; jg ...      dispatch)
+ *        mov (%rsp),%r11; test $M,%r11d; jz T;                (clones k by
+ *          mov -17(%r11),%r11d; a search: cmp $LO,%r11d;      a tagged
+ *          je H_LO; ja ...; then per low half H_LO:           call)
+ *          mov (%rsp),%r11; cmpl $HI_k,-10(%r11); je CLONE_k; jmp T
  *     T: lea -(W-8)(%rsp),%rsp; call B; lea (W-8)(%rsp),%rsp; ret
  *                                          (an entry wrapper padding f by W)
  *     B: f's displaced first instructions; jmp f+N
  * Symbols __icpp_dispatch_NAME (no T) and __icpp_entry_NAME (with T).
  * The tests run in the frame f's caller just entered, which becomes f's or
  * clone k's: a sample at test k or before it may be in the frame of f or
- * of any clone whose test has not run yet (the sample has no return address
- * to tell).  Past the tests the frame is f's.  In T its CFA is still the
+ * of any clone whose je lies at or after it (the sample has no return
+ * address to tell; a search skips some of those, and has ruled out the
+ * clones whose je lies before it, run or jumped over).  Past the tests the
+ * frame is f's.  In T its CFA is still the
  * entry's (the FDE's rule), but the prediction has f's frame W deeper, where
  * B runs f's body: a sample in the tests or T is at f's height + W, one in B
  * at f's height. */

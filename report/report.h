@@ -161,8 +161,8 @@ void rp_jumps_free(struct rp_ctx *c);
 /* A sample at vaddr in `code`, the entry code icpp rewrite wrote for a
  * function (__icpp_dispatch_NAME, __icpp_entry_NAME; entry.c): the start of
  * that function, what to add to the sample's height for its frame, and the
- * entries of the clones whose frame it may be in (those whose test of the
- * return address has not run at vaddr), at most RP_MAX_DISPATCH.  -1 when
+ * entries of the clones whose frame it may be in (those whose je lies at or
+ * after vaddr), at most RP_MAX_DISPATCH.  -1 when
  * code is no such code or does not decode. */
 #define RP_MAX_DISPATCH 64
 struct rp_entry_frames {

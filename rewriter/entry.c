@@ -2,6 +2,7 @@
  * wrappers, which run its body W bytes deeper, and the own-frame term they
  * add to a pathmap's heights (section 3); dispatches to its clones. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rewriter/internal.h"
@@ -93,67 +94,178 @@ static int emit_wrapper(struct rbuf *text, uint64_t text_vaddr, uint32_t w, stru
 	return 0;
 }
 
-/* lea ret(%rip),%r11; cmp %r11,(%rsp); je dest.  -1 when out of reach. */
-static int emit_test(struct rbuf *text, uint64_t at, const struct rw_dispatch_test *t)
+/* A dispatch's tests search sorted keys (rewriter.h section 1): a node
+ * compares %r11 (or %r11d) with its key, jumps on equal to its target and on
+ * greater to the upper half, and falls into the lower half; a run of at most
+ * DISPATCH_RUN keys is compared one by one.  K tests cost about 3 log2(K)
+ * instructions at every entry of the function, not 3 K.  Jumps are rel32,
+ * patched once their target is known (positions in text). */
+#define DISPATCH_RUN 4
+struct search {
+	struct rbuf *text;
+	uint8_t cmp[3];              /* cmp $imm32,%r11 (signed) or %r11d (unsigned) */
+	uint8_t greater;             /* jg or ja (second byte of 0f xx) */
+	const int64_t *keys;         /* ascending (as the compare orders them) */
+	size_t hit[RW_MAX_DISPATCH]; /* [i]: the rel32 of key i's je */
+	size_t miss[2 * RW_MAX_DISPATCH + 2];        /* rel32s of jumps past the search */
+	uint32_t nmiss;
+};
+
+static size_t jump32(struct rbuf *t, uint8_t cc)
 {
-	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, cmp[] = {0x4c, 0x39, 0x1c, 0x24},
-			     je[] = {0x0f, 0x84};
-	int64_t r1 = (int64_t)(t->ret - (at + 7)), r2 = (int64_t)(t->dest - (at + 17));
-	if (r1 < INT32_MIN || r1 > INT32_MAX || r2 < INT32_MIN || r2 > INT32_MAX)
-		return -1;
+	if (cc)
+		rb_u8(t, 0x0f);
+	rb_u8(t, cc ? cc : 0xe9);
+	rb_u32(t, 0);
+	return t->n - 4;
+}
+
+/* The rel32 at text position `at` jumps to position `to`. */
+static void patch32(struct rbuf *t, size_t at, size_t to)
+{
+	int32_t rel = (int32_t)((int64_t)to - (int64_t)(at + 4));
+	if (!t->oom)
+		memcpy(t->p + at, &rel, 4);
+}
+
+static void compare(struct search *s, uint32_t i)
+{
+	rb_put(s->text, s->cmp, sizeof(s->cmp));
+	rb_u32(s->text, (uint32_t)s->keys[i]);
+	s->hit[i] = jump32(s->text, 0x84);
+}
+
+/* Keys lo..hi-1; the last part of the search falls through past it. */
+static void emit_search(struct search *s, uint32_t lo, uint32_t hi, bool last)
+{
+	if (hi - lo <= DISPATCH_RUN) {
+		for (uint32_t i = lo; i < hi; i++)
+			compare(s, i);
+		if (!last)
+			s->miss[s->nmiss++] = jump32(s->text, 0);
+		return;
+	}
+	uint32_t mid = lo + (hi - lo) / 2;
+	compare(s, mid);
+	size_t upper = jump32(s->text, s->greater);
+	emit_search(s, lo, mid, false);
+	patch32(s->text, upper, s->text->n);
+	emit_search(s, mid + 1, hi, last);
+}
+
+static void patch_misses(struct search *s)
+{
+	for (uint32_t i = 0; i < s->nmiss; i++)
+		patch32(s->text, s->miss[i], s->text->n);
+}
+
+/* A test as the search sees it: its key, the clone it jumps to, its tag. */
+struct keyed {
+	int64_t key;
+	uint64_t dest, tag;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	int64_t x = ((const struct keyed *)a)->key, y = ((const struct keyed *)b)->key;
+	return (x > y) - (x < y);
+}
+
+/* The tests of return addresses of f's own module:
+ *     lea A(%rip),%r11; sub (%rsp),%r11      (%r11 = A - return address)
+ *     search over the keys A - R_k, each hit: je f_k
+ * with A the end of the lea.  -1 when a clone or R_k is out of rel32 reach. */
+static int emit_addr_tests(struct rbuf *text, uint64_t text_vaddr,
+			   const struct rw_dispatch_test *tests, uint32_t ntests)
+{
+	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d, 0, 0, 0, 0},
+			     sub_ret[] = {0x4c, 0x2b, 0x1c, 0x24};
+	struct keyed t[RW_MAX_DISPATCH];
+	int64_t keys[RW_MAX_DISPATCH];
+	uint32_t n = 0;
+	uint64_t anchor = text_vaddr + text->n + sizeof(lea_r11);
+	for (uint32_t i = 0; i < ntests && n < RW_MAX_DISPATCH; i++) {
+		if (tests[i].tag)
+			continue;
+		t[n] = (struct keyed){(int64_t)(anchor - tests[i].ret), tests[i].dest, 0};
+		if (t[n].key < INT32_MIN || t[n].key > INT32_MAX)
+			return -1;
+		n++;
+	}
+	if (!n)
+		return 0;
+	qsort(t, n, sizeof(*t), by_key);
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = t[i].key;
 	rb_put(text, lea_r11, sizeof(lea_r11));
-	rb_u32(text, (uint32_t)(int32_t)r1);
-	rb_put(text, cmp, sizeof(cmp));
-	rb_put(text, je, sizeof(je));
-	rb_u32(text, (uint32_t)(int32_t)r2);
+	rb_put(text, sub_ret, sizeof(sub_ret));
+	struct search s = {.text = text, .cmp = {0x49, 0x81, 0xfb}, .greater = 0x8f, .keys = keys};
+	emit_search(&s, 0, n, true);
+	patch_misses(&s);
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t rel = (int64_t)(t[i].dest - (text_vaddr + s.hit[i] + 4));
+		if (rel < INT32_MIN || rel > INT32_MAX)
+			return -1;
+		if (!text->oom)
+			memcpy(text->p + s.hit[i], &(int32_t){(int32_t)rel}, 4);
+	}
 	return 0;
 }
 
 /* The tests of tagged calls (rewriter.h section 1, Tagged calls):
  *     mov (%rsp),%r11; test $RW_TAG_PAGE_MASK,%r11d; jz done
  *     mov RW_TAG_LO(%r11),%r11d
- *     per tag: cmp $lo,%r11d; jne next;
- *              mov (%rsp),%r11; cmpl $hi,RW_TAG_HI(%r11); je dest;
- *              mov RW_TAG_LO(%r11),%r11d; next:
+ *     search over the tags' low halves, each hit: je H_lo
+ *     H_lo: mov (%rsp),%r11; per tag with that low half:
+ *             cmpl $hi,RW_TAG_HI(%r11); je dest
+ *           jmp done
  *     done:
- * A call that matches no tag's low half costs one read and a compare per
- * tag.  Only %r11 and the flags change.  -1 when a clone is out of reach. */
+ * Only %r11 and the flags change.  -1 when a clone is out of reach. */
 static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
 			  const struct rw_dispatch_test *tests, uint32_t ntests)
 {
 	static const uint8_t load_ret[] = {0x4c, 0x8b, 0x1c, 0x24}, test[] = {0x41, 0xf7, 0xc3},
 			     load_lo[] = {0x45, 0x8b, 0x5b, (uint8_t)(int8_t)RW_TAG_LO},
-			     cmp_r11d[] = {0x41, 0x81, 0xfb},
-			     cmpl_hi[] = {0x41, 0x81, 0x7b, (uint8_t)(int8_t)RW_TAG_HI},
-			     jz[] = {0x0f, 0x84};
-	uint32_t ntags = 0;
-	for (uint32_t i = 0; i < ntests; i++)
-		ntags += tests[i].tag != 0;
-	if (!ntags)
+			     cmpl_hi[] = {0x41, 0x81, 0x7b, (uint8_t)(int8_t)RW_TAG_HI};
+	struct keyed t[RW_MAX_DISPATCH];
+	int64_t keys[RW_MAX_DISPATCH];
+	uint32_t group[RW_MAX_DISPATCH + 1], n = 0, nkeys = 0;
+	for (uint32_t i = 0; i < ntests && n < RW_MAX_DISPATCH; i++)
+		if (tests[i].tag)
+			t[n++] = (struct keyed){(uint32_t)tests[i].tag, tests[i].dest, tests[i].tag};
+	if (!n)
 		return 0;
+	qsort(t, n, sizeof(*t), by_key);
+	for (uint32_t i = 0; i < n; i++)      /* group[k]: the first tag of key k */
+		if (!i || t[i].key != t[i - 1].key) {
+			group[nkeys] = i;
+			keys[nkeys++] = t[i].key;
+		}
+	group[nkeys] = n;
 	rb_put(text, load_ret, sizeof(load_ret));
 	rb_put(text, test, sizeof(test));
 	rb_u32(text, RW_TAG_PAGE_MASK);
-	rb_put(text, jz, sizeof(jz));
-	rb_u32(text, sizeof(load_lo) + ntags * RW_TAG_TEST_BYTES);   /* over the rest */
+	struct search s = {.text = text, .cmp = {0x41, 0x81, 0xfb}, .greater = 0x87, .keys = keys};
+	s.miss[s.nmiss++] = jump32(text, 0x84);  /* jz done */
 	rb_put(text, load_lo, sizeof(load_lo));
-	for (uint32_t i = 0; i < ntests; i++) {
-		if (!tests[i].tag)
-			continue;
-		rb_put(text, cmp_r11d, sizeof(cmp_r11d));
-		rb_u32(text, (uint32_t)tests[i].tag);
-		rb_u8(text, 0x75);                 /* jne next */
-		rb_u8(text, RW_TAG_TEST_BYTES - 9);
+	emit_search(&s, 0, nkeys, false);
+	for (uint32_t k = 0; k < nkeys; k++) {
+		patch32(text, s.hit[k], text->n);
 		rb_put(text, load_ret, sizeof(load_ret));
-		rb_put(text, cmpl_hi, sizeof(cmpl_hi));
-		rb_u32(text, (uint32_t)(tests[i].tag >> 32));
-		int64_t rel = (int64_t)(tests[i].dest - (text_vaddr + text->n + 6));
-		if (rel < INT32_MIN || rel > INT32_MAX)
-			return -1;
-		rb_put(text, jz, sizeof(jz));      /* je dest */
-		rb_u32(text, (uint32_t)(int32_t)rel);
-		rb_put(text, load_lo, sizeof(load_lo));
+		for (uint32_t i = group[k]; i < group[k + 1]; i++) {
+			rb_put(text, cmpl_hi, sizeof(cmpl_hi));
+			rb_u32(text, (uint32_t)(t[i].tag >> 32));
+			int64_t rel = (int64_t)(t[i].dest - (text_vaddr + text->n + 6));
+			if (rel < INT32_MIN || rel > INT32_MAX)
+				return -1;
+			rb_u8(text, 0x0f);
+			rb_u8(text, 0x84);         /* je dest */
+			rb_u32(text, (uint32_t)(int32_t)rel);
+		}
+		if (k + 1 < nkeys)
+			s.miss[s.nmiss++] = jump32(text, 0);
 	}
+	patch_misses(&s);
 	return 0;
 }
 
@@ -170,10 +282,9 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, ui
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(text, 0xcc);
 	uint64_t tramp = text_vaddr + text->n;
-	for (uint32_t i = 0; i < ntests; i++)
-		if (!tests[i].tag && emit_test(text, text_vaddr + text->n, &tests[i]) < 0)
-			return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
-				      "reach of its clone", f->name ? f->name : "?", f->addr);
+	if (emit_addr_tests(text, text_vaddr, tests, ntests) < 0)
+		return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
+			      "reach of its clone", f->name ? f->name : "?", f->addr);
 	if (emit_tag_tests(text, text_vaddr, tests, ntests) < 0)
 		return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
 			      "reach of its clone", f->name ? f->name : "?", f->addr);

@@ -244,7 +244,6 @@ struct rw_dispatch_test {
 #define RW_TAG_HI (-10)
 #define RW_TAG_SHIFT 32
 #define RW_TAG_PAGE_MASK 0xfe0
-#define RW_TAG_TEST_BYTES 31       /* one tag's test in a dispatch (entry.c) */
 /* Entry code of function fi: its dispatch tests (any), then its entry
  * wrapper padded by w (none when w is 0), then its displaced instructions
  * with fi's in-place padding pad applied to them. */

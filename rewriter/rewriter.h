@@ -112,8 +112,11 @@
  * short of 5 bytes the jmp covers the alignment padding after f, which
  * training's hooks accept the same way):
  *     G: 16 x int3
- *     D: for each dispatched clone k of f:
- *          lea R_k(%rip),%r11; cmp %r11,(%rsp); je f_k
+ *     D: lea A(%rip),%r11; sub (%rsp),%r11      (%r11 = A - return address,
+ *                                                A the end of the lea)
+ *        a binary search over the keys A - R_k of f's dispatched clones:
+ *          cmp $key,%r11; je f_k; jg upper half; lower half ...
+ *        (runs of at most 4 keys compared one by one)
  *        [the entry wrapper T when f is also padded that way]
  *     B: the displaced instructions; jmp f+N
  * The code from G on has a local FUNC symbol __icpp_dispatch_NAME (a
@@ -128,7 +131,8 @@
  * so the dispatch takes exactly the frames (f, c) of the map; a copy of a
  * call in a clone returns elsewhere and keeps the original f, unless a
  * chain's test names that copy.  At most
- * RW_MAX_DISPATCH tests per function (each runs at every entry of f).  A
+ * RW_MAX_DISPATCH tests per function: every entry of f runs the search, about
+ * 3 log2(K) instructions for K tests (bench/rewrite/dispatch.py).  A
  * function dispatches (rw_func.dispatch) when it is cloneable, its first
  * instructions can be displaced and no branch of its own (or of its
  * fragment's) lands among them: a function with a fragment takes no entry
@@ -168,8 +172,11 @@
  * bytes of a page (the stub or trampoline moves).  f's dispatch tests, after
  * its return-address tests,
  *     mov (%rsp),%r11; test $0xfe0,%r11d; jz on; mov -17(%r11),%r11d
- *     per tag: cmp $LO,%r11d; jne next; mov (%rsp),%r11;
- *              cmpl $HI,-10(%r11); je f_k; mov -17(%r11),%r11d; next:
+ *     a binary search over the tags' low halves (unsigned: cmp $LO,%r11d;
+ *     je H_LO; ja upper half; ...; jmp on), then per low half:
+ *     H_LO: mov (%rsp),%r11; per tag with that low half:
+ *             cmpl $HI,-10(%r11); je f_k
+ *           jmp on
  * reading below a return address only in its own page (a call instruction
  * ends there, so the page is mapped); a function training saw entered
  * without a return address (a thread root) never takes a tag test
@@ -300,7 +307,7 @@
 #define RW_MAX_COPY 128            /* stack-argument bytes a trampoline copies at most */
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
-#define RW_MAX_DISPATCH 8          /* dispatched clones per function */
+#define RW_MAX_DISPATCH 32         /* dispatched clones per function */
 #define RW_NOTE_VERSION 6          /* its layout (2: clone table, 3: entry wrappers,
                                     * 4: which clones dispatch, 5: the clones'
                                     * copies of fragments, 6: tags) */

@@ -1,7 +1,7 @@
 /* t_report_dispatch: a sample in the dispatch icpp rewrite wrote for a
- * function with a clone by dispatch (__icpp_dispatch_NAME: 16 x int3, one
- * 17-byte test of the return address per clone, then the function's
- * displaced first instructions) is in the frame of the function or of a
+ * function with a clone by dispatch (__icpp_dispatch_NAME: 16 x int3, the
+ * tests of the return address, 24 bytes for one clone: lea, sub, cmp, je;
+ * then the function's displaced first instructions) is in the frame of the function or of a
  * clone whose test has not run yet (report/entry.c).  run_dispatch_cases.sh
  * passes fx_dispatch rewritten with clone 1 of fx_dl_g by dispatch (case A);
  * the pathmap and the samples are made here by hand: the function and its
@@ -18,7 +18,7 @@
 #include "tests/check.h"
 #include "tests/record/hand_samples.h"
 
-enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, TEST = 17 };
+enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, TEST = 24, CMP = 11 };
 
 /* A pathmap with f (the_func) at h_func and its clone at h_clone, the clone
  * named as the predicted pathmap of icpp rewrite names it. */
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		return check_exit();
 	CHECK(hand_sample_in_frame(ss, m, test, H_FUNC, 3));     /* before the test: either frame */
 	CHECK(hand_sample_in_frame(ss, m, test, H_CLONE, 5));
-	CHECK(hand_sample_in_frame(ss, m, test + 7, H_BOTH, 4));  /* at its cmp: both, split */
+	CHECK(hand_sample_in_frame(ss, m, test + CMP, H_BOTH, 4));        /* at its cmp: both, split */
 	CHECK(hand_sample_in_frame(ss, m, body, H_BOTH, 6));      /* after it: the function's */
 	CHECK(hand_sample_in_frame(ss, m, body, H_CLONE, 7));     /* the clone's test has run: no frame */
 	const char *folded = hand_report(pm, ss, argv[2], "dispatch", RP_FOLDED);
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	CHECK(ss != NULL);
 	if (!ss)
 		return check_exit();
-	CHECK(hand_sample_in_frame(ss, m, test + 7, H_BOTH, 4));
+	CHECK(hand_sample_in_frame(ss, m, test + CMP, H_BOTH, 4));
 	text = hand_report(pm, ss, argv[2], "dispatch_same", RP_TEXT);
 	CHECK(text != NULL);
 	if (!text)

@@ -17,8 +17,10 @@
 #include "tests/check.h"
 #include "tests/record/hand_samples.h"
 
-/* the dispatch: the guard, the page check and the low half's load, the tag's test */
-enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 21, TAG_TEST = 31 };
+/* the dispatch: the guard, the page check and the low half's load, the tag's test (the
+ * search over low halves: cmp, je, jmp past; at its hit: mov, cmpl, je) */
+enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 21, LO_TEST = 18,
+       TAG_TEST = 36 };
 
 static const struct bin_function *stub_of(struct bin_module *m)
 {
@@ -83,8 +85,8 @@ static void check_dispatch(struct bin_module *m, const char *path, const char *d
 	CHECK(hand_sample_in_frame(ss, m, test, H_FUNC, 3));
 	/* at the tag's first compare */
 	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK, H_CLONE, 5));
-	/* between its compares: both */
-	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK + 9, H_BOTH, 4));
+	/* between its compares (the low half's, then the high half's): both */
+	CHECK(hand_sample_in_frame(ss, m, test + PAGE_CHECK + LO_TEST, H_BOTH, 4));
 	/* after it: the function's */
 	CHECK(hand_sample_in_frame(ss, m, body, H_BOTH, 6));
 	/* the test has run: no frame */

@@ -17,7 +17,9 @@
  *    branch taken in the original);
  *  - fx_dl_size is 4 bytes (lea; ret), shorter than the jmp its dispatch
  *    writes at its entry, which runs into the alignment padding after it.
- *    main calls it indirectly at fx_dl_site_s and directly.
+ *    main calls it indirectly at fx_dl_site_s and directly;
+ *  - fx_dl_many calls fx_dl_leaf indirectly from 33 callsites: as many
+ *    clones by dispatch as a function may take, and one more.
  * Every function has CFI, as gcc would emit it. */
 	.text
 
@@ -96,9 +98,44 @@ fx_dl_size:
 	.size fx_dl_size, .-fx_dl_size
 	.p2align 4
 
+/* fx_dl_many(x): fx_dl_leaf(x) summed over 33 indirect calls, each at a
+ * callsite of its own (fx_dl_many_1 .. _33): one more than a dispatch takes */
+	.type fx_dl_many, @function
+fx_dl_many:
+	.cfi_startproc
+	endbr64
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	push %r12
+	.cfi_def_cfa_offset 24
+	.cfi_offset %r12, -24
+	sub $8, %rsp
+	.cfi_def_cfa_offset 32
+	mov %rdi, %r12
+	xor %ebx, %ebx
+	.irp k, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33
+	mov %r12, %rdi
+	lea fx_dl_leaf(%rip), %rax
+	call *%rax
+fx_dl_many_\k:
+	add %rax, %rbx
+	.endr
+	mov %rbx, %rax
+	add $8, %rsp
+	.cfi_def_cfa_offset 24
+	pop %r12
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_dl_many, .-fx_dl_many
+	.p2align 4
+
 /* main: prints fx_dl_f(1) + fx_dl_g(fx_dl_f(1)) + fx_dl_enter(5) +
- * fx_dl_enter(0) + fx_dl_size(3) + fx_dl_size(4), the second, third and
- * fifth calls indirect */
+ * fx_dl_enter(0) + fx_dl_size(3) + fx_dl_size(4) + fx_dl_many(2), the
+ * second, third and fifth calls indirect */
 	.globl main
 	.type main, @function
 main:
@@ -131,6 +168,9 @@ fx_dl_site_s:
 	add %rax, %rbx
 	mov $4, %edi
 	call fx_dl_size
+	add %rax, %rbx
+	mov $2, %edi
+	call fx_dl_many
 	lea (%rax,%rbx), %rsi
 	lea fx_dl_fmt(%rip), %rdi
 	xor %eax, %eax

@@ -31,6 +31,24 @@ static __attribute__((noinline)) int fx_tag_far(int x)
 	return fx_tag_mid(buf[0]) + 5;
 }
 
+/* ten calls of the leaf at one height, each a callsite of its own: each
+ * taken by a clone of its own, the library's dispatch searches ten tags */
+static __attribute__((noinline)) int fx_tag_many(int x)
+{
+	volatile char buf[1024];
+	buf[0] = (char)x;
+	int s = fx_tag_leaf(buf[0]);
+	s += fx_tag_leaf(s) * 3;
+	s += fx_tag_leaf(s) * 5;
+	s += fx_tag_leaf(s) * 7;
+	s += fx_tag_leaf(s) * 11;
+	s += fx_tag_leaf(s) * 13;
+	s += fx_tag_leaf(s) * 17;
+	s += fx_tag_leaf(s) * 19;
+	s += fx_tag_leaf(s) * 23;
+	return s + fx_tag_leaf(s) * 29;
+}
+
 static __attribute__((noinline)) int fx_b(int x, int d);
 
 static __attribute__((noinline)) int fx_a(int x, int d)
@@ -53,6 +71,6 @@ int main(int argc, char **argv)
 	int s = 0;
 	for (int i = 0; i < 4; i++)
 		s += fx_a(argc + i, 1) * fx_b(argc + i, 1) + fx_tag_far(i);
-	printf("%d\n", s);
+	printf("%d\n", s + fx_tag_many(argc));
 	return 0;
 }

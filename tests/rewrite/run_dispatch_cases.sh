@@ -13,7 +13,9 @@
 #     the padding after it, and training the rewritten program still hooks
 #     it (icpp verify takes every predicted path);
 #  E. A on the program stripped: the new symbols of a function without a
-#     name (its clones', its dispatch's) name it by its address.
+#     name (its clones', its dispatch's) name it by its address;
+#  F. 32 clones by dispatch of one function (the most it may take), each
+#     for its own call: every call enters its clone; a 33rd is refused.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 # And icpp report on A: t_report_dispatch (tests/record) puts samples in
@@ -95,6 +97,33 @@ rewrite d "1 functions cloned (1 by dispatch)"
 [ -n "$(height d.rw.icpp "__icpp_clone_0_fx_dl_size")" ] || fail "d: no path main > the clone"
 [ -n "$(height d.rw.icpp "fx_dl_size")" ] || fail "d: no path main > fx_dl_size"
 grep -q " 0 predicted paths not taken" d.verify || fail "d: verify: $(head -1 d.verify)"
+# F: 32 clones by dispatch of fx_dl_leaf (RW_MAX_DISPATCH), one for each of
+# fx_dl_many's indirect calls but the last: the dispatch searches their
+# return addresses, and training the rewritten program must see each call
+# enter its own clone (after fx_dl_leaf's hooked entry, which verify's
+# rw_collapse drops), the 33rd the original alone; a 33rd clone is refused
+leaf=$(sym fx_dl_leaf) many=$(sym fx_dl_many)
+clones=()
+for k in $(seq 1 33); do
+	clones+=("clone $((k - 1)) 0 $leaf 0 $(site fx_dl_many_$k) 0")
+done
+plan f33.plan "${clones[@]}"
+"$icpp" rewrite "$p" -m map --plan f33.plan -o f33.rw > f33.log 2>&1 && fail "f: 33 clones by dispatch"
+grep -q "more than 32 dispatched clones" f33.log || fail "f: 33 clones: $(tail -1 f33.log)"
+[ -e f33.rw ] && fail "f: f33.rw written after the refusal"
+plan f.plan "${clones[@]:0:32}"
+rewrite f "32 functions cloned (32 by dispatch)"
+"$icpp" train -q -o f.obs -- ./f.rw > /dev/null || fail "f: train the rewritten program"
+"$icpp" paths --callsites f.obs > f.paths || fail "f: paths"
+for k in $(seq 1 33); do
+	off=$(printf '%#x' $(($(site fx_dl_many_$k) - many)))
+	want="fx_dl_leaf __icpp_clone_$((k - 1))_fx_dl_leaf"
+	[ "$k" = 33 ] && want=fx_dl_leaf
+	got=$(sed -n "s/.* > fx_dl_many+$off > \([^ ]*\)\$/\1/p" f.paths | sort -r | tr '\n' ' ')
+	got=${got% }
+	[ "$got" = "$want" ] || fail "f: the call at fx_dl_many+$off enters '$got', not $want"
+done
+
 # E: plan A on the program stripped: its new symbols name the functions
 # without a name by their address (as the prediction does)
 strip -o stripped "$p" || fail "strip"
@@ -106,4 +135,5 @@ for s in __icpp_clone_0_$fa __icpp_clone_1_$ga __icpp_dispatch_$ga; do
 done
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
-	"of a function shorter than the jmp; symbols of functions without a name"
+	"of a function shorter than the jmp; symbols of functions without a name;" \
+	"32 clones by dispatch of one function"

@@ -15,6 +15,8 @@
 #  - one tagged call taken by two clones, one in each module: the
 #    program's dispatch tests the return address in the tag's stub, the
 #    library's the tag (a hand-made plan);
+#  - ten tagged calls of one function, each taken by a clone of its own:
+#    the library's dispatch searches ten tags (a hand-made plan);
 #  - the library rewritten without the program is refused (the call's
 #    module must be rewritten too);
 #  - a program without a build-id gets no tag (a tag names its module by
@@ -100,6 +102,46 @@ grep -q " 0 at another height, 0 not predicted; 0 predicted paths not taken" ver
 	fail "two clones: $(grep observed verify4.log)"
 "$icpp" paths rw4.icpp | grep -q "fx_tag_far > __icpp_clone_0_fx_tag_tail$" ||
 	fail "two clones: no frame of fx_tag_tail's clone predicted"
+
+# ten tagged calls, ten clones: fx_tag_many calls the leaf from ten
+# callsites, each taken by a clone of its own; the library's dispatch
+# searches the ten tags, and training the rewritten pair must see each call
+# enter its own clone (after the leaf's hooked entry, which verify's
+# rw_collapse drops)
+many=$(nm "$p" | awk '$3 == "fx_tag_many" { print "0x" $1 }')
+offs=$("$icpp" paths --callsites map.icpp | sed -n 's/.* > fx_tag_many+\(0x[0-9a-f]*\) > fx_tag_leaf$/\1/p' | sort -u)
+[ -n "$many" ] && [ "$(echo "$offs" | wc -l)" = 10 ] || fail "ten tags: not ten calls in fx_tag_many: $offs"
+{
+	awk '$1 == "clone" || $1 == "end" { exit } { print }' tag.plan
+	k=0
+	for off in $offs; do
+		echo "clone $k $lm $lleaf $pm $(printf '%#x' $((many + off))) 0"
+		k=$((k + 1))
+	done
+	echo "end 10"
+} > many.plan
+"$icpp" rewrite "$p" -m map.icpp -o rw5 --lib "$l" --plan many.plan > rewrite5.log 2>&1 ||
+	fail "rewrite --plan (ten tags): $(tail -1 rewrite5.log)"
+grep -q "^icpp rewrite: rw5: .* 10 calls tagged," rewrite5.log &&
+	grep -q "^icpp rewrite: rw5.libs/$ln: .* 10 functions cloned (10 by dispatch)" rewrite5.log ||
+	fail "ten tags: $(grep 'functions cloned' rewrite5.log)"
+LD_LIBRARY_PATH=rw5.libs ./rw5 > rw5.out && cmp -s orig.out rw5.out || fail "the ten tags' output"
+LD_LIBRARY_PATH=rw5.libs "$icpp" train -q -o many.obs -- ./rw5 > /dev/null || fail "ten tags: train"
+"$icpp" paths --callsites many.obs > many.paths || fail "ten tags: paths"
+k=0
+for off in $offs; do
+	# the call runs in its stub __icpp_tag_SITE: the frames entered from there
+	stub=$(nm -S rw5 | awk -v s="__icpp_tag_$(printf '%x' $((many + off)))" '$4 == s { print $1, $2 }')
+	[ -n "$stub" ] || fail "ten tags: no stub for fx_tag_many+$off"
+	lo=$((0x${stub% *})) hi=$((0x${stub% *} + 0x${stub#* }))
+	got=$(sed -n 's/.* > fx_tag_many \[rw5+\(0x[0-9a-f]*\)\] > \(.*\)$/\1 \2/p' many.paths |
+		while read -r a fn; do
+			[ $((a)) -ge $lo ] && [ $((a)) -lt $hi ] && echo "$fn"
+		done | sort -r | tr '\n' ' ')
+	want="fx_tag_leaf __icpp_clone_${k}_fx_tag_leaf "
+	[ "$got" = "$want" ] || fail "ten tags: the call at fx_tag_many+$off enters '$got', not $want"
+	k=$((k + 1))
+done
 
 # the library alone cannot tag the program's call
 "$icpp" rewrite "$l" -m map.icpp -o lib3.so --plan tag.plan > alone.log 2>&1 && fail "the library rewritten alone"
