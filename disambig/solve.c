@@ -1772,13 +1772,16 @@ static double eval_clone(struct ds *s, uint32_t y, uint32_t e, uint32_t *w)
 /* Cloning moves for the pair (a, b): the last frame's function for its
  * callsite (the clone is a CID of its own), or the caller of an adjacent pair
  * (callsite into f, callsite e owned by f) with the clone's copy of e
- * wrapped.  Applies the best improving one. */
-static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
+ * wrapped.  Applies the best improving one.  Within `allow` node moves: a
+ * clone of a frame high in the tree renames all below it (python3's
+ * interpreter loop), and one pair's walk up both paths took up to 7M. */
+static bool try_clones(struct ds *s, uint32_t a, uint32_t b, uint64_t allow)
 {
 	const struct da_problem *p = s->p;
 	double best = 0;
 	uint32_t by = DA_NONE, be = DA_NONE, bw = DA_NONE, w;
-	for (int side = 0; side < 2; side++) {
+	uint64_t start = s->work;
+	for (int side = 0; side < 2 && s->work - start <= allow; side++) {
 		uint32_t x = FRAME(s, side ? b : a);     /* a fragment: its parent's clone */
 		if (clone_ok(s, x)) {
 			double d = eval_clone(s, x, DA_NONE, &w);
@@ -1787,8 +1790,8 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b)
 				by = x, be = DA_NONE, bw = DA_NONE;
 			}
 		}
-		for (uint32_t steps = 0; x != DA_NONE && steps < 64 && !out_of_time(s);
-		     x = s->parent[x], steps++) {
+		for (uint32_t steps = 0; x != DA_NONE && steps < 64 && !out_of_time(s) &&
+		     s->work - start <= allow; x = s->parent[x], steps++) {
 			uint32_t y = s->parent[x];
 			if (y == DA_NONE)
 				break;
@@ -1988,7 +1991,7 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 			uint32_t tmp[MAXCAND];
 			if (diff_vars(s, rep[0], rep[r], tmp, MAXCAND))
 				continue;
-			if (try_clones(s, rep[0], rep[r]))
+			if (try_clones(s, rep[0], rep[r], s->attempt_work))
 				return true;
 		}
 	}
