@@ -311,7 +311,10 @@
  *     (nodes moved, a wrap counting 4 times a padding), each with its allowed
  *     amounts smallest first; the first move that improves the objective is
  *     kept; when cloning is allowed, clones for pairs that nothing cheaper
- *     separates; sweeps repeat while they improve;
+ *     separates, within the collision's allowance (a clone high in the
+ *     tree renames all below it: one pair took 7M node moves of python3's
+ *     50M; twelve seeds, % of paths, 95.00 -> 96.17); sweeps repeat while
+ *     they improve;
  *  3. greedy as 2 with every kind of move, and ejection chains: a move that
  *     separates the pair but makes up to 4 other CIDs ambiguous, followed by
  *     one repair move for each, kept when the whole chain improves;
