@@ -134,13 +134,6 @@ struct ds {
 	} *snap;
 	uint32_t nsnap;
 	double snap_pen;
-	/* CIDs that became ambiguous during a move, while log_new is set */
-	bool log_new;
-	uint32_t nnew;
-	struct {
-		uint32_t inst;
-		int64_t h;
-	} newcoll[8];
 	/* scratch */
 	uint32_t *stk;
 	uint32_t *mvpos;        /* a move's nodes (positions), in index order */
@@ -160,8 +153,7 @@ struct ds {
 	double hotk;
 	bool violated;
 	/* accounting */
-	uint64_t work, evals, accepted, chains, rescans;
-	bool chaining;          /* improve_bucket may try ejection chains */
+	uint64_t work, evals, accepted, rescans;
 	bool sibling_clones;    /* clone_group may add a clone's siblings */
 	bool pads_only;         /* candidates: paddings only (the first phases) */
 	bool hot_only;          /* greedy: hot CIDs only, their heavy path kept (the last phase) */
@@ -310,13 +302,6 @@ static void coll_add(struct ds *s, uint32_t b)
 	}
 	s->B[b].coll = s->ncoll;
 	s->coll[s->ncoll++] = b;
-	if (s->log_new) {
-		if (s->nnew < 8) {
-			s->newcoll[s->nnew].inst = s->B[b].inst;
-			s->newcoll[s->nnew].h = s->B[b].h;
-		}
-		s->nnew++;
-	}
 }
 
 static void coll_del(struct ds *s, uint32_t b)
@@ -1885,11 +1870,9 @@ static void clone_crowded(struct ds *s)
 	free(c);
 }
 
-/* One improving move among the variables separating bucket b's paths
- * (except `exclude`), cheapest first, spending at most `allow` node moves.
- * On success *var and *old say what changed. */
-static bool improve_once(struct ds *s, uint32_t b, uint32_t exclude, uint64_t allow,
-			 uint32_t *var, uint32_t *old)
+/* One improving move among the variables separating bucket b's paths,
+ * cheapest first, spending at most `allow` node moves. */
+static bool improve_once(struct ds *s, uint32_t b, uint64_t allow)
 {
 	uint32_t rep[MAXREP];
 	struct cand cand[MAXCAND];
@@ -1899,80 +1882,10 @@ static bool improve_once(struct ds *s, uint32_t b, uint32_t exclude, uint64_t al
 	uint32_t nc = gather_cands(s, rep, nrep, cand);
 	uint64_t start = s->work;
 	for (uint32_t i = 0; i < nc && !out_of_time(s); i++) {
-		if (cand[i].var == exclude || (exclude != DA_NONE && s->vars[cand[i].var].kind == VGROUP))
-			continue;               /* repairs in a chain: single variables */
-		uint32_t o = s->vars[cand[i].var].value;
-		if (first_value(s, cand[i].var)) {
-			*var = cand[i].var;
-			*old = o;
+		if (first_value(s, cand[i].var))
 			return true;
-		}
 		if (s->work - start > allow)
 			return false;
-	}
-	return false;
-}
-
-/* Ejection chains: a move that separates the bucket's heaviest path from
- * another but makes a few other CIDs ambiguous, followed by one improving
- * repair move for each of those; kept when the whole chain improves. */
-#define CHAIN_VARS 4
-#define CHAIN_NEW 4
-static bool chain_bucket(struct ds *s, uint32_t b)
-{
-	uint32_t rep[MAXREP];
-	struct cand cand[MAXCAND];
-	uint32_t nrep = bucket_reps(s, b, rep);
-	if (nrep < 2)
-		return false;
-	uint32_t nc = gather_cands(s, rep, nrep, cand);
-	uint64_t start = s->work;
-	for (uint32_t i = 0, tried = 0; i < nc && tried < CHAIN_VARS && !out_of_time(s); i++) {
-		uint32_t v = cand[i].var, cur = s->vars[v].value;
-		if (s->vars[v].kind == VGROUP)
-			continue;
-		tried++;
-		da_mask m = s->vars[v].mask;
-		for (uint32_t k = 0; k <= DA_MAX_STEPS && !out_of_time(s); k++) {
-			if (!((m >> k) & 1) || k * DA_ALIGN == cur)
-				continue;
-			double base = score(s);
-			s->log_new = true;
-			s->nnew = 0;
-			set_var(s, v, k * DA_ALIGN);
-			s->log_new = false;
-			s->evals++;
-			uint32_t xa = rep[0], xb = rep[1];
-			bool separated = s->inst[xa] != s->inst[xb] || s->h[xa] != s->h[xb];
-			if (s->violated || !separated || !s->nnew || s->nnew > CHAIN_NEW) {
-				set_var(s, v, cur);
-				continue;
-			}
-			struct {
-				uint32_t var, old;
-			} undo[CHAIN_NEW];
-			uint32_t nundo = 0, nnew = s->nnew;
-			for (uint32_t j = 0; j < nnew; j++) {
-				uint32_t nb = tab_find(s, s->newcoll[j].inst, s->newcoll[j].h);
-				if (nb == DA_NONE || s->B[nb].nent < 2)
-					continue;
-				uint32_t rv, ro;
-				if (improve_once(s, nb, v, s->attempt_work / 4, &rv, &ro)) {
-					undo[nundo].var = rv;
-					undo[nundo++].old = ro;
-				}
-			}
-			if (score(s) > base + 1e-9 && !s->violated) {
-				s->accepted++;
-				s->chains++;
-				return true;
-			}
-			while (nundo--)
-				set_var(s, undo[nundo].var, undo[nundo].old);
-			set_var(s, v, cur);
-		}
-		if (s->work - start > 4 * s->attempt_work)
-			break;
 	}
 	return false;
 }
@@ -1980,8 +1893,7 @@ static bool chain_bucket(struct ds *s, uint32_t b)
 /* One improving move for bucket b; true when one was applied. */
 static bool improve_bucket(struct ds *s, uint32_t b)
 {
-	uint32_t var, old;
-	if (improve_once(s, b, DA_NONE, s->attempt_work, &var, &old))
+	if (improve_once(s, b, s->attempt_work))
 		return true;
 	uint32_t rep[MAXREP];
 	uint32_t nrep = bucket_reps(s, b, rep);
@@ -1995,8 +1907,6 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 				return true;
 		}
 	}
-	if (s->chaining && !out_of_time(s))
-		return chain_bucket(s, b);
 	return false;
 }
 
@@ -2922,8 +2832,7 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	}
 	s->pads_only = false;
 	if (s->ncoll && !s->oom) {
-		s->chaining = true;             /* then ejection chains */
-		phase_until(s, main, 0.8);
+		phase_until(s, main, 0.8);      /* then every kind of move */
 		sweeps += greedy(s);
 	}
 	/* and again where the search has moved paths into new collisions */
@@ -2957,9 +2866,9 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		}
 	}
 	if (o->verbose)
-		fprintf(stderr, "disambig: %llu node moves, %llu rescans, %llu chains, %llu evaluations\n",
+		fprintf(stderr, "disambig: %llu node moves, %llu rescans, %llu evaluations\n",
 			(unsigned long long)s->work, (unsigned long long)s->rescans,
-			(unsigned long long)s->chains, (unsigned long long)s->evals);
+			(unsigned long long)s->evals);
 	*exhausted = s->out_of_budget;
 	phase_end(s);
 	s->out_of_budget = false;
