@@ -269,6 +269,15 @@ static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
 	return 0;
 }
 
+int rw_emit_dispatch(struct rbuf *text, uint64_t text_vaddr, const struct rw_dispatch_test *tests,
+		     uint32_t ntests)
+{
+	if (emit_addr_tests(text, text_vaddr, tests, ntests) < 0 ||
+	    emit_tag_tests(text, text_vaddr, tests, ntests) < 0)
+		return -1;
+	return 0;
+}
+
 int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint32_t pad,
 		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *e, char *err, size_t errlen)
@@ -282,10 +291,7 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, ui
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(text, 0xcc);
 	uint64_t tramp = text_vaddr + text->n;
-	if (emit_addr_tests(text, text_vaddr, tests, ntests) < 0)
-		return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
-			      "reach of its clone", f->name ? f->name : "?", f->addr);
-	if (emit_tag_tests(text, text_vaddr, tests, ntests) < 0)
+	if (rw_emit_dispatch(text, text_vaddr, tests, ntests) < 0)
 		return errmsg(err, errlen, "the dispatch of %s (0x%" PRIx64 ") is out of rel32 "
 			      "reach of its clone", f->name ? f->name : "?", f->addr);
 	if (w && emit_wrapper(text, text_vaddr, w, e) < 0)

@@ -244,6 +244,14 @@ struct rw_dispatch_test {
 #define RW_TAG_HI (-10)
 #define RW_TAG_SHIFT 32
 #define RW_TAG_PAGE_MASK 0xfe0
+/* A dispatch's tests (rewriter.h section 1), at text_vaddr + text->n: the
+ * search over the return addresses of the tests without a tag, then the
+ * search over the tags; a test that matches jumps to its dest, and none
+ * falls through past the code, with only %r11 and the flags changed.  At
+ * most RW_MAX_DISPATCH tests of each kind.  -1 when a dest or a return
+ * address is out of rel32 reach. */
+int rw_emit_dispatch(struct rbuf *text, uint64_t text_vaddr, const struct rw_dispatch_test *tests,
+		     uint32_t ntests);
 /* Entry code of function fi: its dispatch tests (any), then its entry
  * wrapper padded by w (none when w is 0), then its displaced instructions
  * with fi's in-place padding pad applied to them. */
