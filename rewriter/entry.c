@@ -153,6 +153,18 @@ static void emit_search(struct search *s, uint32_t lo, uint32_t hi, bool last)
 	emit_search(s, mid + 1, hi, last);
 }
 
+/* The rel32 at text position `at` jumps to address dest; -1 when out of
+ * reach. */
+static int patch_to(struct rbuf *t, uint64_t text_vaddr, size_t at, uint64_t dest)
+{
+	int64_t rel = (int64_t)(dest - (text_vaddr + at + 4));
+	if (rel < INT32_MIN || rel > INT32_MAX)
+		return -1;
+	if (!t->oom)
+		memcpy(t->p + at, &(int32_t){(int32_t)rel}, 4);
+	return 0;
+}
+
 static void patch_misses(struct search *s)
 {
 	for (uint32_t i = 0; i < s->nmiss; i++)
@@ -202,13 +214,9 @@ static int emit_addr_tests(struct rbuf *text, uint64_t text_vaddr,
 	struct search s = {.text = text, .cmp = {0x49, 0x81, 0xfb}, .greater = 0x8f, .keys = keys};
 	emit_search(&s, 0, n, true);
 	patch_misses(&s);
-	for (uint32_t i = 0; i < n; i++) {
-		int64_t rel = (int64_t)(t[i].dest - (text_vaddr + s.hit[i] + 4));
-		if (rel < INT32_MIN || rel > INT32_MAX)
+	for (uint32_t i = 0; i < n; i++)
+		if (patch_to(text, text_vaddr, s.hit[i], t[i].dest) < 0)
 			return -1;
-		if (!text->oom)
-			memcpy(text->p + s.hit[i], &(int32_t){(int32_t)rel}, 4);
-	}
 	return 0;
 }
 
@@ -255,12 +263,8 @@ static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
 		for (uint32_t i = group[k]; i < group[k + 1]; i++) {
 			rb_put(text, cmpl_hi, sizeof(cmpl_hi));
 			rb_u32(text, (uint32_t)(t[i].tag >> 32));
-			int64_t rel = (int64_t)(t[i].dest - (text_vaddr + text->n + 6));
-			if (rel < INT32_MIN || rel > INT32_MAX)
-				return -1;
-			rb_u8(text, 0x0f);
-			rb_u8(text, 0x84);         /* je dest */
-			rb_u32(text, (uint32_t)(int32_t)rel);
+			if (patch_to(text, text_vaddr, jump32(text, 0x84), t[i].dest) < 0)
+				return -1;         /* je dest */
 		}
 		if (k + 1 < nkeys)
 			s.miss[s.nmiss++] = jump32(text, 0);
