@@ -23,6 +23,7 @@ struct var {
 	uint8_t dead;           /* a clone's variable after the clone was undone */
 	uint32_t id;            /* function or callsite index */
 	uint32_t clone;         /* clone index, DA_NONE for originals */
+	uint32_t next;          /* the clone's next variable, or DA_NONE */
 	uint32_t callee;        /* wraps: the one function called, or DA_NONE */
 	uint32_t group;         /* wraps: the edge group, or DA_NONE */
 	uint32_t *mem;          /* groups: member wraps */
@@ -62,6 +63,8 @@ struct sclone {
 	                         * copy variable of another clone (a chain) */
 	uint32_t fragvar;       /* the CIDs of its fragment's copy (DA_NONE
 	                         * until a fragment node needs it) */
+	uint32_t tmpl;          /* the clone it copies (mirror_below), or DA_NONE */
+	uint32_t lastvar;       /* its variables: padvar, then by next, to this */
 	bool alive;
 	uint64_t bytes;
 };
@@ -157,6 +160,7 @@ struct ds {
 	/* accounting */
 	uint64_t work, evals, accepted, rescans;
 	bool sibling_clones;    /* clone_group may add a clone's siblings */
+	bool mirror;            /* clone_group copies the clones below (mirror_below) */
 	bool pads_only;         /* candidates: paddings only (the first phases) */
 	bool hot_only;          /* greedy: hot CIDs only, their heavy path kept (the last phase) */
 	bool frugal;            /* construction: no amount that raises the stack penalty
@@ -614,6 +618,11 @@ static uint32_t var_new(struct ds *s, uint8_t kind, uint32_t id, uint32_t clone,
 	v->value = value;
 	v->callee = DA_NONE;
 	v->group = DA_NONE;
+	v->next = DA_NONE;
+	if (clone != DA_NONE && clone < s->nclones) {   /* not the padvar being made */
+		s->vars[s->clones[clone].lastvar].next = s->nvars;
+		s->clones[clone].lastvar = s->nvars;
+	}
 	return s->nvars++;
 }
 
@@ -910,6 +919,16 @@ static uint32_t fragment_var(struct ds *s, uint32_t k, uint32_t func)
 	return c->fragvar;
 }
 
+/* The amount a new copy of callsite cs in clone k starts with: that of the
+ * copy in the clone k copies (its template), else the original's.  Any is
+ * allowed (the masks are the original's); these keep heights unchanged. */
+static uint32_t copy_value(const struct ds *s, uint32_t k, uint32_t cs)
+{
+	uint32_t t = s->clones[k].tmpl;
+	uint32_t tv = t == DA_NONE ? DA_NONE : u64map_get(&s->copymap, da_pair(t, cs));
+	return s->vars[tv == DA_NONE ? s->nf + cs : tv].value;
+}
+
 /* Recompute exec and inst (disambig.h section 2) and heights of the subtree
  * at `top`, whose parent is unchanged; move what changed.  The anchors
  * follow at anch_flush. */
@@ -930,7 +949,7 @@ static void recompute(struct ds *s, uint32_t top)
 			ex = u64map_get(&s->copymap, da_pair(pk, cs));
 			if (ex == DA_NONE) {
 				const struct var *orig = &s->vars[s->nf + cs];
-				ex = var_new(s, VWRAP, cs, pk, orig->mask, orig->value);
+				ex = var_new(s, VWRAP, cs, pk, orig->mask, copy_value(s, pk, cs));
 				if (ex == DA_NONE || u64map_put(&s->copymap, da_pair(pk, cs), ex) < 0) {
 					s->oom = true;
 					return;
@@ -1002,9 +1021,10 @@ static uint32_t top_anchors(struct ds *s, uint32_t v, uint32_t **out)
 }
 
 /* Clone func for the call that variable ex executes (an original callsite or
- * its copy in a clone; checked by the caller).  Returns the clone index;
- * heights do not change, CIDs of the frames it takes over do. */
-static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex)
+ * its copy in a clone; checked by the caller), as a copy of clone tmpl
+ * (its padding and wraps; DA_NONE: of the original).  Returns the clone
+ * index; heights do not change, CIDs of the frames it takes over do. */
+static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t tmpl)
 {
 	uint32_t cs = s->vars[ex].id;
 	if (!da_grow((void **)&s->clones, s->nclones, &s->capclones, sizeof(*s->clones))) {
@@ -1014,14 +1034,15 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex)
 	uint32_t k = s->nclones;
 	const struct var *fv = &s->vars[func];
 	da_mask cm = s->o.allow_arr ? s->p->funcs[func].clone_pad_mask : 1;
-	uint32_t pv = var_new(s, VPAD, func, k, cm, da_mask_allows(cm, fv->value) ? fv->value : 0);
+	uint32_t pval = tmpl == DA_NONE ? fv->value : s->vars[s->clones[tmpl].padvar].value;
+	uint32_t pv = var_new(s, VPAD, func, k, cm, da_mask_allows(cm, pval) ? pval : 0);
 	if (pv == DA_NONE || u64map_put(&s->clonemap, da_pair(func, ex), k) < 0) {
 		s->oom = true;
 		return DA_NONE;
 	}
 	s->nclones++;
 	bool dispatched = da_dispatched(s->p, cs, func);
-	s->clones[k] = (struct sclone){func, cs, pv, ex, DA_NONE, true,
+	s->clones[k] = (struct sclone){func, cs, pv, ex, DA_NONE, tmpl, pv, true,
 				       da_clone_bytes(s->p, func, cs)};
 	s->ndispatch[func] += dispatched;
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
@@ -1052,9 +1073,9 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	free(tops);
 	s->code_bytes -= c->bytes;
 	/* its variables have no anchors left */
-	for (uint32_t v = c->padvar; v < s->nvars; v++) {
+	for (uint32_t v = c->padvar; v != DA_NONE; v = s->vars[v].next) {
 		struct var *V = &s->vars[v];
-		if (V->clone != k || V->dead)
+		if (V->dead)
 			continue;
 		s->pad16 -= V->value / DA_ALIGN;
 		code_change(s, V, -1);
@@ -1696,6 +1717,65 @@ static bool clone_ok(struct ds *s, uint32_t y)
 	return ok && (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH);
 }
 
+/* Undo the clones from k on (the last ones made). */
+static void clones_destroy_from(struct ds *s, uint32_t k)
+{
+	for (uint32_t j = s->nclones; j-- > k;)
+		if (s->clones[j].alive)         /* a mirror undone already */
+			clone_destroy(s, j);
+}
+
+static void mirror_below(struct ds *s, uint32_t k, uint32_t was, uint64_t until);
+
+/* mirror_below for the call children of node a of clone k (a fragment
+ * child's too: its calls are the frame's). */
+static void mirror_calls(struct ds *s, uint32_t k, uint32_t a, uint32_t was, uint64_t until)
+{
+	for (uint32_t x = a + 1; x < s->end[a] && !s->oom && s->work < until; x = s->end[x]) {
+		if (s->frag[x]) {
+			mirror_calls(s, k, x, was, until);
+			continue;
+		}
+		uint32_t cs = s->cs[x];
+		if (cs == DA_NONE || s->vars[s->exec[x]].clone != k ||
+		    da_dispatched(s->p, cs, s->func[x]))
+			continue;
+		/* the call that entered x before: the original's, or was's copy */
+		uint32_t before = was == DA_NONE ? s->nf + cs : u64map_get(&s->copymap, da_pair(was, cs));
+		uint32_t c0 = before == DA_NONE ? DA_NONE
+			      : u64map_get(&s->clonemap, da_pair(s->func[x], before));
+		if (c0 == DA_NONE || !clone_ok(s, x))
+			continue;
+		double score0 = score(s);
+		uint32_t k2 = clone_create(s, s->func[x], s->exec[x], c0);
+		if (k2 == DA_NONE)
+			return;
+		mirror_below(s, k2, c0, until);
+		if (s->violated || score(s) <= score0 + 1e-9)
+			clones_destroy_from(s, k2);
+	}
+}
+
+/* Clone k has just taken frames that ran in clone `was` (DA_NONE: in the
+ * original function).  The callees of those frames that ran in clones
+ * entered through was's calls now enter through k's copies of the calls,
+ * which no clone takes: they fall back to the original functions' CIDs.
+ * Each such clone is copied for k's copy of its call, with its padding and
+ * wraps (its template), and the same below it, and kept when the objective
+ * improves.  Without this a clone of a crowded helper undoes the chains
+ * below it (perlbench: a clone for a route of 78 paths, 62 of them
+ * ambiguous, lost 688 paths below it and was refused).  Calls by dispatch
+ * are left out: each copy takes one of the function's DA_MAX_DISPATCH
+ * tests.  Stops at `until` node moves. */
+static void mirror_below(struct ds *s, uint32_t k, uint32_t was, uint64_t until)
+{
+	uint32_t *tops, nt = top_anchors(s, s->clones[k].exec, &tops);
+	for (uint32_t i = 0; i < nt && !s->oom; i++)
+		if (s->vars[s->inst[tops[i]]].clone == k)
+			mirror_calls(s, k, tops[i], was, until);
+	free(tops);
+}
+
 /* Clone the function at position y for the call that entered it; when
  * that alone does not improve the score, and s->sibling_clones, clone it
  * also for the other direct calls of y's caller frame that enter it (the
@@ -1704,13 +1784,18 @@ static bool clone_ok(struct ds *s, uint32_t y)
  * all its nodes are: one of them moved to a namespace of its own gains
  * nothing while its sibling through the other call stays where it was.
  * Siblings by dispatch are left out: a function takes few of them.
+ * In a pass with s->mirror, each clone also copies the clones below it
+ * (mirror_below), within a quarter of a collision's allowance.
  * Returns the first clone made (the others follow it), or DA_NONE. */
 static uint32_t clone_group(struct ds *s, uint32_t y)
 {
 	uint32_t par = s->parent[y], f = s->func[y];
 	double before = score(s);
-	uint32_t k = clone_create(s, f, s->exec[y]);
+	uint64_t until = s->work + s->attempt_work / 4;
+	uint32_t k = clone_create(s, f, s->exec[y], DA_NONE);
 	s->evals++;
+	if (k != DA_NONE && s->mirror)
+		mirror_below(s, k, DA_NONE, until);
 	if (k == DA_NONE || par == DA_NONE || !s->sibling_clones ||
 	    (!s->violated && score(s) > before + 1e-9))
 		return k;
@@ -1718,17 +1803,13 @@ static uint32_t clone_group(struct ds *s, uint32_t y)
 		if (z == y || s->func[z] != f || s->frag[z] || !clone_ok(s, z) ||
 		    da_dispatched(s->p, s->cs[z], f))
 			continue;
-		if (clone_create(s, f, s->exec[z]) == DA_NONE)
+		uint32_t k2 = clone_create(s, f, s->exec[z], DA_NONE);
+		if (k2 == DA_NONE)
 			break;
+		if (s->mirror)
+			mirror_below(s, k2, DA_NONE, until);
 	}
 	return k;
-}
-
-/* Undo the clones from k on (the last ones made). */
-static void clones_destroy_from(struct ds *s, uint32_t k)
-{
-	for (uint32_t j = s->nclones; j-- > k;)
-		clone_destroy(s, j);
 }
 
 /* Score change of clone_group(y), with its copy of callsite e (DA_NONE:
@@ -1736,11 +1817,11 @@ static void clones_destroy_from(struct ds *s, uint32_t k)
 static double eval_clone(struct ds *s, uint32_t y, uint32_t e, uint32_t *w)
 {
 	double before = score(s);
+	*w = DA_NONE;
 	uint32_t k = clone_group(s, y);
 	if (k == DA_NONE)
 		return 0;
 	double best = s->violated ? 0 : score(s) - before;
-	*w = DA_NONE;
 	if (e != DA_NONE) {
 		uint32_t cv = u64map_get(&s->copymap, da_pair(k, e)), bw;
 		best = 0;
@@ -1826,8 +1907,9 @@ static int cmp_crowd(const void *x, const void *y)
 	return a->at < b->at ? -1 : a->at > b->at;
 }
 
-static void clone_crowded(struct ds *s)
+static void clone_crowded(struct ds *s, bool mirror)
 {
+	s->mirror = mirror;
 	struct u64map m;
 	struct crowd *c = NULL;
 	uint32_t n = 0, cap = 0;
@@ -1871,6 +1953,7 @@ static void clone_crowded(struct ds *s)
 			clones_destroy_from(s, k);
 	}
 	free(c);
+	s->mirror = false;
 }
 
 /* One improving move among the variables separating bucket b's paths,
@@ -2641,9 +2724,9 @@ static void prune_clones(struct ds *s)
 			continue;
 		uint32_t pad = s->vars[c.padvar].value;
 		ncopies = 0;
-		for (uint32_t v = c.padvar + 1; v < s->nvars; v++) {
+		for (uint32_t v = s->vars[c.padvar].next; v != DA_NONE; v = s->vars[v].next) {
 			const struct var *V = &s->vars[v];
-			if (V->clone != k || V->dead || V->kind != VWRAP)
+			if (V->dead || V->kind != VWRAP)
 				continue;
 			if (!da_grow((void **)&copies, ncopies, &capcopies, sizeof(*copies))) {
 				s->oom = true;
@@ -2663,7 +2746,7 @@ static void prune_clones(struct ds *s)
 				nchild[s->vars[c.exec].clone]--;
 			continue;
 		}
-		uint32_t k2 = clone_create(s, c.func, c.exec);
+		uint32_t k2 = clone_create(s, c.func, c.exec, DA_NONE);
 		if (k2 == DA_NONE)
 			break;
 		if (s->vars[s->clones[k2].padvar].value != pad)
@@ -2774,12 +2857,14 @@ static void phase_until(struct ds *s, uint64_t budget, double share)
 	s->budget = (uint64_t)(share * (double)budget);
 }
 
-/* Clones for crowded functions (phase c) until `share` of `main`. */
-static void clones_until(struct ds *s, const struct da_options *o, uint64_t main, double share)
+/* Clones for crowded functions (phase c) until `share` of `main`; mirror:
+ * with the clones below each (mirror_below). */
+static void clones_until(struct ds *s, const struct da_options *o, uint64_t main, double share,
+			 bool mirror)
 {
 	if (s->ncoll && o->allow_clone && !s->oom) {
 		phase_until(s, main, share);
-		clone_crowded(s);
+		clone_crowded(s, mirror);
 		progress(s, "clones");
 	}
 }
@@ -2804,7 +2889,7 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	/* clones for crowded functions first: a clone is a namespace of CIDs
 	 * of its own, which no amount of padding gives a function reached by
 	 * more paths than it has heights */
-	clones_until(s, o, main, 0.05);
+	clones_until(s, o, main, 0.05, false);
 	/* then the construction, up to a quarter of the budget (the clones'
 	 * share included): the search below starts from heights built like a
 	 * perfect hash.  The construction makes more precise per node moved
@@ -2842,11 +2927,11 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		 * sqlite3 95.5% -> 96.0%, where sqlite3Malloc calls each of its
 		 * helpers from two places (docs/bench-disambig.md, session 18) */
 		s->sibling_clones = true;
-		clones_until(s, o, main, 0.3);
+		clones_until(s, o, main, 0.3, false);
 		anneal_until(s, o, main, 0.35);
-		clones_until(s, o, main, 0.4);
+		clones_until(s, o, main, 0.4, true);
 		anneal_until(s, o, main, 0.5);
-		clones_until(s, o, main, 0.55);
+		clones_until(s, o, main, 0.55, true);
 	} else {
 		anneal_until(s, o, main, 0.5);
 	}
@@ -2868,7 +2953,7 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 		sweeps += greedy(s);
 	}
 	/* and again where the search has moved paths into new collisions */
-	clones_until(s, o, main, 0.85);
+	clones_until(s, o, main, 0.85, true);
 	if (o->anneal && s->ncoll && !s->oom) {
 		phase_until(s, main, 0.9);
 		if (s->work < s->budget) {
@@ -2971,7 +3056,10 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 
 uint32_t ds_clone(struct ds *s, uint32_t func, uint32_t callsite)
 {
-	return clone_create(s, func, s->nf + callsite);
+	uint32_t k = clone_create(s, func, s->nf + callsite, DA_NONE);
+	if (k != DA_NONE)
+		mirror_below(s, k, DA_NONE, s->work + s->attempt_work / 4);
+	return k;
 }
 
 void ds_prune_clones(struct ds *s)

@@ -18,8 +18,10 @@ void ds_free(struct ds *s);
 bool ds_set_pad(struct ds *s, uint32_t func, uint32_t bytes);
 uint32_t ds_pad(const struct ds *s, uint32_t func);
 
-/* Clone f for the original call instruction cs, as the clone passes do
- * (no check that it may be); the clone's index, or DA_NONE. */
+/* Clone f for the original call instruction cs, as the later clone passes
+ * do: with copies of the clones below it that improve the objective
+ * (disambig.h section 5, c; no check that f may be cloned); the clone's
+ * index, or DA_NONE. */
 uint32_t ds_clone(struct ds *s, uint32_t func, uint32_t callsite);
 /* The search's last step: drop every clone whose removal improves the
  * objective and leaves every precise path precise (solve.c, prune_clones). */

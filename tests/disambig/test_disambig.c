@@ -506,6 +506,68 @@ static void test_chain_siblings(void)
 	da_problem_free(p);
 }
 
+/* R > A > H > L, R > B > H > L and R > C > X > L, every L frame at one
+ * height, nothing padded or wrapped.  With L cloned for H's call (L'), the
+ * first two share L' and the third is alone in L.  A clone of H for B's call
+ * (H') then enters L through its copy of that call: left there, R > B > H >
+ * L would fall back into L beside R > C > X > L.  The clone copies L' for
+ * its copy of the call (a chain below H' with L''s padding and wraps,
+ * solve.c mirror_below), and every path is precise.  Not through a call by
+ * dispatch: the copy would take one of L's tests. */
+static void test_clone_mirror(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t R = da_add_func(p, "R", 0, 1, false), A = da_add_func(p, "A", 0, 1, false);
+	uint32_t B = da_add_func(p, "B", 0, 1, false), C = da_add_func(p, "C", 0, 1, false);
+	uint32_t X = da_add_func(p, "X", 0, 1, false);
+	uint32_t H = da_add_func(p, "H", 64, 1, true), L = da_add_func(p, "L", 64, 1, true);
+	uint32_t ra = da_add_callsite(p, R, 1, true), rb = da_add_callsite(p, R, 1, true);
+	uint32_t rc = da_add_callsite(p, R, 1, true), ah = da_add_callsite(p, A, 1, true);
+	uint32_t bh = da_add_callsite(p, B, 1, true), xl = da_add_callsite(p, X, 1, true);
+	uint32_t hl = da_add_callsite(p, H, 1, true), cx = da_add_callsite(p, C, 1, true);
+	int64_t size[] = {32, 32, 32, 32, 32, 32, 32};
+	uint32_t la = path(p, 4, (uint32_t[]){R, A, H, L}, (uint32_t[]){DA_NONE, ra, ah, hl}, size, 16, 1);
+	uint32_t lb = path(p, 4, (uint32_t[]){R, B, H, L}, (uint32_t[]){DA_NONE, rb, bh, hl}, size, 16, 1);
+	uint32_t lc = path(p, 4, (uint32_t[]){R, C, X, L}, (uint32_t[]){DA_NONE, rc, cx, xl}, size, 16, 1);
+	struct da_options o;
+	chain_opts(&o);
+	char err[256];
+	for (int by_dispatch = 0; by_dispatch < 2; by_dispatch++) {
+		p->callsites[hl].redirectable = !by_dispatch;
+		p->funcs[L].dispatch = by_dispatch;
+		struct ds *s = ds_new(p, &o, err, sizeof(err));
+		CHECK(s != NULL);
+		CHECK_EQ_INT(ds_precise_paths(s), 5);   /* R, RA, RB, RC, RCX */
+		CHECK_EQ_INT(ds_clone(s, L, hl), 0);
+		CHECK_EQ_INT(ds_precise_paths(s), 6);   /* RCXL alone in L */
+		CHECK_EQ_INT(ds_clone(s, H, bh), 1);
+		/* both H paths; by dispatch RBHL falls back beside RCXL and
+		 * RAHL is alone in L' */
+		CHECK_EQ_INT(ds_precise_paths(s), by_dispatch ? 8 : 10);
+		struct da_result r;
+		CHECK(ds_result(s, &o, &r, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(r.plan.nclones, by_dispatch ? 2 : 3);
+		CHECK_EQ_INT(r.plan.clones[1].func, H);
+		CHECK_EQ_INT(r.plan.clones[1].parent, DA_NONE);
+		if (!by_dispatch) {
+			CHECK_EQ_INT(r.plan.clones[2].func, L);
+			CHECK_EQ_INT(r.plan.clones[2].callsite, hl);
+			CHECK_EQ_INT(r.plan.clones[2].parent, 1);
+			CHECK(r.inst[la] != r.inst[lb] && r.inst[lb] != r.inst[lc] &&
+			      r.inst[la] != r.inst[lc]);
+		} else {
+			CHECK_EQ_INT(r.inst[lb], L);
+		}
+		CHECK_EQ_INT(r.height[la], r.height[lb]);
+		CHECK_EQ_INT(r.height[lb], r.height[lc]);
+		CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+		check_predict(p, &r);
+		da_result_free(&r);
+		ds_free(s);
+	}
+	da_problem_free(p);
+}
+
 /* A chain of A->A calls alternates A, clone, A, clone (section 2). */
 static void test_clone_alternates(void)
 {
@@ -1647,6 +1709,7 @@ int main(void)
 	test_chain();
 	test_chain_siblings();
 	test_chain_dispatch();
+	test_clone_mirror();
 	test_recursion();
 	test_stack_cap();
 	test_unsolved_elsewhere();
