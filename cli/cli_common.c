@@ -36,6 +36,17 @@ bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max)
 	return true;
 }
 
+bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight)
+{
+	uint64_t v;
+	if (!cli_parse_u64(arg, &v, 1u << 20)) {
+		cli_error(cmd, "--code-per-path wants bytes from 0 (code is free) to 1048576, not '%s'", arg);
+		return false;
+	}
+	*code_weight = v ? 1.0 / (double)v : 0;
+	return true;
+}
+
 bool cli_parse_count(const char *s, uint64_t *v)
 {
 	static const char suffix[] = "KMG";

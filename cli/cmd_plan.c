@@ -38,6 +38,9 @@ static const char usage_text[] =
 	"                         repeat for libraries rewritten with it\n"
 	"  --max-stack-growth X   no thread's max stack may grow more than X times\n"
 	"                         (default 1.25; 0: no cap)\n"
+	"  --code-per-path BYTES  new code (clones, wrappers) worth one path made\n"
+	"                         precise (default 128; 0: code is free): more buys\n"
+	"                         more precise paths with more code\n"
 	"  --no-wrap              frame padding only, no callsite wrappers\n"
 	"  --no-clone             no clones (even with --clone)\n"
 	"  --clone                assume every function may be cloned (without --binary),\n"
@@ -227,6 +230,7 @@ int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"max-stack-growth", required_argument, NULL, 'g'},
+		{"code-per-path", required_argument, NULL, 'k'},
 		{"binary", required_argument, NULL, 'B'},
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
@@ -280,6 +284,10 @@ int cmd_plan(int argc, char **argv)
 					  optarg);
 				return 2;
 			}
+			break;
+		case 'k':
+			if (!cli_parse_code_per_path("plan", optarg, &o.code_weight))
+				return 2;
 			break;
 		case 'W':
 			o.allow_wrap = false;

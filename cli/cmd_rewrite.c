@@ -53,6 +53,7 @@ static const char usage_text[] =
 	"                         (with -m: calls into the map's libraries bounded by\n"
 	"                         their callees' code, as a rewrite does)\n"
 	"  --max-stack-growth X   as icpp plan (default 1.25; 0: no cap)\n"
+	"  --code-per-path BYTES  as icpp plan (default 128; 0: code is free)\n"
 	"  --no-wrap              no callsite wrappers\n"
 	"  --no-clone             no clones\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --budget N, --callsites   as icpp plan\n"
@@ -466,6 +467,7 @@ int cmd_rewrite(int argc, char **argv)
 		{"everything", optional_argument, NULL, 'E'},
 		{"explain", no_argument, NULL, 'x'},
 		{"max-stack-growth", required_argument, NULL, 'g'},
+		{"code-per-path", required_argument, NULL, 'k'},
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
 		{"pad-bound", required_argument, NULL, 'p'},
@@ -542,6 +544,10 @@ int cmd_rewrite(int argc, char **argv)
 					  optarg);
 				return 2;
 			}
+			break;
+		case 'k':
+			if (!cli_parse_code_per_path("rewrite", optarg, &o.code_weight))
+				return 2;
 			break;
 		case 'W':
 			o.allow_wrap = false;

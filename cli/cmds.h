@@ -27,6 +27,9 @@ bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max);
 /* A positive count, decimal, optionally with a suffix K, M or G (10^3, 10^6,
  * 10^9: "50M" as the help texts write defaults); false otherwise. */
 bool cli_parse_count(const char *s, uint64_t *v);
+/* --code-per-path BYTES of command cmd into the solver's price per byte of
+ * new code (0: free); false after saying what is wrong. */
+bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight);
 /* part / whole as a percentage; if_empty when whole is 0. */
 double cli_pct(uint64_t part, uint64_t whole, double if_empty);
 

@@ -632,6 +632,14 @@ static void test_cli(void)
 	*strstr(first, "plan:") = 0;
 	CHECK_EQ_INT(run("--no-wrap", "--evaluate", plan, map, NULL), 0);
 	CONTAINS(cli_out, first);
+	/* the price of new code: without wraps the Figure 5.4 pair takes a
+	 * clone when code is free, none when each byte costs a path */
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "0", "-o", plan, map, NULL), 0);
+	CONTAINS(cli_out, "no ambiguous CIDs left");
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
+	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
+	CHECK_EQ_INT(run("--code-per-path", "-5", map, NULL), 2);
+	CONTAINS(cli_err, "--code-per-path wants bytes");
 	CHECK_EQ_INT(run("--evaluate", plan, "-o", plan, map, NULL), 2);
 	write_text(path_in("junk.plan"), "junk\n");
 	CHECK_EQ_INT(run("--evaluate", path_in("junk.plan"), map, NULL), 1);
