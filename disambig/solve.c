@@ -1431,6 +1431,15 @@ static double try_set(struct ds *s, uint32_t v, uint32_t value, bool *ok)
 	return score(s) - before;
 }
 
+/* A fresh mark for s->stamp (no variable carries it yet). */
+static void stamp_next(struct ds *s)
+{
+	if (++s->stampv == 0) {
+		memset(s->stamp, 0, s->capvars * sizeof(*s->stamp));
+		s->stampv = 1;
+	}
+}
+
 /* Variables whose coefficient differs between positions a and b (the frames
  * below their common ancestor), with at least one allowed nonzero amount. */
 static uint32_t diff_vars(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, uint32_t max)
@@ -1456,10 +1465,7 @@ static uint32_t diff_vars(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, u
 			BUMP(s->inst[n], k);                                           \
 		(n) = s->parent[n];                                                    \
 	} while (0)
-	if (++s->stampv == 0) {
-		memset(s->stamp, 0, s->capvars * sizeof(*s->stamp));
-		s->stampv = 1;
-	}
+	stamp_next(s);
 	/* a fragment is at its parent's height: what moves it moves that */
 	x = a = FRAME(s, a);
 	y = b = FRAME(s, b);
@@ -1727,6 +1733,16 @@ static void clones_destroy_from(struct ds *s, uint32_t k)
 
 static void mirror_below(struct ds *s, uint32_t k, uint32_t was, uint64_t until);
 
+/* Is a node of x's subtree at a CID of two paths or more?  A copy of the
+ * clone it ran in gains nothing otherwise. */
+static bool colliding_below(const struct ds *s, uint32_t x)
+{
+	for (uint32_t y = x; y < s->end[x]; y++)
+		if (s->B[s->bkt[y]].nent >= 2)
+			return true;
+	return false;
+}
+
 /* mirror_below for the call children of node a of clone k (a fragment
  * child's too: its calls are the frame's). */
 static void mirror_calls(struct ds *s, uint32_t k, uint32_t a, uint32_t was, uint64_t until)
@@ -1744,8 +1760,10 @@ static void mirror_calls(struct ds *s, uint32_t k, uint32_t a, uint32_t was, uin
 		uint32_t before = was == DA_NONE ? s->nf + cs : u64map_get(&s->copymap, da_pair(was, cs));
 		uint32_t c0 = before == DA_NONE ? DA_NONE
 			      : u64map_get(&s->clonemap, da_pair(s->func[x], before));
-		if (c0 == DA_NONE || !clone_ok(s, x))
+		if (c0 == DA_NONE || s->stamp[s->exec[x]] == s->stampv || !clone_ok(s, x) ||
+		    !colliding_below(s, x))
 			continue;
+		s->stamp[s->exec[x]] = s->stampv;      /* tried: not again for k's other frames */
 		double score0 = score(s);
 		uint32_t k2 = clone_create(s, s->func[x], s->exec[x], c0);
 		if (k2 == DA_NONE)
@@ -1792,6 +1810,7 @@ static uint32_t clone_group(struct ds *s, uint32_t y)
 	uint32_t par = s->parent[y], f = s->func[y];
 	double before = score(s);
 	uint64_t until = s->work + s->attempt_work / 4;
+	stamp_next(s);
 	uint32_t k = clone_create(s, f, s->exec[y], DA_NONE);
 	s->evals++;
 	if (k != DA_NONE && s->mirror)
@@ -3057,6 +3076,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 uint32_t ds_clone(struct ds *s, uint32_t func, uint32_t callsite)
 {
 	uint32_t k = clone_create(s, func, s->nf + callsite, DA_NONE);
+	stamp_next(s);
 	if (k != DA_NONE)
 		mirror_below(s, k, DA_NONE, s->work + s->attempt_work / 4);
 	return k;
