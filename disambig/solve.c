@@ -159,6 +159,7 @@ struct ds {
 	bool violated;
 	/* accounting */
 	uint64_t work, evals, accepted, rescans;
+	uint32_t mirrors;       /* copies kept by mirror_calls */
 	bool sibling_clones;    /* clone_group may add a clone's siblings */
 	bool mirror;            /* clone_group copies the clones below (mirror_below) */
 	bool pads_only;         /* candidates: paddings only (the first phases) */
@@ -1768,9 +1769,14 @@ static void mirror_calls(struct ds *s, uint32_t k, uint32_t a, uint32_t was, uin
 		uint32_t k2 = clone_create(s, s->func[x], s->exec[x], c0);
 		if (k2 == DA_NONE)
 			return;
+		uint32_t mirrors = s->mirrors;
 		mirror_below(s, k2, c0, until);
-		if (s->violated || score(s) <= score0 + 1e-9)
+		if (s->violated || score(s) <= score0 + 1e-9) {
 			clones_destroy_from(s, k2);
+			s->mirrors = mirrors;
+		} else {
+			s->mirrors++;
+		}
 	}
 }
 
@@ -3065,6 +3071,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	int rc = ds_result(s, o, r, err, errlen);
 	if (!rc) {
 		r->stats.sweeps = sweeps;
+		r->stats.mirrors = s->mirrors;
 		r->stats.budget_exhausted = exhausted;
 	}
 	ds_free(s);

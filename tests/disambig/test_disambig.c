@@ -1700,6 +1700,42 @@ static void test_properties(void)
 		blocked, unsolved, clones, chains, frag_padded, frag_cloned);
 }
 
+/* The search's mirrors (solve.c mirror_below) on random problems where
+ * only clones move anything, so that collisions last into the clone passes
+ * that copy the clones below a new clone: the plans are valid, predict the
+ * heights recomputed from scratch, and come again from the same seed. */
+static void test_mirror_solve(void)
+{
+	enum { SEEDS = 30 };
+	uint32_t mirrors = 0;
+	for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+		struct da_problem *p = random_problem(seed, 6, 800);
+		for (uint32_t f = 0; f < p->nfuncs; f++)
+			p->funcs[f].pad_mask = p->funcs[f].clone_pad_mask = 1;
+		for (uint32_t c = 0; c < p->ncallsites; c++)
+			p->callsites[c].wrap_mask = 1;
+		struct da_options o;
+		opts(&o);
+		o.allow_clone = true;
+		o.seed = seed;
+		struct da_result r, again;
+		char err[256];
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+		check_predict(p, &r);
+		CHECK(da_solve(p, &o, &again, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(again.plan.nclones, r.plan.nclones);
+		CHECK_EQ_INT(again.after.precise_paths, r.after.precise_paths);
+		CHECK_EQ_INT(again.stats.mirrors, r.stats.mirrors);
+		mirrors += r.stats.mirrors;
+		da_result_free(&again);
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+	CHECK(mirrors > 0);
+	fprintf(stderr, "mirrors: %u kept in %d problems\n", mirrors, SEEDS);
+}
+
 int main(void)
 {
 	test_fig53();
@@ -1729,5 +1765,6 @@ int main(void)
 	test_fragment_clone();
 	test_fragment_refusals();
 	test_properties();
+	test_mirror_solve();
 	return check_exit();
 }
