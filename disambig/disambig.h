@@ -548,7 +548,8 @@ struct da_options {
 	bool allow_arr, allow_wrap, allow_clone;
 	double hot_weight;          /* weight of hotness against path count */
 	double stack_weight;        /* per node per unit of ln(growth) */
-	double code_weight;         /* per byte of new code */
+	double code_weight;         /* per byte of new code (icpp plan
+	                             * --code-per-path N: 1/N) */
 	uint64_t budget;            /* work limit in node moves (and annealing
 	                             * draws); 0 = default */
 	double time_limit_s;        /* 0 = none (a limit makes results depend
