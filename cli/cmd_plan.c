@@ -92,8 +92,20 @@ static void degree_table(const struct da_metrics *b, const struct da_metrics *a,
 	}
 }
 
+/* May the solver clone any function of p? */
+static bool any_cloneable(const struct da_problem *p)
+{
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		if (p->funcs[f].cloneable)
+			return true;
+	return false;
+}
+
+/* code_weight: the solver's price of new code when it could clone (0: it
+ * could not, or code was free) */
 static void report(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
-		   const struct da_pm_plan *pp, long top, bool solved, struct weights w)
+		   const struct da_pm_plan *pp, long top, bool solved, struct weights w,
+		   double code_weight)
 {
 	const struct da_metrics *b = &r->before, *a = &r->after;
 	printf("%-34s %12s %12s\n", "", "before", "after");
@@ -143,6 +155,12 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 			printf("  %" PRIu32 " search phase%s stopped at %s share of the work budget: "
 			       "--budget (default 50M) for more\n", r->stats.phases_cut,
 			       r->stats.phases_cut > 1 ? "s" : "", r->stats.phases_cut > 1 ? "their" : "its");
+		uint64_t unsolved = 0;
+		for (int d = 0; d < 4; d++)
+			unsolved += r->left_by[DA_LEFT_UNSOLVED][d] + r->left_by[DA_LEFT_CROWDED][d];
+		if (unsolved && code_weight > 0)
+			printf("  clones were priced at %.0f bytes of new code per path made precise: "
+			       "--code-per-path (more buys more)\n", 1.0 / code_weight);
 	}
 
 	/* what remains, by reason and structure */
@@ -447,7 +465,8 @@ int cmd_plan(int argc, char **argv)
 		}
 		pm_free(q);
 	}
-	report(pm, br.prob, &r, &pp, top, !evaluate, weights);
+	report(pm, br.prob, &r, &pp, top, !evaluate, weights,
+	       o.allow_clone && any_cloneable(br.prob) ? o.code_weight : 0);
 	if (nbin) {
 		putchar('\n');
 		rewrite_cap_suggest(&rwcap, pm, &r, "", "--binary", stdout);

@@ -609,6 +609,7 @@ static void test_cli(void)
 	CHECK_EQ_INT(run("--no-wrap", "-o", plan, "--predict", pred, "--seed", "5", map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
 	CONTAINS(cli_out, "disabled");
+	CHECK(!strstr(cli_out, "clones were priced"));    /* nothing could be cloned */
 	CONTAINS(cli_out, "G@");
 	CONTAINS(cli_out, "M > B > C > G");
 	CONTAINS(cli_out, "predicted pathmap written to");
@@ -638,6 +639,7 @@ static void test_cli(void)
 	CONTAINS(cli_out, "no ambiguous CIDs left");
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
+	CONTAINS(cli_out, "clones were priced at 1 bytes of new code per path made precise");
 	CHECK_EQ_INT(run("--code-per-path", "-5", map, NULL), 2);
 	CONTAINS(cli_err, "--code-per-path wants bytes");
 	CHECK_EQ_INT(run("--evaluate", plan, "-o", plan, map, NULL), 2);
