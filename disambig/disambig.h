@@ -616,8 +616,9 @@ struct da_solve_stats {
 	uint64_t accepted;
 	uint64_t node_moves;        /* work, what the budget counts */
 	uint32_t sweeps;            /* greedy sweeps */
-	uint32_t mirrors;           /* clones kept as copies of the clones below a
-	                             * new clone (section 5, c) */
+	uint32_t mirrors;           /* copies of the clones below a new clone,
+	                             * made with a clone the search kept
+	                             * (section 5, c) */
 	bool budget_exhausted;      /* the last phase ran out of work */
 	uint32_t phases_cut;        /* phases (section 5) that stopped at their
 	                             * share of the budget: more might find more */

@@ -159,7 +159,7 @@ struct ds {
 	bool violated;
 	/* accounting */
 	uint64_t work, evals, accepted, rescans;
-	uint32_t mirrors;       /* copies kept by mirror_calls */
+	uint32_t mirrors;       /* copies mirror_calls made, with the clones kept */
 	bool sibling_clones;    /* clone_group may add a clone's siblings */
 	bool mirror;            /* clone_group copies the clones below (mirror_below) */
 	bool pads_only;         /* candidates: paddings only (the first phases) */
@@ -1934,7 +1934,6 @@ static int cmp_crowd(const void *x, const void *y)
 
 static void clone_crowded(struct ds *s, bool mirror)
 {
-	s->mirror = mirror;
 	struct u64map m;
 	struct crowd *c = NULL;
 	uint32_t n = 0, cap = 0;
@@ -1969,16 +1968,20 @@ static void clone_crowded(struct ds *s, bool mirror)
 		if (!clone_ok(s, x))
 			continue;
 		double before = score(s);
+		uint32_t mirrors = s->mirrors;
+		s->mirror = mirror;
 		uint32_t k = clone_group(s, x);
+		s->mirror = false;
 		if (k == DA_NONE)
 			break;
-		if (!s->violated && score(s) > before + 1e-9)
+		if (!s->violated && score(s) > before + 1e-9) {
 			s->accepted++;
-		else
+		} else {
 			clones_destroy_from(s, k);
+			s->mirrors = mirrors;
+		}
 	}
 	free(c);
-	s->mirror = false;
 }
 
 /* One improving move among the variables separating bucket b's paths,
