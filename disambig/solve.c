@@ -161,7 +161,6 @@ struct ds {
 	uint64_t work, evals, accepted, rescans;
 	uint32_t mirrors;       /* copies mirror_calls made, with the clones kept */
 	bool sibling_clones;    /* clone_group may add a clone's siblings */
-	bool mirror;            /* clone_group copies the clones below (mirror_below) */
 	bool pads_only;         /* candidates: paddings only (the first phases) */
 	bool hot_only;          /* greedy: hot CIDs only, their heavy path kept (the last phase) */
 	bool frugal;            /* construction: no amount that raises the stack penalty
@@ -1808,10 +1807,10 @@ static void mirror_below(struct ds *s, uint32_t k, uint32_t was, uint64_t until)
  * all its nodes are: one of them moved to a namespace of its own gains
  * nothing while its sibling through the other call stays where it was.
  * Siblings by dispatch are left out: a function takes few of them.
- * In a pass with s->mirror, each clone also copies the clones below it
+ * With mirror, each clone also copies the clones below it
  * (mirror_below), within a quarter of a collision's allowance.
  * Returns the first clone made (the others follow it), or DA_NONE. */
-static uint32_t clone_group(struct ds *s, uint32_t y)
+static uint32_t clone_group(struct ds *s, uint32_t y, bool mirror)
 {
 	uint32_t par = s->parent[y], f = s->func[y];
 	double before = score(s);
@@ -1819,7 +1818,7 @@ static uint32_t clone_group(struct ds *s, uint32_t y)
 	stamp_next(s);
 	uint32_t k = clone_create(s, f, s->exec[y], DA_NONE);
 	s->evals++;
-	if (k != DA_NONE && s->mirror)
+	if (k != DA_NONE && mirror)
 		mirror_below(s, k, DA_NONE, until);
 	if (k == DA_NONE || par == DA_NONE || !s->sibling_clones ||
 	    (!s->violated && score(s) > before + 1e-9))
@@ -1831,19 +1830,19 @@ static uint32_t clone_group(struct ds *s, uint32_t y)
 		uint32_t k2 = clone_create(s, f, s->exec[z], DA_NONE);
 		if (k2 == DA_NONE)
 			break;
-		if (s->mirror)
+		if (mirror)
 			mirror_below(s, k2, DA_NONE, until);
 	}
 	return k;
 }
 
-/* Score change of clone_group(y), with its copy of callsite e (DA_NONE:
+/* Score change of clone_group(y) (no mirrors), with its copy of callsite e (DA_NONE:
  * none) set to the best amount (*w).  Leaves the state as it was. */
 static double eval_clone(struct ds *s, uint32_t y, uint32_t e, uint32_t *w)
 {
 	double before = score(s);
 	*w = DA_NONE;
-	uint32_t k = clone_group(s, y);
+	uint32_t k = clone_group(s, y, false);
 	if (k == DA_NONE)
 		return 0;
 	double best = s->violated ? 0 : score(s) - before;
@@ -1902,7 +1901,7 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b, uint64_t allow)
 	}
 	if (best <= 1e-9)
 		return false;
-	uint32_t k = clone_group(s, by);
+	uint32_t k = clone_group(s, by, false);
 	if (k != DA_NONE && be != DA_NONE) {
 		uint32_t cv = u64map_get(&s->copymap, da_pair(k, be));
 		if (cv != DA_NONE)
@@ -1969,9 +1968,7 @@ static void clone_crowded(struct ds *s, bool mirror)
 			continue;
 		double before = score(s);
 		uint32_t mirrors = s->mirrors;
-		s->mirror = mirror;
-		uint32_t k = clone_group(s, x);
-		s->mirror = false;
+		uint32_t k = clone_group(s, x, mirror);
 		if (k == DA_NONE)
 			break;
 		if (!s->violated && score(s) > before + 1e-9) {
