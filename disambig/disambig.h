@@ -230,7 +230,10 @@
  * paths are precise; per root, the largest extent and how many nodes reach it
  * give the stack growth (a root is rescanned only when its last node at the
  * max moves down).  So a move is evaluated exactly and incrementally, in time
- * proportional to the nodes it moves, and undone the same way.
+ * proportional to the nodes it moves, and undone the same way.  A clone
+ * (or its undoing) changes the CIDs of the frames its call enters and of
+ * the chains below them; what keeps its call, CID and height is not visited
+ * further down (solve.c recompute).
  * Objective (maximised), with N paths and total weight W:
  *     (precise paths) + hot_weight * N * (weight of nodes whose CID is
  *     unique) / W - stack_weight * sum over roots r of (distinct paths under
@@ -323,9 +326,10 @@
  *     (nodes moved, a wrap counting 4 times a padding), each with its allowed
  *     amounts smallest first; the first move that improves the objective is
  *     kept; when cloning is allowed, clones for pairs that nothing cheaper
- *     separates, within the collision's allowance (a clone high in the
- *     tree renames all below it: one pair took 7M node moves of python3's
- *     50M; twelve seeds, % of paths, 95.00 -> 96.17); sweeps repeat while
+ *     separates, within the collision's allowance (before clones skipped
+ *     what they leave unchanged, a clone high in the tree cost every node
+ *     below it: one pair took 7M node moves of python3's 50M; twelve
+ *     seeds, % of paths, 95.00 -> 96.17); sweeps repeat while
  *     they improve;
  *  3. greedy as 2 with every kind of move.  (Ejection chains, a move that
  *     made up to 4 other CIDs ambiguous followed by a repair of each, took

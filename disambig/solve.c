@@ -639,6 +639,7 @@ static inline uint32_t moves_from(const struct ds *s, const struct var *V, uint3
 	return V->kind == VPAD ? pad_from(s, x) : x;
 }
 
+
 /* The first anchor of V at or after position x. */
 static uint32_t anch_lower(const struct var *V, uint32_t x)
 {
@@ -929,13 +930,28 @@ static uint32_t copy_value(const struct ds *s, uint32_t k, uint32_t cs)
 	return s->vars[tv == DA_NONE ? s->nf + cs : tv].value;
 }
 
+/* Is an anchor of v strictly inside the subtree of x? */
+static bool anchored_below(const struct ds *s, uint32_t v, uint32_t x)
+{
+	const struct var *V = &s->vars[v];
+	uint32_t i = anch_lower(V, x + 1);
+	return i < V->nanch && V->anch[i] < s->end[x];
+}
+
 /* Recompute exec and inst (disambig.h section 2) and heights of the subtree
- * at `top`, whose parent is unchanged; move what changed.  The anchors
- * follow at anch_flush. */
-static void recompute(struct ds *s, uint32_t top)
+ * at `top`, whose parent is unchanged, after the clone that call variable
+ * `via` enters changed (clone_create, clone_destroy); move what changed.
+ * The anchors follow at anch_flush.
+ * A node that keeps its exec, inst and height leaves its children as they
+ * were (they see the same parent frame), so its subtree is skipped, unless
+ * it is a fragment (its children count its frame's padding) or `via`
+ * enters a node below it (recursion).  Before, every node below a clone's
+ * frames was visited: a clone of a helper at the top of deep chains cost
+ * up to 36k node moves of the budget, most of them changing nothing. */
+static void recompute(struct ds *s, uint32_t top, uint32_t via)
 {
 	const struct da_problem *p = s->p;
-	for (uint32_t x = top; x < s->end[top]; x++) {
+	for (uint32_t x = top; x < s->end[top];) {
 		uint32_t par = s->parent[x], cs = s->cs[x], f = s->func[x];
 		uint32_t ex, in = f;
 		uint32_t pk = par == DA_NONE ? DA_NONE : s->vars[s->inst[par]].clone;
@@ -974,6 +990,7 @@ static void recompute(struct ds *s, uint32_t top)
 			d += s->vars[ex].value;
 		int64_t nh = s->h0[x] + d;
 		int64_t oext = s->h[x] + s->vars[s->inst[x]].value, next = nh + s->vars[in].value;
+		bool same = ex == s->exec[x] && in == s->inst[x] && nh == s->h[x];
 		if (ex != s->exec[x]) {
 			if (s->exec[x] != DA_NONE)
 				anch_defer(s, s->exec[x], x, -1);
@@ -996,6 +1013,7 @@ static void recompute(struct ds *s, uint32_t top)
 			ext_in(s, x, next);
 		}
 		s->work++;
+		x = same && !s->frag[x] && !anchored_below(s, via, x) ? s->end[x] : x + 1;
 	}
 }
 
@@ -1050,7 +1068,7 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t 
 	uint32_t *tops, nt = top_anchors(s, ex, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
-		recompute(s, tops[i]);
+		recompute(s, tops[i], ex);
 	roots_commit(s);
 	anch_flush(s);
 	free(tops);
@@ -1067,7 +1085,7 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	uint32_t *tops, nt = top_anchors(s, c->exec, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
-		recompute(s, tops[i]);
+		recompute(s, tops[i], c->exec);
 	roots_commit(s);
 	anch_flush(s);
 	free(tops);
@@ -1866,8 +1884,9 @@ static double eval_clone(struct ds *s, uint32_t y, uint32_t e, uint32_t *w)
  * callsite (the clone is a CID of its own), or the caller of an adjacent pair
  * (callsite into f, callsite e owned by f) with the clone's copy of e
  * wrapped.  Applies the best improving one.  Within `allow` node moves: a
- * clone of a frame high in the tree renames all below it (python3's
- * interpreter loop), and one pair's walk up both paths took up to 7M. */
+ * clone of a frame high in the tree may change chains far below it
+ * (python3's interpreter loop; when every node below was visited, one
+ * pair's walk up both paths took up to 7M). */
 static bool try_clones(struct ds *s, uint32_t a, uint32_t b, uint64_t allow)
 {
 	const struct da_problem *p = s->p;

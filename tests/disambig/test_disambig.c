@@ -568,6 +568,45 @@ static void test_clone_mirror(void)
 	da_problem_free(p);
 }
 
+/* R > P > F > G > W > P > F, nothing padded.  F cloned for P's call takes
+ * both F frames.  Between them W keeps its call, CID and height, so the
+ * clone's recompute skips what lies below such a node, but not where the
+ * cloned call enters again (solve.c recompute): the second F is the
+ * clone's too, as da_predict has it. */
+static void test_clone_skip_recursive(void)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t R = da_add_func(p, "R", 0, 1, false), P = da_add_func(p, "P", 0, 1, false);
+	uint32_t F = da_add_func(p, "F", 64, 1, true), G = da_add_func(p, "G", 0, 1, false);
+	uint32_t W = da_add_func(p, "W", 0, 1, false);
+	uint32_t rp = da_add_callsite(p, R, 1, true), pf = da_add_callsite(p, P, 1, true);
+	uint32_t fg = da_add_callsite(p, F, 1, true), gw = da_add_callsite(p, G, 1, true);
+	uint32_t wp = da_add_callsite(p, W, 1, true);
+	int64_t size[] = {32, 32, 32, 32, 32};
+	uint32_t f2 = path(p, 7, (uint32_t[]){R, P, F, G, W, P, F},
+			   (uint32_t[]){DA_NONE, rp, pf, fg, gw, wp, pf}, size, 16, 1);
+	uint32_t w = p->nodes[p->nodes[f2].parent].parent;
+	uint32_t f1 = p->nodes[p->nodes[w].parent].parent;
+	CHECK_EQ_INT(p->nodes[w].func, W);
+	CHECK_EQ_INT(p->nodes[f1].func, F);
+	struct da_options o;
+	chain_opts(&o);
+	char err[256];
+	struct ds *s = ds_new(p, &o, err, sizeof(err));
+	CHECK(s != NULL);
+	CHECK_EQ_INT(ds_clone(s, F, pf), 0);
+	struct da_result r;
+	CHECK(ds_result(s, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.plan.nclones, 1);
+	CHECK_EQ_INT(r.inst[f1], p->nfuncs);
+	CHECK_EQ_INT(r.inst[f2], p->nfuncs);
+	CHECK_EQ_INT(r.inst[w], W);
+	check_predict(p, &r);
+	da_result_free(&r);
+	ds_free(s);
+	da_problem_free(p);
+}
+
 /* A chain of A->A calls alternates A, clone, A, clone (section 2). */
 static void test_clone_alternates(void)
 {
@@ -1746,6 +1785,7 @@ int main(void)
 	test_chain_siblings();
 	test_chain_dispatch();
 	test_clone_mirror();
+	test_clone_skip_recursive();
 	test_recursion();
 	test_stack_cap();
 	test_unsolved_elsewhere();
