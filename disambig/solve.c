@@ -1781,8 +1781,7 @@ static void mirror_calls(struct ds *s, uint32_t k, uint32_t a, uint32_t was, uin
 			continue;
 		}
 		uint32_t cs = s->cs[x];
-		if (cs == DA_NONE || s->vars[s->exec[x]].clone != k ||
-		    da_dispatched(s->p, cs, s->func[x]))
+		if (cs == DA_NONE || s->vars[s->exec[x]].clone != k)
 			continue;
 		/* the call that entered x before: the original's, or was's copy */
 		uint32_t before = was == DA_NONE ? s->nf + cs : u64map_get(&s->copymap, da_pair(was, cs));
@@ -1815,9 +1814,9 @@ static void mirror_calls(struct ds *s, uint32_t k, uint32_t a, uint32_t was, uin
  * wraps (its template), and the same below it, and kept when the objective
  * improves.  Without this a clone of a crowded helper undoes the chains
  * below it (perlbench: a clone for a route of 78 paths, 62 of them
- * ambiguous, lost 688 paths below it and was refused).  Calls by dispatch
- * are left out: each copy takes one of the function's DA_MAX_DISPATCH
- * tests.  Stops at `until` node moves. */
+ * ambiguous, lost 688 paths below it and was refused).  A copy for a call
+ * by dispatch takes one of the function's DA_MAX_DISPATCH tests (clone_ok).
+ * Stops at `until` node moves. */
 static void mirror_below(struct ds *s, uint32_t k, uint32_t was, uint64_t until)
 {
 	uint32_t *tops, nt = top_anchors(s, s->clones[k].exec, &tops);

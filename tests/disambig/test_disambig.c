@@ -512,8 +512,8 @@ static void test_chain_siblings(void)
  * (H') then enters L through its copy of that call: left there, R > B > H >
  * L would fall back into L beside R > C > X > L.  The clone copies L' for
  * its copy of the call (a chain below H' with L''s padding and wraps,
- * solve.c mirror_below), and every path is precise.  Not through a call by
- * dispatch: the copy would take one of L's tests. */
+ * solve.c mirror_below), and every path is precise: through a direct call
+ * (redirected) or by dispatch (a test of L's). */
 static void test_clone_mirror(void)
 {
 	struct da_problem *p = da_problem_new();
@@ -541,23 +541,17 @@ static void test_clone_mirror(void)
 		CHECK_EQ_INT(ds_clone(s, L, hl), 0);
 		CHECK_EQ_INT(ds_precise_paths(s), 6);   /* RCXL alone in L */
 		CHECK_EQ_INT(ds_clone(s, H, bh), 1);
-		/* both H paths; by dispatch RBHL falls back beside RCXL and
-		 * RAHL is alone in L' */
-		CHECK_EQ_INT(ds_precise_paths(s), by_dispatch ? 8 : 10);
+		CHECK_EQ_INT(ds_precise_paths(s), 10);
 		struct da_result r;
 		CHECK(ds_result(s, &o, &r, err, sizeof(err)) == 0);
-		CHECK_EQ_INT(r.plan.nclones, by_dispatch ? 2 : 3);
+		CHECK_EQ_INT(r.plan.nclones, 3);
 		CHECK_EQ_INT(r.plan.clones[1].func, H);
 		CHECK_EQ_INT(r.plan.clones[1].parent, DA_NONE);
-		if (!by_dispatch) {
-			CHECK_EQ_INT(r.plan.clones[2].func, L);
-			CHECK_EQ_INT(r.plan.clones[2].callsite, hl);
-			CHECK_EQ_INT(r.plan.clones[2].parent, 1);
-			CHECK(r.inst[la] != r.inst[lb] && r.inst[lb] != r.inst[lc] &&
-			      r.inst[la] != r.inst[lc]);
-		} else {
-			CHECK_EQ_INT(r.inst[lb], L);
-		}
+		CHECK_EQ_INT(r.plan.clones[2].func, L);
+		CHECK_EQ_INT(r.plan.clones[2].callsite, hl);
+		CHECK_EQ_INT(r.plan.clones[2].parent, 1);
+		CHECK(r.inst[la] != r.inst[lb] && r.inst[lb] != r.inst[lc] &&
+		      r.inst[la] != r.inst[lc]);
 		CHECK_EQ_INT(r.height[la], r.height[lb]);
 		CHECK_EQ_INT(r.height[lb], r.height[lc]);
 		CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
