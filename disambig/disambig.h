@@ -348,8 +348,9 @@
  *     improves (phases 1-4 take single moves, which may carry the
  *     heavy path into another collision or stop where every departure on
  *     its own costs; whether they solved a hot CID hinged on where their
- *     shares of the budget ended); what they leave of it goes to one more
- *     sweep of 3;
+ *     shares of the budget ended); one sweep of them (dealII: two more
+ *     found one move for 2.9M node moves); what they leave of the tenth
+ *     goes to one more sweep of 3;
  *  6. shrink: lower every nonzero amount while the objective does not drop;
  *  7. prune: drop every clone, latest first, whose removal improves the
  *     objective and leaves every precise path precise (the moves after a
