@@ -639,7 +639,6 @@ static inline uint32_t moves_from(const struct ds *s, const struct var *V, uint3
 	return V->kind == VPAD ? pad_from(s, x) : x;
 }
 
-
 /* The first anchor of V at or after position x, from index lo on. */
 static uint32_t anch_lower_from(const struct var *V, uint32_t lo, uint32_t x)
 {
