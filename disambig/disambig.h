@@ -267,7 +267,8 @@
  *     96.37, python3 95.12 -> 95.15).
  *     The pass runs again after the construction (until 0.3 of the
  *     budget), after each half of the annealing (1, until 0.4 and
- *     0.55) and at 0.85 (c below), and greedy's clone moves come between:
+ *     0.55), after the greedy paddings (2, until 0.72) and at 0.85 (c
+ *     below), and greedy's clone moves come between:
  *     the moves between passes change which routes are crowded (real
  *     maps, three seeds: 94.1% of reducible paths with the passes at the
  *     start and at 0.85 only, 95.1% with all five).
@@ -278,7 +279,7 @@
  *     caller that makes the same call from two places (sqlite3Malloc and
  *     sqlite3StatusUp) gives each path two nodes: one of them renamed
  *     gains nothing (real maps, six seeds: 96.50% -> 96.99%).
- *     From the third pass on (0.4, 0.55, 0.85), a clone of f also copies
+ *     From the third pass on (0.4, 0.55, 0.72, 0.85), a clone of f also copies
  *     the chains below the frames it takes: their callees ran in clones
  *     entered through the original's calls (or the template clone's copies)
  *     and would fall back to the original functions' CIDs through f_k's
@@ -332,6 +333,8 @@
  *     below it: one pair took 7M node moves of python3's 50M; twelve
  *     seeds, % of paths, 95.00 -> 96.17); sweeps repeat while
  *     they improve;
+ *  c. clones for crowded functions, where the paddings moved paths into
+ *     new collisions (six seeds: synthetic sets 97.77% -> 97.88%);
  *  3. greedy as 2 with every kind of move.  (Ejection chains, a move that
  *     made up to 4 other CIDs ambiguous followed by a repair of each, took
  *     most of these sweeps' work for little: python3, seed 1, 10.6M node
