@@ -54,7 +54,7 @@ static const char usage_text[] =
 	"  --wrap-bound B         largest wrapper per callsite, bytes (default 256)\n"
 	"  --module SUFFIX        change only modules whose path ends with SUFFIX\n"
 	"  --callsites            a path is a sequence of callsites (default: functions)\n"
-	"  --budget N             search work limit in node moves (default 50M)\n"
+	"  --budget N             search work limit in node moves (default 45M)\n"
 	"  --samples FILE         weigh paths by the samples of FILE (icpp record of the\n"
 	"                         program MAP was trained on) instead of training entries\n"
 	"  --predict OUT          also write the predicted pathmap of the changed program\n"
@@ -153,7 +153,7 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		       r->stats.evaluations, r->stats.accepted);
 		if (r->stats.phases_cut)
 			printf("  %" PRIu32 " search phase%s stopped at %s share of the work budget: "
-			       "--budget (default 50M) for more\n", r->stats.phases_cut,
+			       "--budget (default 45M) for more\n", r->stats.phases_cut,
 			       r->stats.phases_cut > 1 ? "s" : "", r->stats.phases_cut > 1 ? "their" : "its");
 		uint64_t unsolved = 0;
 		for (int d = 0; d < 4; d++)

@@ -567,7 +567,7 @@ struct da_options {
 	int verbose;                /* progress on stderr */
 };
 /* seed 1, cap 1.25, ARR and wrapping on, cloning off, hot_weight 0.25,
- * stack_weight 0.1, code_weight 1/128, budget 0 (= 50M node moves: about
+ * stack_weight 0.1, code_weight 1/128, budget 0 (= 45M node moves: about
  * 10 s at 200k paths, 25 s at 1.5M nodes, a few seconds on small maps),
  * anneal on. */
 void da_options_default(struct da_options *o);
