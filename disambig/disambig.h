@@ -240,9 +240,16 @@
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - 1e-4 per 16
  *     bytes of padding (a tie-break towards small amounts).
  * With the defaults, a path made precise is worth as much as 4/N of the
- * weight, and 1% of stack growth of a root costs about 0.1% of its paths:
+ * weight, and 1% of stack growth of a root costs about 0.2% of its paths:
  * precision is bought with stack, within the cap.  Moves never leave the
- * allowed masks and never exceed the stack cap.
+ * allowed masks and never exceed the stack cap.  The default capability
+ * lets every amount reach 1008 bytes (all a mask says; the rewriter keeps
+ * frames below 4 KiB): a padding of a function high in the tree can then
+ * lift all its subtree past the heights the same functions have elsewhere.
+ * With amounts that large, stack_weight 0.1 bought the last tenths of a
+ * point with up to 18% growth (lua, sqlite3: the real maps' geomean 1.089);
+ * at 0.2 it is 1.040, at 0.25 1.030 with 0.6 points less on perlbench
+ * (docs/bench-disambig.md, session 23).
  * Search, deterministic for a seed and a work budget (node moves):
  *  c. when cloning is allowed, first: clones for crowded functions.  Every
  *     (function, callsite) with two or more nodes at ambiguous CIDs (one
@@ -378,7 +385,8 @@
 #define DA_NONE UINT32_MAX
 #define DA_ALIGN 16                 /* every amount is a multiple of this */
 #define DA_MAX_STEPS 63             /* masks reach 63 * 16 = 1008 bytes */
-#define DA_DEFAULT_BOUND 256        /* default capability: up to 256 bytes */
+#define DA_DEFAULT_BOUND 1008       /* default capability: every amount a mask says
+                                     * (256 before session 23) */
 #define DA_WRAP_CODE_BYTES 32       /* trampoline per wrapped callsite */
 #define DA_CLONE_DEFAULT_BYTES 256  /* clone of a function of unknown size */
 #define DA_DISPATCH_CODE_BYTES 32   /* a clone's test in its function's dispatch */
@@ -567,7 +575,7 @@ struct da_options {
 	int verbose;                /* progress on stderr */
 };
 /* seed 1, cap 1.25, ARR and wrapping on, cloning off, hot_weight 0.25,
- * stack_weight 0.1, code_weight 1/128, budget 0 (= 45M node moves: about
+ * stack_weight 0.2, code_weight 1/128, budget 0 (= 45M node moves: about
  * 10 s at 200k paths, 25 s at 1.5M nodes, a few seconds on small maps),
  * anneal on. */
 void da_options_default(struct da_options *o);

@@ -11,8 +11,8 @@
  *
  * Capability: what the rewriter may change.  Until its analysis exists the
  * default is explicit and optimistic: every function may take padding in
- * multiples of 16 up to pad_bound (256), every callsite with a known address
- * may be wrapped by up to wrap_bound (256), nothing is cloned unless `clone`
+ * multiples of 16 up to pad_bound (1008), every callsite with a known address
+ * may be wrapped by up to wrap_bound (1008), nothing is cloned unless `clone`
  * is set (then every function may be cloned and every callsite redirected).
  * `module` restricts all changes to the modules whose path ends with it; the
  * hooks, when set, refine (may only forbid) what the rest allows.
@@ -55,7 +55,7 @@ struct da_capability {
 			      bool *dispatchable, bool *taggable);
 	void *ctx;
 };
-/* pad_bound and wrap_bound 256, no clone (dispatch and tag on, for when
+/* pad_bound and wrap_bound 1008, no clone (dispatch and tag on, for when
  * clone is set). */
 void da_capability_default(struct da_capability *c);
 

@@ -10,8 +10,6 @@
 #include "disambig/state.h"
 #include "tests/check.h"
 
-static const da_mask ANY = 0;   /* placeholder: replaced by da_mask_upto(256) */
-
 static da_mask pads(void) { return da_mask_upto(DA_DEFAULT_BOUND); }
 
 /* Options that make the figures' answers independent of tie-break weights. */
@@ -700,7 +698,6 @@ static void test_recursion(void)
 	CHECK(da_evaluate(p, &o, &plan, &r, err, sizeof(err)) < 0);
 	da_plan_free(&plan);
 	da_problem_free(p);
-	(void)ANY;
 }
 
 /* The stack cap: Figure 5.3 with cap 1.0 cannot be cured (both cures grow the

@@ -55,9 +55,9 @@ static void test_bridge(void)
 	CHECK_EQ_INT(p->callsites[root_cs].owner, 7);          /* __libc_start_call_main */
 	uint32_t ma = da_bridge_callsite(&br, 0, 0x1010);
 	CHECK_EQ_INT(p->callsites[ma].owner, 0);               /* inside M */
-	CHECK_EQ_INT(p->callsites[ma].wrap_mask, da_mask_upto(256));
+	CHECK_EQ_INT(p->callsites[ma].wrap_mask, da_mask_upto(DA_DEFAULT_BOUND));
 	CHECK(!p->callsites[ma].redirectable);                 /* no cloning by default */
-	CHECK_EQ_INT(p->funcs[3].pad_mask, da_mask_upto(256));
+	CHECK_EQ_INT(p->funcs[3].pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
 	CHECK(!p->funcs[3].cloneable);
 	CHECK_EQ_INT(p->nodes[pm->nnodes - 1].callsite, DA_NONE);
 	CHECK_EQ_INT(da_bridge_callsite(&br, 0, 0x9999), DA_NONE);
@@ -123,7 +123,7 @@ static void test_bridge_targets(void)
 	CHECK(p->callsites[ma].redirectable);
 	CHECK_EQ_INT(p->callsites[ma].target, 1);               /* A */
 	CHECK(!p->callsites[me].redirectable);                  /* E and D seen */
-	CHECK_EQ_INT(p->funcs[1].clone_pad_mask, da_mask_upto(256));
+	CHECK_EQ_INT(p->funcs[1].clone_pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
 	da_bridge_free(&br);
 	cap.callsite_hook = target_hook;
 	cap.func_hook = clone_hook;
@@ -135,8 +135,8 @@ static void test_bridge_targets(void)
 	CHECK_EQ_INT(p->callsites[me].target, 2);
 	CHECK(!p->callsites[mb].redirectable);                  /* target not known */
 	CHECK_EQ_INT(p->funcs[1].clone_pad_mask, 1);
-	CHECK_EQ_INT(p->funcs[1].pad_mask, da_mask_upto(256));
-	CHECK_EQ_INT(p->funcs[2].clone_pad_mask, da_mask_upto(256));
+	CHECK_EQ_INT(p->funcs[1].pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
+	CHECK_EQ_INT(p->funcs[2].clone_pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
 	da_bridge_free(&br);
 	pm_free(pm);
 }
@@ -390,7 +390,7 @@ static void test_fragment_pathmap(void)
 	CHECK(p->nodes[fa].fragment && p->nodes[fb].fragment && !p->nodes[oa].fragment);
 	CHECK_EQ_INT(p->funcs[F].pad_mask, 1);
 	CHECK(!p->funcs[F].cloneable);
-	CHECK_EQ_INT(p->funcs[O].pad_mask, da_mask_upto(256));
+	CHECK_EQ_INT(p->funcs[O].pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
 	CHECK(p->funcs[O].cloneable);
 	CHECK_EQ_INT(p->funcs[O].code_bytes, 0x140);           /* a clone copies both */
 	CHECK_EQ_INT(p->callsites[p->nodes[ga].callsite].owner, F);
