@@ -16,8 +16,10 @@
  * bounds the heights a path can reach, so "% of reducible" is then what
  * the pigeonhole bound allows within X; --code-weight W the price of a byte
  * of new code (default the library's, 1/128 of a path); --stack-weight S
- * the price of stack growth (default the library's, 0.1: per path of a
- * root, per unit of ln(growth); free ignores it).  One line per run:
+ * the price of stack growth (default the library's, 0.2: per path of a
+ * root, per unit of ln(growth); free ignores it); --bound B the largest
+ * padding and wrap in bytes, for every solver, the thesis' search too
+ * (default the capability's, 1008; 256 before session 23).  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, clones, new
  * code (KB, and as a share of the code of the map's functions), seconds.
@@ -119,7 +121,7 @@ int main(int argc, char **argv)
 {
 	const char *profile = "all", *solvers = "thesis,arr,ours";
 	double scale = 1, baseline_limit = 120, fixed = 0;
-	uint32_t seeds = 1, threads = 0, nodes = 0, funcs = 0;
+	uint32_t seeds = 1, threads = 0, nodes = 0, funcs = 0, bound = DA_DEFAULT_BOUND;
 	double recursive = 0.05;
 	bool md = false, no_dispatch = false, no_tag = false, any_module = false;
 	const char *maps[64];
@@ -149,6 +151,8 @@ int main(int argc, char **argv)
 			recursive = atof(argv[++i]);
 		else if (!strcmp(a, "--pathmap") && v && nmaps < 64)
 			maps[nmaps++] = argv[++i];
+		else if (!strcmp(a, "--bound") && v)
+			bound = atoi(argv[++i]);
 		else if (!strcmp(a, "--budget") && v)
 			budget = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--code-weight") && v)
@@ -169,10 +173,15 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--max-stack-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
+	}
+	if (bound < DA_ALIGN || bound > DA_MAX_STEPS * DA_ALIGN || bound % DA_ALIGN) {
+		fprintf(stderr, "bench_disambig: --bound wants a multiple of 16 from 16 to %d\n",
+			DA_MAX_STEPS * DA_ALIGN);
+		return 2;
 	}
 	struct synth_profile custom[2] = {{"custom", {.nodes = nodes, .nfuncs = funcs, .fanout = 3.5,
 						      .shared = 0.35, .recursive = recursive}},
@@ -196,6 +205,7 @@ int main(int argc, char **argv)
 			sp.seed = seed;
 			sp.threads = threads;
 			sp.fixed_frac = fixed;
+			sp.pad_bound = bound;
 			synth_defaults(&sp);
 			struct da_problem *p = synth_problem(&sp);
 			if (!p) {
@@ -218,6 +228,7 @@ int main(int argc, char **argv)
 		cap.clone = true;
 		cap.dispatch = !no_dispatch;
 		cap.tag = !no_tag;
+		cap.pad_bound = cap.wrap_bound = bound;
 		struct da_bridge br;
 		if (da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: %s\n", maps[i], err);

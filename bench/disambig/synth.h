@@ -18,7 +18,7 @@ struct synth_params {
 	uint32_t deep;          /* depth bias: draws per step, deepest wins (2) */
 	double fixed_frac;      /* share of functions (and half as many callsites)
 	                         * that may not change */
-	uint32_t pad_bound;     /* allowed padding bound (default 256) */
+	uint32_t pad_bound;     /* largest padding and wrap (0: DA_DEFAULT_BOUND) */
 	uint64_t seed;
 };
 
