@@ -47,6 +47,19 @@ bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weig
 	return true;
 }
 
+bool cli_parse_growth(const char *cmd, const char *opt, const char *arg, double *growth)
+{
+	char *end;
+	double x = strtod(arg, &end);
+	if (!*arg || *end || !(x == 0 || (x >= 1 && x <= 1e6))) {
+		cli_error(cmd, "--%s wants a factor of at least 1 (at most 1e6), or 0 for no cap, not '%s'",
+			  opt, arg);
+		return false;
+	}
+	*growth = x;
+	return true;
+}
+
 bool cli_parse_count(const char *s, uint64_t *v)
 {
 	static const char suffix[] = "KMG";

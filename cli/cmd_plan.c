@@ -38,6 +38,11 @@ static const char usage_text[] =
 	"                         repeat for libraries rewritten with it\n"
 	"  --max-stack-growth X   no thread's max stack may grow more than X times\n"
 	"                         (default 1.25; 0: no cap)\n"
+	"  --max-recursion-growth X\n"
+	"                         no level of a recursion training saw may grow more\n"
+	"                         than X times (default 0: no cap; the plan reports the\n"
+	"                         largest: a recursion deeper than training's takes\n"
+	"                         that much more stack a level)\n"
 	"  --code-per-path BYTES  new code (clones, wrappers) worth one path made\n"
 	"                         precise (default 128; 0: code is free): more buys\n"
 	"                         more precise paths with more code\n"
@@ -140,6 +145,12 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		       pm_function_label(pm, pm->nodes[rc->node].func, bin_demangle, label, sizeof(label)),
 		       rc->old_max, rc->new_max, rc->growth);
 	}
+	if (r->recursion_node != DA_NONE)
+		printf("  recursion: a level of %s grows %.2fx (%" PRId64 " -> %" PRId64 " bytes),"
+		       " and so does every level deeper than training's (--max-recursion-growth)\n",
+		       pm_function_label(pm, pm->nodes[r->recursion_node].func, bin_demangle, label,
+					 sizeof(label)),
+		       r->recursion_growth, r->recursion_old, r->recursion_new);
 	uint32_t chains = 0;
 	for (uint32_t k = 0; k < pp->nclones; k++)
 		chains += pp->clones[k].parent != DA_NONE;
@@ -248,6 +259,7 @@ int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"max-stack-growth", required_argument, NULL, 'g'},
+		{"max-recursion-growth", required_argument, NULL, 'R'},
 		{"code-per-path", required_argument, NULL, 'k'},
 		{"binary", required_argument, NULL, 'B'},
 		{"no-wrap", no_argument, NULL, 'W'},
@@ -295,13 +307,13 @@ int cmd_plan(int argc, char **argv)
 			binaries[nbin++] = optarg;
 			break;
 		case 'g':
-			o.max_stack_growth = strtod(optarg, &end);
-			if (!*optarg || *end || (o.max_stack_growth != 0 && o.max_stack_growth < 1) ||
-			    o.max_stack_growth > 1e6) {
-				cli_error("plan", "--max-stack-growth wants a factor of at least 1 (or 0 for no cap), not '%s'",
-					  optarg);
+			if (!cli_parse_growth("plan", "max-stack-growth", optarg, &o.max_stack_growth))
 				return 2;
-			}
+			break;
+		case 'R':
+			if (!cli_parse_growth("plan", "max-recursion-growth", optarg,
+					      &o.max_recursion_growth))
+				return 2;
 			break;
 		case 'k':
 			if (!cli_parse_code_per_path("plan", optarg, &o.code_weight))

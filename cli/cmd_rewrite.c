@@ -53,6 +53,7 @@ static const char usage_text[] =
 	"                         (with -m: calls into the map's libraries bounded by\n"
 	"                         their callees' code, as a rewrite does)\n"
 	"  --max-stack-growth X   as icpp plan (default 1.25; 0: no cap)\n"
+	"  --max-recursion-growth X   as icpp plan (default 0: no cap)\n"
 	"  --code-per-path BYTES  as icpp plan (default 128; 0: code is free)\n"
 	"  --no-wrap              no callsite wrappers\n"
 	"  --no-clone             no clones\n"
@@ -467,6 +468,7 @@ int cmd_rewrite(int argc, char **argv)
 		{"everything", optional_argument, NULL, 'E'},
 		{"explain", no_argument, NULL, 'x'},
 		{"max-stack-growth", required_argument, NULL, 'g'},
+		{"max-recursion-growth", required_argument, NULL, 'R'},
 		{"code-per-path", required_argument, NULL, 'k'},
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
@@ -489,7 +491,6 @@ int cmd_rewrite(int argc, char **argv)
 	uint32_t nt = 1;
 	bool everything = false, explain = false, quiet = false, callsites = false;
 	uint64_t ev_pad = 32, ev_wrap = 16, ev_clone = 1, v;
-	char *end;
 	int c;
 	optind = 0;
 	opterr = 0;
@@ -538,12 +539,13 @@ int cmd_rewrite(int argc, char **argv)
 			explain = true;
 			break;
 		case 'g':
-			o.max_stack_growth = strtod(optarg, &end);
-			if (!*optarg || *end || (o.max_stack_growth != 0 && o.max_stack_growth < 1)) {
-				cli_error("rewrite", "--max-stack-growth wants a factor of at least 1 (or 0), not '%s'",
-					  optarg);
+			if (!cli_parse_growth("rewrite", "max-stack-growth", optarg, &o.max_stack_growth))
 				return 2;
-			}
+			break;
+		case 'R':
+			if (!cli_parse_growth("rewrite", "max-recursion-growth", optarg,
+					      &o.max_recursion_growth))
+				return 2;
 			break;
 		case 'k':
 			if (!cli_parse_code_per_path("rewrite", optarg, &o.code_weight))
@@ -764,6 +766,11 @@ int cmd_rewrite(int argc, char **argv)
 		if (solved)
 			fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 				r.max_growth, r.max_growth_bytes);
+		if (solved && r.recursion_node != DA_NONE)
+			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64
+				" -> %" PRId64 " bytes), and so does every level deeper than training's "
+				"(--max-recursion-growth)\n", r.recursion_growth, r.recursion_old,
+				r.recursion_new);
 		for (uint32_t i = 0; i < nt; i++)
 			if (t[i].st.phdr_compact)
 				fprintf(stderr, "icpp rewrite: note: %s's program headers need Linux >= 5.18 "

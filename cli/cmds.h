@@ -30,6 +30,10 @@ bool cli_parse_count(const char *s, uint64_t *v);
 /* --code-per-path BYTES of command cmd into the solver's price per byte of
  * new code (0: free); false after saying what is wrong. */
 bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight);
+/* A growth factor for option opt of command cmd (--max-stack-growth,
+ * --max-recursion-growth): at least 1, or 0 for none; false after saying
+ * what is wrong. */
+bool cli_parse_growth(const char *cmd, const char *opt, const char *arg, double *growth);
 /* part / whole as a percentage; if_empty when whole is 0. */
 double cli_pct(uint64_t part, uint64_t whole, double if_empty);
 

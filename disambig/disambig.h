@@ -156,6 +156,16 @@
  * counts as 16) and growth_bytes(r) = new_max - old_max.  Recursion multiplies
  * padding through the paths themselves: a node under 100 frames of f moves by
  * 100 * pad[f].  --max-stack-growth caps the ratio, per root.
+ * Recursion: for a node x and its nearest ancestor y of the same function
+ * (one level of a recursion training saw), the level's growth is
+ * (height'(x) - height'(y)) / (height(x) - height(y)); the plan reports
+ * the largest.  The cap holds for the recursion depths of training only: a
+ * deeper recursion than training's takes up to that many times the stack
+ * per extra level (sqlite3, seed 1: a 32-byte level of its expression
+ * walker grows to 1040 bytes).  --max-recursion-growth X bounds it: each
+ * level's allowance, (X - 1) times its bytes, is split evenly between the
+ * paddings of its frames and the wraps of its calls that may change, and
+ * their masks (a clone's paddings too) are narrowed to their share.
  * Code: a trampoline costs DA_WRAP_CODE_BYTES; wrapped callsites (originals
  * or copies in clones) that call one function (the one function all their
  * nodes enter) with one amount share a trampoline, any other wrapped callsite
@@ -562,6 +572,9 @@ const char *da_left_name(enum da_left l);
 struct da_options {
 	uint64_t seed;              /* annealing's random choices */
 	double max_stack_growth;    /* cap on growth(r) for every root; <= 0: none */
+	double max_recursion_growth;    /* cap on a recursion level's growth
+	                             * (section 3), kept by narrowing the masks of
+	                             * its frames and calls; <= 0: none */
 	bool allow_arr, allow_wrap, allow_clone;
 	double hot_weight;          /* weight of hotness against path count */
 	double stack_weight;        /* per node per unit of ln(growth) */
@@ -574,7 +587,7 @@ struct da_options {
 	bool anneal;                /* run phases 1 and 4 */
 	int verbose;                /* progress on stderr */
 };
-/* seed 1, cap 1.25, ARR and wrapping on, cloning off, hot_weight 0.25,
+/* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off, hot_weight 0.25,
  * stack_weight 0.2, code_weight 1/128, budget 0 (= 45M node moves: about
  * 10 s at 200k paths, 25 s at 1.5M nodes, a few seconds on small maps),
  * anneal on. */
@@ -650,6 +663,11 @@ struct da_result {
 	uint32_t nroots;
 	double max_growth, geomean_growth;      /* over roots */
 	int64_t max_growth_bytes;
+	/* recursion (section 3): the largest per-level growth of a recursion
+	 * training saw, its node (DA_NONE: none grows) and its bytes a level */
+	double recursion_growth;
+	uint32_t recursion_node;
+	int64_t recursion_old, recursion_new;
 	uint64_t code_bytes;
 	uint32_t nwraps;            /* wrapped callsites and copies (not trampolines) */
 	struct da_leftover *left;   /* heaviest first */

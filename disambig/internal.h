@@ -76,6 +76,12 @@ uint32_t *da_fragments_of(const struct da_problem *p);
 /* Depth of every node (root = 1). */
 uint32_t *da_depths(const struct da_problem *p);
 
+/* Narrow func_mask[f] and cs_mask[c] (every bit set on entry) so that no
+ * level of a recursion of p grows more than x times (disambig.h section 3,
+ * Recursion). */
+void da_recursion_masks(const struct da_problem *p, double x, da_mask *func_mask,
+			da_mask *cs_mask);
+
 /* Costs of heights under a plan: roots, growth, code bytes (section 3). */
 int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64_t *height,
 	     const uint32_t *inst, struct da_result *r);

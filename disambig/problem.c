@@ -1016,9 +1016,76 @@ out_map:
 	return rc;
 }
 
+/* The nearest ancestor of x of x's function (a level of a recursion), or
+ * DA_NONE. */
+static uint32_t recursion_top(const struct da_problem *p, uint32_t x)
+{
+	uint32_t y = p->nodes[x].parent;
+	while (y != DA_NONE && p->nodes[y].func != p->nodes[x].func)
+		y = p->nodes[y].parent;
+	return y;
+}
+
+/* A level from y down to x grows by the paddings of the frames from y to
+ * x's caller and the wraps of the calls below y: for a node z of it, the
+ * frame z's call is made from (a fragment's is its parent's). */
+static uint32_t level_frame(const struct da_problem *p, uint32_t z)
+{
+	uint32_t par = p->nodes[z].parent;
+	return p->nodes[par].fragment ? p->nodes[par].parent : par;
+}
+
+void da_recursion_masks(const struct da_problem *p, double x, da_mask *func_mask,
+			da_mask *cs_mask)
+{
+	for (uint32_t n = 0; n < p->nnodes; n++) {
+		uint32_t y = p->nodes[n].fragment ? DA_NONE : recursion_top(p, n);
+		if (y == DA_NONE)
+			continue;
+		uint32_t k = 0;
+		for (uint32_t z = n; z != y; z = p->nodes[z].parent) {
+			const struct da_func *f = &p->funcs[p->nodes[level_frame(p, z)].func];
+			uint32_t c = p->nodes[z].callsite;
+			k += f->pad_mask > 1 || f->clone_pad_mask > 1;
+			k += c != DA_NONE && p->callsites[c].wrap_mask > 1;
+		}
+		double share = k ? (x - 1) * (double)(p->nodes[n].height - p->nodes[y].height) / k : 0;
+		da_mask m = da_mask_upto(share > DA_MAX_STEPS * DA_ALIGN ? DA_MAX_STEPS * DA_ALIGN
+									 : (uint32_t)share);
+		for (uint32_t z = n; z != y; z = p->nodes[z].parent) {
+			func_mask[p->nodes[level_frame(p, z)].func] &= m;
+			if (p->nodes[z].callsite != DA_NONE)
+				cs_mask[p->nodes[z].callsite] &= m;
+		}
+	}
+}
+
+/* The largest per-level growth of a recursion (section 3): every node
+ * against its nearest ancestor of the same function. */
+static void recursion_costs(const struct da_problem *p, const int64_t *height,
+			    struct da_result *r)
+{
+	r->recursion_growth = 1;
+	r->recursion_node = DA_NONE;
+	r->recursion_old = r->recursion_new = 0;
+	for (uint32_t x = 0; x < p->nnodes; x++) {
+		uint32_t y = p->nodes[x].fragment ? DA_NONE : recursion_top(p, x);
+		if (y == DA_NONE)
+			continue;
+		int64_t old = p->nodes[x].height - p->nodes[y].height, nw = height[x] - height[y];
+		if (old <= 0 || (double)nw / (double)old <= r->recursion_growth)
+			continue;
+		r->recursion_growth = (double)nw / (double)old;
+		r->recursion_node = x;
+		r->recursion_old = old;
+		r->recursion_new = nw;
+	}
+}
+
 int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64_t *height,
 	     const uint32_t *inst, struct da_result *r)
 {
+	recursion_costs(p, height, r);
 	uint32_t n = p->nnodes;
 	uint32_t *root = malloc((n + 1) * sizeof(*root));
 	uint32_t *slot = malloc((n + 1) * sizeof(*slot));

@@ -109,6 +109,8 @@ struct ds {
 	struct u64map failed;   /* CIDs (cid_key) a greedy sweep found no move
 	                         * for, until one finds one (note_failed) */
 	uint32_t *gsave;        /* a group's member values during a trial */
+	da_mask *rec_mask;      /* per function, then callsite: what the
+	                         * recursion cap leaves (da_recursion_masks) */
 	uint32_t maxmem;
 	/* buckets */
 	struct bucket *B;
@@ -1060,7 +1062,8 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t 
 	}
 	uint32_t k = s->nclones;
 	const struct var *fv = &s->vars[func];
-	da_mask cm = s->o.allow_arr ? s->p->funcs[func].clone_pad_mask : 1;
+	da_mask cm = (s->o.allow_arr ? s->p->funcs[func].clone_pad_mask : 1) &
+		     (s->rec_mask[func] | 1);
 	uint32_t pval = tmpl == DA_NONE ? fv->value : s->vars[s->clones[tmpl].padvar].value;
 	uint32_t pv = var_new(s, VPAD, func, k, cm, da_mask_allows(cm, pval) ? pval : 0);
 	if (pv == DA_NONE || u64map_put(&s->clonemap, da_pair(func, ex), k) < 0) {
@@ -1312,14 +1315,25 @@ static int build(struct ds *s)
 			s->rold[slot] = s->h0[x];
 	}
 	memset(s->nbad, 0, s->nclasses * sizeof(*s->nbad));
-	/* variables: pads of functions, wraps of callsites */
+	/* variables: pads of functions, wraps of callsites, within the
+	 * recursion cap (a clone's pads too, clone_create; copies of callsites
+	 * take their original's mask) */
+	s->rec_mask = malloc((s->nf + s->ncs + 1) * sizeof(*s->rec_mask));
+	if (!s->rec_mask)
+		return -1;
+	for (uint32_t i = 0; i < s->nf + s->ncs; i++)
+		s->rec_mask[i] = ~(da_mask)0;
+	if (s->o.max_recursion_growth > 0)
+		da_recursion_masks(p, s->o.max_recursion_growth, s->rec_mask, s->rec_mask + s->nf);
 	for (uint32_t f = 0; f < s->nf; f++)
-		if (var_new(s, VPAD, f, DA_NONE, s->o.allow_arr ? p->funcs[f].pad_mask : 1, 0) ==
+		if (var_new(s, VPAD, f, DA_NONE,
+			    (s->o.allow_arr ? p->funcs[f].pad_mask : 1) & (s->rec_mask[f] | 1), 0) ==
 		    DA_NONE)
 			return -1;
 	for (uint32_t c = 0; c < s->ncs; c++)
-		if (var_new(s, VWRAP, c, DA_NONE, s->o.allow_wrap ? p->callsites[c].wrap_mask : 1,
-			    0) == DA_NONE)
+		if (var_new(s, VWRAP, c, DA_NONE,
+			    (s->o.allow_wrap ? p->callsites[c].wrap_mask : 1) &
+			    (s->rec_mask[s->nf + c] | 1), 0) == DA_NONE)
 			return -1;
 	if (u64map_init(&s->clonemap, 16) < 0 || u64map_init(&s->copymap, 16) < 0 ||
 	    u64map_init(&s->tramp, 64) < 0 || u64map_init(&s->failed, 64) < 0)
@@ -1438,6 +1452,7 @@ void ds_free(struct ds *s)
 		free(s->vars[v].mem);
 	}
 	free(s->gsave);
+	free(s->rec_mask);
 	u64map_free(&s->tramp);
 	u64map_free(&s->failed);
 	free(s->vars); free(s->cnt); free(s->stamp); free(s->clones); free(s->ndispatch);

@@ -643,25 +643,33 @@ static void test_clone_alternates(void)
 
 /* M-f^k-g for k = 1..5 and M-h-g colliding with M-f-f-g: padding h is
  * cheap; padding f would multiply along the recursion. */
-static void test_recursion(void)
+/* M-f^k-g for k = 1..5 (f's level: 64 bytes) and M-h-g, which collides
+ * with M-f-f-g; h's paddings as hmask allows. */
+static struct da_problem *recursion_problem(da_mask hmask, uint32_t *deep, uint32_t *hgn)
 {
 	struct da_problem *p = da_problem_new();
 	uint32_t M = da_add_func(p, "M", 0, pads(), false), f = da_add_func(p, "f", 0, pads(), false);
-	uint32_t g = da_add_func(p, "g", 0, pads(), false), h = da_add_func(p, "h", 0, pads(), false);
+	uint32_t g = da_add_func(p, "g", 0, pads(), false), h = da_add_func(p, "h", 0, hmask, false);
 	uint32_t mf = da_add_callsite(p, M, pads(), true), ff = da_add_callsite(p, f, pads(), true);
 	uint32_t fg = da_add_callsite(p, f, pads(), true), mh = da_add_callsite(p, M, pads(), true);
 	uint32_t hg = da_add_callsite(p, h, pads(), true);
 	int64_t size[] = {32, 64, 16, 128};
-	uint32_t deep = 0;
 	for (uint32_t k = 1; k <= 5; k++) {
 		uint32_t fs[8], cs[8], n = 0;
 		fs[n] = M, cs[n++] = DA_NONE;
 		for (uint32_t i = 0; i < k; i++)
 			fs[n] = f, cs[n++] = i ? ff : mf;
 		fs[n] = g, cs[n++] = fg;
-		deep = path(p, n, fs, cs, size, 16, 1);
+		*deep = path(p, n, fs, cs, size, 16, 1);
 	}
-	uint32_t hgn = path(p, 3, (uint32_t[]){M, h, g}, (uint32_t[]){DA_NONE, mh, hg}, size, 16, 1);
+	*hgn = path(p, 3, (uint32_t[]){M, h, g}, (uint32_t[]){DA_NONE, mh, hg}, size, 16, 1);
+	return p;
+}
+
+static void test_recursion(void)
+{
+	uint32_t deep, hgn, f = 1, h = 3;     /* M, f, g, h: 0..3 */
+	struct da_problem *p = recursion_problem(pads(), &deep, &hgn);
 	CHECK_EQ_INT(p->nodes[hgn].height, 176);
 	CHECK_EQ_INT(p->nodes[deep].height, 368);
 	struct da_options o;
@@ -677,6 +685,7 @@ static void test_recursion(void)
 	CHECK_EQ_INT(height_of(&r, hgn), 192);
 	CHECK_EQ_INT(r.max_growth_bytes, 0);
 	CHECK(r.max_growth <= 1.0);
+	CHECK(r.recursion_node == DA_NONE && r.recursion_growth == 1.0);
 	da_result_free(&r);
 
 	/* padding f by 16 moves the deepest g by 5 * 16 */
@@ -692,11 +701,50 @@ static void test_recursion(void)
 	/* ... and M-f-f-g (240 -> 272) now collides with nothing, M-h-g with
 	 * nothing: all precise, at five times the stack of padding h */
 	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	/* each level of f grows from 64 to 80 bytes */
+	CHECK(r.recursion_node != DA_NONE && p->nodes[r.recursion_node].func == f);
+	CHECK_EQ_INT(r.recursion_old, 64);
+	CHECK_EQ_INT(r.recursion_new, 80);
+	CHECK(r.recursion_growth == 1.25);
 	da_result_free(&r);
 	/* a padding outside the mask is refused */
 	plan.pad[f] = 24;
 	CHECK(da_evaluate(p, &o, &plan, &r, err, sizeof(err)) < 0);
 	da_plan_free(&plan);
+	da_problem_free(p);
+}
+
+/* The recursion cap: with h fixed and no wraps, only padding f separates
+ * M-f-f-g from M-h-g.  f's level (64 bytes) shares its allowance with the
+ * call f makes to itself: at 1.2 (6 bytes each) f stays, at 1.5 (16
+ * bytes) it takes 16. */
+static void test_recursion_cap(void)
+{
+	uint32_t deep, hgn;
+	struct da_problem *p = recursion_problem(1, &deep, &hgn);
+	struct da_options o;
+	struct da_result r;
+	char err[256];
+	double caps[] = {0, 1.2, 1.5};
+	for (int i = 0; i < 3; i++) {
+		opts(&o);
+		o.allow_wrap = false;
+		o.max_recursion_growth = caps[i];
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		check_predict(p, &r);
+		if (caps[i] == 1.2) {
+			CHECK_EQ_INT(r.plan.pad[1], 0);
+			CHECK_EQ_INT(r.after.precise_paths, r.after.paths - 2);
+			CHECK(r.recursion_node == DA_NONE);
+		} else {
+			CHECK(r.plan.pad[1] > 0);
+			CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+			CHECK(r.recursion_growth > 1);
+		}
+		if (caps[i] > 0)
+			CHECK(r.recursion_growth <= caps[i]);
+		da_result_free(&r);
+	}
 	da_problem_free(p);
 }
 
@@ -1778,6 +1826,7 @@ int main(void)
 	test_clone_mirror();
 	test_clone_skip_recursive();
 	test_recursion();
+	test_recursion_cap();
 	test_stack_cap();
 	test_unsolved_elsewhere();
 	test_tagged_dispatch();

@@ -582,6 +582,8 @@ static void test_cli(void)
 	CONTAINS(cli_err, "icpp plan --help");
 	CHECK_EQ_INT(run("--max-stack-growth", "0.5", map, NULL), 2);
 	CONTAINS(cli_err, "at least 1");
+	CHECK_EQ_INT(run("--max-recursion-growth", "x", map, NULL), 2);
+	CONTAINS(cli_err, "--max-recursion-growth wants a factor of at least 1");
 	CHECK_EQ_INT(run("--pad-bound", "20", map, NULL), 2);
 	CHECK_EQ_INT(run("--seed", "x", map, NULL), 2);
 	const char *bad_budgets[] = {"0", "M", "5X", "-1M", "20000000000G", ""};
@@ -591,6 +593,7 @@ static void test_cli(void)
 	}
 	CHECK_EQ_INT(run("-q", "--budget", "2K", "-o", path_in("k.plan"), map, NULL), 0);
 	CHECK_EQ_INT(run("-q", "--budget", "50M", "-o", path_in("m.plan"), map, NULL), 0);
+	CHECK_EQ_INT(run("-q", "--max-recursion-growth", "2", "-o", path_in("r.plan"), map, NULL), 0);
 	CHECK_EQ_INT(run(path_in("missing.icpp"), NULL), 1);
 	CHECK(strchr(cli_err, '\n') == cli_err + strlen(cli_err) - 1);   /* one line */
 
