@@ -19,10 +19,13 @@
  * the price of stack growth (default the library's, 0.2: per path of a
  * root, per unit of ln(growth); free ignores it); --bound B the largest
  * padding and wrap in bytes, for every solver, the thesis' search too
- * (default the capability's, 1008; 256 before session 23).  One line per run:
+ * (default the capability's, 1008; 256 before session 23);
+ * --max-recursion-growth X the cap on a recursion level's growth (default
+ * none, as icpp plan; free ignores it).  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, clones, new
- * code (KB, and as a share of the code of the map's functions), seconds.
+ * code (KB, and as a share of the code of the map's functions), seconds,
+ * the largest growth of a recursion's level.
  * --verbose adds the solver's progress and, per run, what the plan leaves
  * (paths no plan makes precise; pairs by reason and kind, as icpp plan). */
 #include <math.h>
@@ -39,6 +42,7 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag);
 static uint64_t budget;
 static double max_stack_growth;
+static double max_recursion_growth;   /* --max-recursion-growth; 0: none */
 static double code_weight = -1;   /* --code-weight; < 0: the library's */
 static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
 static int verbose;
@@ -97,15 +101,17 @@ static void report(const char *name, const char *solver, const struct da_problem
 		      pct(r->after.precise_weight, r->after.weight),
 		      pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth};
 	if (md)
-		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %u | %.0f | %.1f | %.2f |%s\n",
+		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %u | %.0f | %.1f | %.2f | %.2f |%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
 		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, (double)r->code_bytes / 1024,
-		       pct(r->code_bytes, code), r->stats.seconds, note ? note : "");
+		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth,
+		       note ? note : "");
 	else
-		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u code %.0f KB (%.1f%%) %.2fs%s\n",
+		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u code %.0f KB (%.1f%%) %.2fs recursion %.2f%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
 		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, (double)r->code_bytes / 1024,
-		       pct(r->code_bytes, code), r->stats.seconds, note ? note : "");
+		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth,
+		       note ? note : "");
 	fflush(stdout);
 	ag->log_growth += log(r->max_growth);
 	ag->log_geo += log(r->geomean_growth);
@@ -159,6 +165,8 @@ int main(int argc, char **argv)
 			code_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--stack-weight") && v)
 			stack_weight = atof(argv[++i]);
+		else if (!strcmp(a, "--max-recursion-growth") && v)
+			max_recursion_growth = atof(argv[++i]);
 		else if (!strcmp(a, "--max-stack-growth") && v)
 			max_stack_growth = atof(argv[++i]);
 		else if (!strcmp(a, "--markdown"))
@@ -173,7 +181,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -188,8 +196,8 @@ int main(int argc, char **argv)
 					  {NULL, {0}}};
 	const struct synth_profile *profs = nodes ? custom : synth_profiles;
 	if (md)
-		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | clones | new code KB | code +%% | seconds |\n"
-		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | clones | new code KB | code +%% | seconds | recursion growth |\n"
+		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	struct agg ag[NSOLVERS] = {{0}};
 	for (const struct synth_profile *pr = profs; pr->name; pr++) {
 		if (nmaps && !nodes && !strcmp(profile, "all"))
@@ -281,9 +289,11 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.verbose = verbose;
 			if (max_stack_growth > 0)
 				o.max_stack_growth = max_stack_growth;
+			o.max_recursion_growth = max_recursion_growth;
 			if (k == 4) {
 				o.stack_weight = 0;
 				o.max_stack_growth = 0;
+				o.max_recursion_growth = 0;
 			}
 			rc = da_solve(p, &o, &r, err, sizeof(err));
 			if (!rc && r.stats.budget_exhausted)
