@@ -587,10 +587,10 @@ struct da_options {
 	bool anneal;                /* run phases 1 and 4 */
 	int verbose;                /* progress on stderr */
 };
-/* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off, hot_weight 0.25,
- * stack_weight 0.2, code_weight 1/128, budget 0 (= 45M node moves: about
- * 10 s at 200k paths, 25 s at 1.5M nodes, a few seconds on small maps),
- * anneal on. */
+/* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
+ * hot_weight 0.25, stack_weight 0.2, code_weight 1/128, budget 0 (= 45M
+ * node moves: about 10 s at 200k paths, 25 s at 1.5M nodes, a few seconds
+ * on small maps), anneal on. */
 void da_options_default(struct da_options *o);
 /* What classify and the solver may use: options and capability together. */
 struct da_classification {
