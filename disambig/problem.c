@@ -1049,7 +1049,8 @@ void da_recursion_masks(const struct da_problem *p, double x, da_mask *func_mask
 			k += f->pad_mask > 1 || f->clone_pad_mask > 1;
 			k += c != DA_NONE && p->callsites[c].wrap_mask > 1;
 		}
-		double share = k ? (x - 1) * (double)(p->nodes[n].height - p->nodes[y].height) / k : 0;
+		int64_t bytes = p->nodes[n].height - p->nodes[y].height;
+		double share = k && bytes > 0 ? (x - 1) * (double)bytes / k : 0;
 		da_mask m = da_mask_upto(share > DA_MAX_STEPS * DA_ALIGN ? DA_MAX_STEPS * DA_ALIGN
 									 : (uint32_t)share);
 		for (uint32_t z = n; z != y; z = p->nodes[z].parent) {

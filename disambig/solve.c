@@ -110,7 +110,8 @@ struct ds {
 	                         * for, until one finds one (note_failed) */
 	uint32_t *gsave;        /* a group's member values during a trial */
 	da_mask *rec_mask;      /* per function, then callsite: what the
-	                         * recursion cap leaves (da_recursion_masks) */
+	                         * recursion cap leaves (da_recursion_masks;
+	                         * bit 0 always) */
 	uint32_t maxmem;
 	/* buckets */
 	struct bucket *B;
@@ -1063,7 +1064,7 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t 
 	uint32_t k = s->nclones;
 	const struct var *fv = &s->vars[func];
 	da_mask cm = (s->o.allow_arr ? s->p->funcs[func].clone_pad_mask : 1) &
-		     (s->rec_mask[func] | 1);
+		     s->rec_mask[func];
 	uint32_t pval = tmpl == DA_NONE ? fv->value : s->vars[s->clones[tmpl].padvar].value;
 	uint32_t pv = var_new(s, VPAD, func, k, cm, da_mask_allows(cm, pval) ? pval : 0);
 	if (pv == DA_NONE || u64map_put(&s->clonemap, da_pair(func, ex), k) < 0) {
@@ -1327,13 +1328,13 @@ static int build(struct ds *s)
 		da_recursion_masks(p, s->o.max_recursion_growth, s->rec_mask, s->rec_mask + s->nf);
 	for (uint32_t f = 0; f < s->nf; f++)
 		if (var_new(s, VPAD, f, DA_NONE,
-			    (s->o.allow_arr ? p->funcs[f].pad_mask : 1) & (s->rec_mask[f] | 1), 0) ==
+			    (s->o.allow_arr ? p->funcs[f].pad_mask : 1) & s->rec_mask[f], 0) ==
 		    DA_NONE)
 			return -1;
 	for (uint32_t c = 0; c < s->ncs; c++)
 		if (var_new(s, VWRAP, c, DA_NONE,
 			    (s->o.allow_wrap ? p->callsites[c].wrap_mask : 1) &
-			    (s->rec_mask[s->nf + c] | 1), 0) == DA_NONE)
+			    s->rec_mask[s->nf + c], 0) == DA_NONE)
 			return -1;
 	if (u64map_init(&s->clonemap, 16) < 0 || u64map_init(&s->copymap, 16) < 0 ||
 	    u64map_init(&s->tramp, 64) < 0 || u64map_init(&s->failed, 64) < 0)

@@ -191,6 +191,10 @@ int main(int argc, char **argv)
 			DA_MAX_STEPS * DA_ALIGN);
 		return 2;
 	}
+	if (max_recursion_growth != 0 && !(max_recursion_growth >= 1)) {
+		fprintf(stderr, "bench_disambig: --max-recursion-growth wants a factor of at least 1, or 0\n");
+		return 2;
+	}
 	struct synth_profile custom[2] = {{"custom", {.nodes = nodes, .nfuncs = funcs, .fanout = 3.5,
 						      .shared = 0.35, .recursive = recursive}},
 					  {NULL, {0}}};
