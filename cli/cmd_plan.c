@@ -209,14 +209,23 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		       "  another module that no clone of the function may take: that module is\n"
 		       "  not rewritten with it (--binary), or the call cannot be tagged\n",
 		       r->unsolved_elsewhere);
+	if (r->unsolved_priced && code_weight > 0)
+		printf("  %" PRIu64 " of the unsolved only clones cure, at %" PRIu64 " bytes of new code\n"
+		       "  or more each: more than the paths at their CID are worth at %.0f bytes a\n"
+		       "  path (--code-per-path; one clone may serve several)\n",
+		       r->unsolved_priced, r->priced_least_bytes, 1.0 / code_weight);
 	for (uint32_t i = 0; i < r->nleft && i < (uint32_t)top; i++) {
 		const struct da_leftover *l = &r->left[i];
 		const char *fname = l->inst < p->nfuncs
 			? pm_function_label(pm, l->inst, bin_demangle, label, sizeof(label)) : "clone";
-		printf("\n  %s@%" PRId64 ": degree %" PRIu32 ", %" PRIu64 " %s, %s (%s differ, cure %s)\n",
+		char least[64] = "";
+		if (l->why.cure == DA_CURE_CLONE)
+			snprintf(least, sizeof(least), ", %" PRIu64 " bytes of clones or more",
+				 l->why.clone_bytes);
+		printf("\n  %s@%" PRId64 ": degree %" PRIu32 ", %" PRIu64 " %s, %s (%s differ, cure %s%s)\n",
 		       fname, l->height, l->degree, l->weight / w.scale, w.unit,
 		       da_left_name(l->why.left),
-		       da_diff_name(l->why.diff), da_cure_name(l->why.cure));
+		       da_diff_name(l->why.diff), da_cure_name(l->why.cure), least);
 		printf("    ");
 		pm_print_path(stdout, pm, l->a, " > ", 0, bin_demangle);
 		printf("\n    ");

@@ -226,6 +226,12 @@
  * cannot be tagged; libsqlite3's tail calls into libc's mutex functions
  * without --lib): only paddings and wraps above can move them, and those
  * move whole sets of paths at once.
+ * clone_bytes is the least code of a clone cure (the cheapest of the three
+ * above, at section 3's costs); unsolved_priced counts the unsolved pairs
+ * that only cloning cures and whose least clone costs more at code_weight
+ * than all the paths at their CID are worth: the price left them, not the
+ * search (python3.11: its pairs through the interpreter's recursion in
+ * another order need chains through _PyEval_EvalFrameDefault, 56 KB).
  *
  * ---------------------------------------------------------------------------
  * 5. The solver (solve.c; bench/disambig compares it with the thesis search)
@@ -598,6 +604,11 @@ struct da_classification {
 	enum da_cure cure;          /* DA_CURE_NONE when none */
 	enum da_left left;          /* DA_LEFT_CURABLE when cure != NONE */
 	bool arr_possible, wrap_possible, clone_possible;  /* by capability alone */
+	uint64_t clone_bytes;       /* the least new code of a clone cure the
+	                             * options allow (section 3's costs: a clone
+	                             * of the last frame's function, one with its
+	                             * copy of a call wrapped, or a whole chain);
+	                             * 0 when there is none */
 };
 /* Classify the collision of nodes a and b (section 4), whatever their heights.
  * Under DA_UNIT_FUNCTIONS two nodes of one class are never a collision:
@@ -680,6 +691,11 @@ struct da_result {
 	                             * function whose two frames are entered by
 	                             * calls from another module that no clone of
 	                             * it may take (section 2, Dispatch) */
+	uint64_t unsolved_priced;   /* unsolved pairs that only cloning cures,
+	                             * whose least clone (clone_bytes) costs more
+	                             * at code_weight than the paths at their CID
+	                             * are worth (one clone may serve several) */
+	uint64_t priced_least_bytes;    /* the least clone_bytes among them */
 	struct da_solve_stats stats;
 };
 

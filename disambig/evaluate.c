@@ -227,6 +227,25 @@ static void mark_crowded(const struct da_problem *p, struct da_leftover *left, u
 	}
 }
 
+/* Unsolved pairs that only cloning cures, and whose least clone (the
+ * classification's clone_bytes) costs more at the code price than all the
+ * paths at their CID are worth: the price, not the search, leaves them. */
+static void priced_clones(const struct da_options *o, const struct da_leftover *left,
+			  uint32_t nleft, struct da_result *r)
+{
+	r->unsolved_priced = 0;
+	r->priced_least_bytes = 0;
+	for (uint32_t i = 0; i < nleft; i++) {
+		const struct da_leftover *l = &left[i];
+		if (l->why.left != DA_LEFT_UNSOLVED || l->why.cure != DA_CURE_CLONE ||
+		    (double)l->why.clone_bytes * o->code_weight <= l->degree)
+			continue;
+		if (!r->unsolved_priced || l->why.clone_bytes < r->priced_least_bytes)
+			r->priced_least_bytes = l->why.clone_bytes;
+		r->unsolved_priced++;
+	}
+}
+
 int da_leftovers(const struct da_problem *p, const struct da_options *o, const int64_t *height,
 		 const uint32_t *inst, struct da_result *r)
 {
@@ -303,6 +322,7 @@ int da_leftovers(const struct da_problem *p, const struct da_options *o, const i
 					  left[i].why.left == DA_LEFT_CROWDED) && left[i].inst < p->nfuncs &&
 					 called_from_elsewhere(p, left[i].a) &&
 					 called_from_elsewhere(p, left[i].b);
+	priced_clones(o, left, nleft, r);
 	if (nleft)
 		qsort(left, nleft, sizeof(*left), cmp_left);
 	free(r->left);

@@ -660,11 +660,19 @@ static uint64_t pair_key(uint32_t c, uint32_t e)
  * cover x's frames from the last up to one (function, callsite) that differs
  * from y's at the same distance from the end, and start there or above: its
  * first clone takes an original call (da_redirects), every later one the
- * copy of its call in its caller's clone (da_redirects_copy). */
-static bool chain_separates(const struct da_problem *p, uint32_t x, uint32_t y)
+ * copy of its call in its caller's clone (da_redirects_copy).  Returns the
+ * code of the shortest such chain (its clones' da_clone_bytes), or
+ * UINT64_MAX when there is none. */
+static uint64_t u64_min(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t chain_bytes(const struct da_problem *p, uint32_t x, uint32_t y)
 {
 	const struct da_node *N = p->nodes;
 	bool differ = false;
+	uint64_t bytes = 0;
 	for (uint32_t n = x, m = y; n != DA_NONE; n = N[n].parent) {
 		differ |= m == DA_NONE || N[m].func != N[n].func || N[m].callsite != N[n].callsite ||
 			  N[m].fragment != N[n].fragment;
@@ -673,14 +681,15 @@ static bool chain_separates(const struct da_problem *p, uint32_t x, uint32_t y)
 			continue;       /* runs in its parent's copy */
 		uint32_t c = N[n].callsite, par = N[n].parent;
 		if (c == DA_NONE)
-			return false;
+			return UINT64_MAX;
+		bytes += da_clone_bytes(p, N[n].func, c);
 		if (differ && da_redirects(p, c, N[n].func))
-			return true;
+			return bytes;
 		if (par == DA_NONE || p->callsites[c].owner != N[par].func ||
 		    !da_redirects_copy(p, c, N[n].func))
-			return false;
+			return UINT64_MAX;
 	}
-	return false;
+	return UINT64_MAX;
 }
 
 int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
@@ -754,19 +763,22 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 	 * clone is allowed, or last frames entered through different callsites.
 	 * Pairs are rechecked with their real ids by walking again. */
 	bool clone_pair = false, clone_last = false;
+	uint64_t last_bytes = UINT64_MAX, pair_bytes = UINT64_MAX;      /* their least code */
 	/* a fragment's frame is renamed with its parent's (section 2) */
 	uint32_t la = da_frame(p, a), lb = da_frame(p, b);
 	bool last_differs = N[la].callsite != N[lb].callsite;
 	if (last_differs) {
 		for (int s = 0; s < 2; s++) {
 			uint32_t n = s ? lb : la, c = N[n].callsite;
-			if (da_redirects(p, c, N[n].func))
+			if (da_redirects(p, c, N[n].func)) {
 				clone_last = true;
+				last_bytes = u64_min(last_bytes, da_clone_bytes(p, N[n].func, c));
+			}
 		}
 	}
 	if (pairs_differ) {
-		for (int s = 0; s < 2 && !clone_pair; s++) {
-			for (uint32_t n = s ? b : a; n != x && !clone_pair; n = N[n].parent) {
+		for (int s = 0; s < 2; s++) {
+			for (uint32_t n = s ? b : a; n != x; n = N[n].parent) {
 				uint32_t par = N[n].parent;
 				if (par == DA_NONE || N[n].callsite == DA_NONE || N[par].callsite == DA_NONE)
 					continue;
@@ -775,14 +787,21 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 					continue;
 				uint32_t i = u64map_get(&t.m, pair_key(N[par].callsite, N[n].callsite));
 				if (i != DA_NONE && t.cnt[i] && e->wrap_mask > 1 &&
-				    da_redirects(p, N[par].callsite, N[par].func))
+				    da_redirects(p, N[par].callsite, N[par].func)) {
 					clone_pair = true;
+					pair_bytes = u64_min(pair_bytes, DA_WRAP_CODE_BYTES +
+							     da_clone_bytes(p, N[par].func, N[par].callsite));
+				}
 			}
 		}
 	}
 	tally_free(&t);
-	bool clone_chain = chain_separates(p, a, b) || chain_separates(p, b, a);
+	uint64_t chain = u64_min(chain_bytes(p, a, b), chain_bytes(p, b, a));
+	bool clone_chain = chain != UINT64_MAX;
 	out->clone_possible = clone_pair || clone_last || clone_chain;
+	uint64_t least = u64_min(u64_min(last_bytes, chain),
+				 o->allow_wrap ? pair_bytes : UINT64_MAX);
+	out->clone_bytes = least == UINT64_MAX ? 0 : least;
 
 	if (funcs_differ)
 		out->diff = DA_DIFF_FUNCS;

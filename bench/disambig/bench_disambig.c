@@ -80,6 +80,10 @@ static void print_left(const char *name, const char *solver, const struct da_res
 		for (int k = 0; k < 4; k++)
 			fprintf(stderr, "%c%llu", k ? '/' : ' ', (unsigned long long)n[kinds[k]]);
 	}
+	if (r->unsolved_priced)
+		fprintf(stderr, "; priced out %llu (clones of %llu bytes or more)",
+			(unsigned long long)r->unsolved_priced,
+			(unsigned long long)r->priced_least_bytes);
 	fputc('\n', stderr);
 }
 

@@ -215,19 +215,30 @@ static void test_fig54(void)
 
 /* ---------------------------------------------------------------- Figure 5.5 */
 
-/* A-B-A-A-D vs A-A-B-A-D: same edges in another order: cloning only. */
-static void test_fig55(void)
+/* A-B-A-A-D vs A-A-B-A-D: same edges in another order: cloning only.  A's
+ * code is a_bytes; x, y the two paths; A is function 0, its callsites A->A
+ * and B->A are 2 and 1. */
+enum { FIG55_A = 0, FIG55_BA = 1, FIG55_AA = 2 };
+static struct da_problem *fig55(uint64_t a_bytes, uint32_t *x, uint32_t *y)
 {
 	struct da_problem *p = da_problem_new();
-	uint32_t A = da_add_func(p, "A", 200, pads(), true), B = da_add_func(p, "B", 0, pads(), true);
+	uint32_t A = da_add_func(p, "A", a_bytes, pads(), true), B = da_add_func(p, "B", 0, pads(), true);
 	uint32_t D = da_add_func(p, "D", 0, pads(), true);
 	uint32_t ab = da_add_callsite(p, A, pads(), true), ba = da_add_callsite(p, B, pads(), true);
 	uint32_t aa = da_add_callsite(p, A, pads(), true), ad = da_add_callsite(p, A, pads(), true);
+	CHECK(A == FIG55_A && ba == FIG55_BA && aa == FIG55_AA);
 	int64_t size[] = {32, 48, 16};
-	uint32_t x = path(p, 5, (uint32_t[]){A, B, A, A, D}, (uint32_t[]){DA_NONE, ab, ba, aa, ad},
-			  size, 16, 5);
-	uint32_t y = path(p, 5, (uint32_t[]){A, A, B, A, D}, (uint32_t[]){DA_NONE, aa, ab, ba, ad},
-			  size, 16, 5);
+	*x = path(p, 5, (uint32_t[]){A, B, A, A, D}, (uint32_t[]){DA_NONE, ab, ba, aa, ad},
+		  size, 16, 5);
+	*y = path(p, 5, (uint32_t[]){A, A, B, A, D}, (uint32_t[]){DA_NONE, aa, ab, ba, ad},
+		  size, 16, 5);
+	return p;
+}
+
+static void test_fig55(void)
+{
+	uint32_t x, y, A = FIG55_A, ba = FIG55_BA, aa = FIG55_AA;
+	struct da_problem *p = fig55(200, &x, &y);
 	CHECK_EQ_INT(p->nodes[x].height, 160);
 	CHECK_EQ_INT(p->nodes[y].height, 160);
 	uint32_t xp = p->nodes[x].parent, yp = p->nodes[y].parent;
@@ -245,6 +256,9 @@ static void test_fig55(void)
 	o.allow_clone = true;
 	CHECK(da_classify(p, &o, x, y, &c) == 0);
 	CHECK_EQ_INT(c.cure, DA_CURE_CLONE);
+	/* the least clone cure: A cloned for one call, the copy of another
+	 * wrapped (the plan below); the chain through D and A costs more */
+	CHECK_EQ_INT(c.clone_bytes, 208 + DA_WRAP_CODE_BYTES);
 
 	/* without cloning: both collisions left, disabled */
 	struct da_result r;
@@ -292,6 +306,40 @@ static void test_fig55(void)
 	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
 	check_predict(p, &r);
 	CHECK_EQ_INT(r.code_bytes, 208 + DA_WRAP_CODE_BYTES);   /* 200 rounded to 16 */
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
+/* Figure 5.5 with an A of 100000 bytes: every clone that separates the
+ * paths costs more than they are worth at the default code price; the plan
+ * says so (unsolved_priced), and with code free it clones. */
+static void test_fig55_priced(void)
+{
+	uint32_t x, y;
+	struct da_problem *p = fig55(100000, &x, &y);
+	struct da_options o;
+	opts(&o);
+	o.allow_clone = true;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.plan.nclones, 0);
+	CHECK_EQ_INT(r.nleft, 2);
+	CHECK_EQ_INT(r.left_by[DA_LEFT_UNSOLVED][DA_DIFF_ORDER], 2);
+	CHECK_EQ_INT(r.unsolved_priced, 2);
+	/* A-B-A-A against A-A-B-A: their last A entered by different calls, a
+	 * clone of A alone separates them; the full paths need its copy wrapped */
+	CHECK_EQ_INT(r.priced_least_bytes, 100000);
+	for (uint32_t i = 0; i < r.nleft; i++)
+		CHECK(r.left[i].why.clone_bytes == 100000 ||
+		      r.left[i].why.clone_bytes == 100000 + DA_WRAP_CODE_BYTES);
+	da_result_free(&r);
+
+	o.code_weight = 0;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK_EQ_INT(r.unsolved_priced, 0);
+	CHECK(r.plan.nclones >= 1);
 	da_result_free(&r);
 	da_problem_free(p);
 }
@@ -1819,6 +1867,7 @@ int main(void)
 	test_fig53();
 	test_fig54();
 	test_fig55();
+	test_fig55_priced();
 	test_clone_alternates();
 	test_chain();
 	test_chain_siblings();

@@ -643,6 +643,11 @@ static void test_cli(void)
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
 	CONTAINS(cli_out, "clones were priced at 1 bytes of new code per path made precise");
+	/* and why: the least clone that separates it costs more than its paths */
+	CONTAINS(cli_out, "1 of the unsolved only clones cure, at ");
+	CONTAINS(cli_out, "worth at 1 bytes a\n  path (--code-per-path");
+	CONTAINS(cli_out, "(edges differ, cure clone, ");
+	CONTAINS(cli_out, " bytes of clones or more)");
 	CHECK_EQ_INT(run("--code-per-path", "-5", map, NULL), 2);
 	CONTAINS(cli_err, "--code-per-path wants bytes");
 	CHECK_EQ_INT(run("--evaluate", plan, "-o", plan, map, NULL), 2);
