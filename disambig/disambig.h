@@ -256,16 +256,19 @@
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - 1e-4 per 16
  *     bytes of padding (a tie-break towards small amounts).
  * With the defaults, a path made precise is worth as much as 4/N of the
- * weight, and 1% of stack growth of a root costs about 0.2% of its paths:
+ * weight, and 1% of stack growth of a root costs about 0.25% of its paths:
  * precision is bought with stack, within the cap.  Moves never leave the
  * allowed masks and never exceed the stack cap.  The default capability
  * lets every amount reach 1008 bytes (all a mask says; the rewriter keeps
  * frames below 4 KiB): a padding of a function high in the tree can then
  * lift all its subtree past the heights the same functions have elsewhere.
  * With amounts that large, stack_weight 0.1 bought the last tenths of a
- * point with up to 18% growth (lua, sqlite3: the real maps' geomean 1.089);
- * at 0.2 it is 1.040, at 0.25 1.030 with 0.6 points less on perlbench
- * (docs/bench-disambig.md, session 23).
+ * point with up to 18% growth (lua, sqlite3: the real maps' geomean 1.089).
+ * Over twelve seeds of the real maps and six of the large synthetic sets,
+ * 0.2 left the real maps at 1.052, past the target, and 0.25 at 1.035 (the
+ * synthetic sets 1.030 and 1.017) for the same precision pooled (98.76%
+ * and 98.75% of reducible paths, synthetic 98.94% and 98.92%; perlbench
+ * 99.14% and 98.99%): docs/bench-disambig.md, sessions 23 and 24.
  * Search, deterministic for a seed and a work budget (node moves):
  *  c. when cloning is allowed, first: clones for crowded functions.  Every
  *     (function, callsite) with two or more nodes at ambiguous CIDs (one
@@ -594,7 +597,7 @@ struct da_options {
 	int verbose;                /* progress on stderr */
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
- * hot_weight 0.25, stack_weight 0.2, code_weight 1/128, budget 0 (= 45M
+ * hot_weight 0.25, stack_weight 0.25, code_weight 1/128, budget 0 (= 45M
  * node moves: about 10 s at 200k paths, 25 s at 1.5M nodes, a few seconds
  * on small maps), anneal on. */
 void da_options_default(struct da_options *o);

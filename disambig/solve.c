@@ -1389,7 +1389,7 @@ void da_options_default(struct da_options *o)
 	o->allow_wrap = true;
 	o->allow_clone = false;
 	o->hot_weight = 0.25;
-	o->stack_weight = 0.2;
+	o->stack_weight = 0.25;
 	o->code_weight = 1.0 / 128;
 	o->anneal = true;
 }
