@@ -229,16 +229,20 @@ static void mark_crowded(const struct da_problem *p, struct da_leftover *left, u
 
 /* Unsolved pairs that only cloning cures, and whose least clone (the
  * classification's clone_bytes) costs more at the code price than all the
- * paths at their CID are worth: the price, not the search, leaves them. */
+ * paths at their CID are worth, their weight included (the solver's
+ * objective, section 5): the price, not the search, leaves them. */
 static void priced_clones(const struct da_options *o, const struct da_leftover *left,
 			  uint32_t nleft, struct da_result *r)
 {
+	const struct da_metrics *m = &r->before;
+	double hotk = m->weight ? o->hot_weight * (double)m->paths / (double)m->weight : 0;
 	r->unsolved_priced = 0;
 	r->priced_least_bytes = 0;
 	for (uint32_t i = 0; i < nleft; i++) {
 		const struct da_leftover *l = &left[i];
+		double worth = l->degree + hotk * (double)l->weight;
 		if (l->why.left != DA_LEFT_UNSOLVED || l->why.cure != DA_CURE_CLONE ||
-		    (double)l->why.clone_bytes * o->code_weight <= l->degree)
+		    (double)l->why.clone_bytes * o->code_weight <= worth)
 			continue;
 		if (!r->unsolved_priced || l->why.clone_bytes < r->priced_least_bytes)
 			r->priced_least_bytes = l->why.clone_bytes;
