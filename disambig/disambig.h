@@ -229,7 +229,8 @@
  * clone_bytes is the least code of a clone cure (the cheapest of the three
  * above, at section 3's costs); unsolved_priced counts the unsolved pairs
  * that only cloning cures and whose least clone costs more at code_weight
- * than all the paths at their CID are worth: the price left them, not the
+ * than all the paths at their CID are worth (their weight counted as the
+ * objective counts it): the price left them, not the
  * search (python3.11: its pairs through the interpreter's recursion in
  * another order need chains through _PyEval_EvalFrameDefault, 56 KB).
  *
@@ -697,7 +698,8 @@ struct da_result {
 	uint64_t unsolved_priced;   /* unsolved pairs that only cloning cures,
 	                             * whose least clone (clone_bytes) costs more
 	                             * at code_weight than the paths at their CID
-	                             * are worth (one clone may serve several) */
+	                             * and their weight (hot_weight) are worth
+	                             * (one clone may serve several) */
 	uint64_t priced_least_bytes;    /* the least clone_bytes among them */
 	struct da_solve_stats stats;
 };
