@@ -1790,6 +1790,11 @@ static void test_properties(void)
 			CHECK_EQ_INT(l->why.wrap_possible, wrap);
 			CHECK_EQ_INT(l->why.diff, funcs ? DA_DIFF_FUNCS : edges ? DA_DIFF_EDGES
 						: DA_DIFF_ORDER);
+			/* a clone cure's least code: at least one clone's */
+			if (!l->why.clone_possible)
+				CHECK_EQ_INT(l->why.clone_bytes, 0);
+			if (l->why.cure == DA_CURE_CLONE)
+				CHECK(l->why.clone_bytes >= DA_ALIGN);
 			switch (l->why.left) {
 			case DA_LEFT_BLOCKED:
 				blocked++;
