@@ -158,7 +158,10 @@ check_tls() {
 	sed -n '/^Missing/,/^$/p' "$tag.txt" > "$tag.missing"
 	! grep " (${map%.icpp}) " "$tag.missing" | grep -qv " _start (${map%.icpp}) .*SP off the thread's stack" ||
 		{ cat "$tag.missing" >&2; fail "$tag: samples of ${map%.icpp} missing"; }
-	between "$w1" 20 60 && between "$w2" 20 60 && between "$m" 8 45 ||
+	# Shares are of CPU time: the same work takes more of it on a slower
+	# CPU (this host's two differ up to twofold), so a thread's share moves
+	# with where it ran (main 7.9% seen under ctest -j2, its work a fifth).
+	between "$w1" 20 60 && between "$w2" 20 60 && between "$m" 3 45 ||
 		fail "$tag: shares worker 1 $w1%, worker 2 $w2%, main $m%: expected about 40, 40, 20"
 }
 
