@@ -654,6 +654,11 @@ static uint64_t pair_key(uint32_t c, uint32_t e)
 	return (K_PAIR << 60) | (da_mix64(da_pair(c, e)) >> 4);
 }
 
+static uint64_t u64_min(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 /* Can a chain of clones (section 2) give node x's frame a function that y's
  * frame never runs in?  Only if y's last frames end the same way as x's as
  * far as the chain reaches does y follow it to its end; so the chain must
@@ -663,11 +668,6 @@ static uint64_t pair_key(uint32_t c, uint32_t e)
  * copy of its call in its caller's clone (da_redirects_copy).  Returns the
  * code of the shortest such chain (its clones' da_clone_bytes), or
  * UINT64_MAX when there is none. */
-static uint64_t u64_min(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
 static uint64_t chain_bytes(const struct da_problem *p, uint32_t x, uint32_t y)
 {
 	const struct da_node *N = p->nodes;
@@ -761,19 +761,17 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 	}
 	/* Cloning: a differing adjacent pair (c into f, e owned by f) whose
 	 * clone is allowed, or last frames entered through different callsites.
-	 * Pairs are rechecked with their real ids by walking again. */
-	bool clone_pair = false, clone_last = false;
-	uint64_t last_bytes = UINT64_MAX, pair_bytes = UINT64_MAX;      /* their least code */
+	 * Pairs are rechecked with their real ids by walking again; each
+	 * kind's least code is kept (UINT64_MAX: not possible). */
+	uint64_t last_bytes = UINT64_MAX, pair_bytes = UINT64_MAX;
 	/* a fragment's frame is renamed with its parent's (section 2) */
 	uint32_t la = da_frame(p, a), lb = da_frame(p, b);
 	bool last_differs = N[la].callsite != N[lb].callsite;
 	if (last_differs) {
 		for (int s = 0; s < 2; s++) {
 			uint32_t n = s ? lb : la, c = N[n].callsite;
-			if (da_redirects(p, c, N[n].func)) {
-				clone_last = true;
+			if (da_redirects(p, c, N[n].func))
 				last_bytes = u64_min(last_bytes, da_clone_bytes(p, N[n].func, c));
-			}
 		}
 	}
 	if (pairs_differ) {
@@ -787,16 +785,15 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 					continue;
 				uint32_t i = u64map_get(&t.m, pair_key(N[par].callsite, N[n].callsite));
 				if (i != DA_NONE && t.cnt[i] && e->wrap_mask > 1 &&
-				    da_redirects(p, N[par].callsite, N[par].func)) {
-					clone_pair = true;
+				    da_redirects(p, N[par].callsite, N[par].func))
 					pair_bytes = u64_min(pair_bytes, DA_WRAP_CODE_BYTES +
 							     da_clone_bytes(p, N[par].func, N[par].callsite));
-				}
 			}
 		}
 	}
 	tally_free(&t);
 	uint64_t chain = u64_min(chain_bytes(p, a, b), chain_bytes(p, b, a));
+	bool clone_last = last_bytes != UINT64_MAX, clone_pair = pair_bytes != UINT64_MAX;
 	bool clone_chain = chain != UINT64_MAX;
 	out->clone_possible = clone_pair || clone_last || clone_chain;
 	uint64_t least = u64_min(u64_min(last_bytes, chain),
