@@ -38,7 +38,6 @@ enum eff {
 };
 
 enum {
-	F_SAVED = 1,    /* push of a callee-saved register */
 	F_POP_RBP = 2,
 	F_SET_RBP = 4,  /* mov %rsp,%rbp */
 	F_CLOBBER_RBP = 8,
@@ -63,6 +62,8 @@ struct ins {
 	int8_t fld_coef;         /* E_ADJ: k += fld_coef * field */
 	uint8_t fld_off, fld_size;
 	uint8_t len, eff, flags, nmem;
+	uint8_t push_cs;         /* E_PUSH of a callee-saved register: its bit */
+	uint8_t writes_cs;       /* the callee-saved registers it writes (bits) */
 	struct mref mem[2];
 };
 
@@ -71,6 +72,9 @@ enum { S_REACH = 1, S_KNOWN = 2, S_PAD = 4, S_RBP = 8 };
 struct st {
 	int32_t k;
 	uint8_t f;
+	uint8_t w;      /* callee-saved registers written on some path to here:
+	                 * a push of one of them stores a value (a stack
+	                 * argument, say), not the caller's register */
 };
 
 struct range {
@@ -108,7 +112,7 @@ struct unit {
 	bool tail_indirect;      /* ... through a register or memory */
 	uint64_t *tail_to;       /* ... directly: the targets */
 	uint32_t ntail_to;
-	int32_t k_save;          /* lowest callee-saved push (CFA - k) */
+	int32_t k_save;          /* lowest push saving a callee-saved register (CFA - k) */
 };
 
 struct ana {
@@ -213,10 +217,39 @@ static bool is_reg(const cs_x86_op *op, x86_reg r)
 	return op->type == X86_OP_REG && op->reg == r;
 }
 
-static bool callee_saved(x86_reg r)
+/* The bit of the callee-saved register r belongs to (rbx, rbp, r12-r15),
+ * or 0. */
+static uint8_t callee_saved_bit(x86_reg r)
 {
-	return r == X86_REG_RBX || r == X86_REG_RBP || r == X86_REG_R12 || r == X86_REG_R13 ||
-	       r == X86_REG_R14 || r == X86_REG_R15;
+	switch (r) {
+	case X86_REG_RBX: case X86_REG_EBX: case X86_REG_BX: case X86_REG_BL: case X86_REG_BH:
+		return 1;
+	case X86_REG_RBP: case X86_REG_EBP: case X86_REG_BP: case X86_REG_BPL:
+		return 2;
+	case X86_REG_R12: case X86_REG_R12D: case X86_REG_R12W: case X86_REG_R12B:
+		return 4;
+	case X86_REG_R13: case X86_REG_R13D: case X86_REG_R13W: case X86_REG_R13B:
+		return 8;
+	case X86_REG_R14: case X86_REG_R14D: case X86_REG_R14W: case X86_REG_R14B:
+		return 16;
+	case X86_REG_R15: case X86_REG_R15D: case X86_REG_R15W: case X86_REG_R15B:
+		return 32;
+	default:
+		return 0;
+	}
+}
+
+/* The callee-saved registers insn writes (all of them when Capstone cannot
+ * say: then no later push of one counts as saving it). */
+static uint8_t callee_saved_written(csh cs, const cs_insn *insn)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr, bits = 0;
+	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return 0x3f;
+	for (int i = 0; i < nwr; i++)
+		bits |= callee_saved_bit(wr[i]);
+	return bits;
 }
 
 static bool writes_reg(csh cs, const cs_insn *insn, x86_reg r1, x86_reg r2, x86_reg r3)
@@ -238,6 +271,7 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 	o->addr = insn->address;
 	o->len = (uint8_t)insn->size;
 	o->eff = E_OTHER;
+	o->writes_cs = callee_saved_written(a->cs, insn);
 	for (int i = 0; i < x->op_count && o->nmem < 2; i++) {
 		if (op[i].type != X86_OP_MEM || op[i].mem.segment != X86_REG_INVALID)
 			continue;
@@ -264,8 +298,8 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 			o->eff = E_BAD;
 		else
 			o->eff = E_PUSH;
-		if (x->op_count == 1 && op[0].type == X86_OP_REG && callee_saved(op[0].reg))
-			o->flags |= F_SAVED;
+		if (x->op_count == 1 && op[0].type == X86_OP_REG)
+			o->push_cs = callee_saved_bit(op[0].reg);
 		return;
 	case X86_INS_POP:
 	case X86_INS_POPFQ:
@@ -496,6 +530,9 @@ static void join(struct unit *u, uint32_t r, uint32_t i, struct st s)
 	if (!same_state(*t, s)) {
 		u->conflict = true;
 		set_why(u, RW_PAD_STACK_STATE, u->r[r].ins[i].addr);
+	} else if (s.w & ~t->w) {
+		t->w |= s.w;            /* grows at most six times */
+		push_work(u, r, i);
 	}
 }
 
@@ -575,10 +612,9 @@ static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint
 	const struct ins *in = &g->ins[i];
 	struct st s = g->st[i];
 	bool known = s.f & S_KNOWN, fall = true;
+	s.w |= in->writes_cs;
 	switch (in->eff) {
 	case E_PUSH:
-		if ((in->flags & F_SAVED) && known && !(s.f & S_PAD) && s.k + 8 > u->k_save)
-			u->k_save = s.k + 8;
 		s.k += 8;
 		break;
 	case E_POP:
@@ -1029,6 +1065,14 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 				continue;
 			}
 			check_cfi(a, u, in, s);
+			/* the saved registers: pushes of callee-saved ones that
+			 * still hold the caller's values (lua5.4: a push of %r14
+			 * that passes a stack argument is no save; counted as one,
+			 * it bounded the call's arguments to 0 bytes, and the
+			 * trampoline of that call copied none) */
+			if ((in->push_cs & ~s.w) && (s.f & S_KNOWN) && !(s.f & S_PAD) &&
+			    s.k + 8 > u->k_save)
+				u->k_save = s.k + 8;
 			if (in->eff == E_CALL) {
 				ncalls++;
 				if (!(s.f & S_PAD) && !calls_out++)

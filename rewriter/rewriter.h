@@ -56,7 +56,9 @@
  * K bytes of stack arguments are copied down (the callee finds them above its
  * return address as before).  K is bounded from the callee (reads above its
  * CFA, when it never takes their address and makes no tail call) and from the
- * caller (what lies between SP at the call and its saved registers/locals);
+ * caller (what lies between SP at the call and its saved registers/locals;
+ * a push of a callee-saved register saves it only while the register holds
+ * the caller's value: after a write it passes an argument);
  * the smaller known bound wins; W >= K + 8.  A call that leaves the binary
  * (PLT or GOT slot) has no callee here: rw_bound_imports() reads its bound
  * from the modules that define the name (imports.c).  Flags, %rax (varargs count) and

@@ -643,4 +643,49 @@ fx_arg8_caller:
 	.align 16
 fx_jb:	.zero 256
 
+	.text
+/* stack arguments pushed from callee-saved registers after the prologue
+ * saved them (lua5.4's code generator): the pushes of %rbx and %r14 that
+ * pass arguments save nothing, so the caller stores 24 bytes (the two and
+ * an alignment slot) and the callee reads 16 -> copies 16.  Counted as
+ * saves, they bounded the call at 0 bytes. */
+	.globl fx_argpush_callee
+	.type fx_argpush_callee, @function
+fx_argpush_callee:
+	.cfi_startproc
+	mov 8(%rsp), %rax
+	add 16(%rsp), %rax
+	ret
+	.cfi_endproc
+	.size fx_argpush_callee, .-fx_argpush_callee
+
+	.globl fx_argpush
+	.type fx_argpush, @function
+fx_argpush:
+	.cfi_startproc
+	push %r14
+	.cfi_def_cfa_offset 16
+	.cfi_offset %r14, -16
+	push %rbx
+	.cfi_def_cfa_offset 24
+	.cfi_offset %rbx, -24
+	push %rax
+	.cfi_def_cfa_offset 32
+	mov %rdi, %rbx
+	mov %rsi, %r14
+	push %rbx
+	.cfi_def_cfa_offset 40
+	push %r14
+	.cfi_def_cfa_offset 48
+	call fx_argpush_callee
+	add $24, %rsp
+	.cfi_def_cfa_offset 24
+	pop %rbx
+	.cfi_def_cfa_offset 16
+	pop %r14
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_argpush, .-fx_argpush
+
 	.section .note.GNU-stack,"",@progbits

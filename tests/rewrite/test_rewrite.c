@@ -162,6 +162,11 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(call(b, "fx_calls", "_setjmp")->wrap_why, RW_WRAP_RETURNS_TWICE);
 	CHECK_EQ_INT(call(b, "fx_big", "getpid")->wrap_why, RW_WRAP_ARGS_LARGE);
 	CHECK_EQ_INT(call(b, "fx_data", "fx_leaf")->wrap_why, RW_WRAP_CALLER);
+	c = call(b, "fx_argpush", "fx_argpush_callee");   /* arguments pushed from rbx, r14 */
+	CHECK_EQ_INT(c->wrap_why, RW_WRAP_OK);
+	CHECK_EQ_INT(c->args_stored, 24);
+	CHECK_EQ_INT(c->stack_args, 16);
+	CHECK_EQ_INT(min_wrap(c->wrap_mask), 32);
 	c = call(b, "fx_fp_vla", "fx_leaf");      /* after a VLA: only the callee bounds it */
 	CHECK_EQ_INT(c->wrap_why, RW_WRAP_OK);
 	CHECK_EQ_INT(c->stack_args, 0);
