@@ -648,7 +648,7 @@ fx_jb:	.zero 256
  * saved them (lua5.4's code generator): the pushes of %rbx and %r14 that
  * pass arguments save nothing, so the caller stores 24 bytes (the two and
  * an alignment slot) and the callee reads 16 -> copies 16.  Counted as
- * saves, they bounded the call at 0 bytes. */
+ * saves, they bounded the call at 0 bytes.  `fx A B` prints A + B. */
 	.globl fx_argpush_callee
 	.type fx_argpush_callee, @function
 fx_argpush_callee:

@@ -435,6 +435,28 @@ static void check_output(const char *in, const char *out, struct rw_binary *b)
 	rw_plan_free(&p);
 }
 
+/* fx_argpush's call wrapped by the least it allows: the trampoline copies
+ * the 16 bytes of stack arguments its callee adds up (copying none, it
+ * returned the trampoline's padding plus a return address). */
+static void check_argpush_run(const char *in, const char *dir, struct rw_binary *b)
+{
+	const struct rw_call *c = call(b, "fx_argpush", "fx_argpush_callee");
+	struct rw_plan p = {0};
+	CHECK_EQ_INT(rw_plan_add(&p, true, c->site, min_wrap(c->wrap_mask)), 0);
+	char out[4200], err[512], cmd[8500], o1[64], o2[64];
+	snprintf(out, sizeof(out), "%s/fx.argpush.rw", dir);
+	struct rw_write_stats st;
+	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), 0);
+	CHECK_EQ_INT(st.wraps, 1);
+	snprintf(cmd, sizeof(cmd), "%s 5 9", in);
+	CHECK_EQ_INT(run(cmd, o1, sizeof(o1)), 0);
+	snprintf(cmd, sizeof(cmd), "%s 5 9", out);
+	CHECK_EQ_INT(run(cmd, o2, sizeof(o2)), 0);
+	CHECK_EQ_STR(o1, "14\n");
+	CHECK_EQ_STR(o2, o1);
+	rw_plan_free(&p);
+}
+
 /* The target of the rel32 branch at addr whose opcode has nop bytes. */
 static uint64_t branch_target(struct bin_module *m, uint64_t addr, int nop)
 {
@@ -764,6 +786,7 @@ int main(int argc, char **argv)
 	check_analysis(b);
 	snprintf(out, sizeof(out), "%s/fx.rw", argv[2]);
 	check_output(argv[1], out, b);
+	check_argpush_run(argv[1], argv[2], b);
 	check_note_layout(out, argv[2]);
 	check_clone_fragment(argv[1], argv[2], b);
 	check_place_clones();
