@@ -218,6 +218,19 @@ static int run(const char *cmd, char *out, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The fixture in prints want for args, and its rewrite out the same. */
+static void check_same_output(const char *in, const char *out, const char *args,
+			      const char *want)
+{
+	char cmd[8192], o1[64], o2[64];
+	snprintf(cmd, sizeof(cmd), "%s %s", in, args);
+	CHECK_EQ_INT(run(cmd, o1, sizeof(o1)), 0);
+	snprintf(cmd, sizeof(cmd), "%s %s", out, args);
+	CHECK_EQ_INT(run(cmd, o2, sizeof(o2)), 0);
+	CHECK_EQ_STR(o1, want);
+	CHECK_EQ_STR(o2, o1);
+}
+
 static void check_cfa(struct bin_module *m, uint64_t pc, enum bin_cfa_reg reg, int64_t off)
 {
 	struct bin_cfa r;
@@ -419,13 +432,7 @@ static void check_output(const char *in, const char *out, struct rw_binary *b)
 	bin_close(m);
 
 	/* it runs and computes what the original computes */
-	char cmd[8192], o1[64], o2[64];
-	snprintf(cmd, sizeof(cmd), "%s 7", in);
-	CHECK_EQ_INT(run(cmd, o1, sizeof(o1)), 0);
-	snprintf(cmd, sizeof(cmd), "%s 7", out);
-	CHECK_EQ_INT(run(cmd, o2, sizeof(o2)), 0);
-	CHECK_EQ_STR(o1, "165\n");
-	CHECK_EQ_STR(o2, o1);
+	check_same_output(in, out, "7", "165\n");
 	/* same plan, same build-id */
 	char out2[4200];
 	snprintf(out2, sizeof(out2), "%s.again", out);
@@ -443,17 +450,12 @@ static void check_argpush_run(const char *in, const char *dir, struct rw_binary 
 	const struct rw_call *c = call(b, "fx_argpush", "fx_argpush_callee");
 	struct rw_plan p = {0};
 	CHECK_EQ_INT(rw_plan_add(&p, true, c->site, min_wrap(c->wrap_mask)), 0);
-	char out[4200], err[512], cmd[8500], o1[64], o2[64];
+	char out[4200], err[512];
 	snprintf(out, sizeof(out), "%s/fx.argpush.rw", dir);
 	struct rw_write_stats st;
 	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), 0);
 	CHECK_EQ_INT(st.wraps, 1);
-	snprintf(cmd, sizeof(cmd), "%s 5 9", in);
-	CHECK_EQ_INT(run(cmd, o1, sizeof(o1)), 0);
-	snprintf(cmd, sizeof(cmd), "%s 5 9", out);
-	CHECK_EQ_INT(run(cmd, o2, sizeof(o2)), 0);
-	CHECK_EQ_STR(o1, "14\n");
-	CHECK_EQ_STR(o2, o1);
+	check_same_output(in, out, "5 9", "14\n");
 	rw_plan_free(&p);
 }
 
