@@ -91,6 +91,11 @@ struct bin_cfa {
  * A CFA expression is evaluated at pc: the lazy .plt's rsp + 8 or + 16. */
 int bin_cfa_at(struct bin_module *m, uint64_t pc, struct bin_cfa *rule);
 
+/* Where the CFI at pc says the callee-saved registers (rbx, rbp, r12-r15)
+ * are saved: *depth is the deepest slot's distance below the CFA (CFA -
+ * *depth), 0 when none is saved.  0 on success; -1 when no CFI covers pc. */
+int bin_saved_depth(struct bin_module *m, uint64_t pc, int64_t *depth);
+
 /* Whether the CFI covering pc describes a signal frame ('S' augmentation:
  * glibc's __restore_rt, where a signal handler returns to); its FDE's range
  * in *lo, *hi. */

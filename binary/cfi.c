@@ -163,3 +163,42 @@ bool bin_signal_frame(struct bin_module *m, uint64_t pc, uint64_t *lo, uint64_t 
 	*hi = end;
 	return signal;
 }
+
+/* Where the CFI row at pc saves a callee-saved register: the deepest slot's
+ * CFA - depth, or 0 for none; 1 when cfi has no row for pc. */
+static int saved_in(Dwarf_CFI *cfi, uint64_t pc, int64_t *depth)
+{
+	static const int callee_saved[] = {3, 6, 12, 13, 14, 15};     /* rbx rbp r12-r15 */
+	Dwarf_Frame *f;
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &f) != 0)
+		return 1;
+	*depth = 0;
+	for (size_t i = 0; i < sizeof(callee_saved) / sizeof(callee_saved[0]); i++) {
+		Dwarf_Op mem[3], *ops;
+		size_t n;
+		if (dwarf_frame_register(f, callee_saved[i], mem, &ops, &n) != 0 || !ops || !n ||
+		    ops[0].atom != DW_OP_call_frame_cfa)
+			continue;       /* undefined, same value, or not "at CFA + N" */
+		int64_t off;
+		if (n == 1)
+			off = 0;
+		else if (n == 2 && ops[1].atom == DW_OP_plus_uconst)
+			off = (int64_t)ops[1].number;
+		else if (n == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
+			off = (int64_t)ops[1].number;
+		else
+			continue;
+		if (-off > *depth)
+			*depth = -off;
+	}
+	free(f);
+	return 0;
+}
+
+int bin_saved_depth(struct bin_module *m, uint64_t pc, int64_t *depth)
+{
+	int r = saved_in(m->eh_cfi, pc, depth);
+	if (r > 0)
+		r = saved_in(m->debug_cfi, pc, depth);
+	return r > 0 ? -1 : r;
+}

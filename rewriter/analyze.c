@@ -1036,6 +1036,25 @@ static bool undecodable(const struct unit *u)
 	return false;
 }
 
+/* The caller-side bound of the stack arguments of the call at pc is what
+ * lies between rsp there and the lowest slot known not to be an argument
+ * (CFA - the result): the saved registers, as the unit's pushes say and as
+ * the call's CFI row says, the shallower of the two (a slot only one of
+ * them calls saved may hold an argument: python3.11 pushes %rbx twice, the
+ * second time to align, and its CFI names the first); with rbp, also the
+ * lowest rbp-relative local (lmin). */
+static int64_t args_top(const struct rw_binary *b, const struct unit *u, uint64_t pc, bool fp,
+			int64_t lmin)
+{
+	int64_t save = u->k_save, cfi;
+	if (bin_saved_depth(b->bin, pc, &cfi) == 0 && cfi < save)
+		save = cfi;
+	int64_t top = save > (fp ? 16 : 8) ? save : (fp ? 16 : 8);
+	if (fp && 16 - lmin > top)
+		top = 16 - lmin;
+	return top;
+}
+
 static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 {
 	struct rw_binary *b = a->b;
@@ -1115,10 +1134,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	rf->alloc = alloc ? (uint32_t)alloc->imm : 0;
 	rf->ncalls = ncalls;
 	int64_t k0 = u->k0, k1 = alloc ? u->k0 + alloc->imm : 0;
-	/* Caller-side bound of stack arguments: what lies between rsp at a call
-	 * and the lowest slot known not to be an argument (saved registers;
-	 * with rbp, also the lowest rbp-relative local). */
-	int64_t top_sp = u->k_save > 8 ? u->k_save : 8;
+	/* with rbp, the lowest slot of the saved registers and locals */
 	int64_t top_fp = u->k_save > 16 ? u->k_save : 16;
 	if (16 - lmin > top_fp)
 		top_fp = 16 - lmin;
@@ -1131,7 +1147,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 			struct st s = g->st[i];
 			if (in->eff != E_CALL || !(s.f & S_REACH))
 				continue;
-			int64_t t = (s.f & S_RBP) ? top_fp : top_sp;
+			int64_t t = args_top(b, u, in->addr, (s.f & S_RBP) != 0, lmin);
 			int32_t kr = (s.f & S_KNOWN) && !u->conflict ? (int32_t)(s.k - t) : -1;
 			if (kr < -1)
 				kr = 0;

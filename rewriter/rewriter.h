@@ -58,7 +58,8 @@
  * CFA, when it never takes their address and makes no tail call) and from the
  * caller (what lies between SP at the call and its saved registers/locals;
  * a push of a callee-saved register saves it only while the register holds
- * the caller's value: after a write it passes an argument);
+ * the caller's value, after a write it passes an argument, and the call's
+ * CFI row must name the slot saved too);
  * the smaller known bound wins; W >= K + 8.  A call that leaves the binary
  * (PLT or GOT slot) has no callee here: rw_bound_imports() reads its bound
  * from the modules that define the name (imports.c).  Flags, %rax (varargs count) and

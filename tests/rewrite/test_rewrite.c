@@ -167,6 +167,14 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(c->args_stored, 24);
 	CHECK_EQ_INT(c->stack_args, 16);
 	CHECK_EQ_INT(min_wrap(c->wrap_mask), 32);
+	int64_t depth = -1;
+	CHECK_EQ_INT(bin_saved_depth(rw_module(b), c->insn, &depth), 0);
+	CHECK_EQ_INT(depth, 24);                 /* rbx at CFA - 24, r14 at CFA - 16 */
+	c = call(b, "fx_cfi_witness", "fx_arg8");  /* r12 pushed unwritten: the CFI says no save */
+	CHECK_EQ_INT(bin_saved_depth(rw_module(b), c->insn, &depth), 0);
+	CHECK_EQ_INT(depth, 16);
+	CHECK_EQ_INT(c->args_stored, 8);
+	CHECK_EQ_INT(c->stack_args, 8);
 	c = call(b, "fx_fp_vla", "fx_leaf");      /* after a VLA: only the callee bounds it */
 	CHECK_EQ_INT(c->wrap_why, RW_WRAP_OK);
 	CHECK_EQ_INT(c->stack_args, 0);
