@@ -7,8 +7,9 @@
 # In WORK: run PROG; train it; then
 #  1. --everything=32,16,1: pad every function, wrap every callsite and clone
 #     every function (for one of its calls) the analysis allows (and
-#     training saw): same stdout and exit status, icpp
-#     verify passes (every observed path at its predicted height);
+#     training saw): same stdout and exit status, also under valgrind's
+#     memcheck, and icpp verify passes (every observed path at its predicted
+#     height);
 #  2. --everything=32,0,0 (padding only): the program's own ground truth (gt.h:
 #     CFA and return address of every test-function frame) against the
 #     predicted pathmap with gtcheck -- heights checked without icpp train;
@@ -81,6 +82,10 @@ if "$icpp" rewrite "./$name" -m map -o all.rw --everything=32,16,1 2> rewrite.al
 	run all ./all.rw
 	same all
 	verify all.rw "$strict"
+	# memcheck: a trampoline that copies too few stack arguments leaves its
+	# callee reading uninitialised stack (docs/bench-rewrite.md, session 25)
+	run allvg valgrind -q --error-exitcode=99 ./all.rw
+	same allvg
 else
 	echo "FAIL: icpp rewrite --everything"
 	cat rewrite.all.err
