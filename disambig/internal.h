@@ -42,6 +42,14 @@ static inline uint64_t da_pair(uint32_t a, uint32_t b)
 	return ((uint64_t)a << 32) | b;
 }
 
+/* The objective's weight of one training entry against one path
+ * (disambig.h section 5): hot_weight, scaled so that all the weight counts
+ * as much as hot_weight times all the paths. */
+static inline double da_hot_k(double hot_weight, uint64_t paths, uint64_t weight)
+{
+	return weight ? hot_weight * (double)paths / (double)weight : 0;
+}
+
 /* splitmix64: the solver's only source of randomness. */
 static inline uint64_t da_rand(uint64_t *s)
 {

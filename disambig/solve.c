@@ -1375,7 +1375,7 @@ static int build(struct ds *s)
 	uint64_t wsum = 0;
 	for (uint32_t x = 0; x < n; x++)
 		wsum += s->weight[x];
-	s->hotk = wsum ? s->o.hot_weight * (double)s->nclasses / (double)wsum : 0;
+	s->hotk = da_hot_k(s->o.hot_weight, s->nclasses, wsum);
 	s->work = 0;
 	return s->oom ? -1 : 0;
 }

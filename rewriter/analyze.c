@@ -1043,16 +1043,21 @@ static bool undecodable(const struct unit *u)
  * them calls saved may hold an argument: python3.11 pushes %rbx twice, the
  * second time to align, and its CFI names the first); with rbp, also the
  * lowest rbp-relative local (lmin). */
+static int64_t frame_top(int64_t save, bool fp, int64_t lmin)
+{
+	int64_t top = save > (fp ? 16 : 8) ? save : (fp ? 16 : 8);
+	if (fp && 16 - lmin > top)
+		top = 16 - lmin;
+	return top;
+}
+
 static int64_t args_top(const struct rw_binary *b, const struct unit *u, uint64_t pc, bool fp,
 			int64_t lmin)
 {
 	int64_t save = u->k_save, cfi;
 	if (bin_saved_depth(b->bin, pc, &cfi) == 0 && cfi < save)
 		save = cfi;
-	int64_t top = save > (fp ? 16 : 8) ? save : (fp ? 16 : 8);
-	if (fp && 16 - lmin > top)
-		top = 16 - lmin;
-	return top;
+	return frame_top(save, fp, lmin);
 }
 
 static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
@@ -1135,9 +1140,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	rf->ncalls = ncalls;
 	int64_t k0 = u->k0, k1 = alloc ? u->k0 + alloc->imm : 0;
 	/* with rbp, the lowest slot of the saved registers and locals */
-	int64_t top_fp = u->k_save > 16 ? u->k_save : 16;
-	if (16 - lmin > top_fp)
-		top_fp = 16 - lmin;
+	int64_t top_fp = frame_top(u->k_save, true, lmin);
 
 	/* calls and their caller-side stack-argument bound */
 	for (uint32_t r = 0; r < u->nr; r++) {
@@ -1147,10 +1150,12 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 			struct st s = g->st[i];
 			if (in->eff != E_CALL || !(s.f & S_REACH))
 				continue;
-			int64_t t = args_top(b, u, in->addr, (s.f & S_RBP) != 0, lmin);
-			int32_t kr = (s.f & S_KNOWN) && !u->conflict ? (int32_t)(s.k - t) : -1;
-			if (kr < -1)
-				kr = 0;
+			int32_t kr = -1;
+			if ((s.f & S_KNOWN) && !u->conflict) {
+				kr = (int32_t)(s.k - args_top(b, u, in->addr, (s.f & S_RBP) != 0, lmin));
+				if (kr < -1)
+					kr = 0;
+			}
 			add_call(a, in, owner, kr);
 		}
 	}
