@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cmds.h"
+#include "disambig/disambig.h"
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -44,6 +45,17 @@ bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weig
 		return false;
 	}
 	*code_weight = v ? 1.0 / (double)v : 0;
+	return true;
+}
+
+bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches)
+{
+	uint64_t v;
+	if (!cli_parse_u64(arg, &v, DA_MAX_SEARCHES) || !v) {
+		cli_error(cmd, "--searches wants a count from 1 to %d, not '%s'", DA_MAX_SEARCHES, arg);
+		return false;
+	}
+	*searches = (uint32_t)v;
 	return true;
 }
 

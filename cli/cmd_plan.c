@@ -55,11 +55,14 @@ static const char usage_text[] =
 	"                         both), from another\n"
 	"  --no-dispatch          clones take direct calls only\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
+	"  --searches N           independent searches, the best plan kept (default 4; run\n"
+	"                         at once on the CPUs this process may use, the plan the\n"
+	"                         same however many run at once)\n"
 	"  --pad-bound B          largest padding per function, bytes (default 1008)\n"
 	"  --wrap-bound B         largest wrapper per callsite, bytes (default 1008)\n"
 	"  --module SUFFIX        change only modules whose path ends with SUFFIX\n"
 	"  --callsites            a path is a sequence of callsites (default: functions)\n"
-	"  --budget N             search work limit in node moves (default 45M)\n"
+	"  --budget N             work limit of each search in node moves (default 45M)\n"
 	"  --samples FILE         weigh paths by the samples of FILE (icpp record of the\n"
 	"                         program MAP was trained on) instead of training entries\n"
 	"  --predict OUT          also write the predicted pathmap of the changed program\n"
@@ -160,7 +163,9 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		printf(" (%" PRIu32 " in chains)", chains);
 	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
 	if (solved) {
-		printf("solver: %.2f s, %" PRIu64 " moves tried, %" PRIu64 " kept\n", r->stats.seconds,
+		printf("solver: %.2f s, %" PRIu32 " search%s (the plan of search %" PRIu32 "), %" PRIu64
+		       " moves tried, %" PRIu64 " kept\n", r->stats.seconds, r->stats.searches,
+		       r->stats.searches > 1 ? "es" : "", r->stats.best_search + 1,
 		       r->stats.evaluations, r->stats.accepted);
 		if (r->stats.phases_cut)
 			printf("  %" PRIu32 " search phase%s stopped at %s share of the work budget: "
@@ -276,6 +281,7 @@ int cmd_plan(int argc, char **argv)
 		{"clone", no_argument, NULL, 'c'},
 		{"no-dispatch", no_argument, NULL, 'D'},
 		{"seed", required_argument, NULL, 's'},
+		{"searches", required_argument, NULL, 'N'},
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
 		{"module", required_argument, NULL, 'm'},
@@ -345,6 +351,10 @@ int cmd_plan(int argc, char **argv)
 				cli_error("plan", "--seed wants a number, not '%s'", optarg);
 				return 2;
 			}
+			break;
+		case 'N':
+			if (!cli_parse_searches("plan", optarg, &o.searches))
+				return 2;
 			break;
 		case 'p':
 		case 'w':

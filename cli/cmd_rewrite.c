@@ -57,7 +57,8 @@ static const char usage_text[] =
 	"  --code-per-path BYTES  as icpp plan (default 128; 0: code is free)\n"
 	"  --no-wrap              no callsite wrappers\n"
 	"  --no-clone             no clones\n"
-	"  --pad-bound B, --wrap-bound B, --seed N, --budget N, --callsites   as icpp plan\n"
+	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
+	"                         as icpp plan\n"
 	"  -q, --quiet            no summary on stderr\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -475,6 +476,7 @@ int cmd_rewrite(int argc, char **argv)
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
+		{"searches", required_argument, NULL, 'N'},
 		{"budget", required_argument, NULL, 'b'},
 		{"callsites", no_argument, NULL, 'S'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -571,6 +573,10 @@ int cmd_rewrite(int argc, char **argv)
 				cli_error("rewrite", "--seed wants a number, not '%s'", optarg);
 				return 2;
 			}
+			break;
+		case 'N':
+			if (!cli_parse_searches("rewrite", optarg, &o.searches))
+				return 2;
 			break;
 		case 'b':
 			if (!cli_parse_count(optarg, &o.budget)) {

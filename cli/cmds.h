@@ -30,6 +30,9 @@ bool cli_parse_count(const char *s, uint64_t *v);
 /* --code-per-path BYTES of command cmd into the solver's price per byte of
  * new code (0: free); false after saying what is wrong. */
 bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight);
+/* --searches N of command cmd (1 to DA_MAX_SEARCHES); false after saying
+ * what is wrong. */
+bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
 /* A growth factor for option opt of command cmd (--max-stack-growth,
  * --max-recursion-growth): at least 1, or 0 for none; false after saying
  * what is wrong. */

@@ -393,6 +393,18 @@
  * raised the stack penalty and the whole search took under a fifth of the
  * budget, the search runs again from a construction that raises no stack
  * penalty, and the plan with the better objective is kept.
+ * Independent searches: da_solve runs `searches` (default 4) of the
+ * search above, each on its own state with its own seed (the first with
+ * o->seed itself, so more searches never keep a plan that scores worse),
+ * as many at once as the process may use CPUs (`threads`), and keeps the
+ * plan with the best objective, the earliest on a tie: the plan depends on
+ * the seed and the number of searches, never on how many ran at once.  The
+ * searches end far apart (lua5.4 under its rewriter's capability, seeds
+ * 1-4: 97.0-98.8% of paths precise), and more work in one search buys
+ * less than another start: one search of four times the budget trades
+ * precision for stack and code the objective prices (lua 97.3 -> 97.0%),
+ * four of a quarter of it starve the phases of large maps (python3.11
+ * 91% -> 85%); docs/bench-disambig.md, session 26.
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H
@@ -412,6 +424,8 @@
 #define DA_DISPATCH_CODE_BYTES 32   /* a clone's test in its function's dispatch */
 #define DA_TAG_CODE_BYTES 64        /* a tagged call's stub, beside its test */
 #define DA_MAX_DISPATCH 32          /* dispatched clones per function */
+#define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
+#define DA_MAX_SEARCHES 64
 
 /* Allowed amounts: bit k set allows 16*k bytes (k = 0..63).  Bit 0 (no
  * change) is always allowed; a mask of 1 (or 0) means "cannot be changed". */
@@ -595,12 +609,19 @@ struct da_options {
 	double time_limit_s;        /* 0 = none (a limit makes results depend
 	                             * on the machine; the budget does not) */
 	bool anneal;                /* run phases 1 and 4 */
+	uint32_t searches;          /* independent searches, the best plan kept
+	                             * (0 = DA_DEFAULT_SEARCHES; at most
+	                             * DA_MAX_SEARCHES) */
+	uint32_t threads;           /* searches run at once (0 = the CPUs this
+	                             * process may use); the plan does not
+	                             * depend on it */
 	int verbose;                /* progress on stderr */
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
  * hot_weight 0.25, stack_weight 0.25, code_weight 1/128, budget 0 (= 45M
- * node moves: about 10 s at 200k paths, 25 s at 1.5M nodes, a few seconds
- * on small maps), anneal on. */
+ * node moves per search: about 10 s at 200k paths, 25 s at 1.5M nodes, a
+ * few seconds on small maps), anneal on, searches 0 (= 4), threads 0 (=
+ * the CPUs this process may use). */
 void da_options_default(struct da_options *o);
 /* What classify and the solver may use: options and capability together. */
 struct da_classification {
@@ -664,6 +685,9 @@ struct da_solve_stats {
 	uint32_t mirrors;           /* copies of the clones below a new clone,
 	                             * made with a clone the search kept
 	                             * (section 5, c) */
+	double objective;           /* the kept plan's objective (section 5) */
+	uint32_t searches;          /* independent searches run */
+	uint32_t best_search;       /* the one whose plan was kept (0: the seed's own) */
 	bool budget_exhausted;      /* the last phase ran out of work */
 	uint32_t phases_cut;        /* phases (section 5) that stopped at their
 	                             * share of the budget: more might find more */

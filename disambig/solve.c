@@ -1,6 +1,8 @@
 /* The solver (disambig.h section 5): an incremental state over the tree in DFS
  * order, and the greedy / annealing / shrink search on it. */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -3081,16 +3083,16 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	return sweeps;
 }
 
-int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
-	     char *err, size_t errlen)
+/* One search (and its frugal rerun): the state it ends in, or NULL and one
+ * line. */
+static struct ds *solve_one(const struct da_problem *p, const struct da_options *o,
+			    uint32_t *sweeps, bool *exhausted, char *err, size_t errlen)
 {
-	memset(r, 0, sizeof(*r));
 	struct ds *s = ds_new(p, o, err, errlen);
 	if (!s)
-		return -1;
-	bool exhausted;
+		return NULL;
 	uint64_t budget = s->budget;
-	uint32_t sweeps = search(s, o, &exhausted);
+	*sweeps = search(s, o, exhausted);
 	/* the construction spends stack (at a higher price than the search) and
 	 * commits to amounts before the search shows whether they are needed,
 	 * which shrink cannot undo (each holds paths apart): where it did and
@@ -3101,7 +3103,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		struct ds *t = ds_new(p, o, err, errlen);
 		if (!t) {
 			ds_free(s);
-			return -1;
+			return NULL;
 		}
 		t->t0 = s->t0;
 		t->frugal = true;
@@ -3112,8 +3114,8 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 			struct ds *u = s;
 			s = t;
 			t = u;
-			sweeps = sw2;
-			exhausted = ex2;
+			*sweeps = sw2;
+			*exhausted = ex2;
 		}
 		s->work = work;
 		s->evals = evals;
@@ -3121,15 +3123,121 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	}
 	if (s->oom) {
 		ds_free(s);
-		return errmsg(err, errlen, "out of memory while solving");
+		errmsg(err, errlen, "out of memory while solving");
+		return NULL;
 	}
-	int rc = ds_result(s, o, r, err, errlen);
+	return s;
+}
+
+/* One of da_solve's searches, run by a thread of its own. */
+struct search_job {
+	const struct da_problem *p;
+	struct da_options o;
+	struct ds *s;               /* the state it ends in; NULL: err says why */
+	uint32_t sweeps;
+	bool exhausted;
+	char err[256];
+};
+
+static void *search_job_run(void *arg)
+{
+	struct search_job *J = arg;
+	J->s = solve_one(J->p, &J->o, &J->sweeps, &J->exhausted, J->err, sizeof(J->err));
+	return NULL;
+}
+
+/* CPUs this process may run on (taskset, cgroup cpusets), at least 1. */
+static uint32_t usable_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (uint32_t)CPU_COUNT(&set);
+	return 1;
+}
+
+/* Run the searches, `threads` at a time: search j in J[j].  The result does
+ * not depend on how many run at once. */
+static void run_searches(struct search_job *J, uint32_t n, uint32_t threads)
+{
+	for (uint32_t j0 = 0; j0 < n; j0 += threads) {
+		pthread_t tid[DA_MAX_SEARCHES];
+		bool started[DA_MAX_SEARCHES] = {false};
+		uint32_t m = n - j0 < threads ? n - j0 : threads;
+		/* the first of a round runs here; a thread that cannot start
+		 * runs here too */
+		for (uint32_t i = 1; i < m; i++)
+			started[i] = pthread_create(&tid[i], NULL, search_job_run, &J[j0 + i]) == 0;
+		search_job_run(&J[j0]);
+		for (uint32_t i = 1; i < m; i++) {
+			if (started[i])
+				pthread_join(tid[i], NULL);
+			else
+				search_job_run(&J[j0 + i]);
+		}
+	}
+}
+
+int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
+	     char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint32_t n = o->searches ? o->searches : DA_DEFAULT_SEARCHES;
+	if (n > DA_MAX_SEARCHES)
+		return errmsg(err, errlen, "at most %d searches (got %u)", DA_MAX_SEARCHES, n);
+	uint32_t threads = o->threads ? o->threads : usable_cpus();
+	if (threads > n)
+		threads = n;
+	struct search_job J[DA_MAX_SEARCHES];
+	for (uint32_t j = 0; j < n; j++) {
+		J[j] = (struct search_job){.p = p, .o = *o};
+		/* the first search is the seed's own: more searches never give a
+		 * plan that scores worse */
+		if (j)
+			J[j].o.seed = da_mix64(o->seed + j);
+	}
+	run_searches(J, n, threads);
+	/* the best score wins, the earliest search on a tie */
+	struct ds *best = NULL;
+	uint32_t bj = 0;
+	uint64_t work = 0, evals = 0;
+	int rc = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		if (!J[j].s) {
+			if (!rc)
+				rc = errmsg(err, errlen, "%s", J[j].err);
+			continue;
+		}
+		work += J[j].s->work;
+		evals += J[j].s->evals;
+		if (o->verbose)
+			fprintf(stderr, "search %u (seed %llu): score %.2f, %lld paths precise\n", j,
+				(unsigned long long)J[j].o.seed, score(J[j].s), (long long)J[j].s->nprecise);
+		if (!best || score(J[j].s) > score(best) + 1e-9) {
+			best = J[j].s;
+			bj = j;
+		}
+	}
 	if (!rc) {
-		r->stats.sweeps = sweeps;
-		r->stats.mirrors = s->mirrors;
-		r->stats.budget_exhausted = exhausted;
+		best->work = work;
+		best->evals = evals;
+		rc = ds_result(best, o, r, err, errlen);
 	}
-	ds_free(s);
+	if (!rc) {
+		r->stats.sweeps = J[bj].sweeps;
+		r->stats.mirrors = best->mirrors;
+		r->stats.budget_exhausted = J[bj].exhausted;
+		r->stats.objective = score(best);
+		r->stats.searches = n;
+		r->stats.best_search = bj;
+		struct timespec t1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		r->stats.seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	}
+	for (uint32_t j = 0; j < n; j++)
+		if (J[j].s)
+			ds_free(J[j].s);
 	return rc;
 }
 

@@ -2,7 +2,8 @@
  * path sets shaped like the thesis' Table 5.1, or on pathmaps.
  *
  *   bench_disambig [--profile NAME|all] [--scale X] [--seeds N] [--solvers LIST]
- *                  [--baseline-limit S] [--fixed F] [--threads T] [--markdown] [--verbose]
+ *                  [--baseline-limit S] [--fixed F] [--threads T] [--searches N]
+ *                  [--markdown] [--verbose]
  *   bench_disambig --nodes N --funcs F [--recursive R] ...
  *   bench_disambig --pathmap FILE [--pathmap FILE ...] (default capability, every
  *                  function cloneable: only the clone solver uses it, as icpp
@@ -21,7 +22,9 @@
  * padding and wrap in bytes, for every solver, the thesis' search too
  * (default the capability's, 1008; 256 before session 23);
  * --max-recursion-growth X the cap on a recursion level's growth (default
- * none, as icpp plan; free ignores it).  One line per run:
+ * none, as icpp plan; free ignores it); --searches N our solvers' independent
+ * searches (default the library's, 4; run on the CPUs the process may use,
+ * so that seconds are wall time).  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, clones, new
  * code (KB, and as a share of the code of the map's functions), seconds,
@@ -46,6 +49,7 @@ static double max_recursion_growth;   /* --max-recursion-growth; 0: none */
 static double code_weight = -1;   /* --code-weight; < 0: the library's */
 static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
 static int verbose;
+static uint32_t searches;         /* --searches; 0: the library's */
 #define NSOLVERS 5
 static const char *names[NSOLVERS] = {"thesis", "arr", "ours", "clone", "free"};
 static void summary(struct agg *ag, bool md);
@@ -181,12 +185,14 @@ int main(int argc, char **argv)
 			no_tag = true;
 		else if (!strcmp(a, "--any-module"))
 			any_module = true;
+		else if (!strcmp(a, "--searches") && v)
+			searches = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(a, "--verbose"))
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
 					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
-					"[--threads T] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
+					"[--threads T] [--searches N] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -295,6 +301,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			if (stack_weight >= 0)
 				o.stack_weight = stack_weight;
 			o.verbose = verbose;
+			if (searches)
+				o.searches = searches;
 			if (max_stack_growth > 0)
 				o.max_stack_growth = max_stack_growth;
 			o.max_recursion_growth = max_recursion_growth;

@@ -1709,6 +1709,7 @@ static void test_properties(void)
 		o.allow_clone = seed % 2;
 		o.allow_wrap = seed % 3 != 0;
 		o.max_stack_growth = seed % 4 ? 1.3 : 0;
+		o.searches = 1;         /* one search's plan (test_searches: several) */
 		struct da_result r, r2;
 		char err[256];
 		if (da_solve(p, &o, &r, err, sizeof(err)) < 0) {
@@ -1831,6 +1832,73 @@ static void test_properties(void)
 		blocked, unsolved, clones, chains, frag_padded, frag_cloned);
 }
 
+static bool same_plan(const struct da_problem *p, const struct da_plan *a,
+		      const struct da_plan *b)
+{
+	return !memcmp(a->pad, b->pad, p->nfuncs * sizeof(*a->pad)) &&
+	       !memcmp(a->wrap, b->wrap, p->ncallsites * sizeof(*a->wrap)) &&
+	       a->nclones == b->nclones &&
+	       !memcmp(a->clones, b->clones, a->nclones * sizeof(*a->clones)) &&
+	       a->nclone_wraps == b->nclone_wraps &&
+	       !memcmp(a->clone_wraps, b->clone_wraps, a->nclone_wraps * sizeof(*a->clone_wraps));
+}
+
+/* Independent searches (disambig.h section 5): the plan does not depend on
+ * how many run at once; the first is the seed's own, so more searches never
+ * keep a plan that scores worse, and the same plan when it wins. */
+static void test_searches(uint32_t problems, uint64_t budget)
+{
+	uint32_t others_won = 0;
+	for (uint64_t seed = 1; seed <= problems; seed++) {
+		struct da_problem *p = random_problem(seed, 4 + seed % 5, 150 + 20 * seed);
+		struct da_options o;
+		da_options_default(&o);
+		o.seed = seed;
+		o.allow_clone = seed % 2;
+		o.budget = budget;      /* what is tested is which plan is kept */
+		struct da_result one, serial, parallel;
+		char err[256];
+		o.searches = 1;
+		CHECK(da_solve(p, &o, &one, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(one.stats.searches, 1);
+		CHECK_EQ_INT(one.stats.best_search, 0);
+		o.searches = 3;
+		o.threads = 1;
+		CHECK(da_solve(p, &o, &serial, err, sizeof(err)) == 0);
+		o.threads = 2;          /* rounds of 2 and 1 */
+		CHECK(da_solve(p, &o, &parallel, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(serial.stats.searches, 3);
+		CHECK(same_plan(p, &serial.plan, &parallel.plan));
+		CHECK_EQ_INT(serial.stats.best_search, parallel.stats.best_search);
+		CHECK(serial.stats.objective == parallel.stats.objective);
+		CHECK(serial.stats.node_moves == parallel.stats.node_moves);
+		CHECK(serial.stats.objective >= one.stats.objective - 1e-9);
+		if (serial.stats.best_search == 0)
+			CHECK(same_plan(p, &one.plan, &serial.plan));
+		else
+			others_won++;
+		CHECK(da_plan_check(p, &serial.plan, err, sizeof(err)) == 0);
+		check_predict(p, &serial);
+		da_result_free(&one);
+		da_result_free(&serial);
+		da_result_free(&parallel);
+		da_problem_free(p);
+	}
+	/* the searches must differ somewhere, or this tests nothing */
+	CHECK(others_won > 0);
+	struct da_problem *p = random_problem(1, 4, 300);
+	struct da_options o;
+	da_options_default(&o);
+	o.searches = DA_MAX_SEARCHES + 1;
+	struct da_result r;
+	char err[256] = "";
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "searches") != NULL);
+	da_problem_free(p);
+	fprintf(stderr, "searches: another search's plan kept on %u of %u problems\n", others_won,
+		problems);
+}
+
 /* The search's mirrors (solve.c mirror_below) on random problems where
  * only clones move anything, so that collisions last into the clone passes
  * that copy the clones below a new clone: the plans are valid, predict the
@@ -1849,6 +1917,7 @@ static void test_mirror_solve(void)
 		opts(&o);
 		o.allow_clone = true;
 		o.seed = seed;
+		o.searches = 1;         /* one search's mirrors */
 		struct da_result r, again;
 		char err[256];
 		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
@@ -1867,8 +1936,13 @@ static void test_mirror_solve(void)
 	fprintf(stderr, "mirrors: %u kept in %d problems\n", mirrors, SEEDS);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* "searches": only the threaded searches (the ThreadSanitizer build) */
+	if (argc > 1 && !strcmp(argv[1], "searches")) {
+		test_searches(2, 500000);
+		return check_exit();
+	}
 	test_fig53();
 	test_fig54();
 	test_fig55();
@@ -1899,6 +1973,7 @@ int main(void)
 	test_fragment_clone();
 	test_fragment_refusals();
 	test_properties();
+	test_searches(8, 3000000);
 	test_mirror_solve();
 	return check_exit();
 }
