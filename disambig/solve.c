@@ -3155,9 +3155,46 @@ static uint32_t usable_cpus(void)
 	return 1;
 }
 
-/* Run the searches, `threads` at a time: search j in J[j].  The result does
- * not depend on how many run at once. */
-static void run_searches(struct search_job *J, uint32_t n, uint32_t threads)
+/* What the searches leave: the state of the best so far (the earliest on a
+ * tie), its search, and the work of all. */
+struct search_pick {
+	struct ds *best;
+	uint32_t j, sweeps;
+	bool exhausted;
+	uint64_t work, evals;
+	int rc;                     /* -1 once a search failed (err says why) */
+};
+
+/* Weigh search j's end state against the best so far; free the loser, so
+ * that no more states than run at once, and the best, are alive. */
+static void pick_search(struct search_pick *P, struct search_job *J, uint32_t j, char *err,
+			size_t errlen)
+{
+	struct ds *s = J->s;
+	J->s = NULL;
+	if (!s) {
+		if (!P->rc)
+			P->rc = errmsg(err, errlen, "%s", J->err);
+		return;
+	}
+	P->work += s->work;
+	P->evals += s->evals;
+	if (J->o.verbose)
+		fprintf(stderr, "search %u (seed %llu): score %.2f, %lld paths precise\n", j,
+			(unsigned long long)J->o.seed, score(s), (long long)s->nprecise);
+	if (P->best && score(s) <= score(P->best) + 1e-9) {
+		ds_free(s);
+		return;
+	}
+	if (P->best)
+		ds_free(P->best);
+	*P = (struct search_pick){s, j, J->sweeps, J->exhausted, P->work, P->evals, P->rc};
+}
+
+/* Run the n searches of J, `threads` at a time, and weigh them in order:
+ * the plan kept does not depend on how many run at once. */
+static void run_searches(struct search_job *J, uint32_t n, uint32_t threads,
+			 struct search_pick *P, char *err, size_t errlen)
 {
 	for (uint32_t j0 = 0; j0 < n; j0 += threads) {
 		pthread_t tid[DA_MAX_SEARCHES];
@@ -3174,6 +3211,8 @@ static void run_searches(struct search_job *J, uint32_t n, uint32_t threads)
 			else
 				search_job_run(&J[j0 + i]);
 		}
+		for (uint32_t i = 0; i < m; i++)
+			pick_search(P, &J[j0 + i], j0 + i, err, errlen);
 	}
 }
 
@@ -3193,51 +3232,32 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	for (uint32_t j = 0; j < n; j++) {
 		J[j] = (struct search_job){.p = p, .o = *o};
 		/* the first search is the seed's own: more searches never give a
-		 * plan that scores worse */
+		 * plan that scores worse.  The others' seeds are no other seed's
+		 * (seed + j would make --seed 2's second search --seed 1's third) */
 		if (j)
-			J[j].o.seed = da_mix64(o->seed + j);
+			J[j].o.seed = da_mix64(o->seed * 0x9e3779b97f4a7c15ULL + j);
 	}
-	run_searches(J, n, threads);
-	/* the best score wins, the earliest search on a tie */
-	struct ds *best = NULL;
-	uint32_t bj = 0;
-	uint64_t work = 0, evals = 0;
-	int rc = 0;
-	for (uint32_t j = 0; j < n; j++) {
-		if (!J[j].s) {
-			if (!rc)
-				rc = errmsg(err, errlen, "%s", J[j].err);
-			continue;
-		}
-		work += J[j].s->work;
-		evals += J[j].s->evals;
-		if (o->verbose)
-			fprintf(stderr, "search %u (seed %llu): score %.2f, %lld paths precise\n", j,
-				(unsigned long long)J[j].o.seed, score(J[j].s), (long long)J[j].s->nprecise);
-		if (!best || score(J[j].s) > score(best) + 1e-9) {
-			best = J[j].s;
-			bj = j;
-		}
+	struct search_pick P = {0};
+	run_searches(J, n, threads, &P, err, errlen);
+	int rc = P.rc;
+	if (!rc) {
+		P.best->work = P.work;
+		P.best->evals = P.evals;
+		rc = ds_result(P.best, o, r, err, errlen);
 	}
 	if (!rc) {
-		best->work = work;
-		best->evals = evals;
-		rc = ds_result(best, o, r, err, errlen);
-	}
-	if (!rc) {
-		r->stats.sweeps = J[bj].sweeps;
-		r->stats.mirrors = best->mirrors;
-		r->stats.budget_exhausted = J[bj].exhausted;
-		r->stats.objective = score(best);
+		r->stats.sweeps = P.sweeps;
+		r->stats.mirrors = P.best->mirrors;
+		r->stats.budget_exhausted = P.exhausted;
+		r->stats.objective = score(P.best);
 		r->stats.searches = n;
-		r->stats.best_search = bj;
+		r->stats.best_search = P.j;
 		struct timespec t1;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		r->stats.seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	}
-	for (uint32_t j = 0; j < n; j++)
-		if (J[j].s)
-			ds_free(J[j].s);
+	if (P.best)
+		ds_free(P.best);
 	return rc;
 }
 
