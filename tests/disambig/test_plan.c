@@ -594,6 +594,15 @@ static void test_cli(void)
 	CHECK_EQ_INT(run("-q", "--budget", "2K", "-o", path_in("k.plan"), map, NULL), 0);
 	CHECK_EQ_INT(run("-q", "--budget", "50M", "-o", path_in("m.plan"), map, NULL), 0);
 	CHECK_EQ_INT(run("-q", "--max-recursion-growth", "2", "-o", path_in("r.plan"), map, NULL), 0);
+	const char *bad_searches[] = {"0", "65", "x", "-1", ""};
+	for (size_t i = 0; i < sizeof(bad_searches) / sizeof(*bad_searches); i++) {
+		CHECK_EQ_INT(run("--searches", bad_searches[i], map, NULL), 2);
+		CONTAINS(cli_err, "--searches wants a count from 1 to 64");
+	}
+	CHECK_EQ_INT(run("--searches", "3", "-o", path_in("n.plan"), map, NULL), 0);
+	CONTAINS(cli_out, "3 searches (the plan of search ");
+	CHECK_EQ_INT(run("--searches", "1", "-o", path_in("n.plan"), map, NULL), 0);
+	CONTAINS(cli_out, "1 search (the plan of search 1)");
 	CHECK_EQ_INT(run(path_in("missing.icpp"), NULL), 1);
 	CHECK(strchr(cli_err, '\n') == cli_err + strlen(cli_err) - 1);   /* one line */
 

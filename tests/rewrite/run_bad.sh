@@ -37,6 +37,7 @@ expect 1 "statically linked" rewrite static -o out.rw
 expect 1 "train first" rewrite "$fx" -m missing.icpp -o out.rw
 expect 2 "expected one program" rewrite
 expect 2 "unknown option" rewrite --bogus "$fx"
+expect 2 "--searches wants a count from 1 to 64" rewrite --searches 0 "$fx"
 cp "$fx" fx
 expect 1 "never modifies its input" rewrite fx -m x.icpp -o fx
 expect 1 "not written by icpp rewrite" verify fx -- 
