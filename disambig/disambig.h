@@ -604,10 +604,11 @@ struct da_options {
 	double stack_weight;        /* per node per unit of ln(growth) */
 	double code_weight;         /* per byte of new code (icpp plan
 	                             * --code-per-path N: 1/N) */
-	uint64_t budget;            /* work limit in node moves (and annealing
-	                             * draws); 0 = default */
-	double time_limit_s;        /* 0 = none (a limit makes results depend
-	                             * on the machine; the budget does not) */
+	uint64_t budget;            /* work limit of each search in node moves
+	                             * (and annealing draws); 0 = default */
+	double time_limit_s;        /* per search; 0 = none (a limit makes
+	                             * results depend on the machine; the
+	                             * budget does not) */
 	bool anneal;                /* run phases 1 and 4 */
 	uint32_t searches;          /* independent searches, the best plan kept
 	                             * (0 = DA_DEFAULT_SEARCHES; at most
