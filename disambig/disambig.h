@@ -624,6 +624,10 @@ struct da_options {
  * few seconds on small maps), anneal on, searches 0 (= 4), threads 0 (=
  * the CPUs this process may use). */
 void da_options_default(struct da_options *o);
+/* The seed of search j of a solve with seed `seed` (section 5): seed itself
+ * for j = 0, and for the others seeds that no other seed's searches take
+ * (the benchmark runs them one by one with it). */
+uint64_t da_search_seed(uint64_t seed, uint32_t j);
 /* What classify and the solver may use: options and capability together. */
 struct da_classification {
 	enum da_diff diff;

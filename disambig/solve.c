@@ -3129,6 +3129,14 @@ static struct ds *solve_one(const struct da_problem *p, const struct da_options 
 	return s;
 }
 
+uint64_t da_search_seed(uint64_t seed, uint32_t j)
+{
+	/* the first search is the seed's own: more searches never give a
+	 * plan that scores worse.  The others' seeds are no other seed's
+	 * (seed + j would make --seed 2's second search --seed 1's third) */
+	return j ? da_mix64(seed * 0x9e3779b97f4a7c15ULL + j) : seed;
+}
+
 /* One of da_solve's searches, run by a thread of its own. */
 struct search_job {
 	const struct da_problem *p;
@@ -3231,11 +3239,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	struct search_job J[DA_MAX_SEARCHES];
 	for (uint32_t j = 0; j < n; j++) {
 		J[j] = (struct search_job){.p = p, .o = *o};
-		/* the first search is the seed's own: more searches never give a
-		 * plan that scores worse.  The others' seeds are no other seed's
-		 * (seed + j would make --seed 2's second search --seed 1's third) */
-		if (j)
-			J[j].o.seed = da_mix64(o->seed * 0x9e3779b97f4a7c15ULL + j);
+		J[j].o.seed = da_search_seed(o->seed, j);
 	}
 	struct search_pick P = {0};
 	run_searches(J, n, threads, &P, err, errlen);

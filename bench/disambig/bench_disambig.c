@@ -2,8 +2,8 @@
  * path sets shaped like the thesis' Table 5.1, or on pathmaps.
  *
  *   bench_disambig [--profile NAME|all] [--scale X] [--seeds N] [--solvers LIST]
- *                  [--baseline-limit S] [--fixed F] [--threads T] [--searches N]
- *                  [--markdown] [--verbose]
+ *                  [--baseline-limit S] [--fixed F] [--threads T]
+ *                  [--searches N [--each-search]] [--markdown] [--verbose]
  *   bench_disambig --nodes N --funcs F [--recursive R] ...
  *   bench_disambig --pathmap FILE [--pathmap FILE ...] (default capability, every
  *                  function cloneable: only the clone solver uses it, as icpp
@@ -24,7 +24,10 @@
  * --max-recursion-growth X the cap on a recursion level's growth (default
  * none, as icpp plan; free ignores it); --searches N our solvers' independent
  * searches (default the library's, 4; run on the CPUs the process may use,
- * so that seconds are wall time).  One line per run:
+ * so that seconds are wall time); --each-search runs them one by one
+ * instead and reports, for each k, the plans kept from the best of the
+ * first k searches, pooled (the run's line is the best of all, the plan of
+ * the library's da_solve; seconds the sum of the searches').  One line per run:
  * paths, precise before/after (distinct paths; % of reducible), weighted
  * precision, unique CIDs, max and geomean stack growth, wraps, clones, new
  * code (KB, and as a share of the code of the map's functions), seconds,
@@ -50,6 +53,7 @@ static double code_weight = -1;   /* --code-weight; < 0: the library's */
 static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
 static int verbose;
 static uint32_t searches;         /* --searches; 0: the library's */
+static bool each_search;          /* --each-search */
 #define NSOLVERS 5
 static const char *names[NSOLVERS] = {"thesis", "arr", "ours", "clone", "free"};
 static void summary(struct agg *ag, bool md);
@@ -66,6 +70,28 @@ struct agg {
 	uint32_t runs;
 	uint64_t paths, precise, reducible;
 };
+/* --each-search: per solver, the best of the first k searches (k = 1..) */
+static struct agg best_of[NSOLVERS][DA_MAX_SEARCHES];
+
+/* What a plan within the masks and the cap could make precise at most
+ * (disambig.h section 4). */
+static uint64_t reducible(const struct da_result *r)
+{
+	return r->after.paths - r->irreducible_paths - r->crowded_paths;
+}
+
+static void agg_add(struct agg *ag, const struct da_result *r)
+{
+	uint64_t red = reducible(r);
+	ag->log_growth += log(r->max_growth);
+	ag->log_geo += log(r->geomean_growth);
+	ag->sec += r->stats.seconds;
+	ag->reducible_pct_sum += pct(r->after.precise_paths, red);
+	ag->runs++;
+	ag->paths += r->after.paths;
+	ag->precise += r->after.precise_paths;
+	ag->reducible += red;
+}
 
 /* --verbose: what the plan leaves, as icpp plan's table (disambig.h
  * section 4): paths no plan makes precise, and pairs by reason and kind. */
@@ -94,9 +120,7 @@ static void print_left(const char *name, const char *solver, const struct da_res
 static void report(const char *name, const char *solver, const struct da_problem *p,
 		   const struct da_result *r, bool md, struct agg *ag, const char *note)
 {
-	/* reducible: what a plan within the masks and the cap could make
-	 * precise at most (disambig.h section 4) */
-	uint64_t red = r->after.paths - r->irreducible_paths - r->crowded_paths;
+	uint64_t red = reducible(r);
 	double red_pct = pct(r->after.precise_paths, red);
 	if (verbose)
 		print_left(name, solver, r);
@@ -121,14 +145,7 @@ static void report(const char *name, const char *solver, const struct da_problem
 		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth,
 		       note ? note : "");
 	fflush(stdout);
-	ag->log_growth += log(r->max_growth);
-	ag->log_geo += log(r->geomean_growth);
-	ag->sec += r->stats.seconds;
-	ag->reducible_pct_sum += red_pct;
-	ag->runs++;
-	ag->paths += r->after.paths;
-	ag->precise += r->after.precise_paths;
-	ag->reducible += red;
+	agg_add(ag, r);
 }
 
 int main(int argc, char **argv)
@@ -187,12 +204,14 @@ int main(int argc, char **argv)
 			any_module = true;
 		else if (!strcmp(a, "--searches") && v)
 			searches = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(a, "--each-search"))
+			each_search = true;
 		else if (!strcmp(a, "--verbose"))
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
 					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
-					"[--threads T] [--searches N] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
+					"[--threads T] [--searches N [--each-search]] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -274,6 +293,39 @@ int main(int argc, char **argv)
 	return 0;
 }
 
+/* --each-search: the searches of one solve run one by one (da_search_seed),
+ * the best of the first k (by objective, the earliest on a tie: as
+ * da_solve keeps) added to best_of[solver][k - 1]; r is the best of all,
+ * the plan da_solve gives. */
+static int solve_each(const struct da_problem *p, const struct da_options *o, int solver,
+		      struct da_result *r, char *err, size_t errlen)
+{
+	uint32_t n = o->searches ? o->searches : DA_DEFAULT_SEARCHES, best = 0;
+	struct da_result *each = calloc(n, sizeof(*each));
+	if (!each)
+		return errmsg(err, errlen, "out of memory");
+	struct da_options oj = *o;
+	oj.searches = 1;
+	int rc = 0;
+	uint32_t j;
+	for (j = 0; j < n && !rc; j++) {
+		oj.seed = da_search_seed(o->seed, j);
+		if ((rc = da_solve(p, &oj, &each[j], err, errlen)) < 0)
+			break;
+		if (each[j].stats.objective > each[best].stats.objective + 1e-9)
+			best = j;
+		agg_add(&best_of[solver][j], &each[best]);
+	}
+	for (uint32_t i = 0; i < j; i++) {
+		if (!rc && i == best)
+			*r = each[i];
+		else
+			da_result_free(&each[i]);
+	}
+	free(each);
+	return rc;
+}
+
 static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 		    const char *solvers, double baseline_limit, bool md, struct agg *ag)
 {
@@ -311,7 +363,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 				o.max_stack_growth = 0;
 				o.max_recursion_growth = 0;
 			}
-			rc = da_solve(p, &o, &r, err, sizeof(err));
+			rc = each_search ? solve_each(p, &o, k, &r, err, sizeof(err))
+					 : da_solve(p, &o, &r, err, sizeof(err));
 			if (!rc && r.stats.budget_exhausted)
 				snprintf(note, sizeof(note), " (budget)");
 		}
@@ -327,6 +380,12 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 static void summary(struct agg *ag, bool md)
 {
 	for (int k = 0; k < NSOLVERS; k++) {
+		for (uint32_t j = 0; j < DA_MAX_SEARCHES && best_of[k][j].runs; j++) {
+			const struct agg *b = &best_of[k][j];
+			printf("%s%-6s best of %u search%s: %.2f%% of reducible (pooled); growth geomean of max %.3f\n",
+			       md ? "\n" : "", names[k], j + 1, j ? "es" : "", pct(b->precise, b->reducible),
+			       exp(b->log_growth / b->runs));
+		}
 		if (!ag[k].runs)
 			continue;
 		printf("%s%-6s runs %u: precise %.2f%% of paths, %.2f%% of reducible (pooled), mean per program %.2f%%; growth geomean of max %.3f, of per-root geomean %.3f; %.1f s total%s\n",
