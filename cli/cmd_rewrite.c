@@ -346,7 +346,7 @@ static void print_capability(const struct rw_binary *b)
 /* When a tenth or more of the map's paths do not pass through PROG (other
  * programs: a test suite run by sh and make), the share that rewriting PROG
  * can change, on its own line. */
-static void print_module_precision(const struct pathmap *pm, const struct pathmap *pred, uint32_t m,
+static void print_module_precision(struct pathmap *pm, struct pathmap *pred, uint32_t m,
 				   const char *prog, uint64_t all_paths)
 {
 	struct pm_stats sb, sa;

@@ -310,7 +310,7 @@ int cmd_stats(int argc, char **argv)
 	struct candidate *cand = malloc(((size_t)pm->nnodes + 1) * sizeof(*cand));
 	uint32_t npaths;
 	int rc = 1;
-	if (!worst || !ids || !slot || !cand || pm_stats_of(pm, module, &st) < 0 || pm_path_ids(pm, ids, &npaths) < 0) {
+	if (!worst || !ids || !slot || !cand || pm_stats_of(pm, module, &st) < 0 || pm_profile_path_ids(pm, ids, &npaths) < 0) {
 		cli_error("stats", "out of memory analysing %s", file);
 		goto out;
 	}

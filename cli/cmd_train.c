@@ -105,7 +105,7 @@ static void print_skips(const uint32_t *skipped)
 		fputc('\n', stderr);
 }
 
-static void summary(const struct pathmap *pm, const struct train_result *res, const char *out)
+static void summary(struct pathmap *pm, const struct train_result *res, const char *out)
 {
 	const struct train_totals *t = &res->totals;
 	fprintf(stderr, "icpp: trained %llu process image(s), %llu thread(s)\n",

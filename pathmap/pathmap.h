@@ -187,8 +187,10 @@ void pm_print_path(FILE *out, const struct pathmap *pm, uint32_t node, const cha
 		   unsigned flags, pm_demangle_fn demangle);
 
 /* Metrics (method.md "Metrics").  A path for the metrics is a sequence of
- * functions (callsites ignored, as in the thesis); it is precise when every CID
- * it occurs at belongs to it alone.  The degree of ambiguity of a CID is the
+ * functions (callsites ignored, as in the thesis), a clone icpp rewrite made
+ * counted as the function it copies (pm_clone_original): the path a profile
+ * shows, and the solver's (disambig.h section 1); it is precise when every
+ * CID it occurs at belongs to it alone.  A clone's CIDs stay its own.  The degree of ambiguity of a CID is the
  * number of distinct function sequences ending there; a path's degree is the
  * largest degree of the CIDs it occurs at (its worst height).
  * Weighted figures use training entries, each node's entries counted at the
@@ -207,13 +209,13 @@ struct pm_stats {
 	uint64_t ambiguous_cids;     /* CIDs of degree >= 2 */
 };
 /* 0, or -1 when out of memory. */
-int pm_stats(const struct pathmap *pm, struct pm_stats *st);
+int pm_stats(struct pathmap *pm, struct pm_stats *st);
 /* The same for the paths with a frame of `module` only (the node's function
  * or an ancestor's is in it: what rewriting that module can change), each
  * CID's degree still taken over the whole map (a path is ambiguous when any
  * path shares its CID); cids, ambiguous_cids and max_degree count the CIDs
  * holding such a path.  module PM_NONE: pm_stats. */
-int pm_stats_of(const struct pathmap *pm, uint32_t module, struct pm_stats *st);
+int pm_stats_of(struct pathmap *pm, uint32_t module, struct pm_stats *st);
 
 /* Number the distinct function sequences: ids[i] (an array of nnodes) gets
  * the same value for two nodes exactly when their paths have the same
@@ -234,9 +236,9 @@ struct pm_ambiguous_cid {
 	uint32_t degree;             /* distinct function sequences */
 	uint64_t entries;
 };
-size_t pm_worst_cids(const struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max);
+size_t pm_worst_cids(struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max);
 /* ... only CIDs holding a path with a frame of `module` (PM_NONE: all). */
-size_t pm_worst_cids_of(const struct pathmap *pm, uint32_t module, struct pm_ambiguous_cid *out,
+size_t pm_worst_cids_of(struct pathmap *pm, uint32_t module, struct pm_ambiguous_cid *out,
 			size_t max);
 
 #endif

@@ -1,7 +1,8 @@
 /* pathmap_stats.c: the method's metrics (method.md "Metrics").
  *
  * A path, for the metrics, is a distinct sequence of functions (callsites
- * ignored, as in the thesis).  Sequences are interned by (parent sequence,
+ * ignored, as in the thesis), a clone icpp rewrite made counted as the
+ * function it copies (pm_profile_path_ids: as a profile shows it).  Sequences are interned by (parent sequence,
  * function) in one pass over the nodes, which are in topological order.  The
  * nodes are then sorted by (function, height, sequence): each run of one
  * (function, height) is a CID, and the number of distinct sequences in the run
@@ -98,7 +99,7 @@ static void runs_free(struct cid_runs *r)
 	free(r->kept);
 }
 
-static int runs_init(struct cid_runs *r, const struct pathmap *pm, uint32_t module)
+static int runs_init(struct cid_runs *r, struct pathmap *pm, uint32_t module)
 {
 	size_t n = pm->nnodes ? pm->nnodes : 1;
 	memset(r, 0, sizeof(*r));
@@ -106,7 +107,7 @@ static int runs_init(struct cid_runs *r, const struct pathmap *pm, uint32_t modu
 	r->ids = malloc(n * sizeof(*r->ids));
 	r->perm = malloc(n * sizeof(*r->perm));
 	r->kept = malloc(n * sizeof(*r->kept));
-	if (!r->ids || !r->perm || !r->kept || pm_path_ids(pm, r->ids, &r->npaths) < 0) {
+	if (!r->ids || !r->perm || !r->kept || pm_profile_path_ids(pm, r->ids, &r->npaths) < 0) {
 		runs_free(r);
 		return -1;
 	}
@@ -152,7 +153,7 @@ static unsigned bucket(uint32_t degree)
 	return degree > PM_DEGREE_BUCKETS - 1 ? PM_DEGREE_BUCKETS - 1 : degree - 1;
 }
 
-int pm_stats(const struct pathmap *pm, struct pm_stats *st)
+int pm_stats(struct pathmap *pm, struct pm_stats *st)
 {
 	return pm_stats_of(pm, PM_NONE, st);
 }
@@ -175,7 +176,7 @@ static int count_paths(const struct cid_runs *r, const uint32_t *path_degree, st
 	return 0;
 }
 
-int pm_stats_of(const struct pathmap *pm, uint32_t module, struct pm_stats *st)
+int pm_stats_of(struct pathmap *pm, uint32_t module, struct pm_stats *st)
 {
 	struct cid_runs r;
 	memset(st, 0, sizeof(*st));
@@ -232,12 +233,12 @@ static int cmp_worst(const void *a, const void *b)
 	return x->height < y->height ? -1 : x->height > y->height;
 }
 
-size_t pm_worst_cids(const struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max)
+size_t pm_worst_cids(struct pathmap *pm, struct pm_ambiguous_cid *out, size_t max)
 {
 	return pm_worst_cids_of(pm, PM_NONE, out, max);
 }
 
-size_t pm_worst_cids_of(const struct pathmap *pm, uint32_t module, struct pm_ambiguous_cid *out,
+size_t pm_worst_cids_of(struct pathmap *pm, uint32_t module, struct pm_ambiguous_cid *out,
 			size_t max)
 {
 	struct cid_runs r;

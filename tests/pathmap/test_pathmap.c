@@ -577,12 +577,54 @@ static void test_clone_original(void)
 	pm_free(pm);
 }
 
+/* The metrics count a path through a clone and the same path through the
+ * original as one (what a profile shows, and the solver's paths): the frames
+ * below a clone, which its copies call at the original's heights, do not
+ * make it ambiguous; a path of other functions there still does. */
+static void test_stats_clones(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog.rw", ID_A, sizeof(ID_A));
+	uint32_t root = pm_add_function(pm, m, 0x1000, 0x10, "main");
+	uint32_t a = pm_add_function(pm, m, 0x2000, 0x10, "fx_a");
+	uint32_t b = pm_add_function(pm, m, 0x2100, 0x10, "fx_b");
+	uint32_t h = pm_add_function(pm, m, 0x3000, 0x10, "helper");
+	uint32_t ca = pm_add_function(pm, m, 0x9000, 0x10, "__icpp_clone_0_fx_a");
+	/* main > fx_a > helper and main > clone of fx_a > helper, helper at 96 */
+	uint32_t r = pm_add_node(pm, PM_NONE, root, PM_NONE, 0, 16, 1);
+	uint32_t n1 = pm_add_node(pm, r, a, m, 0x1005, 64, 1);
+	pm_add_node(pm, n1, h, m, 0x2005, 96, 1);
+	uint32_t k1 = pm_add_node(pm, r, ca, m, 0x1009, 64, 1);
+	pm_add_node(pm, k1, h, m, 0x9005, 96, 1);
+	struct pm_stats st;
+	CHECK_EQ_INT(pm_stats(pm, &st), 0);
+	CHECK_EQ_INT(st.paths, 3);              /* main, main>fx_a, main>fx_a>helper */
+	CHECK_EQ_INT(st.precise_paths, 3);
+	CHECK_EQ_INT(st.cids, 4);               /* the clone's CID is its own */
+	CHECK_EQ_INT(st.ambiguous_cids, 0);
+	struct pm_ambiguous_cid worst[2];
+	CHECK_EQ_INT(pm_worst_cids(pm, worst, 2), 0);
+	/* main > fx_b > helper at 96 too: ambiguous with it, the clone's path
+	 * and the original's alike */
+	uint32_t n3 = pm_add_node(pm, r, b, m, 0x100d, 64, 1);
+	pm_add_node(pm, n3, h, m, 0x2105, 96, 1);
+	CHECK_EQ_INT(pm_stats(pm, &st), 0);
+	CHECK_EQ_INT(st.paths, 5);
+	CHECK_EQ_INT(st.precise_paths, 3);
+	CHECK_EQ_INT(st.ambiguous_cids, 1);
+	CHECK_EQ_INT(st.max_degree, 2);
+	CHECK_EQ_INT(pm_worst_cids(pm, worst, 2), 1);
+	CHECK_EQ_INT(worst[0].degree, 2);
+	pm_free(pm);
+}
+
 int main(void)
 {
 	test_dedup();
 	test_append();
 	test_profile_label();
 	test_clone_original();
+	test_stats_clones();
 	test_add_after_parse();
 	test_stats_thesis();
 	test_stats_callsites();
