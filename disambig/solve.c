@@ -3196,7 +3196,10 @@ static void pick_search(struct search_pick *P, struct search_job *J, uint32_t j,
 	}
 	if (P->best)
 		ds_free(P->best);
-	*P = (struct search_pick){s, j, J->sweeps, J->exhausted, P->work, P->evals, P->rc};
+	P->best = s;
+	P->j = j;
+	P->sweeps = J->sweeps;
+	P->exhausted = J->exhausted;
 }
 
 /* Run the n searches of J, `threads` at a time, and weigh them in order:

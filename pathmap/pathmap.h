@@ -190,9 +190,10 @@ void pm_print_path(FILE *out, const struct pathmap *pm, uint32_t node, const cha
  * functions (callsites ignored, as in the thesis), a clone icpp rewrite made
  * counted as the function it copies (pm_clone_original): the path a profile
  * shows, and the solver's (disambig.h section 1); it is precise when every
- * CID it occurs at belongs to it alone.  A clone's CIDs stay its own.  The degree of ambiguity of a CID is the
- * number of distinct function sequences ending there; a path's degree is the
- * largest degree of the CIDs it occurs at (its worst height).
+ * CID it occurs at belongs to it alone.  A clone's CIDs stay its own.  The
+ * degree of ambiguity of a CID is the number of distinct function sequences
+ * ending there; a path's degree is the largest degree of the CIDs it occurs
+ * at (its worst height).
  * Weighted figures use training entries, each node's entries counted at the
  * degree of that node's own CID (what a sample in that frame resolves to):
  * precise_entries is the entries of nodes whose CID has degree 1. */

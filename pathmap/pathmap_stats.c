@@ -2,11 +2,12 @@
  *
  * A path, for the metrics, is a distinct sequence of functions (callsites
  * ignored, as in the thesis), a clone icpp rewrite made counted as the
- * function it copies (pm_profile_path_ids: as a profile shows it).  Sequences are interned by (parent sequence,
- * function) in one pass over the nodes, which are in topological order.  The
- * nodes are then sorted by (function, height, sequence): each run of one
- * (function, height) is a CID, and the number of distinct sequences in the run
- * is its degree of ambiguity. */
+ * function it copies (pm_profile_path_ids: as a profile shows it).
+ * Sequences are interned by (parent sequence, function) in one pass over the
+ * nodes, which are in topological order.  The nodes are then sorted by
+ * (function, height, sequence): each run of one (function, height) is a CID,
+ * and the number of distinct sequences in the run is its degree of
+ * ambiguity. */
 #include "pathmap/pathmap_int.h"
 
 #include <stdlib.h>

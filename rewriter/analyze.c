@@ -1045,7 +1045,9 @@ static bool undecodable(const struct unit *u)
  * lowest rbp-relative local (lmin). */
 static int64_t frame_top(int64_t save, bool fp, int64_t lmin)
 {
-	int64_t top = save > (fp ? 16 : 8) ? save : (fp ? 16 : 8);
+	int64_t top = fp ? 16 : 8;     /* the return address, and the saved rbp */
+	if (save > top)
+		top = save;
 	if (fp && 16 - lmin > top)
 		top = 16 - lmin;
 	return top;

@@ -301,6 +301,8 @@ static int solve_each(const struct da_problem *p, const struct da_options *o, in
 		      struct da_result *r, char *err, size_t errlen)
 {
 	uint32_t n = o->searches ? o->searches : DA_DEFAULT_SEARCHES, best = 0;
+	if (n > DA_MAX_SEARCHES)
+		return errmsg(err, errlen, "at most %d searches (got %u)", DA_MAX_SEARCHES, n);
 	struct da_result *each = calloc(n, sizeof(*each));
 	if (!each)
 		return errmsg(err, errlen, "out of memory");
@@ -308,7 +310,7 @@ static int solve_each(const struct da_problem *p, const struct da_options *o, in
 	oj.searches = 1;
 	int rc = 0;
 	uint32_t j;
-	for (j = 0; j < n && !rc; j++) {
+	for (j = 0; j < n; j++) {
 		oj.seed = da_search_seed(o->seed, j);
 		if ((rc = da_solve(p, &oj, &each[j], err, errlen)) < 0)
 			break;
