@@ -1,5 +1,6 @@
 /* What every subcommand shares: its one-line messages and argument parsing
  * (cli/cmds.h). */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,14 @@ bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches)
 	}
 	*searches = (uint32_t)v;
 	return true;
+}
+
+void cli_search_progress(void *cmd, const struct da_search_done *d)
+{
+	fprintf(stderr, "icpp %s: search %" PRIu32 " of %" PRIu32 " done after %.1f s: %.1f%% of paths "
+		"precise (the best plan so far: search %" PRIu32 ", %.1f%%)\n", (const char *)cmd,
+		d->search + 1, d->searches, d->seconds, cli_pct(d->precise_paths, d->paths, 100.0),
+		d->best + 1, cli_pct(d->best_precise_paths, d->paths, 100.0));
 }
 
 bool cli_parse_growth(const char *cmd, const char *opt, const char *arg, double *growth)

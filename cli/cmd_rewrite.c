@@ -59,7 +59,7 @@ static const char usage_text[] =
 	"  --no-clone             no clones\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
 	"                         as icpp plan\n"
-	"  -q, --quiet            no summary on stderr\n"
+	"  -q, --quiet            no progress or summary on stderr\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"example:\n"
@@ -702,6 +702,13 @@ int cmd_rewrite(int argc, char **argv)
 		}
 		if (samples && sample_weights(br.prob, samples, map, "rewrite", quiet) < 0)
 			goto out;
+		if (!quiet && isatty(2)) {
+			fprintf(stderr, "icpp rewrite: %" PRIu32 " nodes, %" PRIu32 " functions, %" PRIu32
+				" callsites: solving...\n", br.prob->nnodes, br.prob->nfuncs,
+				br.prob->ncallsites);
+			o.on_search = cli_search_progress;
+			o.on_search_ctx = "rewrite";
+		}
 		if (da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s: %s", map, err);
 			goto out;

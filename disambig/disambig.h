@@ -398,8 +398,9 @@
  * o->seed itself, so more searches never keep a plan that scores worse),
  * as many at once as the process may use CPUs (`threads`), and keeps the
  * plan with the best objective, the earliest on a tie: the plan depends on
- * the seed and the number of searches, never on how many ran at once.  The
- * searches end far apart (lua5.4 under its rewriter's capability, seeds
+ * the seed and the number of searches, never on how many ran at once
+ * (da_options.on_search hears of each as it ends, in that order: icpp plan
+ * and icpp rewrite show it on a terminal).  The searches end far apart (lua5.4 under its rewriter's capability, seeds
  * 1-4: 97.0-98.8% of paths precise), and more work in one search buys
  * less than another start: one search of four times the budget trades
  * precision for stack and code the objective prices (lua 97.3 -> 97.0%),
@@ -593,6 +594,17 @@ const char *da_left_name(enum da_left l);
 
 /* ------------------------------------------------------------------ solving */
 
+/* What da_solve says as each of its searches ends (da_options.on_search). */
+struct da_search_done {
+	uint32_t search, searches;  /* this search (0 = the seed's own), of how many */
+	uint64_t precise_paths;     /* its plan's precise paths (of `paths`) */
+	uint32_t best;              /* the search whose plan is the best so far */
+	uint64_t best_precise_paths;
+	uint64_t paths;
+	double seconds;             /* since da_solve began */
+};
+typedef void (*da_search_fn)(void *ctx, const struct da_search_done *d);
+
 struct da_options {
 	uint64_t seed;              /* annealing's random choices */
 	double max_stack_growth;    /* cap on growth(r) for every root; <= 0: none */
@@ -617,6 +629,10 @@ struct da_options {
 	                             * process may use); the plan does not
 	                             * depend on it */
 	int verbose;                /* progress on stderr */
+	da_search_fn on_search;     /* called as each search ends, in the
+	                             * searches' order, by the thread that
+	                             * called da_solve (NULL: none) */
+	void *on_search_ctx;
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
  * hot_weight 0.25, stack_weight 0.25, code_weight 1/128, budget 0 (= 45M

@@ -3171,7 +3171,26 @@ struct search_pick {
 	bool exhausted;
 	uint64_t work, evals;
 	int rc;                     /* -1 once a search failed (err says why) */
+	uint32_t n;                 /* searches in all */
+	struct timespec t0;         /* da_solve's start */
 };
+
+/* Tell the caller (da_options.on_search) that search j ended at score s. */
+static void search_done(const struct search_pick *P, const struct da_options *o, uint32_t j,
+			const struct ds *s)
+{
+	if (!o->on_search)
+		return;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	struct da_search_done d = {
+		.search = j, .searches = P->n, .precise_paths = (uint64_t)s->nprecise,
+		.best = P->j, .best_precise_paths = (uint64_t)P->best->nprecise,
+		.paths = s->nclasses,
+		.seconds = (double)(t.tv_sec - P->t0.tv_sec) + (t.tv_nsec - P->t0.tv_nsec) / 1e9,
+	};
+	o->on_search(o->on_search_ctx, &d);
+}
 
 /* Weigh search j's end state against the best so far; free the loser, so
  * that no more states than run at once, and the best, are alive. */
@@ -3191,6 +3210,7 @@ static void pick_search(struct search_pick *P, struct search_job *J, uint32_t j,
 		fprintf(stderr, "search %u (seed %llu): score %.2f, %lld paths precise\n", j,
 			(unsigned long long)J->o.seed, score(s), (long long)s->nprecise);
 	if (P->best && score(s) <= score(P->best) + 1e-9) {
+		search_done(P, &J->o, j, s);
 		ds_free(s);
 		return;
 	}
@@ -3200,6 +3220,7 @@ static void pick_search(struct search_pick *P, struct search_job *J, uint32_t j,
 	P->j = j;
 	P->sweeps = J->sweeps;
 	P->exhausted = J->exhausted;
+	search_done(P, &J->o, j, s);
 }
 
 /* Run the n searches of J, `threads` at a time, and weigh them in order:
@@ -3244,7 +3265,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		J[j] = (struct search_job){.p = p, .o = *o};
 		J[j].o.seed = da_search_seed(o->seed, j);
 	}
-	struct search_pick P = {0};
+	struct search_pick P = {.n = n, .t0 = t0};
 	run_searches(J, n, threads, &P, err, errlen);
 	int rc = P.rc;
 	if (!rc) {

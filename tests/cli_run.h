@@ -1,10 +1,15 @@
 /* cli_run.h: for tests that call a subcommand's cmd_NAME() in-process.
  * cli_run runs it with argv = NAME and the given arguments, and captures what
- * it printed: stdout in cli_out, stderr in cli_err. */
+ * it printed: stdout in cli_out, stderr in cli_err.  With cli_err_tty set,
+ * stderr is a terminal (a pseudo-terminal), as a user's is, where commands
+ * show their progress. */
 #ifndef ICPP_TEST_CLI_RUN_H
 #define ICPP_TEST_CLI_RUN_H
 
+#include <fcntl.h>
+#include <pty.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +18,19 @@
 #include "tests/check.h"
 
 static char cli_out[1 << 16], cli_err[8192];
+static bool cli_err_tty;
+
+/* What waits at a terminal's master side (a few lines fit its buffer, so
+ * the command writing them never blocked). */
+static void cli_slurp_tty(int fd, char *buf, size_t len)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	size_t n = 0;
+	for (ssize_t k; n + 1 < len && (k = read(fd, buf + n, len - 1 - n)) > 0;)
+		n += (size_t)k;
+	buf[n] = 0;
+	close(fd);
+}
 
 static void cli_slurp(int fd, char *buf, size_t len)
 {
@@ -35,9 +53,17 @@ static int cli_run(int (*cmd)(int, char **), const char *name, ...)
 	va_end(ap);
 	argv[argc] = NULL;
 	char o[] = "/tmp/icpp-cli-XXXXXX", e[] = "/tmp/icpp-cli-XXXXXX";
-	int fo = mkstemp(o), fe = mkstemp(e);
+	int fo = mkstemp(o), fe, master = -1;
 	unlink(o);
-	unlink(e);
+	if (cli_err_tty) {
+		if (openpty(&master, &fe, NULL, NULL, NULL) < 0) {
+			perror("openpty");
+			exit(1);
+		}
+	} else {
+		fe = mkstemp(e);
+		unlink(e);
+	}
 	fflush(stdout);
 	fflush(stderr);
 	int so = dup(1), se = dup(2);
@@ -51,7 +77,12 @@ static int cli_run(int (*cmd)(int, char **), const char *name, ...)
 	close(so);
 	close(se);
 	cli_slurp(fo, cli_out, sizeof(cli_out));
-	cli_slurp(fe, cli_err, sizeof(cli_err));
+	if (cli_err_tty) {
+		close(fe);
+		cli_slurp_tty(master, cli_err, sizeof(cli_err));
+	} else {
+		cli_slurp(fe, cli_err, sizeof(cli_err));
+	}
 	return rc;
 }
 

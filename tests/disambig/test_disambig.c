@@ -1843,6 +1843,38 @@ static bool same_plan(const struct da_problem *p, const struct da_plan *a,
 	       !memcmp(a->clone_wraps, b->clone_wraps, a->nclone_wraps * sizeof(*a->clone_wraps));
 }
 
+/* What da_solve said as its searches ended (da_options.on_search). */
+struct search_log {
+	uint32_t n;
+	struct da_search_done d[8];
+};
+
+static void log_search(void *ctx, const struct da_search_done *d)
+{
+	struct search_log *L = ctx;
+	if (L->n < 8)
+		L->d[L->n] = *d;
+	L->n++;
+}
+
+/* One report a search, in order; the last names the plan kept. */
+static void check_search_log(const struct search_log *L, const struct da_result *r)
+{
+	CHECK_EQ_INT(L->n, r->stats.searches);
+	for (uint32_t j = 0; j < L->n && j < 8; j++) {
+		const struct da_search_done *d = &L->d[j];
+		CHECK_EQ_INT(d->search, j);
+		CHECK_EQ_INT(d->searches, r->stats.searches);
+		CHECK_EQ_INT(d->paths, r->before.paths);
+		CHECK(d->precise_paths <= d->paths && d->best <= j);
+		CHECK(d->best_precise_paths <= d->paths);
+		CHECK(!j || d->seconds >= L->d[j - 1].seconds);
+	}
+	const struct da_search_done *last = &L->d[L->n - 1];
+	CHECK_EQ_INT(last->best, r->stats.best_search);
+	CHECK_EQ_INT(last->best_precise_paths, r->after.precise_paths);
+}
+
 /* Independent searches (disambig.h section 5): the plan does not depend on
  * how many run at once; the first is the seed's own, so more searches never
  * keep a plan that scores worse, and the same plan when it wins. */
@@ -1864,9 +1896,18 @@ static void test_searches(uint32_t problems, uint64_t budget)
 		CHECK_EQ_INT(one.stats.best_search, 0);
 		o.searches = 3;
 		o.threads = 1;
+		struct search_log ls = {0}, lp = {0};
+		o.on_search = log_search;
+		o.on_search_ctx = &ls;
 		CHECK(da_solve(p, &o, &serial, err, sizeof(err)) == 0);
 		o.threads = 2;          /* rounds of 2 and 1 */
+		o.on_search_ctx = &lp;
 		CHECK(da_solve(p, &o, &parallel, err, sizeof(err)) == 0);
+		check_search_log(&ls, &serial);
+		check_search_log(&lp, &parallel);
+		for (uint32_t j = 0; j < 3; j++)
+			CHECK_EQ_INT(ls.d[j].precise_paths, lp.d[j].precise_paths);
+		o.on_search = NULL;
 		CHECK_EQ_INT(serial.stats.searches, 3);
 		CHECK(same_plan(p, &serial.plan, &parallel.plan));
 		CHECK_EQ_INT(serial.stats.best_search, parallel.stats.best_search);

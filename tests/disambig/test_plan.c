@@ -603,6 +603,18 @@ static void test_cli(void)
 	CONTAINS(cli_out, "3 searches (the plan of search ");
 	CHECK_EQ_INT(run("--searches", "1", "-o", path_in("n.plan"), map, NULL), 0);
 	CONTAINS(cli_out, "1 search (the plan of search 1)");
+	/* on a terminal, a line as each search ends; -q and a file: none */
+	cli_err_tty = true;
+	CHECK_EQ_INT(run("--searches", "2", "-o", path_in("n.plan"), map, NULL), 0);
+	CONTAINS(cli_err, "solving...");
+	CONTAINS(cli_err, "icpp plan: search 1 of 2 done after ");
+	CONTAINS(cli_err, "icpp plan: search 2 of 2 done after ");
+	CONTAINS(cli_err, "100.0% of paths precise (the best plan so far: search 1, 100.0%)");
+	CHECK_EQ_INT(run("-q", "--searches", "2", "-o", path_in("n.plan"), map, NULL), 0);
+	CHECK(!strstr(cli_err, "search"));
+	cli_err_tty = false;
+	CHECK_EQ_INT(run("--searches", "2", "-o", path_in("n.plan"), map, NULL), 0);
+	CHECK(!strstr(cli_err, "search"));
 	CHECK_EQ_INT(run(path_in("missing.icpp"), NULL), 1);
 	CHECK(strchr(cli_err, '\n') == cli_err + strlen(cli_err) - 1);   /* one line */
 

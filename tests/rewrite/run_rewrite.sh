@@ -13,7 +13,8 @@
 #  2. --everything=32,0,0 (padding only): the program's own ground truth (gt.h:
 #     CFA and return address of every test-function frame) against the
 #     predicted pathmap with gtcheck -- heights checked without icpp train;
-#  3. the solver's plan (icpp rewrite without a plan): same output, verify;
+#  3. the solver's plan (icpp rewrite without a plan, on a terminal: the
+#     searches' progress): same output, verify;
 #  4. gdb: a backtrace from BREAK in the rewritten program shows the same
 #     frames of the program itself (its source files, and clones of its
 #     functions) as in the original,
@@ -109,8 +110,16 @@ else
 	fail=1
 fi
 
-# 3. the solver's plan
-if "$icpp" rewrite "./$name" -m map -o solved.rw -q 2> rewrite.solved.err; then
+# 3. the solver's plan, on a terminal (script(1)), where icpp rewrite shows
+#    each of the solver's searches as it ends
+#    (its own input /dev/null: with none, script runs nothing)
+if script -qec "$(printf '%q ' "$icpp" rewrite "./$name" -m map -o solved.rw)" /dev/null \
+	< /dev/null > rewrite.solved.err 2>&1; then
+	if ! grep -q "icpp rewrite: search 4 of 4 done after " rewrite.solved.err; then
+		echo "FAIL: icpp rewrite on a terminal: no progress of the searches"
+		cat rewrite.solved.err
+		fail=1
+	fi
 	run solved ./solved.rw
 	same solved
 	verify solved.rw "$strict"
