@@ -56,8 +56,19 @@ static int scan_segments(struct bin_module *m, char *err, size_t errlen)
 			errmsg(err, errlen, "%s: corrupt program header %zu", m->path, i);
 			return -1;
 		}
-		if (ph.p_type == PT_INTERP)
-			m->has_interp = true;
+		if (ph.p_type == PT_INTERP && !m->interp) {
+			/* the loader's path, NUL-terminated within the segment */
+			if (ph.p_offset > m->image_size || ph.p_filesz > m->image_size - ph.p_offset ||
+			    !ph.p_filesz || memchr(m->image + ph.p_offset, 0, ph.p_filesz) == NULL) {
+				errmsg(err, errlen, "%s: corrupt PT_INTERP", m->path);
+				return -1;
+			}
+			m->interp = strdup(m->image + ph.p_offset);
+			if (!m->interp) {
+				errmsg(err, errlen, "out of memory");
+				return -1;
+			}
+		}
 		if (ph.p_type != PT_LOAD)
 			continue;
 		if (ph.p_offset > m->image_size || ph.p_filesz > m->image_size - ph.p_offset) {
@@ -203,6 +214,7 @@ void bin_close(struct bin_module *m)
 		close(m->fd);
 	free(m->funcs);
 	free(m->exec);
+	free(m->interp);
 	free(m->path);
 	free(m);
 }
@@ -217,9 +229,32 @@ bool bin_is_pic(const struct bin_module *m)
 	return m->ehdr.e_type == ET_DYN;
 }
 
+char *bin_interp_of(const char *path)
+{
+	struct bin_module *m = calloc(1, sizeof(*m));
+	if (!m || !(m->path = strdup(path))) {
+		free(m);
+		return NULL;
+	}
+	m->fd = -1;
+	char err[256], *interp = NULL;
+	if (!open_elf(m, err, sizeof(err)) && !check_header(m, err, sizeof(err)) &&
+	    !scan_segments(m, err, sizeof(err))) {
+		interp = m->interp;
+		m->interp = NULL;
+	}
+	bin_close(m);
+	return interp;
+}
+
 bool bin_has_interp(const struct bin_module *m)
 {
-	return m->has_interp;
+	return m->interp != NULL;
+}
+
+const char *bin_interp(const struct bin_module *m)
+{
+	return m->interp;
 }
 
 uint64_t bin_load_base(const struct bin_module *m)

@@ -48,6 +48,12 @@ void bin_close(struct bin_module *m);
 const char *bin_path(const struct bin_module *m);
 bool bin_is_pic(const struct bin_module *m);           /* ET_DYN: PIE or .so */
 bool bin_has_interp(const struct bin_module *m);       /* dynamically linked program */
+/* The dynamic loader PT_INTERP names (e.g. /lib64/ld-linux-x86-64.so.2), or
+ * NULL: the kernel loads it, so no LD_LIBRARY_PATH replaces it. */
+const char *bin_interp(const struct bin_module *m);
+/* The same of the file at path, read from its program headers alone (malloc'd),
+ * or NULL: none, or not an x86-64 ELF file it could read. */
+char *bin_interp_of(const char *path);
 /* Lowest PT_LOAD vaddr rounded down to its page alignment: a runtime address
  * minus (load start - this) is a file vaddr. */
 uint64_t bin_load_base(const struct bin_module *m);

@@ -27,7 +27,8 @@ struct bin_module {
 	const char *image;           /* the whole file (elf_rawfile) */
 	size_t image_size;
 	GElf_Ehdr ehdr;
-	bool has_interp;
+	char *interp;                /* what PT_INTERP names (the program's
+	                              * dynamic loader), or NULL */
 	uint64_t load_base;
 	const uint8_t *build_id;     /* points into image; NULL: none */
 	size_t build_id_len;

@@ -255,6 +255,14 @@ static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_bin
 	return 0;
 }
 
+/* Is path the dynamic loader that prog's PT_INTERP names (the same file)? */
+static bool is_loader_of(const char *path, const struct rw_binary *prog)
+{
+	const char *interp = bin_interp(rw_module(prog));
+	char a[PATH_MAX], b[PATH_MAX];
+	return interp && realpath(path, a) && realpath(interp, b) && !strcmp(a, b);
+}
+
 /* One file rewritten: PROG, or a library named by --lib. */
 struct target {
 	const char *in, *out;
@@ -629,6 +637,13 @@ int cmd_rewrite(int argc, char **argv)
 			goto close;
 		}
 	}
+	for (uint32_t i = 1; i < nt; i++)
+		if (is_loader_of(t[i].in, t[0].b)) {
+			cli_error("rewrite", "%s is %s's dynamic loader, which the kernel loads (its "
+				  "PT_INTERP), not LD_LIBRARY_PATH: a rewritten copy would never run; "
+				  "drop --lib %s", t[i].in, prog, t[i].in);
+			goto close;
+		}
 	clock_gettime(CLOCK_MONOTONIC, &ta);
 	if (explain) {
 		struct pathmap *epm = NULL;

@@ -1,10 +1,12 @@
 /* What icpp rewrite may change in a program, as the solver's capability
  * (cli/rewrite_cap.h). */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary/binary.h"
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
 
@@ -150,16 +152,64 @@ static uint32_t common_ancestor(const struct pathmap *pm, uint32_t a, uint32_t b
 	return a;
 }
 
+/* Mark in loader[] the modules of pm that another module's PT_INTERP names
+ * (the same file): the kernel maps a program's dynamic loader, so a
+ * rewritten copy of it would never run. */
+static void mark_loaders(const struct pathmap *pm, bool *loader)
+{
+	for (uint32_t k = 0; k < pm->nmodules; k++) {
+		char *interp = bin_interp_of(pm->modules[k].path);
+		char a[PATH_MAX], b[PATH_MAX];
+		if (interp && realpath(interp, a))
+			for (uint32_t m = 0; m < pm->nmodules; m++)
+				if (realpath(pm->modules[m].path, b) && !strcmp(a, b))
+					loader[m] = true;
+		free(interp);
+	}
+}
+
+/* The (up to) three modules of pairs[] with the most weight, a line each:
+ * "<who><pairs> <what> (their CIDs hold X% of the weight) ... add <flag>". */
+static void suggest_top(const struct pathmap *pm, const struct da_result *r, uint64_t *weight,
+			uint32_t *pairs, const char *who, const char *what, const char *flag,
+			FILE *out)
+{
+	for (int k = 0; k < 3; k++) {
+		uint32_t best = PM_NONE;
+		for (uint32_t m = 0; m < pm->nmodules; m++)
+			if (pairs[m] && (best == PM_NONE || weight[m] > weight[best] ||
+					 (weight[m] == weight[best] && pairs[m] > pairs[best])))
+				best = m;
+		if (best == PM_NONE)
+			break;
+		fprintf(out, "%s%u %s (their CIDs hold %.1f%% of the weight) %s %s, which is not "
+			"rewritten here: add %s %s\n", who, pairs[best], what,
+			cli_pct(weight[best], r->before.weight, 0),
+			strcmp(what, "blocked collisions") ? "are at functions of" : "differ in",
+			pm->modules[best].path, flag, pm->modules[best].path);
+		pairs[best] = 0;
+	}
+}
+
 void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 			 const struct da_result *r, const char *who, const char *flag, FILE *out)
 {
-	uint64_t *weight = calloc(pm->nmodules + 1, sizeof(*weight));
-	uint32_t *pairs = calloc(pm->nmodules + 1, sizeof(*pairs));
-	bool *seen = calloc(pm->nmodules + 1, sizeof(*seen));
-	if (!weight || !pairs || !seen)
+	size_t nm = (size_t)pm->nmodules + 1;
+	uint64_t *weight = calloc(nm, sizeof(*weight)), *uweight = calloc(nm, sizeof(*uweight));
+	uint32_t *pairs = calloc(nm, sizeof(*pairs)), *upairs = calloc(nm, sizeof(*upairs));
+	bool *seen = calloc(nm, sizeof(*seen)), *loader = calloc(nm, sizeof(*loader));
+	if (!weight || !uweight || !pairs || !upairs || !seen || !loader)
 		goto out;
 	for (uint32_t i = 0; i < r->nleft; i++) {
 		const struct da_leftover *l = &r->left[i];
+		if ((l->why.left == DA_LEFT_UNSOLVED || l->why.left == DA_LEFT_CROWDED) &&
+		    l->inst < pm->nfuncs && !rewrite_cap_target(rc, pm->funcs[l->inst].module)) {
+			/* a clone of the function would be a namespace of CIDs
+			 * of its own for the calls it takes, but only a module
+			 * rewritten here has clones */
+			uweight[pm->funcs[l->inst].module] += l->weight;
+			upairs[pm->funcs[l->inst].module]++;
+		}
 		if (l->why.left != DA_LEFT_BLOCKED)
 			continue;
 		uint32_t lca = common_ancestor(pm, l->a, l->b);
@@ -172,24 +222,19 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 				pairs[m]++;
 			}
 	}
-	for (int k = 0; k < 3; k++) {
-		uint32_t best = PM_NONE;
-		for (uint32_t m = 0; m < pm->nmodules; m++)
-			if (pairs[m] && (best == PM_NONE || weight[m] > weight[best] ||
-					 (weight[m] == weight[best] && pairs[m] > pairs[best])))
-				best = m;
-		if (best == PM_NONE)
-			break;
-		fprintf(out, "%s%u blocked collisions (their CIDs hold %.1f%% of the weight) differ "
-			"in %s, which is not rewritten here: add %s %s\n", who, pairs[best],
-			cli_pct(weight[best], r->before.weight, 0), pm->modules[best].path, flag,
-			pm->modules[best].path);
-		pairs[best] = 0;
-	}
+	mark_loaders(pm, loader);
+	for (uint32_t m = 0; m < pm->nmodules; m++)
+		if (loader[m])
+			pairs[m] = upairs[m] = 0;
+	suggest_top(pm, r, weight, pairs, who, "blocked collisions", flag, out);
+	suggest_top(pm, r, uweight, upairs, who, "unsolved collisions", flag, out);
 out:
 	free(weight);
+	free(uweight);
 	free(pairs);
+	free(upairs);
 	free(seen);
+	free(loader);
 }
 
 void rewrite_cap_free(struct rewrite_cap *rc)

@@ -225,6 +225,11 @@ static void test_o0_fp(void)
 		return;
 	CHECK(bin_is_pic(m));
 	CHECK(bin_has_interp(m));
+	/* its dynamic loader, from the program headers alone too */
+	CHECK(bin_interp(m) && strstr(bin_interp(m), "/ld-linux-x86-64.so.2"));
+	char *interp = bin_interp_of(FX_O0_FP);
+	CHECK(interp && bin_interp(m) && !strcmp(interp, bin_interp(m)));
+	free(interp);
 	CHECK_EQ_INT(bin_load_base(m), 0);
 	check_layout(m);
 	check_symtab_matches(m, FX_OUT "/binfx_o0_fp.syms");
@@ -367,6 +372,8 @@ static void test_shared_lib(void)
 	}
 	CHECK(bin_is_pic(m));
 	CHECK(!bin_has_interp(m));
+	CHECK(!bin_interp(m) && !bin_interp_of(FX_LIB));
+	CHECK(!bin_interp_of(FX_OUT "/does-not-exist"));
 	CHECK_EQ_INT(bin_load_base(m), 0);
 	const char *names[] = {"fxlib_add", "fxlib_mul", "fxlib_hidden", "fxlib_helper"};
 	for (int i = 0; i < 4; i++) {
@@ -505,6 +512,30 @@ static void test_bad_input(void)
 		spit(tmp, copy, len);
 		check_rejected(tmp, patch[i].why);
 	}
+	/* a PT_INTERP whose path does not end within its segment */
+	uint64_t phoff;
+	uint16_t phentsize, phnum;
+	memcpy(&phoff, img + 32, 8);
+	memcpy(&phentsize, img + 54, 2);
+	memcpy(&phnum, img + 56, 2);
+	bool interp_seen = false;
+	for (uint16_t i = 0; i < phnum && phoff + (uint64_t)(i + 1) * phentsize <= len; i++) {
+		const uint8_t *ph = img + phoff + (uint64_t)i * phentsize;
+		uint32_t type;
+		uint64_t off, filesz;
+		memcpy(&type, ph, 4);
+		memcpy(&off, ph + 8, 8);
+		memcpy(&filesz, ph + 32, 8);
+		if (type != 3 /* PT_INTERP */ || off + filesz > len)
+			continue;
+		memcpy(copy, img, len);
+		memset(copy + off, 'x', filesz);
+		spit(tmp, copy, len);
+		check_rejected(tmp, "corrupt PT_INTERP");
+		CHECK(!bin_interp_of(tmp));
+		interp_seen = true;
+	}
+	CHECK(interp_seen);
 	size_t cuts[] = {4, 16, 63, 64, 200, 1000, len / 2, len - 100, len - 1};
 	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
 		spit(tmp, img, cuts[i]);

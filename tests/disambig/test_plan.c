@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binary/binary.h"
 #include "cli/cmds.h"
+#include "cli/rewrite_cap.h"
 #include "disambig/disambig.h"
 #include "disambig/from_pathmap.h"
 #include "tests/check.h"
@@ -678,6 +680,53 @@ static void test_cli(void)
 	pm_free(pm);
 }
 
+/* What icpp plan --binary and icpp rewrite suggest adding for the
+ * collisions a plan leaves (rewrite_cap_suggest): the module of a function
+ * where collisions stay unsolved, as no clone of it may be made there, and
+ * never a program's dynamic loader, which the kernel maps. */
+static void test_suggest(void)
+{
+	char *interp = bin_interp_of("/bin/sh");
+	CHECK(interp != NULL);
+	if (!interp)
+		return;
+	struct pathmap *pm = pm_new();
+	uint32_t prog = pm_add_module(pm, "/bin/sh", NULL, 0);
+	uint32_t ld = pm_add_module(pm, interp, NULL, 0);
+	uint32_t lib = pm_add_module(pm, "/lib/libx.so", NULL, 0);
+	uint32_t fp = pm_add_function(pm, prog, 0x1000, 0x10, "main");
+	uint32_t fl = pm_add_function(pm, lib, 0x2000, 0x10, "helper");
+	uint32_t fd = pm_add_function(pm, ld, 0x3000, 0x10, "dl");
+	uint32_t root = pm_add_node(pm, PM_NONE, fp, PM_NONE, 0, 100, 1);
+	uint32_t a = pm_add_node(pm, root, fl, prog, 0x1004, 200, 3);
+	uint32_t b = pm_add_node(pm, root, fd, prog, 0x1008, 200, 1);
+	struct da_leftover left[] = {
+		{.inst = fl, .height = 200, .degree = 2, .a = a, .b = a, .weight = 3,
+		 .why.left = DA_LEFT_UNSOLVED},
+		{.inst = fd, .height = 200, .degree = 2, .a = b, .b = b, .weight = 1,
+		 .why.left = DA_LEFT_UNSOLVED},
+	};
+	struct da_result r = {.left = left, .nleft = 2};
+	r.before.weight = 4;
+	struct rewrite_cap rc = {.n = 0};       /* nothing rewritten */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	CHECK(f != NULL);
+	if (f) {
+		rewrite_cap_suggest(&rc, pm, &r, "", "--binary", f);
+		fclose(f);
+		CONTAINS(text, "1 unsolved collisions (their CIDs hold 75.0% of the weight) are at "
+			       "functions of /lib/libx.so, which is not rewritten here: add --binary "
+			       "/lib/libx.so\n");
+		CHECK(!strstr(text, interp));
+		CHECK(!strstr(text, "/bin/sh"));
+	}
+	free(text);
+	free(interp);
+	pm_free(pm);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -690,6 +739,7 @@ int main(void)
 	test_clone_file();
 	test_fragment_pathmap();
 	test_refusals();
+	test_suggest();
 	test_cli();
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

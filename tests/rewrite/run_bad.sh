@@ -40,6 +40,11 @@ expect 2 "unknown option" rewrite --bogus "$fx"
 expect 2 "--searches wants a count from 1 to 64" rewrite --searches 0 "$fx"
 cp "$fx" fx
 expect 1 "never modifies its input" rewrite fx -m x.icpp -o fx
+# the program's dynamic loader: the kernel maps it, not LD_LIBRARY_PATH
+loader=$(readelf -l "$fx" | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')
+[ -n "$loader" ] || { echo "FAIL: no PT_INTERP in $fx"; fail=1; }
+expect 1 "dynamic loader, which the kernel loads" rewrite fx -m x.icpp -o out.rw --lib "$loader"
+[ -e out.rw.libs ] && { echo "FAIL: out.rw.libs written after the refusal"; fail=1; }
 expect 1 "not written by icpp rewrite" verify fx -- 
 expect 2 "expected a program" verify
 # a map of another program
