@@ -169,10 +169,11 @@ static void mark_loaders(const struct pathmap *pm, bool *loader)
 }
 
 /* The (up to) three modules of pairs[] with the most weight, a line each:
- * "<who><pairs> <what> (their CIDs hold X% of the weight) ... add <flag>". */
+ * "<who><pairs> <what> (their CIDs hold X% of the weight) <where> MODULE,
+ * which is not rewritten here: add <flag> MODULE". */
 static void suggest_top(const struct pathmap *pm, const struct da_result *r, uint64_t *weight,
-			uint32_t *pairs, const char *who, const char *what, const char *flag,
-			FILE *out)
+			uint32_t *pairs, const char *who, const char *what, const char *where,
+			const char *flag, FILE *out)
 {
 	for (int k = 0; k < 3; k++) {
 		uint32_t best = PM_NONE;
@@ -184,9 +185,8 @@ static void suggest_top(const struct pathmap *pm, const struct da_result *r, uin
 			break;
 		fprintf(out, "%s%u %s (their CIDs hold %.1f%% of the weight) %s %s, which is not "
 			"rewritten here: add %s %s\n", who, pairs[best], what,
-			cli_pct(weight[best], r->before.weight, 0),
-			strcmp(what, "blocked collisions") ? "are at functions of" : "differ in",
-			pm->modules[best].path, flag, pm->modules[best].path);
+			cli_pct(weight[best], r->before.weight, 0), where, pm->modules[best].path, flag,
+			pm->modules[best].path);
 		pairs[best] = 0;
 	}
 }
@@ -226,8 +226,9 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 	for (uint32_t m = 0; m < pm->nmodules; m++)
 		if (loader[m])
 			pairs[m] = upairs[m] = 0;
-	suggest_top(pm, r, weight, pairs, who, "blocked collisions", flag, out);
-	suggest_top(pm, r, uweight, upairs, who, "unsolved collisions", flag, out);
+	suggest_top(pm, r, weight, pairs, who, "blocked collisions", "differ in", flag, out);
+	suggest_top(pm, r, uweight, upairs, who, "unsolved collisions", "are at functions of", flag,
+		    out);
 out:
 	free(weight);
 	free(uweight);
