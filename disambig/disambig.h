@@ -400,10 +400,11 @@
  * plan with the best objective, the earliest on a tie: the plan depends on
  * the seed and the number of searches, never on how many ran at once
  * (da_options.on_search hears of each as it ends, in that order: icpp plan
- * and icpp rewrite show it on a terminal).  The searches end far apart (lua5.4 under its rewriter's capability, seeds
- * 1-4: 97.0-98.8% of paths precise), and more work in one search buys
- * less than another start: one search of four times the budget trades
- * precision for stack and code the objective prices (lua 97.3 -> 97.0%),
+ * and icpp rewrite show it on a terminal).  The searches end far apart
+ * (lua5.4 under its rewriter's capability, seeds 1-4: 97.0-98.8% of paths
+ * precise), and more work in one search buys less than another start: one
+ * search of four times the budget trades precision for stack and code the
+ * objective prices (lua 97.3 -> 97.0%),
  * four of a quarter of it starve the phases of large maps (python3.11
  * 91% -> 85%); docs/bench-disambig.md, session 26.
  * The plan lists which collisions remain, with their kind and reason.

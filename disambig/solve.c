@@ -3175,7 +3175,7 @@ struct search_pick {
 	struct timespec t0;         /* da_solve's start */
 };
 
-/* Tell the caller (da_options.on_search) that search j ended at score s. */
+/* Tell the caller (da_options.on_search) that search j ended in state s. */
 static void search_done(const struct search_pick *P, const struct da_options *o, uint32_t j,
 			const struct ds *s)
 {
