@@ -229,22 +229,43 @@ bool bin_is_pic(const struct bin_module *m)
 	return m->ehdr.e_type == ET_DYN;
 }
 
-char *bin_interp_of(const char *path)
+/* Does m's dynamic section set DF_1_PIE (a position-independent program)? */
+static bool flagged_pie(struct bin_module *m)
 {
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Dyn dyn;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getdyn(d, (int)i, &dyn); i++)
+			if (dyn.d_tag == DT_FLAGS_1)
+				return dyn.d_un.d_val & DF_1_PIE;
+	}
+	return false;
+}
+
+int bin_peek(const char *path, struct bin_peek *out)
+{
+	memset(out, 0, sizeof(*out));
 	struct bin_module *m = calloc(1, sizeof(*m));
 	if (!m || !(m->path = strdup(path))) {
 		free(m);
-		return NULL;
+		return -1;
 	}
 	m->fd = -1;
-	char err[256], *interp = NULL;
+	char err[256];
+	int rc = -1;
 	if (!open_elf(m, err, sizeof(err)) && !check_header(m, err, sizeof(err)) &&
 	    !scan_segments(m, err, sizeof(err))) {
-		interp = m->interp;
+		out->interp = m->interp;
 		m->interp = NULL;
+		out->program = m->ehdr.e_type == ET_EXEC || flagged_pie(m);
+		rc = 0;
 	}
 	bin_close(m);
-	return interp;
+	return rc;
 }
 
 bool bin_has_interp(const struct bin_module *m)

@@ -51,9 +51,16 @@ bool bin_has_interp(const struct bin_module *m);       /* dynamically linked pro
 /* The dynamic loader PT_INTERP names (e.g. /lib64/ld-linux-x86-64.so.2), or
  * NULL: the kernel loads it, so no LD_LIBRARY_PATH replaces it. */
 const char *bin_interp(const struct bin_module *m);
-/* The same of the file at path, read from its program headers alone (malloc'd),
- * or NULL: none, or not an x86-64 ELF file it could read. */
-char *bin_interp_of(const char *path);
+/* What the file at path is, from its headers and dynamic section alone
+ * (bin_open reads it whole): the loader it names (malloc'd; NULL: none),
+ * and whether it is a program (ET_EXEC, or a PIE: DF_1_PIE) rather than a
+ * library (libc.so.6 names a loader too: it runs).  0, or -1 when it is not
+ * an x86-64 ELF file it could read. */
+struct bin_peek {
+	char *interp;
+	bool program;
+};
+int bin_peek(const char *path, struct bin_peek *out);
 /* Lowest PT_LOAD vaddr rounded down to its page alignment: a runtime address
  * minus (load start - this) is a file vaddr. */
 uint64_t bin_load_base(const struct bin_module *m);

@@ -152,19 +152,25 @@ static uint32_t common_ancestor(const struct pathmap *pm, uint32_t a, uint32_t b
 	return a;
 }
 
-/* Mark in loader[] the modules of pm that another module's PT_INTERP names
- * (the same file): the kernel maps a program's dynamic loader, so a
- * rewritten copy of it would never run. */
-static void mark_loaders(const struct pathmap *pm, bool *loader)
+/* Mark in unloadable[] the modules of pm that no LD_LIBRARY_PATH brings
+ * into the program in place of the original: programs (a workload's sh,
+ * cat or cmp, the program a library was trained under; each is rewritten
+ * as PROG by a run of its own) and the dynamic loader another module's
+ * PT_INTERP names (the kernel maps it).  A module whose file is gone stays
+ * unmarked. */
+static void mark_unloadable(const struct pathmap *pm, bool *unloadable)
 {
 	for (uint32_t k = 0; k < pm->nmodules; k++) {
-		char *interp = bin_interp_of(pm->modules[k].path);
+		struct bin_peek peek;
+		if (bin_peek(pm->modules[k].path, &peek) < 0)
+			continue;
+		unloadable[k] |= peek.program;
 		char a[PATH_MAX], b[PATH_MAX];
-		if (interp && realpath(interp, a))
+		if (peek.interp && realpath(peek.interp, a))
 			for (uint32_t m = 0; m < pm->nmodules; m++)
 				if (realpath(pm->modules[m].path, b) && !strcmp(a, b))
-					loader[m] = true;
-		free(interp);
+					unloadable[m] = true;
+		free(peek.interp);
 	}
 }
 
@@ -197,8 +203,8 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 	size_t nm = (size_t)pm->nmodules + 1;
 	uint64_t *weight = calloc(nm, sizeof(*weight)), *uweight = calloc(nm, sizeof(*uweight));
 	uint32_t *pairs = calloc(nm, sizeof(*pairs)), *upairs = calloc(nm, sizeof(*upairs));
-	bool *seen = calloc(nm, sizeof(*seen)), *loader = calloc(nm, sizeof(*loader));
-	if (!weight || !uweight || !pairs || !upairs || !seen || !loader)
+	bool *seen = calloc(nm, sizeof(*seen)), *unloadable = calloc(nm, sizeof(*unloadable));
+	if (!weight || !uweight || !pairs || !upairs || !seen || !unloadable)
 		goto out;
 	for (uint32_t i = 0; i < r->nleft; i++) {
 		const struct da_leftover *l = &r->left[i];
@@ -222,9 +228,9 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 				pairs[m]++;
 			}
 	}
-	mark_loaders(pm, loader);
+	mark_unloadable(pm, unloadable);
 	for (uint32_t m = 0; m < pm->nmodules; m++)
-		if (loader[m])
+		if (unloadable[m])
 			pairs[m] = upairs[m] = 0;
 	suggest_top(pm, r, weight, pairs, who, "blocked collisions", "differ in", flag, out);
 	suggest_top(pm, r, uweight, upairs, who, "unsolved collisions", "are at functions of", flag,
@@ -235,7 +241,7 @@ out:
 	free(pairs);
 	free(upairs);
 	free(seen);
-	free(loader);
+	free(unloadable);
 }
 
 void rewrite_cap_free(struct rewrite_cap *rc)

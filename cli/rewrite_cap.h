@@ -52,7 +52,10 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const c
  * calls: python3.11 with _json, seed 1, 91.8% of paths predicted precise,
  * with libc too 93.7%).  Of each kind the three whose collisions' CIDs hold
  * the most weight, one line each on out, beginning with `who`, naming the
- * option (`flag`: --lib, --binary) that would add them.  Nothing when none. */
+ * option (`flag`: --lib, --binary) that would add them.  Only libraries:
+ * never a program (a workload's sh or cmp: each is rewritten as PROG by a
+ * run of its own) nor a dynamic loader (the kernel maps it), which no
+ * LD_LIBRARY_PATH replaces.  Nothing when none. */
 void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 			 const struct da_result *r, const char *who, const char *flag, FILE *out);
 /* The target whose module is m, or NULL. */

@@ -227,9 +227,10 @@ static void test_o0_fp(void)
 	CHECK(bin_has_interp(m));
 	/* its dynamic loader, from the program headers alone too */
 	CHECK(bin_interp(m) && strstr(bin_interp(m), "/ld-linux-x86-64.so.2"));
-	char *interp = bin_interp_of(FX_O0_FP);
-	CHECK(interp && bin_interp(m) && !strcmp(interp, bin_interp(m)));
-	free(interp);
+	struct bin_peek peek;
+	CHECK(bin_peek(FX_O0_FP, &peek) == 0 && peek.program);
+	CHECK(peek.interp && bin_interp(m) && !strcmp(peek.interp, bin_interp(m)));
+	free(peek.interp);
 	CHECK_EQ_INT(bin_load_base(m), 0);
 	check_layout(m);
 	check_symtab_matches(m, FX_OUT "/binfx_o0_fp.syms");
@@ -372,8 +373,9 @@ static void test_shared_lib(void)
 	}
 	CHECK(bin_is_pic(m));
 	CHECK(!bin_has_interp(m));
-	CHECK(!bin_interp(m) && !bin_interp_of(FX_LIB));
-	CHECK(!bin_interp_of(FX_OUT "/does-not-exist"));
+	struct bin_peek peek;
+	CHECK(!bin_interp(m) && bin_peek(FX_LIB, &peek) == 0 && !peek.interp && !peek.program);
+	CHECK(bin_peek(FX_OUT "/does-not-exist", &peek) < 0 && !peek.interp);
 	CHECK_EQ_INT(bin_load_base(m), 0);
 	const char *names[] = {"fxlib_add", "fxlib_mul", "fxlib_hidden", "fxlib_helper"};
 	for (int i = 0; i < 4; i++) {
@@ -532,7 +534,8 @@ static void test_bad_input(void)
 		memset(copy + off, 'x', filesz);
 		spit(tmp, copy, len);
 		check_rejected(tmp, "corrupt PT_INTERP");
-		CHECK(!bin_interp_of(tmp));
+		struct bin_peek peek;
+		CHECK(bin_peek(tmp, &peek) < 0 && !peek.interp);
 		interp_seen = true;
 	}
 	CHECK(interp_seen);

@@ -683,11 +683,13 @@ static void test_cli(void)
 /* What icpp plan --binary and icpp rewrite suggest adding for the
  * collisions a plan leaves (rewrite_cap_suggest): the module of a function
  * where collisions stay unsolved, as no clone of it may be made there, and
- * never a program's dynamic loader, which the kernel maps. */
+ * never a program (rewritten by a run of its own) or a program's dynamic
+ * loader (the kernel maps it): no LD_LIBRARY_PATH loads a copy of either. */
 static void test_suggest(void)
 {
-	char *interp = bin_interp_of("/bin/sh");
-	CHECK(interp != NULL);
+	struct bin_peek peek;
+	CHECK(bin_peek("/bin/sh", &peek) == 0 && peek.interp && peek.program);
+	char *interp = peek.interp;
 	if (!interp)
 		return;
 	struct pathmap *pm = pm_new();
@@ -705,8 +707,10 @@ static void test_suggest(void)
 		 .why.left = DA_LEFT_UNSOLVED},
 		{.inst = fd, .height = 200, .degree = 2, .a = b, .b = b, .weight = 1,
 		 .why.left = DA_LEFT_UNSOLVED},
+		{.inst = fp, .height = 100, .degree = 2, .a = root, .b = root, .weight = 1,
+		 .why.left = DA_LEFT_UNSOLVED},
 	};
-	struct da_result r = {.left = left, .nleft = 2};
+	struct da_result r = {.left = left, .nleft = 3};
 	r.before.weight = 4;
 	struct rewrite_cap rc = {.n = 0};       /* nothing rewritten */
 	char *text = NULL;
