@@ -60,12 +60,21 @@ bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches)
 	return true;
 }
 
-void cli_search_progress(void *cmd, const struct da_search_done *d)
+/* da_options.on_search: a line as each search ends; cmd: the command's name. */
+static void search_progress(void *cmd, const struct da_search_done *d)
 {
 	fprintf(stderr, "icpp %s: search %" PRIu32 " of %" PRIu32 " done after %.1f s: %.1f%% of paths "
 		"precise (the best plan so far: search %" PRIu32 ", %.1f%%)\n", (const char *)cmd,
 		d->search + 1, d->searches, d->seconds, cli_pct(d->precise_paths, d->paths, 100.0),
 		d->best + 1, cli_pct(d->best_precise_paths, d->paths, 100.0));
+}
+
+void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o)
+{
+	fprintf(stderr, "icpp %s: %" PRIu32 " nodes, %" PRIu32 " functions, %" PRIu32
+		" callsites: solving...\n", cmd, p->nnodes, p->nfuncs, p->ncallsites);
+	o->on_search = search_progress;
+	o->on_search_ctx = (void *)cmd;
 }
 
 bool cli_parse_growth(const char *cmd, const char *opt, const char *arg, double *growth)

@@ -456,13 +456,8 @@ int cmd_plan(int argc, char **argv)
 		}
 		printf("plan %s for %s\n\n", evaluate, map);
 	} else {
-		if (progress) {
-			fprintf(stderr, "icpp plan: %" PRIu32 " nodes, %" PRIu32 " functions, %" PRIu32
-				" callsites: solving...\n", br.prob->nnodes, br.prob->nfuncs,
-				br.prob->ncallsites);
-			o.on_search = cli_search_progress;
-			o.on_search_ctx = "plan";
-		}
+		if (progress)
+			cli_solve_progress("plan", br.prob, &o);
 		if (da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
 			cli_error("plan", "%s: %s", map, err);
 			goto out;

@@ -717,13 +717,8 @@ int cmd_rewrite(int argc, char **argv)
 		}
 		if (samples && sample_weights(br.prob, samples, map, "rewrite", quiet) < 0)
 			goto out;
-		if (!quiet && isatty(2)) {
-			fprintf(stderr, "icpp rewrite: %" PRIu32 " nodes, %" PRIu32 " functions, %" PRIu32
-				" callsites: solving...\n", br.prob->nnodes, br.prob->nfuncs,
-				br.prob->ncallsites);
-			o.on_search = cli_search_progress;
-			o.on_search_ctx = "rewrite";
-		}
+		if (!quiet && isatty(2))
+			cli_solve_progress("rewrite", br.prob, &o);
 		if (da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s: %s", map, err);
 			goto out;

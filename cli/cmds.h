@@ -8,7 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct da_search_done;
+struct da_options;
+struct da_problem;
 
 int cmd_train(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
@@ -35,9 +36,9 @@ bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weig
 /* --searches N of command cmd (1 to DA_MAX_SEARCHES); false after saying
  * what is wrong. */
 bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
-/* da_options.on_search: one line on stderr as each search of the solver
- * ends; cmd: the command's name ("plan"). */
-void cli_search_progress(void *cmd, const struct da_search_done *d);
+/* Progress of solving p on stderr for command cmd ("plan"): a line now,
+ * and one as each of the solver's searches ends (o's on_search). */
+void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
 /* A growth factor for option opt of command cmd (--max-stack-growth,
  * --max-recursion-growth): at least 1, or 0 for none; false after saying
  * what is wrong. */

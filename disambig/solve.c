@@ -888,11 +888,17 @@ static double score(const struct ds *s)
 	       s->o.code_weight * (double)s->code_bytes - 1e-4 * (double)s->pad16;
 }
 
-static double elapsed(const struct ds *s)
+/* Seconds since t0 (CLOCK_MONOTONIC). */
+static double seconds_since(const struct timespec *t0)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - s->t0.tv_sec) + (t.tv_nsec - s->t0.tv_nsec) * 1e-9;
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static double elapsed(const struct ds *s)
+{
+	return seconds_since(&s->t0);
 }
 
 static bool out_of_time(struct ds *s)
@@ -3181,13 +3187,10 @@ static void search_done(const struct search_pick *P, const struct da_options *o,
 {
 	if (!o->on_search)
 		return;
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
 	struct da_search_done d = {
 		.search = j, .searches = P->n, .precise_paths = (uint64_t)s->nprecise,
 		.best = P->j, .best_precise_paths = (uint64_t)P->best->nprecise,
-		.paths = s->nclasses,
-		.seconds = (double)(t.tv_sec - P->t0.tv_sec) + (t.tv_nsec - P->t0.tv_nsec) / 1e9,
+		.paths = s->nclasses, .seconds = seconds_since(&P->t0),
 	};
 	o->on_search(o->on_search_ctx, &d);
 }
@@ -3209,18 +3212,17 @@ static void pick_search(struct search_pick *P, struct search_job *J, uint32_t j,
 	if (J->o.verbose)
 		fprintf(stderr, "search %u (seed %llu): score %.2f, %lld paths precise\n", j,
 			(unsigned long long)J->o.seed, score(s), (long long)s->nprecise);
-	if (P->best && score(s) <= score(P->best) + 1e-9) {
-		search_done(P, &J->o, j, s);
-		ds_free(s);
-		return;
-	}
-	if (P->best)
+	bool better = !P->best || score(s) > score(P->best) + 1e-9;
+	if (better) {
 		ds_free(P->best);
-	P->best = s;
-	P->j = j;
-	P->sweeps = J->sweeps;
-	P->exhausted = J->exhausted;
+		P->best = s;
+		P->j = j;
+		P->sweeps = J->sweeps;
+		P->exhausted = J->exhausted;
+	}
 	search_done(P, &J->o, j, s);
+	if (!better)
+		ds_free(s);
 }
 
 /* Run the n searches of J, `threads` at a time, and weigh them in order:
@@ -3280,9 +3282,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.objective = score(P.best);
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
-		struct timespec t1;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		r->stats.seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		r->stats.seconds = seconds_since(&t0);
 	}
 	if (P.best)
 		ds_free(P.best);
