@@ -2953,7 +2953,7 @@ static void clones_until(struct ds *s, const struct da_options *o, uint64_t main
 	}
 }
 
-/* Annealing (phases 1 and 4) until `share` of `main`. */
+/* Annealing (phase 1) until `share` of `main`. */
 static void anneal_until(struct ds *s, const struct da_options *o, uint64_t main, double share)
 {
 	if (o->anneal && s->ncoll && !s->oom) {
@@ -3042,14 +3042,16 @@ static uint32_t search(struct ds *s, const struct da_options *o, bool *exhausted
 	}
 	/* and again where the search has moved paths into new collisions */
 	clones_until(s, o, main, 0.85, true);
-	if (o->anneal && s->ncoll && !s->oom) {
-		phase_until(s, main, 0.9);
-		if (s->work < s->budget) {
-			anneal(s, s->budget - s->work);
-			progress(s, "annealing");
-			phase_until(s, main, 0.95);
-			sweeps += greedy(s);
-		}
+	/* then the sweeps again.  A second annealing here, before them, made
+	 * little precise for its work (seed 1: dealII 26 paths for 3.8M node
+	 * moves, python3 24 for 3.7M, where the sweeps after it made 786 and
+	 * 209 for 2M); its share given to the sweeps, four searches, six
+	 * seeds: dealII 98.94% -> 99.02% of reducible paths, perlbench 99.05%
+	 * -> 99.10%, sjeng 97.72% -> 97.63%, the real maps the same
+	 * (docs/bench-disambig.md, session 28) */
+	if (s->ncoll && !s->oom) {
+		phase_until(s, main, 0.95);
+		sweeps += greedy(s);
 	}
 	/* hot CIDs still colliding: their heavy paths isolated, in a share of
 	 * their own, so that whether they are solved does not hinge on where
