@@ -20,6 +20,7 @@
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
 #include "rewriter/rewriter.h"
+#include "util/fileio.h"
 
 static const char usage_text[] =
 	"usage: icpp rewrite PROG [-m MAP] [-o OUT] [--lib LIB[=OUT2]]... [--plan PLAN |\n"
@@ -259,8 +260,7 @@ static int add_fragment_pads(struct pathmap *pm, uint32_t m, const struct rw_bin
 static bool is_loader_of(const char *path, const struct rw_binary *prog)
 {
 	const char *interp = bin_interp(rw_module(prog));
-	char a[PATH_MAX], b[PATH_MAX];
-	return interp && realpath(path, a) && realpath(interp, b) && !strcmp(a, b);
+	return interp && same_file(path, interp);
 }
 
 /* One file rewritten: PROG, or a library named by --lib. */
@@ -414,11 +414,7 @@ static int outputs_init(struct target *t, uint32_t nt)
 	}
 	for (uint32_t i = 0; i < nt; i++)
 		for (uint32_t j = 0; j < nt; j++) {
-			char a[PATH_MAX], o2[PATH_MAX];
-			bool same = !strcmp(t[i].out, t[j].out) && i != j;
-			if (!same && realpath(t[j].in, a) && realpath(t[i].out, o2) && !strcmp(a, o2))
-				same = true;
-			if (same) {
+			if ((i != j && !strcmp(t[i].out, t[j].out)) || same_file(t[j].in, t[i].out)) {
 				cli_error("rewrite", "%s would be written twice or over an input: icpp rewrite "
 					  "never modifies its input (name another output)", t[i].out);
 				return -1;

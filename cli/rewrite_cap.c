@@ -1,7 +1,6 @@
 /* What icpp rewrite may change in a program, as the solver's capability
  * (cli/rewrite_cap.h). */
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "binary/binary.h"
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
+#include "util/fileio.h"
 
 /* the solver plans no more dispatched clones per function than the rewriter
  * applies */
@@ -165,11 +165,8 @@ static void mark_unloadable(const struct pathmap *pm, bool *unloadable)
 		if (bin_peek(pm->modules[k].path, &peek) < 0)
 			continue;
 		unloadable[k] |= peek.program;
-		char a[PATH_MAX], b[PATH_MAX];
-		if (peek.interp && realpath(peek.interp, a))
-			for (uint32_t m = 0; m < pm->nmodules; m++)
-				if (realpath(pm->modules[m].path, b) && !strcmp(a, b))
-					unloadable[m] = true;
+		for (uint32_t m = 0; peek.interp && m < pm->nmodules; m++)
+			unloadable[m] |= same_file(peek.interp, pm->modules[m].path);
 		free(peek.interp);
 	}
 }

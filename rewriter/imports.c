@@ -11,7 +11,6 @@
  * definition symbol lookup picks does not matter when the largest is taken. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <uthash.h>
 
 #include "rewriter/internal.h"
+#include "util/fileio.h"
 #include "x86/reloc.h"
 
 struct import {
@@ -150,12 +150,6 @@ static void merge_bound(struct import *imp, int32_t k)
 {
 	imp->bound = !imp->defined ? k : (imp->bound < 0 || k < 0) ? -1 : imp->bound > k ? imp->bound : k;
 	imp->defined = true;
-}
-
-static bool same_file(const char *a, const char *b)
-{
-	char ra[PATH_MAX], rb[PATH_MAX];
-	return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
 }
 
 static bool build_id_matches(const struct rw_binary *lib, const uint8_t *id, uint32_t len)

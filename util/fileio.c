@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,4 +96,10 @@ int read_file(const char *path, void **buf, size_t *len, char *err, size_t errle
 	*buf = data;
 	*len = got;
 	return 0;
+}
+
+bool same_file(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+	return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
 }

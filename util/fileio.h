@@ -8,6 +8,7 @@
 #ifndef ICPP_FILEIO_H
 #define ICPP_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -28,5 +29,9 @@ void af_abort(struct atomic_file *af);
 /* Read a whole regular file into a malloc'd buffer (*len bytes; a NUL follows
  * the data).  -1 with a message naming the file otherwise. */
 int read_file(const char *path, void **buf, size_t *len, char *err, size_t errlen);
+
+/* Whether paths a and b both exist and name one file (the same real path,
+ * links resolved). */
+bool same_file(const char *a, const char *b);
 
 #endif
