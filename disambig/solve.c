@@ -428,8 +428,14 @@ static void node_out(struct ds *s, uint32_t x)
  * first nodes a per-subtree look-ahead never reached.  A node moving to a
  * CID that no bucket holds takes the free list's last bucket, another
  * random place, written at once: the next ones on the list are fetched for
- * writing ahead (dealII, one search: 0.95 of the time, session 28).  No
- * result changes (docs/bench-disambig.md, sessions 14, 19 and 28). */
+ * writing ahead.  No result changes (docs/bench-disambig.md, sessions 14,
+ * 19, 28 and 29).
+ *
+ * move_prefetch must be inlined: a function that only prefetches has no
+ * side effects to gcc, which marks it const and deletes its calls (from
+ * session 19 to 28 the walk ran without them; dealII, one search, takes
+ * 0.70 of the time with them).  tests/disambig/prefetch_check.sh looks for
+ * them in the compiled walk. */
 #define MOVE_AHEAD 16
 
 static inline size_t move_slot(const struct ds *s, uint32_t i)
@@ -438,7 +444,8 @@ static inline size_t move_slot(const struct ds *s, uint32_t i)
 	return bhash(s->inst[x], s->h[x] + s->mvdh[i]) & (s->tabcap - 1);
 }
 
-static inline void move_prefetch(const struct ds *s, uint32_t i, uint32_t n)
+static inline __attribute__((always_inline)) void move_prefetch(const struct ds *s, uint32_t i,
+								 uint32_t n)
 {
 	if (i + MOVE_AHEAD < n) {
 		__builtin_prefetch(&s->B[s->bkt[s->mvpos[i + MOVE_AHEAD]]]);
