@@ -252,13 +252,20 @@ static bool free_push(struct ds *s, uint32_t b)
 	return true;
 }
 
-/* Drop the emptied buckets from the table. */
+/* Drop the emptied buckets from the table: the buckets in order, each
+ * live one to a random slot, fetched ahead. */
+#define COMPACT_AHEAD 16
+
 static void tab_compact(struct ds *s)
 {
 	slots_clear(s->tab, s->tabcap);
 	s->tabn = 0;
 	for (uint32_t b = 0; b < s->nB; b++) {
 		struct bucket *B = &s->B[b];
+		if (b + COMPACT_AHEAD < s->nB) {
+			const struct bucket *A = &s->B[b + COMPACT_AHEAD];
+			__builtin_prefetch(&s->tab[bhash(A->inst, A->h) & (s->tabcap - 1)], 1);
+		}
 		if (B->nent)
 			tab_insert(s, b);
 		else if (B->inst != DA_NONE) {
