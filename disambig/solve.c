@@ -1215,32 +1215,24 @@ fail:
 	return -1;
 }
 
-static int build(struct ds *s)
+#define ALLOC(f, cnt) if (!(s->f = calloc((cnt) + 1, sizeof(*s->f)))) return -1
+
+/* Positions: the problem's nodes in DFS preorder (node, pos), a fragment
+ * first below its parent (pad_from), then the children in index order, and
+ * each subtree's end. */
+static int build_order(struct ds *s)
 {
 	const struct da_problem *p = s->p;
-	uint32_t n = p->nnodes;
-	s->n = n;
-	s->nf = p->nfuncs;
-	s->ncs = p->ncallsites;
-#define ALLOC(f, cnt) if (!(s->f = calloc((cnt) + 1, sizeof(*s->f)))) return -1
-	ALLOC(node, n); ALLOC(pos, n); ALLOC(parent, n); ALLOC(end, n); ALLOC(root, n);
-	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
-	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
-	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
-	ALLOC(ndispatch, s->nf); ALLOC(frag, n);
-	/* DFS preorder: a fragment first (pad_from), then children in index order */
+	uint32_t n = s->n;
 	uint32_t *first = malloc((n + 1) * sizeof(*first)), *sib = malloc((n + 1) * sizeof(*sib));
-	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
-	if (!first || !sib || !cls) {
+	if (!first || !sib) {
 		free(first);
 		free(sib);
-		free(cls);
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		first[i] = DA_NONE;
-	uint32_t roots_first = DA_NONE, *rlast = &roots_first;
-	/* build sibling lists in index order (iterate backwards, push front),
+	/* sibling lists in index order (backwards, pushed in front),
 	 * fragments pushed last */
 	for (int fragments = 0; fragments < 2; fragments++)
 		for (uint32_t i = n; i-- > 0;) {
@@ -1250,58 +1242,48 @@ static int build(struct ds *s)
 			sib[i] = first[par];
 			first[par] = i;
 		}
-	(void)rlast;
+	uint32_t roots_first = DA_NONE;
 	for (uint32_t i = n; i-- > 0;)
 		if (p->nodes[i].parent == DA_NONE) {
 			sib[i] = roots_first;
 			roots_first = i;
 		}
-	if (da_classes(p, cls, &s->nclasses) < 0) {
-		free(first);
-		free(sib);
-		free(cls);
-		return -1;
-	}
+	/* iterative DFS, stk holding problem nodes; children pushed in
+	 * reverse so that the first pops first */
 	uint32_t at = 0, sp = 0;
-	/* iterative DFS with an explicit stack of problem nodes (stk is by
-	 * position but has room for n entries) */
 	for (uint32_t r = roots_first; r != DA_NONE; r = sib[r]) {
 		s->stk[sp++] = r;
 		while (sp) {
 			uint32_t v = s->stk[--sp];
-			uint32_t x = at++;
-			s->node[x] = v;
-			s->pos[v] = x;
-			/* push children in reverse so the first child pops first */
-			uint32_t cnt = 0;
+			s->node[at] = v;
+			s->pos[v] = at++;
 			for (uint32_t c = first[v]; c != DA_NONE; c = sib[c])
-				cnt++;
-			uint32_t base = sp;
-			sp += cnt;
+				sp++;
 			uint32_t j = sp;
 			for (uint32_t c = first[v]; c != DA_NONE; c = sib[c])
 				s->stk[--j] = c;
-			(void)base;
 		}
 	}
 	free(first);
 	free(sib);
-	/* subtree ends: a node's end is the max end of its children; process in
-	 * reverse preorder */
+	/* a node's end is the largest of its children's, in reverse preorder */
 	for (uint32_t x = 0; x < n; x++)
 		s->end[x] = x + 1;
 	for (uint32_t x = n; x-- > 0;) {
-		uint32_t v = s->node[x], par = p->nodes[v].parent;
-		if (par != DA_NONE) {
-			uint32_t px = s->pos[par];
-			if (s->end[x] > s->end[px])
-				s->end[px] = s->end[x];
-		}
+		uint32_t par = p->nodes[s->node[x]].parent;
+		if (par != DA_NONE && s->end[x] > s->end[s->pos[par]])
+			s->end[s->pos[par]] = s->end[x];
 	}
+	return 0;
+}
+
+/* What each position holds, from its problem node and its class. */
+static void build_positions(struct ds *s, const uint32_t *cls)
+{
 	s->nroots = 0;
-	for (uint32_t x = 0; x < n; x++) {
+	for (uint32_t x = 0; x < s->n; x++) {
 		uint32_t v = s->node[x];
-		const struct da_node *nd = &p->nodes[v];
+		const struct da_node *nd = &s->p->nodes[v];
 		s->parent[x] = nd->parent == DA_NONE ? DA_NONE : s->pos[nd->parent];
 		s->root[x] = s->parent[x] == DA_NONE ? x : s->root[s->parent[x]];
 		s->depth[x] = s->parent[x] == DA_NONE ? 1 : s->depth[s->parent[x]] + 1;
@@ -1314,24 +1296,32 @@ static int build(struct ds *s)
 		if (s->parent[x] == DA_NONE)
 			s->rootslot[x] = s->nroots++;
 	}
-	free(cls);
+}
+
+/* Each class's nodes (cstart, cnodes); nbad, allocated here, is zero. */
+static int build_classes(struct ds *s)
+{
 	ALLOC(nbad, s->nclasses);
 	ALLOC(cstart, s->nclasses + 1);
-	for (uint32_t x = 0; x < n; x++)
+	for (uint32_t x = 0; x < s->n; x++)
 		s->cstart[s->klass[x] + 1]++;
 	for (uint32_t c = 0; c < s->nclasses; c++)
 		s->cstart[c + 1] += s->cstart[c];
-	for (uint32_t x = 0; x < n; x++)
+	for (uint32_t x = 0; x < s->n; x++)
 		s->cnodes[s->cstart[s->klass[x]] + s->nbad[s->klass[x]]++] = x;
 	memset(s->nbad, 0, s->nclasses * sizeof(*s->nbad));
+	return 0;
+}
+
+/* Per root slot: its position, its distinct paths (rnodes: a path under
+ * two roots counts for both; nbad serves as scratch) and its old max. */
+static int build_roots(struct ds *s)
+{
 	ALLOC(rpos, s->nroots); ALLOC(rnodes, s->nroots); ALLOC(rold, s->nroots);
 	ALLOC(rpen, s->nroots); ALLOC(rstamp, s->nroots); ALLOC(rtouched, s->nroots);
 	ALLOC(rmax, s->nroots); ALLOC(pmax, s->nroots); ALLOC(rcnt, s->nroots);
 	ALLOC(pcnt, s->nroots); ALLOC(snap, s->nroots);
-#undef ALLOC
-	/* rnodes counts the distinct paths of each root (a path under two
-	 * roots counts for both); nbad serves as scratch, zeroed below */
-	for (uint32_t x = 0; x < n; x++) {
+	for (uint32_t x = 0; x < s->n; x++) {
 		uint32_t slot = s->rootslot[s->root[x]];
 		if (s->parent[x] == DA_NONE) {
 			s->rpos[slot] = x;
@@ -1345,9 +1335,15 @@ static int build(struct ds *s)
 			s->rold[slot] = s->h0[x];
 	}
 	memset(s->nbad, 0, s->nclasses * sizeof(*s->nbad));
-	/* variables: pads of functions, wraps of callsites, within the
-	 * recursion cap (a clone's pads too, clone_create; copies of callsites
-	 * take their original's mask) */
+	return 0;
+}
+
+/* Variables: pads of functions, wraps of callsites, within the recursion
+ * cap (a clone's pads too, clone_create; copies of callsites take their
+ * original's mask); each wrap's callee and the edge groups. */
+static int build_vars(struct ds *s)
+{
+	const struct da_problem *p = s->p;
 	s->rec_mask = malloc((s->nf + s->ncs + 1) * sizeof(*s->rec_mask));
 	if (!s->rec_mask)
 		return -1;
@@ -1369,7 +1365,7 @@ static int build(struct ds *s)
 	    u64map_init(&s->tramp, 64) < 0 || u64map_init(&s->failed, 64) < 0)
 		return -1;
 	/* the callee of each callsite: the one function its nodes enter */
-	for (uint32_t x = 0; x < n; x++) {
+	for (uint32_t x = 0; x < s->n; x++) {
 		if (s->cs[x] == DA_NONE)
 			continue;
 		struct var *W = &s->vars[s->nf + s->cs[x]];
@@ -1382,7 +1378,31 @@ static int build(struct ds *s)
 	}
 	for (uint32_t c = 0; c < s->ncs; c++)
 		s->vars[s->nf + c].group = DA_NONE;
-	if (s->p->unit == DA_UNIT_FUNCTIONS && s->o.allow_wrap && build_groups(s) < 0)
+	if (p->unit == DA_UNIT_FUNCTIONS && s->o.allow_wrap && build_groups(s) < 0)
+		return -1;
+	return 0;
+}
+
+static int build(struct ds *s)
+{
+	const struct da_problem *p = s->p;
+	uint32_t n = p->nnodes;
+	s->n = n;
+	s->nf = p->nfuncs;
+	s->ncs = p->ncallsites;
+	ALLOC(node, n); ALLOC(pos, n); ALLOC(parent, n); ALLOC(end, n); ALLOC(root, n);
+	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
+	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
+	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
+	ALLOC(ndispatch, s->nf); ALLOC(frag, n);
+	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
+	if (!cls || da_classes(p, cls, &s->nclasses) < 0 || build_order(s) < 0) {
+		free(cls);
+		return -1;
+	}
+	build_positions(s, cls);
+	free(cls);
+	if (build_classes(s) < 0 || build_roots(s) < 0 || build_vars(s) < 0)
 		return -1;
 	for (uint32_t x = 0; x < n; x++) {
 		s->inst[x] = s->func[x];
@@ -1408,6 +1428,7 @@ static int build(struct ds *s)
 	s->work = 0;
 	return s->oom ? -1 : 0;
 }
+#undef ALLOC
 
 void da_options_default(struct da_options *o)
 {
