@@ -116,12 +116,19 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 
 /* ---------------------------------------------------------------- reading */
 
+/* A plan being read: where in the text, and what its lines gave so far. */
 struct reader {
 	const char *name;
 	const char *p, *end;
 	uint32_t line;
 	char *err;
 	size_t errlen;
+	const struct pathmap *pm;
+	struct pm_index ix;
+	struct da_pm_plan *plan;
+	uint32_t modmap[4096], nmod;    /* file module -> pathmap module */
+	uint64_t records;               /* pad, wrap, clone and clone-wrap lines */
+	bool ended, have_unit;
 };
 
 static int bad(struct reader *r, const char *what)
@@ -208,285 +215,316 @@ static int grow_arr(void **a, uint32_t n, size_t elem)
 	return 0;
 }
 
+static int oom(struct reader *r)
+{
+	return errmsg(r->err, r->errlen, "out of memory reading %s", r->name);
+}
+
+/* The words after a line's keyword (at most 8: a pad's name may go on). */
+typedef char words[8][128];
+
+static int read_magic(struct reader *r, const char *s, const char *eol)
+{
+	char kw[32], w[128];
+	uint64_t v;
+	if (!word(&s, eol, kw, sizeof(kw)) || strcmp(kw, PLAN_MAGIC))
+		return errmsg(r->err, r->errlen, "%s: not an icpp plan", r->name);
+	if (!word(&s, eol, w, sizeof(w)) || !num(w, &v, 1000000))
+		return bad(r, "bad version");
+	if (v != PLAN_VERSION)
+		return errmsg(r->err, r->errlen,
+			      "%s: plan format %llu, this icpp reads format %d: make the plan again",
+			      r->name, (unsigned long long)v, PLAN_VERSION);
+	return 0;
+}
+
+static bool build_id(const char *w, uint8_t *id, uint32_t *len)
+{
+	size_t hl = strlen(w);
+	if (hl % 2 || hl / 2 > PM_BUILD_ID_MAX)
+		return false;
+	for (size_t i = 0; i < hl / 2; i++) {
+		unsigned b;
+		if (!isxdigit((unsigned char)w[2 * i]) || !isxdigit((unsigned char)w[2 * i + 1]) ||
+		    sscanf(w + 2 * i, "%2x", &b) != 1)
+			return false;
+		id[i] = (uint8_t)b;
+	}
+	*len = (uint32_t)(hl / 2);
+	return true;
+}
+
+/* module N BUILD-ID|- PATH: the path is the rest of the line (it may hold
+ * spaces); the pathmap's module of that build-id (or, without one, that
+ * path) gets the file's number N. */
+static int read_module(struct reader *r, const char *s, const char *eol)
+{
+	char w[2][128];
+	uint64_t idx;
+	if (!word(&s, eol, w[0], sizeof(w[0])) || !num(w[0], &idx, 4095) || idx != r->nmod ||
+	    !word(&s, eol, w[1], sizeof(w[1])))
+		return bad(r, "expected: module N BUILD-ID|- PATH, numbered from 0");
+	while (s < eol && *s == ' ')
+		s++;
+	size_t plen = (size_t)(eol - s);
+	if (!plen || plen >= 4096)
+		return bad(r, "module without a path");
+	char path[4096];
+	memcpy(path, s, plen);
+	path[plen] = 0;
+	uint8_t id[PM_BUILD_ID_MAX];
+	uint32_t idlen = 0;
+	if (strcmp(w[1], "-") && !build_id(w[1], id, &idlen))
+		return bad(r, "bad build-id");
+	bool path_match = false;
+	for (uint32_t m = 0; m < r->pm->nmodules; m++) {
+		const struct pm_module *md = &r->pm->modules[m];
+		bool same_path = !strcmp(md->path, path);
+		path_match |= same_path;
+		if (idlen ? md->build_id_len == idlen && !memcmp(md->build_id, id, idlen)
+			  : same_path && !md->build_id_len) {
+			r->modmap[r->nmod++] = m;
+			return 0;
+		}
+	}
+	return errmsg(r->err, r->errlen,
+		      path_match ? "%s: line %u: the plan was made for another build of %s: make the plan again"
+				 : "%s: line %u: module %s is not in the pathmap",
+		      r->name, r->line, path);
+}
+
+static int read_unit(struct reader *r, const char *kw, words w, int nw)
+{
+	if (nw != 1 || (strcmp(w[0], "functions") && strcmp(w[0], "callsites")))
+		return bad(r, "expected: unit functions|callsites");
+	r->plan->summary.unit = strcmp(w[0], "callsites") ? DA_UNIT_FUNCTIONS : DA_UNIT_CALLSITES;
+	r->have_unit = true;
+	return 0;
+}
+
+static int read_seed(struct reader *r, const char *kw, words w, int nw)
+{
+	if (nw != 1 || !num(w[0], &r->plan->summary.seed, UINT64_MAX))
+		return bad(r, "expected: seed N");
+	return 0;
+}
+
+/* paths, weight, code-bytes */
+static int read_count(struct reader *r, const char *kw, words w, int nw)
+{
+	struct da_pm_summary *m = &r->plan->summary;
+	uint64_t *dst = !strcmp(kw, "paths") ? &m->paths : !strcmp(kw, "weight") ? &m->weight
+										   : &m->code_bytes;
+	if (nw != 1 || !num(w[0], dst, UINT64_MAX))
+		return bad(r, "expected: KEY N");
+	return 0;
+}
+
+/* precise-paths, precise-weight */
+static int read_precise(struct reader *r, const char *kw, words w, int nw)
+{
+	struct da_pm_summary *m = &r->plan->summary;
+	bool p = !strcmp(kw, "precise-paths");
+	if (nw != 2 || !num(w[0], p ? &m->precise_before : &m->precise_weight_before, UINT64_MAX) ||
+	    !num(w[1], p ? &m->precise_after : &m->precise_weight_after, UINT64_MAX))
+		return bad(r, "expected: KEY BEFORE AFTER");
+	return 0;
+}
+
+static int read_left(struct reader *r, const char *kw, words w, int nw)
+{
+	int l = 1, d = 0;
+	uint64_t count;
+	while (l < DA_LEFT_N && (nw < 1 || strcmp(w[0], da_left_name(l))))
+		l++;
+	/* "deeper" (plans written before clone chains): blocked */
+	if (l == DA_LEFT_N && nw >= 1 && !strcmp(w[0], "deeper"))
+		l = DA_LEFT_BLOCKED;
+	while (d < 4 && (nw < 2 || strcmp(w[1], da_diff_name(d))))
+		d++;
+	if (nw != 3 || l == DA_LEFT_N || d == 4 || !num(w[2], &count, UINT64_MAX))
+		return bad(r, "expected: left REASON KIND COUNT");
+	r->plan->summary.left_by[l][d] += count;
+	return 0;
+}
+
+static int read_growth(struct reader *r, const char *kw, words w, int nw)
+{
+	if (nw != 2 || !ratio(w[0], &r->plan->summary.max_growth) ||
+	    !sint(w[1], &r->plan->summary.max_growth_bytes))
+		return bad(r, "expected: growth RATIO BYTES");
+	return 0;
+}
+
+/* A module number of the file, as the pathmap's module. */
+static bool module_no(struct reader *r, const char *w, uint32_t *m)
+{
+	uint64_t mi;
+	if (!num(w, &mi, 4095) || mi >= r->nmod)
+		return false;
+	*m = r->modmap[mi];
+	return true;
+}
+
+static int read_pad(struct reader *r, const char *kw, words w, int nw)
+{
+	struct da_pm_plan *plan = r->plan;
+	uint32_t m, bytes;
+	uint64_t addr;
+	/* the name (informational) may in principle hold spaces */
+	if (nw < 4 || !module_no(r, w[0], &m) || !hex_addr(w[1], &addr, UINT64_MAX) ||
+	    !amount(w[2], &bytes) || !bytes)
+		return bad(r, "expected: pad MODULE 0xADDR BYTES NAME (BYTES a nonzero multiple of 16)");
+	uint32_t fn = pmi_function_at(&r->ix, m, addr);
+	if (fn == DA_NONE)
+		return bad(r, "no function of the pathmap starts at that address");
+	for (uint32_t i = 0; i < plan->npads; i++)
+		if (plan->pads[i].func == fn)
+			return bad(r, "function padded twice");
+	if (grow_arr((void **)&plan->pads, plan->npads, sizeof(*plan->pads)) < 0)
+		return oom(r);
+	plan->pads[plan->npads++] = (struct da_pm_pad){fn, bytes};
+	r->records++;
+	return 0;
+}
+
+static int read_wrap(struct reader *r, const char *kw, words w, int nw)
+{
+	struct da_pm_plan *plan = r->plan;
+	uint32_t m, bytes;
+	uint64_t addr;
+	if (nw != 3 || !module_no(r, w[0], &m) || !hex_addr(w[1], &addr, (1ULL << 48) - 1) ||
+	    !amount(w[2], &bytes) || !bytes)
+		return bad(r, "expected: wrap MODULE 0xADDR BYTES (BYTES a nonzero multiple of 16)");
+	for (uint32_t i = 0; i < plan->nwraps; i++)
+		if (plan->wraps[i].module == m && plan->wraps[i].addr == addr)
+			return bad(r, "callsite wrapped twice");
+	if (grow_arr((void **)&plan->wraps, plan->nwraps, sizeof(*plan->wraps)) < 0)
+		return oom(r);
+	plan->wraps[plan->nwraps++] = (struct da_pm_wrap){m, addr, bytes};
+	r->records++;
+	return 0;
+}
+
+static int read_clone(struct reader *r, const char *kw, words w, int nw)
+{
+	struct da_pm_plan *plan = r->plan;
+	uint64_t k, addr, caddr, parent = DA_NONE;
+	uint32_t m, cm, bytes;
+	if ((nw != 6 && nw != 8) || !num(w[0], &k, UINT32_MAX) || k != plan->nclones ||
+	    !module_no(r, w[1], &m) || !hex_addr(w[2], &addr, UINT64_MAX) ||
+	    !module_no(r, w[3], &cm) || !hex_addr(w[4], &caddr, (1ULL << 48) - 1) ||
+	    !amount(w[5], &bytes) ||
+	    (nw == 8 && (strcmp(w[6], "in") || !num(w[7], &parent, k ? k - 1 : 0) || !k)))
+		return bad(r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD [in J], "
+			   "K from 0, J a clone above");
+	uint32_t fn = pmi_function_at(&r->ix, m, addr);
+	if (fn == DA_NONE)
+		return bad(r, "no function of the pathmap starts at that address");
+	if (grow_arr((void **)&plan->clones, plan->nclones, sizeof(*plan->clones)) < 0)
+		return oom(r);
+	plan->clones[plan->nclones++] = (struct da_pm_clone){fn, cm, caddr, bytes, (uint32_t)parent};
+	r->records++;
+	return 0;
+}
+
+static int read_clone_wrap(struct reader *r, const char *kw, words w, int nw)
+{
+	struct da_pm_plan *plan = r->plan;
+	uint64_t k, addr;
+	uint32_t m, bytes;
+	if (nw != 4 || !num(w[0], &k, UINT32_MAX) || k >= plan->nclones || !module_no(r, w[1], &m) ||
+	    !hex_addr(w[2], &addr, (1ULL << 48) - 1) || !amount(w[3], &bytes))
+		return bad(r, "expected: clone-wrap K MODULE 0xCALLSITE BYTES, K a clone above");
+	if (grow_arr((void **)&plan->clone_wraps, plan->nclone_wraps, sizeof(*plan->clone_wraps)) < 0)
+		return oom(r);
+	plan->clone_wraps[plan->nclone_wraps++] = (struct da_pm_clone_wrap){(uint32_t)k, m, addr, bytes};
+	r->records++;
+	return 0;
+}
+
+static int read_end(struct reader *r, const char *kw, words w, int nw)
+{
+	uint64_t n;
+	if (nw != 1 || !num(w[0], &n, UINT64_MAX))
+		return bad(r, "expected: end N");
+	if (n != r->records)
+		return bad(r, "record count does not match: the file is damaged");
+	r->ended = true;
+	return 0;
+}
+
+static const struct {
+	const char *kw;
+	int (*read)(struct reader *r, const char *kw, words w, int nw);
+} line_kinds[] = {
+	{"unit", read_unit},       {"seed", read_seed},
+	{"paths", read_count},     {"weight", read_count},
+	{"code-bytes", read_count}, {"precise-paths", read_precise},
+	{"precise-weight", read_precise}, {"left", read_left},
+	{"growth", read_growth},   {"pad", read_pad},
+	{"wrap", read_wrap},       {"clone", read_clone},
+	{"clone-wrap", read_clone_wrap}, {"end", read_end},
+};
+
+/* One line (without its newline): 0, or -1 with the message written. */
+static int read_line(struct reader *r, const char *s, const char *eol)
+{
+	char kw[32];
+	words w;
+	if (r->line == 1)
+		return read_magic(r, s, eol);
+	if (s == eol || *s == '#')
+		return 0;
+	if (r->ended)
+		return bad(r, "text after the end line");
+	if (!word(&s, eol, kw, sizeof(kw)))
+		return bad(r, "blank line with spaces");
+	if (!strcmp(kw, "module"))
+		return read_module(r, s, eol);
+	int nw = 0;
+	while (nw < 8 && word(&s, eol, w[nw], sizeof(w[nw])))
+		nw++;
+	for (size_t i = 0; i < sizeof(line_kinds) / sizeof(line_kinds[0]); i++)
+		if (!strcmp(kw, line_kinds[i].kw))
+			return line_kinds[i].read(r, kw, w, nw);
+	return bad(r, "unknown line");
+}
+
 int da_plan_parse(const char *name, const char *text, size_t len, const struct pathmap *pm,
 		  struct da_pm_plan *plan, char *err, size_t errlen)
 {
 	memset(plan, 0, sizeof(*plan));
-	struct reader r = {name, text, text + len, 0, err, errlen};
-	struct pm_index ix = {0};
-	uint32_t modmap[4096], nmod = 0;    /* file module -> pathmap module */
-	uint64_t records = 0;
-	bool ended = false, have_unit = false;
+	struct reader r = {.name = name, .p = text, .end = text + len, .err = err, .errlen = errlen,
+			   .pm = pm, .plan = plan};
 	int rc = -1;
-	if (pmi_build(&ix, pm) < 0) {
-		errmsg(err, errlen, "out of memory");
-		return -1;
-	}
+	if (pmi_build(&r.ix, pm) < 0)
+		return errmsg(err, errlen, "out of memory");
 	if (memchr(text, 0, len)) {
 		errmsg(err, errlen, "%s: not an icpp plan (binary data)", name);
 		goto out;
 	}
 	while (r.p < r.end) {
-		const char *eol = memchr(r.p, '\n', (size_t)(r.end - r.p));
+		const char *s = r.p, *eol = memchr(s, '\n', (size_t)(r.end - s));
+		r.line++;
 		if (!eol) {
-			r.line++;
 			bad(&r, "truncated (no newline at the end)");
 			goto out;
 		}
-		const char *s = r.p;
 		r.p = eol + 1;
-		r.line++;
-		char kw[32], w[8][128];
-		if (r.line == 1) {
-			if (!word(&s, eol, kw, sizeof(kw)) || strcmp(kw, PLAN_MAGIC)) {
-				errmsg(err, errlen, "%s: not an icpp plan", name);
-				goto out;
-			}
-			uint64_t v;
-			if (!word(&s, eol, w[0], sizeof(w[0])) || !num(w[0], &v, 1000000)) {
-				bad(&r, "bad version");
-				goto out;
-			}
-			if (v != PLAN_VERSION) {
-				errmsg(err, errlen, "%s: plan format %llu, this icpp reads format %d: make the plan again",
-				       name, (unsigned long long)v, PLAN_VERSION);
-				goto out;
-			}
-			continue;
-		}
-		if (s == eol || *s == '#')
-			continue;
-		if (ended) {
-			bad(&r, "text after the end line");
+		if (read_line(&r, s, eol) < 0)
 			goto out;
-		}
-		if (!word(&s, eol, kw, sizeof(kw))) {
-			bad(&r, "blank line with spaces");
-			goto out;
-		}
-		/* the module line's path is the rest of the line (may hold spaces) */
-		if (!strcmp(kw, "module")) {
-			uint64_t idx;
-			if (!word(&s, eol, w[0], sizeof(w[0])) || !num(w[0], &idx, 4095) || idx != nmod ||
-			    !word(&s, eol, w[1], sizeof(w[1]))) {
-				bad(&r, "expected: module N BUILD-ID|- PATH, numbered from 0");
-				goto out;
-			}
-			while (s < eol && *s == ' ')
-				s++;
-			size_t plen = (size_t)(eol - s);
-			if (!plen || plen >= 4096) {
-				bad(&r, "module without a path");
-				goto out;
-			}
-			char path[4096];
-			memcpy(path, s, plen);
-			path[plen] = 0;
-			uint8_t id[PM_BUILD_ID_MAX];
-			uint32_t idlen = 0;
-			if (strcmp(w[1], "-")) {
-				size_t hl = strlen(w[1]);
-				if (hl % 2 || hl / 2 > PM_BUILD_ID_MAX) {
-					bad(&r, "bad build-id");
-					goto out;
-				}
-				for (size_t i = 0; i < hl / 2; i++) {
-					unsigned b;
-					if (!isxdigit((unsigned char)w[1][2 * i]) ||
-					    !isxdigit((unsigned char)w[1][2 * i + 1]) ||
-					    sscanf(w[1] + 2 * i, "%2x", &b) != 1) {
-						bad(&r, "bad build-id");
-						goto out;
-					}
-					id[i] = (uint8_t)b;
-				}
-				idlen = (uint32_t)(hl / 2);
-			}
-			uint32_t found = PM_NONE;
-			bool path_match = false;
-			for (uint32_t m = 0; m < pm->nmodules; m++) {
-				const struct pm_module *md = &pm->modules[m];
-				bool same_path = !strcmp(md->path, path);
-				path_match |= same_path;
-				if (idlen ? md->build_id_len == idlen && !memcmp(md->build_id, id, idlen)
-					  : same_path && !md->build_id_len) {
-					found = m;
-					break;
-				}
-			}
-			if (found == PM_NONE) {
-				errmsg(err, errlen, path_match
-					       ? "%s: line %u: the plan was made for another build of %s: make the plan again"
-					       : "%s: line %u: module %s is not in the pathmap",
-				       name, r.line, path);
-				goto out;
-			}
-			modmap[nmod++] = found;
-			continue;
-		}
-		int nw = 0;
-		while (nw < 8 && word(&s, eol, w[nw], sizeof(w[nw])))
-			nw++;
-		if (!strcmp(kw, "unit")) {
-			if (nw != 1 || (strcmp(w[0], "functions") && strcmp(w[0], "callsites"))) {
-				bad(&r, "expected: unit functions|callsites");
-				goto out;
-			}
-			plan->summary.unit = strcmp(w[0], "callsites") ? DA_UNIT_FUNCTIONS : DA_UNIT_CALLSITES;
-			have_unit = true;
-		} else if (!strcmp(kw, "seed")) {
-			if (nw != 1 || !num(w[0], &plan->summary.seed, UINT64_MAX)) {
-				bad(&r, "expected: seed N");
-				goto out;
-			}
-		} else if (!strcmp(kw, "paths") || !strcmp(kw, "weight") || !strcmp(kw, "code-bytes")) {
-			struct da_pm_summary *m = &plan->summary;
-			uint64_t *dst = !strcmp(kw, "paths") ? &m->paths
-					: !strcmp(kw, "weight") ? &m->weight : &m->code_bytes;
-			if (nw != 1 || !num(w[0], dst, UINT64_MAX)) {
-				bad(&r, "expected: KEY N");
-				goto out;
-			}
-		} else if (!strcmp(kw, "precise-paths") || !strcmp(kw, "precise-weight")) {
-			struct da_pm_summary *m = &plan->summary;
-			bool p = !strcmp(kw, "precise-paths");
-			if (nw != 2 || !num(w[0], p ? &m->precise_before : &m->precise_weight_before, UINT64_MAX) ||
-			    !num(w[1], p ? &m->precise_after : &m->precise_weight_after, UINT64_MAX)) {
-				bad(&r, "expected: KEY BEFORE AFTER");
-				goto out;
-			}
-		} else if (!strcmp(kw, "left")) {
-			int l = 1, d = 0;
-			uint64_t count;
-			while (l < DA_LEFT_N && (nw < 1 || strcmp(w[0], da_left_name(l))))
-				l++;
-			/* "deeper" (plans written before clone chains): blocked */
-			if (l == DA_LEFT_N && nw >= 1 && !strcmp(w[0], "deeper"))
-				l = DA_LEFT_BLOCKED;
-			while (d < 4 && (nw < 2 || strcmp(w[1], da_diff_name(d))))
-				d++;
-			if (nw != 3 || l == DA_LEFT_N || d == 4 || !num(w[2], &count, UINT64_MAX)) {
-				bad(&r, "expected: left REASON KIND COUNT");
-				goto out;
-			}
-			plan->summary.left_by[l][d] += count;
-		} else if (!strcmp(kw, "growth")) {
-			if (nw != 2 || !ratio(w[0], &plan->summary.max_growth) ||
-			    !sint(w[1], &plan->summary.max_growth_bytes)) {
-				bad(&r, "expected: growth RATIO BYTES");
-				goto out;
-			}
-		} else if (!strcmp(kw, "pad")) {
-			uint64_t mi, addr;
-			uint32_t bytes;
-			/* the name (informational) may in principle hold spaces */
-			if (nw < 4 || !num(w[0], &mi, 4095) || mi >= nmod ||
-			    !hex_addr(w[1], &addr, UINT64_MAX) || !amount(w[2], &bytes) || !bytes) {
-				bad(&r, "expected: pad MODULE 0xADDR BYTES NAME (BYTES a nonzero multiple of 16)");
-				goto out;
-			}
-			uint32_t fn = pmi_function_at(&ix, modmap[mi], addr);
-			if (fn == DA_NONE) {
-				bad(&r, "no function of the pathmap starts at that address");
-				goto out;
-			}
-			for (uint32_t i = 0; i < plan->npads; i++)
-				if (plan->pads[i].func == fn) {
-					bad(&r, "function padded twice");
-					goto out;
-				}
-			if (grow_arr((void **)&plan->pads, plan->npads, sizeof(*plan->pads)) < 0)
-				goto oom;
-			plan->pads[plan->npads++] = (struct da_pm_pad){fn, bytes};
-			records++;
-		} else if (!strcmp(kw, "wrap")) {
-			uint64_t mi, addr;
-			uint32_t bytes;
-			if (nw != 3 || !num(w[0], &mi, 4095) || mi >= nmod ||
-			    !hex_addr(w[1], &addr, (1ULL << 48) - 1) || !amount(w[2], &bytes) || !bytes) {
-				bad(&r, "expected: wrap MODULE 0xADDR BYTES (BYTES a nonzero multiple of 16)");
-				goto out;
-			}
-			for (uint32_t i = 0; i < plan->nwraps; i++)
-				if (plan->wraps[i].module == modmap[mi] && plan->wraps[i].addr == addr) {
-					bad(&r, "callsite wrapped twice");
-					goto out;
-				}
-			if (grow_arr((void **)&plan->wraps, plan->nwraps, sizeof(*plan->wraps)) < 0)
-				goto oom;
-			plan->wraps[plan->nwraps++] = (struct da_pm_wrap){modmap[mi], addr, bytes};
-			records++;
-		} else if (!strcmp(kw, "clone")) {
-			uint64_t k, mi, addr, ci, caddr, parent = DA_NONE;
-			uint32_t bytes;
-			if ((nw != 6 && nw != 8) || !num(w[0], &k, UINT32_MAX) || k != plan->nclones ||
-			    !num(w[1], &mi, 4095) || mi >= nmod || !hex_addr(w[2], &addr, UINT64_MAX) ||
-			    !num(w[3], &ci, 4095) || ci >= nmod || !hex_addr(w[4], &caddr, (1ULL << 48) - 1) ||
-			    !amount(w[5], &bytes) ||
-			    (nw == 8 && (strcmp(w[6], "in") || !num(w[7], &parent, k ? k - 1 : 0) || !k))) {
-				bad(&r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD [in J], "
-				    "K from 0, J a clone above");
-				goto out;
-			}
-			uint32_t fn = pmi_function_at(&ix, modmap[mi], addr);
-			if (fn == DA_NONE) {
-				bad(&r, "no function of the pathmap starts at that address");
-				goto out;
-			}
-			if (grow_arr((void **)&plan->clones, plan->nclones, sizeof(*plan->clones)) < 0)
-				goto oom;
-			plan->clones[plan->nclones++] =
-				(struct da_pm_clone){fn, modmap[ci], caddr, bytes, (uint32_t)parent};
-			records++;
-		} else if (!strcmp(kw, "clone-wrap")) {
-			uint64_t k, mi, addr;
-			uint32_t bytes;
-			if (nw != 4 || !num(w[0], &k, UINT32_MAX) || k >= plan->nclones ||
-			    !num(w[1], &mi, 4095) || mi >= nmod || !hex_addr(w[2], &addr, (1ULL << 48) - 1) ||
-			    !amount(w[3], &bytes)) {
-				bad(&r, "expected: clone-wrap K MODULE 0xCALLSITE BYTES, K a clone above");
-				goto out;
-			}
-			if (grow_arr((void **)&plan->clone_wraps, plan->nclone_wraps,
-				     sizeof(*plan->clone_wraps)) < 0)
-				goto oom;
-			plan->clone_wraps[plan->nclone_wraps++] =
-				(struct da_pm_clone_wrap){(uint32_t)k, modmap[mi], addr, bytes};
-			records++;
-		} else if (!strcmp(kw, "end")) {
-			uint64_t n;
-			if (nw != 1 || !num(w[0], &n, UINT64_MAX)) {
-				bad(&r, "expected: end N");
-				goto out;
-			}
-			if (n != records) {
-				bad(&r, "record count does not match: the file is damaged");
-				goto out;
-			}
-			ended = true;
-		} else {
-			bad(&r, "unknown line");
-			goto out;
-		}
 	}
-	if (r.line == 0) {
+	if (r.line == 0)
 		errmsg(err, errlen, "%s: empty file, not an icpp plan", name);
-		goto out;
-	}
-	if (!ended) {
+	else if (!r.ended)
 		errmsg(err, errlen, "%s: truncated (no end line)", name);
-		goto out;
-	}
-	if (!have_unit) {
+	else if (!r.have_unit)
 		errmsg(err, errlen, "%s: no unit line", name);
-		goto out;
-	}
-	rc = 0;
-	goto out;
-oom:
-	errmsg(err, errlen, "out of memory reading %s", name);
+	else
+		rc = 0;
 out:
-	pmi_free(&ix);
+	pmi_free(&r.ix);
 	if (rc)
 		da_pm_plan_free(plan);
 	return rc;
