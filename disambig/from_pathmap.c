@@ -434,175 +434,258 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 
 /* ---------------------------------------------------------------- predicted pathmap */
 
+/* What da_predict_pathmap works with: the plan's changes indexed, and per
+ * node of the pathmap the values disambig.h section 2 carries down. */
+struct predict {
+	const struct pathmap *pm;
+	const struct da_pm_plan *plan;
+	struct pathmap *q;              /* the predicted pathmap */
+	struct pm_index ix;
+	struct u64map wraps;            /* callsite key -> wrap */
+	struct u64map clonewraps;       /* hash of (callsite key, clone) -> clone wrap */
+	struct clone_key {              /* the clones by the call they take */
+		uint64_t cs;
+		uint32_t func, parent, k;
+	} *takes;
+	uint32_t *pad;                  /* [nfuncs] */
+	int64_t *delta;                 /* [nnodes] height'(n) - height(n) */
+	uint32_t *inst;                 /* [nnodes] the clone whose copy the node runs in, or DA_NONE */
+	uint32_t *fpad;                 /* [nnodes] frame_pad */
+	bool *frag;                     /* [nnodes] */
+	/* per clone: its function, its fragment's copy (made when a node
+	 * needs it), the fragment copied */
+	uint32_t *newfunc;
+	const char *what;               /* the failure, when not out of memory */
+};
+
+static int cmp_clone_key(const void *x, const void *y)
+{
+	const struct clone_key *a = x, *b = y;
+	if (a->cs != b->cs)
+		return a->cs < b->cs ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* The clone that takes the call at callsite key cs into func, made from
+ * the copy in clone parent (DA_NONE: the original instruction): of two
+ * alike, the later; DA_NONE when none does. */
+static uint32_t clone_taking(const struct predict *P, uint64_t cs, uint32_t func, uint32_t parent)
+{
+	struct clone_key key = {cs, func, parent, UINT32_MAX};
+	uint32_t lo = 0, hi = P->plan->nclones;
+	while (lo < hi) {               /* the first above key */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (cmp_clone_key(&P->takes[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return DA_NONE;
+	const struct clone_key *c = &P->takes[lo - 1];
+	return c->cs == cs && c->func == func && c->parent == parent ? c->k : DA_NONE;
+}
+
+/* The plan's paddings, wraps, clone wraps and clones indexed. */
+static int predict_index(struct predict *P)
+{
+	const struct pathmap *pm = P->pm;
+	const struct da_pm_plan *plan = P->plan;
+	for (uint32_t i = 0; i < plan->npads; i++) {
+		if (plan->pads[i].func >= pm->nfuncs) {
+			P->what = "plan pads a function the pathmap does not have";
+			return -1;
+		}
+		P->pad[plan->pads[i].func] = plan->pads[i].bytes;
+	}
+	for (uint32_t i = 0; i < plan->nwraps; i++)
+		if (u64map_put(&P->wraps, pmi_cskey(plan->wraps[i].module, plan->wraps[i].addr), i) < 0)
+			return -1;
+	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
+		const struct da_pm_clone_wrap *w = &plan->clone_wraps[i];
+		if (w->clone >= plan->nclones) {
+			P->what = "plan wraps a callsite of a clone it does not have";
+			return -1;
+		}
+		uint64_t key = da_mix64(pmi_cskey(w->module, w->addr) ^ da_mix64(w->clone));
+		if (u64map_put(&P->clonewraps, key, i) < 0)
+			return -1;
+	}
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		const struct da_pm_clone *c = &plan->clones[k];
+		P->takes[k] = (struct clone_key){pmi_cskey(c->cs_module, c->cs_addr), c->func, c->parent, k};
+	}
+	qsort(P->takes, plan->nclones, sizeof(*P->takes), cmp_clone_key);
+	return 0;
+}
+
+/* The same modules and functions, then a function per clone. */
+static int predict_functions(struct predict *P)
+{
+	const struct pathmap *pm = P->pm;
+	const struct da_pm_plan *plan = P->plan;
+	for (uint32_t m = 0; m < pm->nmodules; m++) {
+		const struct pm_module *md = &pm->modules[m];
+		if (pm_add_module(P->q, md->path, md->build_id, md->build_id_len) != m)
+			return -1;
+		P->q->modules[m].functions_found = md->functions_found;
+		P->q->modules[m].functions_hooked = md->functions_hooked;
+	}
+	for (uint32_t f = 0; f < pm->nfuncs; f++) {
+		const struct pm_function *fn = &pm->funcs[f];
+		if (pm_add_function(P->q, fn->module, fn->addr, fn->size, fn->name) != f)
+			return -1;
+	}
+	if (!plan->nclones)
+		return 0;
+	uint32_t cm = pm_add_module(P->q, DA_CLONES_MODULE, NULL, 0);
+	if (cm == PM_NONE)
+		return -1;
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		const struct da_pm_clone *c = &plan->clones[k];
+		if (c->func >= pm->nfuncs) {
+			P->what = "plan clones a function the pathmap does not have";
+			return -1;
+		}
+		char name[512];
+		snprintf(name, sizeof(name), "%s.icpp_clone.%u",
+			 pm->funcs[c->func].name ? pm->funcs[c->func].name : "?", k);
+		P->newfunc[k] = pm_add_function(P->q, cm, 16 * ((uint64_t)k + 1), pm->funcs[c->func].size,
+						name);
+		P->newfunc[plan->nclones + k] = PM_NONE;
+		if (P->newfunc[k] == PM_NONE)
+			return -1;
+	}
+	return 0;
+}
+
 /* The function of the copy of fragment `func` in clone k, made at its first
  * frame (from_pathmap.h); PM_NONE when clone k has one of another fragment
  * already, or out of memory. */
-static uint32_t fragment_copy(const struct pathmap *pm, struct pathmap *q,
-			      const struct da_pm_plan *plan, uint32_t *newfunc, uint32_t k,
-			      uint32_t func)
+static uint32_t fragment_copy(struct predict *P, uint32_t k, uint32_t func)
 {
-	uint32_t *f = &newfunc[plan->nclones + k], *src = &newfunc[2 * plan->nclones + k];
+	uint32_t n = P->plan->nclones;
+	uint32_t *f = &P->newfunc[n + k], *src = &P->newfunc[2 * n + k];
 	if (*f != PM_NONE)
 		return *src == func ? *f : PM_NONE;
 	*src = func;
 	char name[512];
 	snprintf(name, sizeof(name), "%s.icpp_clone.%u",
-		 pm->funcs[func].name ? pm->funcs[func].name : "?", k);
-	*f = pm_add_function(q, q->funcs[newfunc[k]].module, 16 * ((uint64_t)k + 1) + 8,
-			     pm->funcs[func].size, name);
+		 P->pm->funcs[func].name ? P->pm->funcs[func].name : "?", k);
+	*f = pm_add_function(P->q, P->q->funcs[P->newfunc[k]].module, 16 * ((uint64_t)k + 1) + 8,
+			     P->pm->funcs[func].size, name);
 	return *f;
+}
+
+/* Node i of the pathmap under the plan (its parent done): its height
+ * change, the clone it runs in, its frame padding, and its node in q. */
+static int predict_node(struct predict *P, uint32_t i)
+{
+	const struct pathmap *pm = P->pm;
+	const struct da_pm_plan *plan = P->plan;
+	const struct pm_node *n = &pm->nodes[i];
+	uint64_t key = pmi_cskey(n->cs_module, n->cs_addr);
+	int64_t d = n->parent != PM_NONE ? P->delta[n->parent] : 0;
+	uint32_t pk = n->parent != PM_NONE ? P->inst[n->parent] : DA_NONE, me = DA_NONE;
+	uint32_t f = n->func;
+	/* as da_from_pathmap marks them (mark_fragments) */
+	P->frag[i] = pm_fragment_frame(pm, i) && !P->frag[n->parent];
+	if (P->frag[i]) {
+		me = pk;
+		P->fpad[i] = P->fpad[n->parent];
+		if (me != DA_NONE && (f = fragment_copy(P, me, n->func)) == PM_NONE) {
+			P->what = "plan clones a function with two fragments, or out of memory";
+			return -1;
+		}
+	} else {
+		if (n->parent != PM_NONE)
+			d += P->fpad[n->parent];
+		bool copy = pk != DA_NONE && key != UINT64_MAX &&
+			    pmi_owner(&P->ix, n->cs_module, n->cs_addr) == pm->nodes[n->parent].func;
+		uint32_t w = key == UINT64_MAX ? DA_NONE : u64map_get(&P->wraps, key);
+		if (copy) {
+			uint32_t cw = u64map_get(&P->clonewraps, da_mix64(key ^ da_mix64(pk)));
+			if (cw != DA_NONE && plan->clone_wraps[cw].clone == pk &&
+			    pmi_cskey(plan->clone_wraps[cw].module, plan->clone_wraps[cw].addr) == key)
+				d += plan->clone_wraps[cw].bytes;
+			else if (w != DA_NONE)
+				d += plan->wraps[w].bytes;
+		} else if (w != DA_NONE) {
+			d += plan->wraps[w].bytes;
+		}
+		/* the clone that takes the call: of the copy in clone pk (a
+		 * chain), else of the original instruction */
+		if (key != UINT64_MAX)
+			me = clone_taking(P, key, n->func, copy ? pk : DA_NONE);
+		P->fpad[i] = me != DA_NONE ? plan->clones[me].pad : P->pad[n->func];
+		f = me == DA_NONE ? n->func : P->newfunc[me];
+	}
+	P->delta[i] = d;
+	P->inst[i] = me;
+	if (pm_append_node(P->q, n->parent, f, n->cs_module, n->cs_addr, n->height + d,
+			   n->entries) == PM_NONE)
+		return -1;
+	return 0;
+}
+
+static void predict_free(struct predict *P)
+{
+	pmi_free(&P->ix);
+	if (P->wraps.keys)
+		u64map_free(&P->wraps);
+	if (P->clonewraps.keys)
+		u64map_free(&P->clonewraps);
+	free(P->takes);
+	free(P->pad);
+	free(P->delta);
+	free(P->inst);
+	free(P->fpad);
+	free(P->frag);
+	free(P->newfunc);
 }
 
 int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 		       struct pathmap **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	struct pm_index ix = {0};
-	struct u64map wraps = {0}, clonewraps = {0};
-	uint32_t *pad = calloc(pm->nfuncs + 1, sizeof(*pad));
-	int64_t *delta = malloc((pm->nnodes + 1) * sizeof(*delta));
-	/* the clone whose copy a node runs in (of its function or fragment) */
-	uint32_t *inst = malloc((pm->nnodes + 1) * sizeof(*inst));
-	uint32_t *fpad = malloc((pm->nnodes + 1) * sizeof(*fpad));   /* frame_pad */
-	bool *frag = malloc((pm->nnodes + 1) * sizeof(*frag));
-	/* per clone: its function; its fragment's copy (made when seen); the
-	 * fragment copied */
-	uint32_t *newfunc = malloc((3 * plan->nclones + 1) * sizeof(*newfunc));
-	struct pathmap *q = pm_new();
-	const char *what = "out of memory predicting the pathmap";
-	if (!pad || !delta || !inst || !fpad || !frag || !newfunc || !q || pmi_build(&ix, pm) < 0 ||
-	    u64map_init(&wraps, plan->nwraps) < 0 || u64map_init(&clonewraps, plan->nclone_wraps) < 0)
-		goto fail;
-	for (uint32_t i = 0; i < plan->npads; i++) {
-		if (plan->pads[i].func >= pm->nfuncs) {
-			what = "plan pads a function the pathmap does not have";
-			goto fail;
-		}
-		pad[plan->pads[i].func] = plan->pads[i].bytes;
-	}
-	for (uint32_t i = 0; i < plan->nwraps; i++)
-		if (u64map_put(&wraps, pmi_cskey(plan->wraps[i].module, plan->wraps[i].addr), i) < 0)
-			goto fail;
-	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
-		const struct da_pm_clone_wrap *w = &plan->clone_wraps[i];
-		if (w->clone >= plan->nclones) {
-			what = "plan wraps a callsite of a clone it does not have";
-			goto fail;
-		}
-		uint64_t key = da_mix64(pmi_cskey(w->module, w->addr) ^ da_mix64(w->clone));
-		if (u64map_put(&clonewraps, key, i) < 0)
-			goto fail;
-	}
-	/* same modules and functions, then the clones */
-	for (uint32_t m = 0; m < pm->nmodules; m++) {
-		const struct pm_module *md = &pm->modules[m];
-		if (pm_add_module(q, md->path, md->build_id, md->build_id_len) != m)
-			goto fail;
-		q->modules[m].functions_found = md->functions_found;
-		q->modules[m].functions_hooked = md->functions_hooked;
-	}
-	for (uint32_t f = 0; f < pm->nfuncs; f++) {
-		const struct pm_function *fn = &pm->funcs[f];
-		if (pm_add_function(q, fn->module, fn->addr, fn->size, fn->name) != f)
-			goto fail;
-	}
-	if (plan->nclones) {
-		uint32_t cm = pm_add_module(q, DA_CLONES_MODULE, NULL, 0);
-		if (cm == PM_NONE)
-			goto fail;
-		for (uint32_t k = 0; k < plan->nclones; k++) {
-			const struct da_pm_clone *c = &plan->clones[k];
-			if (c->func >= pm->nfuncs) {
-				what = "plan clones a function the pathmap does not have";
-				goto fail;
-			}
-			char name[512];
-			snprintf(name, sizeof(name), "%s.icpp_clone.%u",
-				 pm->funcs[c->func].name ? pm->funcs[c->func].name : "?", k);
-			newfunc[k] = pm_add_function(q, cm, 16 * ((uint64_t)k + 1), pm->funcs[c->func].size,
-						     name);
-			newfunc[plan->nclones + k] = PM_NONE;
-			if (newfunc[k] == PM_NONE)
-				goto fail;
-		}
-	}
-	for (uint32_t i = 0; i < pm->nnodes; i++) {
-		const struct pm_node *n = &pm->nodes[i];
-		uint64_t key = pmi_cskey(n->cs_module, n->cs_addr);
-		int64_t d = n->parent != PM_NONE ? delta[n->parent] : 0;
-		uint32_t pk = n->parent != PM_NONE ? inst[n->parent] : DA_NONE, me = DA_NONE;
-		uint32_t f = n->func;
-		/* as da_from_pathmap marks them (mark_fragments) */
-		frag[i] = pm_fragment_frame(pm, i) && !frag[n->parent];
-		if (frag[i]) {
-			me = pk;
-			fpad[i] = fpad[n->parent];
-			if (me != DA_NONE && (f = fragment_copy(pm, q, plan, newfunc, me, n->func)) ==
-						     PM_NONE) {
-				what = "plan clones a function with two fragments, or out of memory";
-				goto fail;
-			}
-		} else {
-			if (n->parent != PM_NONE)
-				d += fpad[n->parent];
-			bool copy = pk != DA_NONE && key != UINT64_MAX &&
-				    pmi_owner(&ix, n->cs_module, n->cs_addr) == pm->nodes[n->parent].func;
-			uint32_t w = key == UINT64_MAX ? DA_NONE : u64map_get(&wraps, key);
-			if (copy) {
-				uint32_t cw = u64map_get(&clonewraps, da_mix64(key ^ da_mix64(pk)));
-				if (cw != DA_NONE && plan->clone_wraps[cw].clone == pk &&
-				    pmi_cskey(plan->clone_wraps[cw].module, plan->clone_wraps[cw].addr) == key)
-					d += plan->clone_wraps[cw].bytes;
-				else if (w != DA_NONE)
-					d += plan->wraps[w].bytes;
-			} else if (w != DA_NONE) {
-				d += plan->wraps[w].bytes;
-			}
-			/* the clone that takes the call: of the copy in clone pk
-			 * (a chain), else of the original instruction */
-			for (uint32_t k = 0; k < plan->nclones && key != UINT64_MAX; k++)
-				if (plan->clones[k].func == n->func &&
-				    plan->clones[k].parent == (copy ? pk : DA_NONE) &&
-				    pmi_cskey(plan->clones[k].cs_module, plan->clones[k].cs_addr) == key)
-					me = k;
-			fpad[i] = me != DA_NONE ? plan->clones[me].pad : pad[n->func];
-			f = me == DA_NONE ? n->func : newfunc[me];
-		}
-		delta[i] = d;
-		inst[i] = me;
-		if (pm_append_node(q, n->parent, f, n->cs_module, n->cs_addr, n->height + d,
-				   n->entries) == PM_NONE)
-			goto fail;
-	}
+	struct predict P = {
+		.pm = pm,
+		.plan = plan,
+		.q = pm_new(),
+		.takes = malloc((plan->nclones + 1) * sizeof(*P.takes)),
+		.pad = calloc(pm->nfuncs + 1, sizeof(*P.pad)),
+		.delta = malloc((pm->nnodes + 1) * sizeof(*P.delta)),
+		.inst = malloc((pm->nnodes + 1) * sizeof(*P.inst)),
+		.fpad = malloc((pm->nnodes + 1) * sizeof(*P.fpad)),
+		.frag = malloc((pm->nnodes + 1) * sizeof(*P.frag)),
+		.newfunc = malloc((3 * plan->nclones + 1) * sizeof(*P.newfunc)),
+	};
+	int rc = -1;
+	if (!P.q || !P.takes || !P.pad || !P.delta || !P.inst || !P.fpad || !P.frag || !P.newfunc ||
+	    pmi_build(&P.ix, pm) < 0 || u64map_init(&P.wraps, plan->nwraps) < 0 ||
+	    u64map_init(&P.clonewraps, plan->nclone_wraps) < 0 || predict_index(&P) < 0 ||
+	    predict_functions(&P) < 0)
+		goto out;
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		if (predict_node(&P, i) < 0)
+			goto out;
 	char why[256];
-	if (pm_validate(q, why, sizeof(why)) < 0) {
+	if (pm_validate(P.q, why, sizeof(why)) < 0) {
 		if (strstr(why, "duplicates"))
-			what = "the predicted pathmap has two equal nodes (a plan error)";
-		goto fail;
+			P.what = "the predicted pathmap has two equal nodes (a plan error)";
+		goto out;
 	}
-	pmi_free(&ix);
-	u64map_free(&wraps);
-	u64map_free(&clonewraps);
-	free(pad);
-	free(delta);
-	free(inst);
-	free(fpad);
-	free(frag);
-	free(newfunc);
-	*out = q;
+	*out = P.q;
+	rc = 0;
+out:
+	predict_free(&P);
+	if (rc) {
+		pm_free(P.q);
+		return errmsg(err, errlen, "%s", P.what ? P.what : "out of memory predicting the pathmap");
+	}
 	return 0;
-fail:
-	pmi_free(&ix);
-	if (wraps.keys)
-		u64map_free(&wraps);
-	if (clonewraps.keys)
-		u64map_free(&clonewraps);
-	free(pad);
-	free(delta);
-	free(inst);
-	free(fpad);
-	free(frag);
-	free(newfunc);
-	pm_free(q);
-	return errmsg(err, errlen, "%s", what);
 }
