@@ -692,53 +692,137 @@ static uint64_t chain_bytes(const struct da_problem *p, uint32_t x, uint32_t y)
 	return UINT64_MAX;
 }
 
+/* One frame of the walk up from a (side +1) or b (side -1): its callsite
+ * (an edge), its function unless it is a last frame, and the adjacent pair
+ * (the call into its parent's function, its own call from there). */
+static int tally_frame(const struct da_problem *p, struct tally *t, uint32_t n, int32_t side,
+		       uint32_t a, uint32_t b)
+{
+	const struct da_node *N = p->nodes;
+	uint32_t par = N[n].parent;
+	int rc = tally_add(t, ke(N[n].callsite), side);
+	if (n != a && n != b)
+		rc |= tally_add(t, kf(N[n].func), side);
+	if (par != DA_NONE && N[n].callsite != DA_NONE && N[par].callsite != DA_NONE &&
+	    p->callsites[N[n].callsite].owner == N[par].func)
+		rc |= tally_add(t, pair_key(N[par].callsite, N[n].callsite), side);
+	return rc;
+}
+
+/* Tally a's frames +1 and b's -1 below their lowest common ancestor, which
+ * *lca gets (DA_NONE: none; its padding counts for both alike and
+ * cancels); *same_seq: their frame sequences there are identical. */
+static int tally_below_lca(const struct da_problem *p, const uint32_t *depth, uint32_t a,
+			   uint32_t b, struct tally *t, uint32_t *lca, bool *same_seq)
+{
+	const struct da_node *N = p->nodes;
+	uint32_t x = a, y = b;
+	int rc = 0;
+	*same_seq = true;
+	while (x != DA_NONE && (y == DA_NONE || depth[x] > depth[y])) {
+		*same_seq = false;
+		rc |= tally_frame(p, t, x, 1, a, b);
+		x = N[x].parent;
+	}
+	while (y != DA_NONE && (x == DA_NONE || depth[y] > depth[x])) {
+		*same_seq = false;
+		rc |= tally_frame(p, t, y, -1, a, b);
+		y = N[y].parent;
+	}
+	while (x != y) {
+		if (N[x].func != N[y].func || N[x].callsite != N[y].callsite)
+			*same_seq = false;
+		rc |= tally_frame(p, t, x, 1, a, b);
+		rc |= tally_frame(p, t, y, -1, a, b);
+		x = N[x].parent;
+		y = N[y].parent;
+	}
+	*lca = x;
+	return rc;
+}
+
+/* The least code of a clone of a last frame's function (the last frames
+ * entered through different callsites; a fragment's frame is renamed with
+ * its parent's, section 2), or UINT64_MAX. */
+static uint64_t clone_last_bytes(const struct da_problem *p, uint32_t a, uint32_t b)
+{
+	const struct da_node *N = p->nodes;
+	uint32_t la = da_frame(p, a), lb = da_frame(p, b);
+	uint64_t bytes = UINT64_MAX;
+	if (N[la].callsite == N[lb].callsite)
+		return bytes;
+	for (int s = 0; s < 2; s++) {
+		uint32_t n = s ? lb : la, c = N[n].callsite;
+		if (da_redirects(p, c, N[n].func))
+			bytes = u64_min(bytes, da_clone_bytes(p, N[n].func, c));
+	}
+	return bytes;
+}
+
+/* The least code of a clone of the caller of an adjacent pair (c into f,
+ * e owned by f) that the two paths hold a different number of times, with
+ * its copy of e wrapped; the pairs rechecked with their real ids by walking
+ * again up to the LCA.  UINT64_MAX: none. */
+static uint64_t clone_pair_bytes(const struct da_problem *p, const struct tally *t, uint32_t a,
+				 uint32_t b, uint32_t lca)
+{
+	const struct da_node *N = p->nodes;
+	uint64_t bytes = UINT64_MAX;
+	for (int s = 0; s < 2; s++) {
+		for (uint32_t n = s ? b : a; n != lca; n = N[n].parent) {
+			uint32_t par = N[n].parent;
+			if (par == DA_NONE || N[n].callsite == DA_NONE || N[par].callsite == DA_NONE)
+				continue;
+			const struct da_callsite *e = &p->callsites[N[n].callsite];
+			if (e->owner != N[par].func)
+				continue;
+			uint32_t i = u64map_get(&t->m, pair_key(N[par].callsite, N[n].callsite));
+			if (i != DA_NONE && t->cnt[i] && e->wrap_mask > 1 &&
+			    da_redirects(p, N[par].callsite, N[par].func))
+				bytes = u64_min(bytes, DA_WRAP_CODE_BYTES +
+						da_clone_bytes(p, N[par].func, N[par].callsite));
+		}
+	}
+	return bytes;
+}
+
+/* The cure the options allow, the cheapest of ARR < wrapping < cloning, or
+ * why there is none (section 4). */
+static void classify_cure(const struct da_options *o, bool clone_ok, struct da_classification *out)
+{
+	if (out->diff == DA_DIFF_NONE)
+		out->cure = DA_CURE_NONE;
+	else if (out->arr_possible && o->allow_arr)
+		out->cure = DA_CURE_ARR;
+	else if (out->wrap_possible && o->allow_wrap)
+		out->cure = DA_CURE_WRAP;
+	else if (clone_ok)
+		out->cure = DA_CURE_CLONE;
+	else
+		out->cure = DA_CURE_NONE;
+	if (out->cure != DA_CURE_NONE)
+		out->left = DA_LEFT_CURABLE;
+	else if (out->diff == DA_DIFF_NONE)
+		out->left = DA_LEFT_IDENTICAL;
+	else if (out->arr_possible || out->wrap_possible || out->clone_possible)
+		out->left = DA_LEFT_DISABLED;
+	else
+		out->left = DA_LEFT_BLOCKED;
+}
+
 int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 		      const uint32_t *depth, uint32_t a, uint32_t b,
 		      struct da_classification *out)
 {
 	memset(out, 0, sizeof(*out));
-	const struct da_node *N = p->nodes;
-	/* Tally +1 for a's frames, -1 for b's, below the common ancestor:
-	 * non-last functions (ARR), edges (wrapping), adjacent pairs (cloning). */
+	/* what differs below the common ancestor: non-last functions (ARR),
+	 * edges (wrapping), adjacent pairs (cloning) */
 	struct tally t = {0};
 	if (u64map_init(&t.m, 64) < 0)
 		return -1;
-	int rc = 0;
-	bool same_seq = true;       /* frame sequences below the LCA identical */
-	uint32_t x = a, y = b;
-	/* One step of the walk: n's frame belongs to `side`. */
-#define STEP(n, side)                                                                   \
-	do {                                                                            \
-		uint32_t par_ = N[n].parent;                                            \
-		rc |= tally_add(&t, ke(N[n].callsite), (side));                         \
-		if ((n) != a && (n) != b)                                               \
-			rc |= tally_add(&t, kf(N[n].func), (side));                     \
-		if (par_ != DA_NONE && N[n].callsite != DA_NONE &&                      \
-		    N[par_].callsite != DA_NONE &&                                      \
-		    p->callsites[N[n].callsite].owner == N[par_].func)                  \
-			rc |= tally_add(&t, pair_key(N[par_].callsite, N[n].callsite),  \
-					(side));                                        \
-		(n) = par_;                                                             \
-	} while (0)
-	/* equalise depths, then walk both up to their lowest common ancestor */
-	while (x != DA_NONE && (y == DA_NONE || depth[x] > depth[y])) {
-		same_seq = false;
-		STEP(x, 1);
-	}
-	while (y != DA_NONE && (x == DA_NONE || depth[y] > depth[x])) {
-		same_seq = false;
-		STEP(y, -1);
-	}
-	while (x != y) {
-		if (N[x].func != N[y].func || N[x].callsite != N[y].callsite)
-			same_seq = false;
-		STEP(x, 1);
-		STEP(y, -1);
-	}
-#undef STEP
-	/* x == y is the LCA (or DA_NONE): it is a proper ancestor of both, so its
-	 * padding counts for both sides alike and cancels. */
-	if (rc) {
+	uint32_t lca;
+	bool same_seq;
+	if (tally_below_lca(p, depth, a, b, &t, &lca, &same_seq) < 0) {
 		tally_free(&t);
 		return -1;
 	}
@@ -759,38 +843,9 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 			pairs_differ = true;
 		}
 	}
-	/* Cloning: a differing adjacent pair (c into f, e owned by f) whose
-	 * clone is allowed, or last frames entered through different callsites.
-	 * Pairs are rechecked with their real ids by walking again; each
-	 * kind's least code is kept (UINT64_MAX: not possible). */
-	uint64_t last_bytes = UINT64_MAX, pair_bytes = UINT64_MAX;
-	/* a fragment's frame is renamed with its parent's (section 2) */
-	uint32_t la = da_frame(p, a), lb = da_frame(p, b);
-	bool last_differs = N[la].callsite != N[lb].callsite;
-	if (last_differs) {
-		for (int s = 0; s < 2; s++) {
-			uint32_t n = s ? lb : la, c = N[n].callsite;
-			if (da_redirects(p, c, N[n].func))
-				last_bytes = u64_min(last_bytes, da_clone_bytes(p, N[n].func, c));
-		}
-	}
-	if (pairs_differ) {
-		for (int s = 0; s < 2; s++) {
-			for (uint32_t n = s ? b : a; n != x; n = N[n].parent) {
-				uint32_t par = N[n].parent;
-				if (par == DA_NONE || N[n].callsite == DA_NONE || N[par].callsite == DA_NONE)
-					continue;
-				const struct da_callsite *e = &p->callsites[N[n].callsite];
-				if (e->owner != N[par].func)
-					continue;
-				uint32_t i = u64map_get(&t.m, pair_key(N[par].callsite, N[n].callsite));
-				if (i != DA_NONE && t.cnt[i] && e->wrap_mask > 1 &&
-				    da_redirects(p, N[par].callsite, N[par].func))
-					pair_bytes = u64_min(pair_bytes, DA_WRAP_CODE_BYTES +
-							     da_clone_bytes(p, N[par].func, N[par].callsite));
-			}
-		}
-	}
+	/* cloning: each kind's least code (UINT64_MAX: not possible) */
+	uint64_t last_bytes = clone_last_bytes(p, a, b);
+	uint64_t pair_bytes = pairs_differ ? clone_pair_bytes(p, &t, a, b, lca) : UINT64_MAX;
 	tally_free(&t);
 	uint64_t chain = u64_min(chain_bytes(p, a, b), chain_bytes(p, b, a));
 	bool clone_last = last_bytes != UINT64_MAX, clone_pair = pair_bytes != UINT64_MAX;
@@ -806,26 +861,8 @@ int da_classify_nodes(const struct da_problem *p, const struct da_options *o,
 		out->diff = DA_DIFF_EDGES;
 	else
 		out->diff = same_seq ? DA_DIFF_NONE : DA_DIFF_ORDER;
-
-	bool clone_ok = o->allow_clone && (clone_last || clone_chain || (clone_pair && o->allow_wrap));
-	if (out->diff == DA_DIFF_NONE)
-		out->cure = DA_CURE_NONE;
-	else if (out->arr_possible && o->allow_arr)
-		out->cure = DA_CURE_ARR;
-	else if (out->wrap_possible && o->allow_wrap)
-		out->cure = DA_CURE_WRAP;
-	else if (clone_ok)
-		out->cure = DA_CURE_CLONE;
-	else
-		out->cure = DA_CURE_NONE;
-	if (out->cure != DA_CURE_NONE)
-		out->left = DA_LEFT_CURABLE;
-	else if (out->diff == DA_DIFF_NONE)
-		out->left = DA_LEFT_IDENTICAL;
-	else if (out->arr_possible || out->wrap_possible || out->clone_possible)
-		out->left = DA_LEFT_DISABLED;
-	else
-		out->left = DA_LEFT_BLOCKED;
+	classify_cure(o, o->allow_clone && (clone_last || clone_chain || (clone_pair && o->allow_wrap)),
+		      out);
 	return 0;
 }
 
