@@ -185,22 +185,12 @@ static bool module_ok(const struct pathmap *pm, const struct da_capability *cap,
 	return lp >= lm && !strcmp(pm->modules[m].path + lp - lm, cap->module);
 }
 
-int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, enum da_unit unit,
-		    struct da_bridge *b, char *err, size_t errlen)
+/* The problem's functions: the pathmap's, with what the capability (and
+ * its hook) lets the rewriter do to each. */
+static int bridge_funcs(const struct pathmap *pm, const struct da_capability *cap,
+			struct da_bridge *b)
 {
-	memset(b, 0, sizeof(*b));
-	if (cap->pad_bound % DA_ALIGN || cap->wrap_bound % DA_ALIGN)
-		return errmsg(err, errlen, "padding and wrap bounds must be multiples of 16");
-	struct pm_index ix = {0};
-	b->prob = da_problem_new();
-	b->cs_index = calloc(1, sizeof(*b->cs_index));
-	uint32_t capcs = 0;
-	if (!b->prob || !b->cs_index || pmi_build(&ix, pm) < 0 ||
-	    u64map_init(b->cs_index, pm->nnodes / 4 + 16) < 0)
-		goto oom;
-	b->prob->unit = unit;
 	da_mask pads = cap->pad_bound ? da_mask_upto(cap->pad_bound) : 1;
-	da_mask wraps = cap->wrap_bound ? da_mask_upto(cap->wrap_bound) : 1;
 	for (uint32_t f = 0; f < pm->nfuncs; f++) {
 		const struct pm_function *fn = &pm->funcs[f];
 		bool ok = module_ok(pm, cap, fn->module);
@@ -218,11 +208,77 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		}
 		uint32_t df = da_add_func(b->prob, fn->name, fn->size, m, clone);
 		if (df == DA_NONE)
-			goto oom;
+			return -1;
 		b->prob->funcs[df].clone_pad_mask = cm | 1;
 		b->prob->funcs[df].dispatch = dispatch;
 		b->prob->funcs[df].module = fn->module;
 	}
+	return 0;
+}
+
+/* A new callsite of the problem for the call at (module, addr), key its
+ * pmi_cskey: what the capability (and its hook) allows, and where it is
+ * (cs_module, cs_addr).  Its index, or DA_NONE when out of memory. */
+static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capability *cap,
+				const struct pm_index *ix, struct da_bridge *b, uint32_t *capcs,
+				uint32_t module, uint64_t addr, uint64_t key)
+{
+	bool ok = module_ok(pm, cap, module);
+	da_mask m = ok ? (cap->wrap_bound ? da_mask_upto(cap->wrap_bound) : 1) : 1;
+	bool redirect = ok && cap->clone;
+	uint32_t target = DA_NONE;
+	bool dispatchable = true, taggable = ok && cap->tag;
+	if (cap->callsite_hook) {
+		da_mask hm = m;
+		bool hr = redirect, ht = taggable;
+		uint64_t ta = 0;
+		cap->callsite_hook(cap->ctx, pm, module, addr, &hm, &hr, &ta, &dispatchable, &ht);
+		taggable = taggable && ht;
+		m &= hm;
+		target = ta ? pmi_function_at(ix, module, ta) : DA_NONE;
+		redirect = redirect && hr && target != DA_NONE;
+	}
+	uint32_t cs = da_add_callsite(b->prob, pmi_owner(ix, module, addr), m, redirect);
+	if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
+		return DA_NONE;
+	struct da_callsite *C = &b->prob->callsites[cs];
+	C->target = target;
+	C->module = module;
+	C->dispatchable = dispatchable;
+	C->taggable = taggable;
+	if (cs >= *capcs) {
+		uint32_t nc = *capcs ? *capcs * 2 : 1024;
+		uint32_t *a = realloc(b->cs_module, nc * sizeof(*a));
+		if (!a)
+			return DA_NONE;
+		b->cs_module = a;
+		uint64_t *c = realloc(b->cs_addr, nc * sizeof(*c));
+		if (!c)
+			return DA_NONE;
+		b->cs_addr = c;
+		*capcs = nc;
+	}
+	b->cs_module[cs] = module;
+	b->cs_addr[cs] = addr;
+	return cs;
+}
+
+int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, enum da_unit unit,
+		    struct da_bridge *b, char *err, size_t errlen)
+{
+	memset(b, 0, sizeof(*b));
+	if (cap->pad_bound % DA_ALIGN || cap->wrap_bound % DA_ALIGN)
+		return errmsg(err, errlen, "padding and wrap bounds must be multiples of 16");
+	struct pm_index ix = {0};
+	b->prob = da_problem_new();
+	b->cs_index = calloc(1, sizeof(*b->cs_index));
+	uint32_t capcs = 0;
+	if (!b->prob || !b->cs_index || pmi_build(&ix, pm) < 0 ||
+	    u64map_init(b->cs_index, pm->nnodes / 4 + 16) < 0)
+		goto oom;
+	b->prob->unit = unit;
+	if (bridge_funcs(pm, cap, b) < 0)
+		goto oom;
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *n = &pm->nodes[i];
 		uint32_t cs = DA_NONE;
@@ -233,48 +289,10 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 			return errmsg(err, errlen, "node %u: callsite address 0x%llx is outside what a plan can name",
 				      i, (unsigned long long)n->cs_addr);
 		}
-		if (key != UINT64_MAX) {
-			cs = u64map_get(b->cs_index, key);
-			if (cs == DA_NONE) {
-				bool ok = module_ok(pm, cap, n->cs_module);
-				da_mask m = ok ? wraps : 1;
-				bool redirect = ok && cap->clone;
-				uint32_t target = DA_NONE;
-				bool dispatchable = true, taggable = ok && cap->tag;
-				if (cap->callsite_hook) {
-					da_mask hm = m;
-					bool hr = redirect, ht = taggable;
-					uint64_t ta = 0;
-					cap->callsite_hook(cap->ctx, pm, n->cs_module, n->cs_addr, &hm, &hr,
-							   &ta, &dispatchable, &ht);
-					taggable = taggable && ht;
-					m &= hm;
-					target = ta ? pmi_function_at(&ix, n->cs_module, ta) : DA_NONE;
-					redirect = redirect && hr && target != DA_NONE;
-				}
-				cs = da_add_callsite(b->prob, pmi_owner(&ix, n->cs_module, n->cs_addr), m,
-						     redirect);
-				if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
-					goto oom;
-				b->prob->callsites[cs].target = target;
-				b->prob->callsites[cs].module = n->cs_module;
-				b->prob->callsites[cs].dispatchable = dispatchable;
-				b->prob->callsites[cs].taggable = taggable;
-				if (cs >= capcs) {
-					capcs = capcs ? capcs * 2 : 1024;
-					uint32_t *a = realloc(b->cs_module, capcs * sizeof(*a));
-					if (!a)
-						goto oom;
-					b->cs_module = a;
-					uint64_t *c = realloc(b->cs_addr, capcs * sizeof(*c));
-					if (!c)
-						goto oom;
-					b->cs_addr = c;
-				}
-				b->cs_module[cs] = n->cs_module;
-				b->cs_addr[cs] = n->cs_addr;
-			}
-		}
+		if (key != UINT64_MAX && (cs = u64map_get(b->cs_index, key)) == DA_NONE &&
+		    (cs = bridge_callsite(pm, cap, &ix, b, &capcs, n->cs_module, n->cs_addr, key)) ==
+			    DA_NONE)
+			goto oom;
 		if (da_add_node(b->prob, n->parent == PM_NONE ? DA_NONE : n->parent, n->func, cs,
 				n->height, n->entries) == DA_NONE)
 			goto oom;
