@@ -269,7 +269,19 @@ static int plan_for_binaries(const char *const *progs, uint32_t n, const char *m
 	return rewrite_cap_init(rwcap, b, progs, n, pm, map, "plan", quiet, cap);
 }
 
-int cmd_plan(int argc, char **argv)
+/* What the command line asks for. */
+struct plan_args {
+	struct da_options o;
+	struct da_capability cap;
+	const char *map, *output, *predict, *evaluate, *samples;
+	const char *binaries[REWRITE_MAX_BINARIES];
+	uint32_t nbin;
+	bool quiet, callsites;
+	long top;
+};
+
+/* -1 to go on; else the exit status (0 after --help, 2 after one line). */
+static int parse_args(int argc, char **argv, struct plan_args *a)
 {
 	static const struct option opts[] = {
 		{"max-stack-growth", required_argument, NULL, 'g'},
@@ -295,15 +307,9 @@ int cmd_plan(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct da_options o;
-	struct da_capability cap;
-	da_options_default(&o);
-	da_capability_default(&cap);
-	const char *output = NULL, *predict = NULL, *evaluate = NULL, *samples = NULL;
-	const char *binaries[REWRITE_MAX_BINARIES];
-	uint32_t nbin = 0;
-	bool quiet = false, callsites = false, no_clone = false, no_dispatch = false;
-	long top = 5;
+	struct da_options *o = &a->o;
+	struct da_capability *cap = &a->cap;
+	bool no_clone = false, no_dispatch = false;
 	uint64_t v;
 	char *end;
 	int c;
@@ -312,48 +318,48 @@ int cmd_plan(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			output = optarg;
+			a->output = optarg;
 			break;
 		case 'B':
-			if (nbin == REWRITE_MAX_BINARIES) {
+			if (a->nbin == REWRITE_MAX_BINARIES) {
 				cli_error("plan", "at most %d --binary", REWRITE_MAX_BINARIES);
 				return 2;
 			}
-			binaries[nbin++] = optarg;
+			a->binaries[a->nbin++] = optarg;
 			break;
 		case 'g':
-			if (!cli_parse_growth("plan", "max-stack-growth", optarg, &o.max_stack_growth))
+			if (!cli_parse_growth("plan", "max-stack-growth", optarg, &o->max_stack_growth))
 				return 2;
 			break;
 		case 'R':
 			if (!cli_parse_growth("plan", "max-recursion-growth", optarg,
-					      &o.max_recursion_growth))
+					      &o->max_recursion_growth))
 				return 2;
 			break;
 		case 'k':
-			if (!cli_parse_code_per_path("plan", optarg, &o.code_weight))
+			if (!cli_parse_code_per_path("plan", optarg, &o->code_weight))
 				return 2;
 			break;
 		case 'W':
-			o.allow_wrap = false;
+			o->allow_wrap = false;
 			break;
 		case 'C':
 			no_clone = true;
 			break;
 		case 'c':
-			cap.clone = true;
+			cap->clone = true;
 			break;
 		case 'D':
 			no_dispatch = true;
 			break;
 		case 's':
-			if (!cli_parse_u64(optarg, &o.seed, UINT64_MAX)) {
+			if (!cli_parse_u64(optarg, &o->seed, UINT64_MAX)) {
 				cli_error("plan", "--seed wants a number, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'N':
-			if (!cli_parse_searches("plan", optarg, &o.searches))
+			if (!cli_parse_searches("plan", optarg, &o->searches))
 				return 2;
 			break;
 		case 'p':
@@ -363,38 +369,38 @@ int cmd_plan(int argc, char **argv)
 					  c == 'p' ? "pad-bound" : "wrap-bound", DA_MAX_STEPS * DA_ALIGN, optarg);
 				return 2;
 			}
-			*(c == 'p' ? &cap.pad_bound : &cap.wrap_bound) = (uint32_t)v;
+			*(c == 'p' ? &cap->pad_bound : &cap->wrap_bound) = (uint32_t)v;
 			break;
 		case 'm':
-			cap.module = optarg;
+			cap->module = optarg;
 			break;
 		case 'S':
-			callsites = true;
+			a->callsites = true;
 			break;
 		case 'b':
-			if (!cli_parse_count(optarg, &o.budget)) {
+			if (!cli_parse_count(optarg, &o->budget)) {
 				cli_error("plan", "--budget wants a positive number of node moves (e.g. 200M), not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'P':
-			predict = optarg;
+			a->predict = optarg;
 			break;
 		case 'i':
-			samples = optarg;
+			a->samples = optarg;
 			break;
 		case 'E':
-			evaluate = optarg;
+			a->evaluate = optarg;
 			break;
 		case 't':
-			top = strtol(optarg, &end, 10);
-			if (!*optarg || *end || top < 0 || top > 100000) {
+			a->top = strtol(optarg, &end, 10);
+			if (!*optarg || *end || a->top < 0 || a->top > 100000) {
 				cli_error("plan", "--top wants a count from 0 to 100000, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'q':
-			quiet = true;
+			a->quiet = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -407,114 +413,149 @@ int cmd_plan(int argc, char **argv)
 		cli_error("plan", "expected one pathmap; usage: icpp plan [-o PLAN] [options] MAP");
 		return 2;
 	}
-	if (evaluate && output) {
+	if (a->evaluate && a->output) {
 		cli_error("plan", "--evaluate reports on a plan and writes none: drop -o");
 		return 2;
 	}
-	if (nbin && cap.clone) {
+	if (a->nbin && cap->clone) {
 		cli_error("plan", "--clone and --binary exclude each other: with the binary, its "
 			  "analysis says what may be cloned");
 		return 2;
 	}
-	o.allow_clone = !no_clone;
-	cap.dispatch = !no_dispatch;
-	const char *map = argv[optind];
+	o->allow_clone = !no_clone;
+	cap->dispatch = !no_dispatch;
+	a->map = argv[optind];
+	return -1;
+}
+
+/* Solve and write the plan (pp) to -o, or beside the map.  0, or -1 after
+ * one line. */
+static int make_plan(struct plan_args *a, const struct pathmap *pm,
+		     const struct da_bridge *br, struct da_result *r, struct da_pm_plan *pp)
+{
+	char err[1024];
+	if (!a->quiet && isatty(2))
+		cli_solve_progress("plan", br->prob, &a->o);
+	if (da_solve(br->prob, &a->o, r, err, sizeof(err)) < 0) {
+		cli_error("plan", "%s: %s", a->map, err);
+		return -1;
+	}
+	if (da_pm_plan_from(br, &r->plan, pp) < 0) {
+		cli_error("plan", "out of memory");
+		return -1;
+	}
+	pp->summary = (struct da_pm_summary){
+		r->before.paths, r->before.precise_paths, r->after.precise_paths, r->before.weight,
+		r->before.precise_weight, r->after.precise_weight, r->max_growth,
+		r->max_growth_bytes, r->code_bytes, a->o.seed, br->prob->unit, {{0}},
+	};
+	memcpy(pp->summary.left_by, r->left_by, sizeof(r->left_by));
+	char *outpath = a->output ? strdup(a->output) : default_output(a->map);
+	if (!outpath) {
+		cli_error("plan", "out of memory");
+		return -1;
+	}
+	int rc = da_plan_write(outpath, pm, pp, err, sizeof(err));
+	if (rc < 0)
+		cli_error("plan", "%s", err);
+	else
+		printf("plan for %s, written to %s\n\n", a->map, outpath);
+	free(outpath);
+	return rc;
+}
+
+/* --evaluate: read the plan (pp, and plan in the problem's terms) and
+ * measure it.  0, or -1 after one line. */
+static int evaluate_plan(const struct plan_args *a, const struct pathmap *pm,
+			 const struct da_bridge *br, struct da_result *r, struct da_pm_plan *pp,
+			 struct da_plan *plan)
+{
+	char err[1024];
+	if (da_plan_read(a->evaluate, pm, pp, err, sizeof(err)) < 0 ||
+	    da_pm_plan_to(br, pp, plan, err, sizeof(err)) < 0 ||
+	    da_evaluate(br->prob, &a->o, plan, r, err, sizeof(err)) < 0) {
+		cli_error("plan", "%s", err);
+		return -1;
+	}
+	printf("plan %s for %s\n\n", a->evaluate, a->map);
+	return 0;
+}
+
+/* --predict: the pathmap of the changed program.  0, or -1 after one line. */
+static int write_predicted(const char *path, const struct pathmap *pm, const struct da_pm_plan *pp)
+{
+	char err[1024];
+	struct pathmap *q;
+	int rc = da_predict_pathmap(pm, pp, &q, err, sizeof(err));
+	if (rc == 0) {
+		rc = pm_write(q, path, err, sizeof(err));
+		pm_free(q);
+	}
+	if (rc < 0)
+		cli_error("plan", "%s", err);
+	return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	struct plan_args a = {.top = 5};
+	da_options_default(&a.o);
+	da_capability_default(&a.cap);
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	const char *map = a.map;
 	char err[1024];
 	struct pathmap *pm = NULL;
 	struct da_bridge br = {0};
 	struct da_result r = {0};
 	struct da_pm_plan pp = {0};
 	struct da_plan plan = {0};
-	char *outpath = NULL;
 	struct rw_binary *b[REWRITE_MAX_BINARIES] = {0};
 	struct rewrite_cap rwcap = {0};
 	struct weights weights = {"entries", 1};
-	int rc = 1;
+	rc = 1;
 	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
 		cli_error("plan", "%s", err);
 		return 1;
 	}
-	if (nbin && plan_for_binaries(binaries, nbin, map, pm, quiet, b, &rwcap, &cap) < 0)
+	if (a.nbin && plan_for_binaries(a.binaries, a.nbin, map, pm, a.quiet, b, &rwcap, &a.cap) < 0)
 		goto out;
-	if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br, err,
-			    sizeof(err)) < 0) {
+	if (da_from_pathmap(pm, &a.cap, a.callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
+			    err, sizeof(err)) < 0) {
 		cli_error("plan", "%s: %s", map, err);
 		goto out;
 	}
-	if (samples) {
-		if (sample_weights(br.prob, samples, map, "plan", quiet) < 0)
+	if (a.samples) {
+		if (sample_weights(br.prob, a.samples, map, "plan", a.quiet) < 0)
 			goto out;
 		weights = (struct weights){"samples", SAMPLE_WEIGHT_SCALE};
 	}
-	bool progress = !quiet && isatty(2);
-	if (evaluate) {
-		if (da_plan_read(evaluate, pm, &pp, err, sizeof(err)) < 0 ||
-		    da_pm_plan_to(&br, &pp, &plan, err, sizeof(err)) < 0 ||
-		    da_evaluate(br.prob, &o, &plan, &r, err, sizeof(err)) < 0) {
-			cli_error("plan", "%s", err);
-			goto out;
-		}
-		printf("plan %s for %s\n\n", evaluate, map);
-	} else {
-		if (progress)
-			cli_solve_progress("plan", br.prob, &o);
-		if (da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
-			cli_error("plan", "%s: %s", map, err);
-			goto out;
-		}
-		if (da_pm_plan_from(&br, &r.plan, &pp) < 0) {
-			cli_error("plan", "out of memory");
-			goto out;
-		}
-		pp.summary = (struct da_pm_summary){
-			r.before.paths, r.before.precise_paths, r.after.precise_paths, r.before.weight,
-			r.before.precise_weight, r.after.precise_weight, r.max_growth,
-			r.max_growth_bytes, r.code_bytes, o.seed, br.prob->unit, {{0}},
-		};
-		memcpy(pp.summary.left_by, r.left_by, sizeof(r.left_by));
-		outpath = output ? strdup(output) : default_output(map);
-		if (!outpath) {
-			cli_error("plan", "out of memory");
-			goto out;
-		}
-		if (da_plan_write(outpath, pm, &pp, err, sizeof(err)) < 0) {
-			cli_error("plan", "%s", err);
-			goto out;
-		}
-		printf("plan for %s, written to %s\n\n", map, outpath);
-	}
-	if (predict) {
-		struct pathmap *q;
-		if (da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) < 0 ||
-		    pm_write(q, predict, err, sizeof(err)) < 0) {
-			if (q)
-				pm_free(q);
-			cli_error("plan", "%s", err);
-			goto out;
-		}
-		pm_free(q);
-	}
-	report(pm, br.prob, &r, &pp, top, !evaluate, weights,
-	       o.allow_clone && any_cloneable(br.prob) ? o.code_weight : 0);
-	if (nbin) {
+	if (a.evaluate ? evaluate_plan(&a, pm, &br, &r, &pp, &plan) < 0
+		       : make_plan(&a, pm, &br, &r, &pp) < 0)
+		goto out;
+	if (a.predict && write_predicted(a.predict, pm, &pp) < 0)
+		goto out;
+	report(pm, br.prob, &r, &pp, a.top, !a.evaluate, weights,
+	       a.o.allow_clone && any_cloneable(br.prob) ? a.o.code_weight : 0);
+	if (a.nbin) {
 		putchar('\n');
 		rewrite_cap_suggest(&rwcap, pm, &r, "", "--binary", stdout);
 	}
-	if (predict)
-		printf("\npredicted pathmap written to %s\n", predict);
+	if (a.predict)
+		printf("\npredicted pathmap written to %s\n", a.predict);
 	if (fflush(stdout) || ferror(stdout)) {
 		cli_error("plan", "cannot write the output");
 		goto out;
 	}
 	rc = 0;
 out:
-	free(outpath);
 	da_plan_free(&plan);
 	da_pm_plan_free(&pp);
 	da_result_free(&r);
 	da_bridge_free(&br);
 	rewrite_cap_free(&rwcap);
-	for (uint32_t i = 0; i < nbin; i++)
+	for (uint32_t i = 0; i < a.nbin; i++)
 		if (b[i])
 			rw_close(b[i]);
 	pm_free(pm);
