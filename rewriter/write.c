@@ -965,60 +965,84 @@ oom:
 	return -1;
 }
 
-int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
-	     struct rw_write_stats *st, char *err, size_t errlen)
-{
-	memset(st, 0, sizeof(*st));
-	struct plan_state ps = {0};
-	struct out o = {0};
-	struct rbuf frame = {0}, hdr = {0}, notes = {0}, desc = {0}, phbuf = {0};
-	struct strtab shstr = {0};
-	char *plan_text = NULL;
-	Elf *e = NULL;
-	struct atomic_file af = {0};
-	bool af_open_ok = false;
-	GElf_Phdr *ph = NULL;
-	int ret = -1;
-
-	if (rw_plan_check(b, p, err, errlen))
-		return -1;
-	if (!x86_open(&ps.cs))
-		return errmsg(err, errlen, "cannot start the disassembler");
-	plan_text = rw_plan_format(p, NULL);
-	if (!plan_text)
-		goto oom;
-
-	/* ---------------- the input's layout */
+/* rw_write's state, from the input's layout to the written file.  The new
+ * sections are sized in a first pass at a provisional address, placed,
+ * then made again at their real addresses (apply_plan, eh_build). */
+struct writer {
+	struct rw_binary *b;
+	const struct rw_plan *p;
+	const char *outpath;
+	struct rw_write_stats *st;
+	char *err;
+	size_t errlen;
+	struct plan_state ps;
+	struct out o;
+	struct rbuf frame, hdr, notes, desc;
+	struct strtab shstr;
+	char *plan_text;
+	GElf_Phdr *ph;
+	/* the input */
 	size_t phnum;
-	elf_getphdrnum(b->elf, &phnum);
-	uint64_t load_end = 0, vmax = 0, bias = 0;
-	bool have_bias = false, have_phdr = false;
-	for (size_t i = 0; i < phnum; i++) {
+	uint64_t load_end, vmax, bias;  /* end of the loaded file part, of the
+	                                 * address space (page-aligned); vaddr - offset */
+	size_t symtab, buildid;         /* section indices, SIZE_MAX: none */
+	GElf_Word eh_type;
+	/* the new sections */
+	size_t nold;                    /* sections copied */
+	bool text;                      /* an .icpp.text (trampolines, clones) */
+	size_t text_idx, frame_idx, hdr_idx, note_idx, gnu_note_idx;
+	size_t strtab_idx, tsec, tfirst;        /* build_symtab's */
+	size_t text_size, frame_size, hdr_size;
+	uint8_t id[20];
+	uint32_t idlen;
+	bool add_buildid;
+	size_t nphdr, phsize;
+	/* the output's layout */
+	uint64_t shoff, x1, v1, x2, v2; /* .icpp.text's segment, the R segment */
+	uint64_t frame_off, hdr_off, frame_va, hdr_va, note_off, ph_off, end;
+	size_t icpp_note_size;
+};
+
+static int w_oom(struct writer *w)
+{
+	return errmsg(w->err, w->errlen, "out of memory writing %s", w->outpath);
+}
+
+/* Where the input's loaded part ends, in the file and in memory. */
+static void input_layout(struct writer *w)
+{
+	elf_getphdrnum(w->b->elf, &w->phnum);
+	bool have_bias = false;
+	for (size_t i = 0; i < w->phnum; i++) {
 		GElf_Phdr h;
-		gelf_getphdr(b->elf, (int)i, &h);
-		if (h.p_type == PT_PHDR)
-			have_phdr = true;
+		gelf_getphdr(w->b->elf, (int)i, &h);
 		if (h.p_type != PT_LOAD)
 			continue;
 		if (!have_bias) {
-			bias = h.p_vaddr - h.p_offset;
+			w->bias = h.p_vaddr - h.p_offset;
 			have_bias = true;
 		}
-		if (h.p_offset + h.p_filesz > load_end)
-			load_end = h.p_offset + h.p_filesz;
-		if (h.p_vaddr + h.p_memsz > vmax)
-			vmax = h.p_vaddr + h.p_memsz;
+		if (h.p_offset + h.p_filesz > w->load_end)
+			w->load_end = h.p_offset + h.p_filesz;
+		if (h.p_vaddr + h.p_memsz > w->vmax)
+			w->vmax = h.p_vaddr + h.p_memsz;
 	}
-	vmax = align_up(vmax, PAGE);
+	w->vmax = align_up(w->vmax, PAGE);
+}
 
-	/* ---------------- copy the sections */
-	sec_add(&o);                                   /* index 0 */
-	size_t symtab = SIZE_MAX, buildid = SIZE_MAX;
+/* The input's sections, as they are; the old unwind tables renamed (new
+ * ones replace them). */
+static int copy_sections(struct writer *w)
+{
+	struct rw_binary *b = w->b;
+	struct out *o = &w->o;
+	sec_add(o);                                    /* index 0 */
+	w->symtab = w->buildid = SIZE_MAX;
 	for (size_t i = 1; i < b->shnum; i++) {
 		Elf_Scn *scn = elf_getscn(b->elf, i);
-		struct osec *s = sec_add(&o);
+		struct osec *s = sec_add(o);
 		if (!s || !gelf_getshdr(scn, &s->sh))
-			goto oom;
+			return w_oom(w);
 		s->name = elf_strptr(b->elf, b->shstrndx, s->sh.sh_name);
 		if (!s->name)
 			s->name = "";
@@ -1028,322 +1052,337 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 			s->size = d ? d->d_size : 0;
 		}
 		if (s->sh.sh_type == SHT_SYMTAB)
-			symtab = i;
+			w->symtab = i;
 		if (s->sh.sh_type == SHT_NOTE && !strcmp(s->name, ".note.gnu.build-id"))
-			buildid = i;
-		if (s->sh.sh_type == SHT_SYMTAB_SHNDX) {
-			errmsg(err, errlen, "%s: extended section indices are not supported", b->path);
-			goto fail;
-		}
+			w->buildid = i;
+		if (s->sh.sh_type == SHT_SYMTAB_SHNDX)
+			return errmsg(w->err, w->errlen, "%s: extended section indices are not supported",
+				      b->path);
 	}
-	o.s[b->eh_scn].name = ".icpp.old.eh_frame";
-	o.s[b->hdr_scn].name = ".icpp.old.eh_frame_hdr";
-	GElf_Word eh_type = o.s[b->eh_scn].sh.sh_type;
-	o.s[b->eh_scn].sh.sh_type = SHT_PROGBITS;
-	o.s[b->hdr_scn].sh.sh_type = SHT_PROGBITS;
+	o->s[b->eh_scn].name = ".icpp.old.eh_frame";
+	o->s[b->hdr_scn].name = ".icpp.old.eh_frame_hdr";
+	w->eh_type = o->s[b->eh_scn].sh.sh_type;
+	o->s[b->eh_scn].sh.sh_type = SHT_PROGBITS;
+	o->s[b->hdr_scn].sh.sh_type = SHT_PROGBITS;
+	w->nold = o->n;
+	return 0;
+}
 
-	/* ---------------- new sections (sizes first) */
-	size_t nold = o.n;
-	bool wraps = p->nwraps > 0 || p->nclones > 0 || p->ntags > 0 ||   /* .icpp.text */
-		     entry_pads(b, p);
-	size_t text_idx = wraps ? nold : SIZE_MAX;
-	size_t frame_idx = nold + wraps, hdr_idx = frame_idx + 1, note_idx = hdr_idx + 1;
-	/* trampolines at a provisional address to size them (sizes do not depend
-	 * on it); eh_frame likewise */
-	if (apply_plan(b, p, vmax, &ps, err, errlen))
-		goto fail;
-	struct eh_newfde *nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
+/* The trampolines, clones and unwind tables for code at text_vaddr, the
+ * tables at frame_va and hdr_va. */
+static int make_code(struct writer *w, uint64_t text_vaddr, uint64_t frame_va, uint64_t hdr_va)
+{
+	if (apply_plan(w->b, w->p, text_vaddr, &w->ps, w->err, w->errlen))
+		return -1;
+	struct eh_newfde *nf = calloc(w->ps.nt ? w->ps.nt : 1, sizeof(*nf));
 	if (!nf)
-		goto oom;
-	uint32_t nnf = new_fdes(&ps, nf);
-	int r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, nnf, vmax, vmax,
-			 &frame, &hdr, err, errlen);
+		return w_oom(w);
+	uint32_t nnf = new_fdes(&w->ps, nf);
+	rb_free(&w->frame);
+	rb_free(&w->hdr);
+	int r = eh_build(&w->b->eh, w->ps.fedits, w->ps.nfedits, w->ps.cfdes, w->ps.ncfdes, nf, nnf,
+			 frame_va, hdr_va, &w->frame, &w->hdr, w->err, w->errlen);
 	free(nf);
-	if (r)
-		goto fail;
-	size_t text_size = ps.text.n, frame_size = frame.n, hdr_size = hdr.n;
+	return r ? -1 : 0;
+}
 
-	uint8_t id[20];
-	new_build_id(b, plan_text, id);
-	const uint8_t *orig_id;
-	size_t orig_len = bin_build_id(b->bin, &orig_id);
+/* The first pass: the new sections' sizes (they do not depend on the
+ * address), the new build-id, how many program headers. */
+static int size_new_sections(struct writer *w)
+{
+	w->text = w->p->nwraps > 0 || w->p->nclones > 0 || w->p->ntags > 0 || entry_pads(w->b, w->p);
+	w->text_idx = w->text ? w->nold : SIZE_MAX;
+	w->frame_idx = w->nold + w->text;
+	w->hdr_idx = w->frame_idx + 1;
+	w->note_idx = w->hdr_idx + 1;
+	if (make_code(w, w->vmax, w->vmax, w->vmax) < 0)
+		return -1;
+	w->text_size = w->ps.text.n;
+	w->frame_size = w->frame.n;
+	w->hdr_size = w->hdr.n;
+	new_build_id(w->b, w->plan_text, w->id);
 	/* notes: icpp (+ a GNU build-id when the input has none) */
-	bool add_buildid = buildid == SIZE_MAX;
-	size_t nphdr_new = phnum + 1 + wraps + 1;       /* R load, RX load, PT_NOTE */
-	size_t phsize = nphdr_new * sizeof(Elf64_Phdr);
+	w->add_buildid = w->buildid == SIZE_MAX;
+	w->nphdr = w->phnum + 1 + w->text + 1;  /* R load, RX load, PT_NOTE */
+	w->phsize = w->nphdr * sizeof(Elf64_Phdr);
+	return 0;
+}
 
-	/* ---------------- file layout */
-	uint64_t off = load_end;
-	/* non-alloc sections after the loaded part */
+static struct osec *new_section(struct out *o, const char *name, GElf_Shdr sh)
+{
+	struct osec *s = sec_add(o);
+	if (s) {
+		s->name = name;
+		s->sh = sh;
+	}
+	return s;
+}
+
+/* .icpp.text, .eh_frame, .eh_frame_hdr, .note.icpp take their indices
+ * first (size_new_sections named them), then a GNU build-id note, then the
+ * symbols (build_symtab: it may add .symtab and .strtab to a stripped
+ * input). */
+static int add_sections(struct writer *w)
+{
+	struct out *o = &w->o;
+	if (w->text && !new_section(o, ".icpp.text",
+				    (GElf_Shdr){.sh_type = SHT_PROGBITS,
+						.sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addralign = 16}))
+		return w_oom(w);
+	if (!new_section(o, ".eh_frame", (GElf_Shdr){.sh_type = w->eh_type, .sh_flags = SHF_ALLOC,
+						     .sh_addralign = 8}) ||
+	    !new_section(o, ".eh_frame_hdr", (GElf_Shdr){.sh_type = SHT_PROGBITS,
+							 .sh_flags = SHF_ALLOC, .sh_addralign = 4}) ||
+	    !new_section(o, ".note.icpp", (GElf_Shdr){.sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC,
+						      .sh_addralign = 4}))
+		return w_oom(w);
+	w->gnu_note_idx = SIZE_MAX;
+	if (w->add_buildid) {
+		if (!new_section(o, ".note.gnu.build-id",
+				 (GElf_Shdr){.sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC, .sh_addralign = 4}))
+			return w_oom(w);
+		w->gnu_note_idx = o->n - 1;
+	}
+	w->strtab_idx = w->tsec = SIZE_MAX;
+	w->tfirst = 0;
+	if ((w->text || w->symtab != SIZE_MAX) &&
+	    build_symtab(w->b, o, w->symtab, w->text_idx, &w->ps, &w->strtab_idx, &w->tsec, &w->tfirst,
+			 w->err, w->errlen))
+		return -1;
+	return 0;
+}
+
+/* .shstrtab: every name again. */
+static int name_sections(struct writer *w)
+{
+	struct out *o = &w->o;
+	size_t shstrndx = w->b->shstrndx;
+	for (size_t i = 1; i < o->n; i++)
+		o->s[i].sh.sh_name = str_add(&w->shstr, o->s[i].name);
+	o->s[shstrndx].sh.sh_name = str_add(&w->shstr, ".shstrtab");
+	if (w->shstr.b.oom)
+		return w_oom(w);
+	free(o->s[shstrndx].owned);
+	o->s[shstrndx].data = o->s[shstrndx].owned = w->shstr.b.p;
+	o->s[shstrndx].size = o->s[shstrndx].sh.sh_size = w->shstr.b.n;
+	w->shstr.b = (struct rbuf){0};
+	return 0;
+}
+
+/* The sections not loaded go after the loaded part, in their order of
+ * before (a new .symtab and .strtab last), then the section headers. */
+static int place_unloaded(struct writer *w)
+{
+	struct out *o = &w->o;
 	struct {
 		size_t idx;
 		uint64_t off;
-	} *order = malloc((o.n + 8) * sizeof(*order));
+	} *order = malloc((o->n + 8) * sizeof(*order));
 	if (!order)
-		goto oom;
+		return w_oom(w);
 	size_t nord = 0;
-	for (size_t i = 1; i < nold; i++)
-		if (!(o.s[i].sh.sh_flags & SHF_ALLOC) && o.s[i].sh.sh_type != SHT_NOBITS)
-			order[nord++].idx = i, order[nord - 1].off = o.s[i].sh.sh_offset;
-	/* keep their relative order */
+	for (size_t i = 1; i < w->nold; i++)
+		if (!(o->s[i].sh.sh_flags & SHF_ALLOC) && o->s[i].sh.sh_type != SHT_NOBITS)
+			order[nord++].idx = i, order[nord - 1].off = o->s[i].sh.sh_offset;
 	for (size_t i = 1; i < nord; i++)
 		for (size_t j = i; j > 0 && order[j].off < order[j - 1].off; j--) {
 			__typeof__(*order) t = order[j];
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
-
-	/* symbols (may add .symtab/.strtab for a stripped input) */
-	size_t strtab_idx = SIZE_MAX, tsec = SIZE_MAX, tfirst = 0;
-	/* .icpp.text, .eh_frame, .eh_frame_hdr, .note.icpp take their indices
-	 * first; a new .symtab/.strtab follows */
-	struct osec *ns;
-	if (wraps) {
-		ns = sec_add(&o);
-		if (!ns)
-			goto oom;
-		ns->name = ".icpp.text";
-		ns->sh = (GElf_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
-				     .sh_addralign = 16};
-	}
-	ns = sec_add(&o);
-	if (!ns)
-		goto oom;
-	ns->name = ".eh_frame";
-	ns->sh = (GElf_Shdr){.sh_type = eh_type, .sh_flags = SHF_ALLOC, .sh_addralign = 8};
-	ns = sec_add(&o);
-	if (!ns)
-		goto oom;
-	ns->name = ".eh_frame_hdr";
-	ns->sh = (GElf_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addralign = 4};
-	ns = sec_add(&o);
-	if (!ns)
-		goto oom;
-	ns->name = ".note.icpp";
-	ns->sh = (GElf_Shdr){.sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC, .sh_addralign = 4};
-	size_t gnu_note_idx = SIZE_MAX;
-	if (add_buildid) {
-		ns = sec_add(&o);
-		if (!ns)
-			goto oom;
-		gnu_note_idx = o.n - 1;
-		ns->name = ".note.gnu.build-id";
-		ns->sh = (GElf_Shdr){.sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC, .sh_addralign = 4};
-	}
-	if ((wraps || symtab != SIZE_MAX) &&
-	    build_symtab(b, &o, symtab, text_idx, &ps, &strtab_idx, &tsec, &tfirst, err, errlen))
-		goto fail;
-	bool new_symtab = symtab == SIZE_MAX && wraps;
-	if (new_symtab)
-		for (size_t i = o.n - 2; i < o.n; i++)
+	if (w->symtab == SIZE_MAX && w->text)
+		for (size_t i = o->n - 2; i < o->n; i++)
 			order[nord++] = (__typeof__(*order)){i, UINT64_MAX};
-
-	/* .shstrtab: every name again */
-	size_t shstrndx = b->shstrndx;
-	for (size_t i = 1; i < o.n; i++)
-		o.s[i].sh.sh_name = str_add(&shstr, o.s[i].name);
-	o.s[shstrndx].sh.sh_name = str_add(&shstr, ".shstrtab");
-	if (shstr.b.oom)
-		goto oom;
-	free(o.s[shstrndx].owned);
-	o.s[shstrndx].data = o.s[shstrndx].owned = shstr.b.p;
-	o.s[shstrndx].size = o.s[shstrndx].sh.sh_size = shstr.b.n;
-	shstr.b = (struct rbuf){0};
-
+	uint64_t off = w->load_end;
 	for (size_t k = 0; k < nord; k++) {
-		struct osec *s = &o.s[order[k].idx];
+		struct osec *s = &o->s[order[k].idx];
 		off = align_up(off, s->sh.sh_addralign ? s->sh.sh_addralign : 1);
 		s->sh.sh_offset = off;
 		s->sh.sh_size = s->size;
 		off += s->size;
 	}
 	free(order);
-	uint64_t shoff = align_up(off, 8);
-	off = shoff + o.n * sizeof(Elf64_Shdr);
+	w->shoff = align_up(off, 8);
+	return 0;
+}
 
-	/* the new segments */
-	uint64_t x1 = align_up(off, PAGE);
-	if (bias + x1 < vmax) {
-		uint64_t gap = vmax - (bias + x1);
+/* The new segments after the section headers: .icpp.text's (RX), then
+ * one (R) for the unwind tables, the notes and the program headers. */
+static void place_segments(struct writer *w)
+{
+	uint64_t off = w->shoff + w->o.n * sizeof(Elf64_Shdr);
+	w->x1 = align_up(off, PAGE);
+	if (w->bias + w->x1 < w->vmax) {
+		uint64_t gap = w->vmax - (w->bias + w->x1);
 		if (gap <= MAX_PAD_FILE)
-			x1 += gap;                       /* consistent: vaddr = bias + offset */
+			w->x1 += gap;                    /* consistent: vaddr = bias + offset */
 		else
-			st->phdr_compact = true;
+			w->st->phdr_compact = true;
 	}
-	uint64_t v1 = st->phdr_compact ? vmax : bias + x1;
-	uint64_t x2 = wraps ? align_up(x1 + text_size, PAGE) : x1, v2 = v1 + (x2 - x1);
-	uint64_t frame_off = x2, hdr_off = align_up(frame_off + frame_size, 4);
-	uint64_t frame_va = v2, hdr_va = v2 + (hdr_off - x2);
+	w->v1 = w->st->phdr_compact ? w->vmax : w->bias + w->x1;
+	w->x2 = w->text ? align_up(w->x1 + w->text_size, PAGE) : w->x1;
+	w->v2 = w->v1 + (w->x2 - w->x1);
+	w->frame_off = w->x2;
+	w->hdr_off = align_up(w->frame_off + w->frame_size, 4);
+	w->frame_va = w->v2;
+	w->hdr_va = w->v2 + (w->hdr_off - w->x2);
+}
 
-	/* final code and unwind tables at the real addresses */
-	if (apply_plan(b, p, v1, &ps, err, errlen))
-		goto fail;
-	nf = calloc(ps.nt ? ps.nt : 1, sizeof(*nf));
-	if (!nf)
-		goto oom;
-	nnf = new_fdes(&ps, nf);
-	rb_free(&frame);
-	rb_free(&hdr);
-	r = eh_build(&b->eh, ps.fedits, ps.nfedits, ps.cfdes, ps.ncfdes, nf, nnf, frame_va, hdr_va,
-		     &frame, &hdr, err, errlen);
-	free(nf);
-	if (r)
-		goto fail;
-	if (frame.n != frame_size || hdr.n != hdr_size || ps.text.n != text_size) {
-		errmsg(err, errlen, "internal error: new sections changed size between passes");
-		goto fail;
-	}
-	/* the new symbols were built in the first pass */
-	if (tsec != SIZE_MAX && ps.nsyms) {
-		Elf64_Sym *sy = own_copy(&o.s[tsec]);
+/* The second pass: code and unwind tables at their real addresses, the
+ * same sizes; the new symbols' values. */
+static int final_code(struct writer *w)
+{
+	if (make_code(w, w->v1, w->frame_va, w->hdr_va) < 0)
+		return -1;
+	if (w->frame.n != w->frame_size || w->hdr.n != w->hdr_size || w->ps.text.n != w->text_size)
+		return errmsg(w->err, w->errlen, "internal error: new sections changed size between passes");
+	if (w->tsec != SIZE_MAX && w->ps.nsyms) {
+		Elf64_Sym *sy = own_copy(&w->o.s[w->tsec]);
 		if (!sy)
-			goto oom;
-		for (uint32_t i = 0; i < ps.nsyms; i++)
-			sy[tfirst + i].st_value = ps.syms[i].addr;
+			return w_oom(w);
+		for (uint32_t i = 0; i < w->ps.nsyms; i++)
+			sy[w->tfirst + i].st_value = w->ps.syms[i].addr;
 	}
-	uint64_t note_off = align_up(hdr_off + hdr_size, 4);
+	return 0;
+}
 
-	/* notes */
-	icpp_desc(&desc, orig_id, (uint32_t)orig_len, ps.t, ps.nt, ps.clones, p->nclones, plan_text);
-	note_put(&notes, "icpp", NT_ICPP_REWRITE, desc.p, (uint32_t)desc.n);
-	size_t icpp_note_size = notes.n;
-	uint32_t idlen = 20;
-	if (add_buildid)
-		note_put(&notes, "GNU", NT_GNU_BUILD_ID, id, 20);
-	if (notes.oom || desc.oom)
-		goto oom;
-	uint64_t ph_off = align_up(note_off + notes.n, 8);
-	uint64_t end = ph_off + phsize;
+static void put_section(struct osec *s, uint64_t addr, uint64_t off, const void *data, size_t size)
+{
+	s->sh.sh_addr = addr;
+	s->sh.sh_offset = off;
+	s->data = data;
+	s->size = s->sh.sh_size = size;
+}
 
-	if (wraps) {
-		struct osec *s = &o.s[text_idx];
-		s->sh.sh_addr = v1;
-		s->sh.sh_offset = x1;
-		s->data = ps.text.p;
-		s->size = s->sh.sh_size = text_size;
+/* The notes (icpp's, a GNU build-id where the input had none, else the
+ * new id in its note), the program headers' place, and the new sections
+ * filled in. */
+static int make_notes(struct writer *w)
+{
+	const uint8_t *orig_id;
+	size_t orig_len = bin_build_id(w->b->bin, &orig_id);
+	w->note_off = align_up(w->hdr_off + w->hdr_size, 4);
+	icpp_desc(&w->desc, orig_id, (uint32_t)orig_len, w->ps.t, w->ps.nt, w->ps.clones, w->p->nclones,
+		  w->plan_text);
+	note_put(&w->notes, "icpp", NT_ICPP_REWRITE, w->desc.p, (uint32_t)w->desc.n);
+	w->icpp_note_size = w->notes.n;
+	w->idlen = 20;
+	if (w->add_buildid)
+		note_put(&w->notes, "GNU", NT_GNU_BUILD_ID, w->id, 20);
+	if (w->notes.oom || w->desc.oom)
+		return w_oom(w);
+	w->ph_off = align_up(w->note_off + w->notes.n, 8);
+	w->end = w->ph_off + w->phsize;
+	struct osec *S = w->o.s;
+	if (w->text)
+		put_section(&S[w->text_idx], w->v1, w->x1, w->ps.text.p, w->text_size);
+	put_section(&S[w->frame_idx], w->frame_va, w->frame_off, w->frame.p, w->frame.n);
+	put_section(&S[w->hdr_idx], w->hdr_va, w->hdr_off, w->hdr.p, w->hdr.n);
+	uint64_t note_va = w->v2 + (w->note_off - w->x2);
+	put_section(&S[w->note_idx], note_va, w->note_off, w->notes.p, w->icpp_note_size);
+	if (w->add_buildid) {
+		put_section(&S[w->gnu_note_idx], note_va + w->icpp_note_size,
+			    w->note_off + w->icpp_note_size, w->notes.p + w->icpp_note_size,
+			    w->notes.n - w->icpp_note_size);
+		return 0;
 	}
-	struct osec *fs = &o.s[frame_idx], *hs = &o.s[hdr_idx], *nts = &o.s[note_idx];
-	fs->sh.sh_addr = frame_va;
-	fs->sh.sh_offset = frame_off;
-	fs->data = frame.p;
-	fs->size = fs->sh.sh_size = frame.n;
-	hs->sh.sh_addr = hdr_va;
-	hs->sh.sh_offset = hdr_off;
-	hs->data = hdr.p;
-	hs->size = hs->sh.sh_size = hdr.n;
-	nts->sh.sh_addr = v2 + (note_off - x2);
-	nts->sh.sh_offset = note_off;
-	nts->data = notes.p;
-	nts->size = nts->sh.sh_size = icpp_note_size;
-	if (add_buildid) {
-		struct osec *g = &o.s[gnu_note_idx];
-		g->sh.sh_addr = nts->sh.sh_addr + icpp_note_size;
-		g->sh.sh_offset = note_off + icpp_note_size;
-		g->data = notes.p + icpp_note_size;
-		g->size = g->sh.sh_size = notes.n - icpp_note_size;
-	} else {
-		uint8_t *bd = own_copy(&o.s[buildid]);
-		if (!bd)
-			goto oom;
-		if (!replace_build_id(bd, o.s[buildid].size, id, &idlen)) {
-			errmsg(err, errlen, "%s: its .note.gnu.build-id has no GNU build-id note", b->path);
-			goto fail;
-		}
-	}
+	uint8_t *bd = own_copy(&S[w->buildid]);
+	if (!bd)
+		return w_oom(w);
+	if (!replace_build_id(bd, S[w->buildid].size, w->id, &w->idlen))
+		return errmsg(w->err, w->errlen, "%s: its .note.gnu.build-id has no GNU build-id note",
+			      w->b->path);
+	return 0;
+}
 
-	/* code patches into the sections that hold them */
-	for (uint32_t i = 0; i < ps.patches.n; i++) {
-		const struct patch *pt = &ps.patches.v[i];
+/* The code patches, each into the copied section that holds it. */
+static int apply_patches(struct writer *w)
+{
+	for (uint32_t i = 0; i < w->ps.patches.n; i++) {
+		const struct patch *pt = &w->ps.patches.v[i];
 		bool done = false;
-		for (size_t s = 1; s < nold && !done; s++) {
-			struct osec *sec = &o.s[s];
+		for (size_t s = 1; s < w->nold && !done; s++) {
+			struct osec *sec = &w->o.s[s];
 			if (!(sec->sh.sh_flags & SHF_ALLOC) || sec->sh.sh_type == SHT_NOBITS ||
 			    pt->at < sec->sh.sh_addr || pt->at + pt->len > sec->sh.sh_addr + sec->size)
 				continue;
 			uint8_t *d = own_copy(sec);
 			if (!d)
-				goto oom;
+				return w_oom(w);
 			memcpy(d + (pt->at - sec->sh.sh_addr), pt->bytes, pt->len);
 			done = true;
 		}
-		if (!done) {
-			errmsg(err, errlen, "internal error: no section holds 0x%" PRIx64, pt->at);
-			goto fail;
-		}
-		st->patched_bytes += pt->len;
+		if (!done)
+			return errmsg(w->err, w->errlen, "internal error: no section holds 0x%" PRIx64, pt->at);
+		w->st->patched_bytes += pt->len;
 	}
+	return 0;
+}
 
-	/* ---------------- program headers */
-	ph = calloc(nphdr_new, sizeof(*ph));
-	if (!ph)
-		goto oom;
-	size_t k = 0;
-	size_t last_load = 0;
-	for (size_t i = 0; i < phnum; i++) {
+/* The input's program headers (PT_PHDR and PT_GNU_EH_FRAME moved to the
+ * new tables), the new loads after its last load, and a PT_NOTE. */
+static int program_headers(struct writer *w)
+{
+	w->ph = calloc(w->nphdr, sizeof(*w->ph));
+	if (!w->ph)
+		return w_oom(w);
+	size_t k = 0, last_load = 0;
+	for (size_t i = 0; i < w->phnum; i++) {
 		GElf_Phdr h;
-		gelf_getphdr(b->elf, (int)i, &h);
+		gelf_getphdr(w->b->elf, (int)i, &h);
 		if (h.p_type == PT_LOAD)
 			last_load = i;
 	}
-	for (size_t i = 0; i < phnum; i++) {
+	for (size_t i = 0; i < w->phnum; i++) {
 		GElf_Phdr h;
-		gelf_getphdr(b->elf, (int)i, &h);
+		gelf_getphdr(w->b->elf, (int)i, &h);
 		if (h.p_type == PT_PHDR) {
-			h.p_offset = ph_off;
-			h.p_vaddr = h.p_paddr = v2 + (ph_off - x2);
-			h.p_filesz = h.p_memsz = phsize;
+			h.p_offset = w->ph_off;
+			h.p_vaddr = h.p_paddr = w->v2 + (w->ph_off - w->x2);
+			h.p_filesz = h.p_memsz = w->phsize;
 		} else if (h.p_type == PT_GNU_EH_FRAME) {
-			h.p_offset = hdr_off;
-			h.p_vaddr = h.p_paddr = hdr_va;
-			h.p_filesz = h.p_memsz = hdr_size;
+			h.p_offset = w->hdr_off;
+			h.p_vaddr = h.p_paddr = w->hdr_va;
+			h.p_filesz = h.p_memsz = w->hdr_size;
 		}
-		ph[k++] = h;
-		if (i == last_load) {
-			if (wraps)
-				ph[k++] = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = PF_R | PF_X,
-						      .p_offset = x1, .p_vaddr = v1, .p_paddr = v1,
-						      .p_filesz = text_size, .p_memsz = text_size,
-						      .p_align = PAGE};
-			ph[k++] = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = PF_R, .p_offset = x2,
-					      .p_vaddr = v2, .p_paddr = v2, .p_filesz = end - x2,
-					      .p_memsz = end - x2, .p_align = PAGE};
-		}
+		w->ph[k++] = h;
+		if (i != last_load)
+			continue;
+		if (w->text)
+			w->ph[k++] = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+						 .p_offset = w->x1, .p_vaddr = w->v1, .p_paddr = w->v1,
+						 .p_filesz = w->text_size, .p_memsz = w->text_size,
+						 .p_align = PAGE};
+		w->ph[k++] = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = PF_R, .p_offset = w->x2,
+					 .p_vaddr = w->v2, .p_paddr = w->v2, .p_filesz = w->end - w->x2,
+					 .p_memsz = w->end - w->x2, .p_align = PAGE};
 	}
-	ph[k++] = (GElf_Phdr){.p_type = PT_NOTE, .p_flags = PF_R, .p_offset = note_off,
-			      .p_vaddr = nts->sh.sh_addr, .p_paddr = nts->sh.sh_addr,
-			      .p_filesz = notes.n, .p_memsz = notes.n, .p_align = 4};
-	(void)have_phdr;
+	uint64_t note_va = w->o.s[w->note_idx].sh.sh_addr;
+	w->ph[k++] = (GElf_Phdr){.p_type = PT_NOTE, .p_flags = PF_R, .p_offset = w->note_off,
+				 .p_vaddr = note_va, .p_paddr = note_va, .p_filesz = w->notes.n,
+				 .p_memsz = w->notes.n, .p_align = 4};
+	return 0;
+}
 
-	/* ---------------- write */
-	struct stat sb;
-	if (fstat(b->fd, &sb) < 0) {
-		errmsg(err, errlen, "cannot stat %s: %s", b->path, strerror(errno));
-		goto fail;
-	}
-	if (af_open(&af, outpath, sb.st_mode & 0777, err, errlen) < 0)
-		goto fail;
-	af_open_ok = true;
-	int fd = fileno(af.f);
-	if (fchmod(fd, sb.st_mode & 0777) < 0) {
-		errmsg(err, errlen, "cannot set the mode of %s: %s", af.tmp, strerror(errno));
-		goto fail;
-	}
-	e = elf_begin(fd, ELF_C_WRITE, NULL);
+/* The ELF image through libelf, laid out as placed (ELF_F_LAYOUT). */
+static int write_image(struct writer *w, int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (!e || !gelf_newehdr(e, ELFCLASS64))
 		goto elferr;
-	GElf_Ehdr eh = b->ehdr;
-	eh.e_phoff = ph_off;
-	eh.e_phnum = (GElf_Half)nphdr_new;
-	eh.e_shoff = shoff;
-	eh.e_shnum = (GElf_Half)o.n;
-	eh.e_shstrndx = (GElf_Half)shstrndx;
-	if (!gelf_update_ehdr(e, &eh) || !gelf_newphdr(e, nphdr_new))
+	GElf_Ehdr eh = w->b->ehdr;
+	eh.e_phoff = w->ph_off;
+	eh.e_phnum = (GElf_Half)w->nphdr;
+	eh.e_shoff = w->shoff;
+	eh.e_shnum = (GElf_Half)w->o.n;
+	eh.e_shstrndx = (GElf_Half)w->b->shstrndx;
+	if (!gelf_update_ehdr(e, &eh) || !gelf_newphdr(e, w->nphdr))
 		goto elferr;
-	for (size_t i = 0; i < nphdr_new; i++)
-		if (!gelf_update_phdr(e, (int)i, &ph[i]))
+	for (size_t i = 0; i < w->nphdr; i++)
+		if (!gelf_update_phdr(e, (int)i, &w->ph[i]))
 			goto elferr;
-	for (size_t i = 1; i < o.n; i++) {
-		struct osec *s = &o.s[i];
+	for (size_t i = 1; i < w->o.n; i++) {
+		struct osec *s = &w->o.s[i];
 		Elf_Scn *scn = elf_newscn(e);
 		Elf_Data *d = scn ? elf_newdata(scn) : NULL;
 		if (!d)
@@ -1368,59 +1407,104 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	if (elf_update(e, ELF_C_WRITE) < 0)
 		goto elferr;
 	elf_end(e);
-	e = NULL;
-	if (af_commit(&af, err, errlen) < 0) {
-		af_open_ok = false;
-		goto fail;
-	}
-	af_open_ok = false;
+	return 0;
+elferr:
+	errmsg(w->err, w->errlen, "cannot write %s: %s", w->outpath, elf_errmsg(-1));
+	if (e)
+		elf_end(e);
+	return -1;
+}
 
+/* The output, atomically, with the input's mode. */
+static int write_file(struct writer *w)
+{
+	struct stat sb;
+	if (fstat(w->b->fd, &sb) < 0)
+		return errmsg(w->err, w->errlen, "cannot stat %s: %s", w->b->path, strerror(errno));
+	struct atomic_file af;
+	if (af_open(&af, w->outpath, sb.st_mode & 0777, w->err, w->errlen) < 0)
+		return -1;
+	if (fchmod(fileno(af.f), sb.st_mode & 0777) < 0) {
+		errmsg(w->err, w->errlen, "cannot set the mode of %s: %s", af.tmp, strerror(errno));
+		af_abort(&af);
+		return -1;
+	}
+	if (write_image(w, fileno(af.f)) < 0) {
+		af_abort(&af);
+		return -1;
+	}
+	return af_commit(&af, w->err, w->errlen);
+}
+
+static void fill_stats(struct writer *w)
+{
+	struct rw_write_stats *st = w->st;
+	const struct rw_plan *p = w->p;
 	st->pads = p->npads;
 	st->entry_pads = 0;
-	for (uint32_t i = 0; i < ps.nt; i++)
-		st->entry_pads += ps.t[i].func != 0 && ps.t[i].bytes;
+	for (uint32_t i = 0; i < w->ps.nt; i++)
+		st->entry_pads += w->ps.t[i].func != 0 && w->ps.t[i].bytes;
 	st->wraps = p->nwraps;
 	st->tags = p->ntags;
 	st->clones = p->nclones;
 	st->dispatched = st->chains = 0;
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		st->chains += p->clones[k].parent != RW_NONE;
-		st->dispatched += rw_plan_dispatched(b, &p->clones[k]);
+		st->dispatched += rw_plan_dispatched(w->b, &p->clones[k]);
 	}
 	size_t insize;
-	elf_rawfile(b->elf, &insize);
+	elf_rawfile(w->b->elf, &insize);
 	st->in_size = insize;
-	st->out_size = end;
-	st->tramp_bytes = text_size;
-	st->new_vaddr = v1;
-	memcpy(st->build_id, id, 20);
-	st->build_id_len = idlen < 20 ? idlen : 20;
+	st->out_size = w->end;
+	st->tramp_bytes = w->text_size;
+	st->new_vaddr = w->v1;
+	memcpy(st->build_id, w->id, 20);
+	st->build_id_len = w->idlen < 20 ? w->idlen : 20;
+}
+
+static void writer_free(struct writer *w)
+{
+	cs_close(&w->ps.cs);
+	for (size_t i = 0; i < w->o.n; i++)
+		free(w->o.s[i].owned);
+	free(w->o.s);
+	free(w->ph);
+	plan_state_free(&w->ps);
+	rb_free(&w->frame);
+	rb_free(&w->hdr);
+	rb_free(&w->notes);
+	rb_free(&w->desc);
+	rb_free(&w->shstr.b);
+	free(w->plan_text);
+}
+
+int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
+	     struct rw_write_stats *st, char *err, size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	if (rw_plan_check(b, p, err, errlen))
+		return -1;
+	struct writer w = {.b = b, .p = p, .outpath = outpath, .st = st, .err = err,
+			   .errlen = errlen};
+	if (!x86_open(&w.ps.cs))
+		return errmsg(err, errlen, "cannot start the disassembler");
+	int ret = -1;
+	w.plan_text = rw_plan_format(p, NULL);
+	if (!w.plan_text) {
+		w_oom(&w);
+		goto out;
+	}
+	input_layout(&w);
+	if (copy_sections(&w) < 0 || size_new_sections(&w) < 0 || add_sections(&w) < 0 ||
+	    name_sections(&w) < 0 || place_unloaded(&w) < 0)
+		goto out;
+	place_segments(&w);
+	if (final_code(&w) < 0 || make_notes(&w) < 0 || apply_patches(&w) < 0 ||
+	    program_headers(&w) < 0 || write_file(&w) < 0)
+		goto out;
+	fill_stats(&w);
 	ret = 0;
-	goto done;
-elferr:
-	errmsg(err, errlen, "cannot write %s: %s", outpath, elf_errmsg(-1));
-	goto fail;
-oom:
-	errmsg(err, errlen, "out of memory writing %s", outpath);
-fail:
-	ret = -1;
-done:
-	if (e)
-		elf_end(e);
-	cs_close(&ps.cs);
-	if (af_open_ok)
-		af_abort(&af);
-	for (size_t i = 0; i < o.n; i++)
-		free(o.s[i].owned);
-	free(o.s);
-	free(ph);
-	plan_state_free(&ps);
-	rb_free(&frame);
-	rb_free(&hdr);
-	rb_free(&notes);
-	rb_free(&desc);
-	rb_free(&phbuf);
-	rb_free(&shstr.b);
-	free(plan_text);
+out:
+	writer_free(&w);
 	return ret;
 }
