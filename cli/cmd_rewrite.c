@@ -462,7 +462,52 @@ static void print_written(const struct target *t, bool named)
 		st->in_size ? 100.0 * ((double)st->out_size - (double)st->in_size) / (double)st->in_size : 0);
 }
 
-int cmd_rewrite(int argc, char **argv)
+/* One run of icpp rewrite: what the command line asks for, then what the
+ * run has made so far (freed by rewrite_free). */
+struct rewrite {
+	struct da_options o;
+	struct da_capability cap;
+	const char *map, *output, *planfile, *samples;
+	struct target t[REWRITE_MAX_BINARIES];  /* PROG, then each --lib */
+	uint32_t nt;
+	bool everything, explain, quiet, callsites;
+	uint64_t ev_pad, ev_wrap, ev_clone;
+	char *defmap, *predpath;
+	struct pathmap *pm, *pred;
+	struct rewrite_cap rwcap;
+	struct da_bridge br;
+	struct da_result r;
+	struct da_pm_plan pp;
+	bool solved;
+	struct timespec t0, ta, ts, tw, t1;     /* start, analysed, planned, written, predicted */
+};
+
+static int rewrite_oom(void)
+{
+	cli_error("rewrite", "out of memory");
+	return -1;
+}
+
+/* --everything[=P,W[,C]] */
+static bool parse_everything(const char *arg, struct rewrite *R)
+{
+	unsigned long long a, b, c = 1;
+	char extra;
+	int got = sscanf(arg, "%llu,%llu,%llu%c", &a, &b, &c, &extra);
+	if ((got != 2 && got != 3) || a % 16 || b % 16 || a > RW_MAX_AMOUNT || b > RW_MAX_AMOUNT ||
+	    c > 1) {
+		cli_error("rewrite", "--everything wants PAD,WRAP[,CLONE], multiples of 16 up "
+			  "to %d and 0 or 1, not '%s'", RW_MAX_AMOUNT, arg);
+		return false;
+	}
+	R->ev_pad = a;
+	R->ev_wrap = b;
+	R->ev_clone = c;
+	return true;
+}
+
+/* -1 to go on; else the exit status (0 after --help, 2 after one line). */
+static int parse_args(int argc, char **argv, struct rewrite *R)
 {
 	static const struct option opts[] = {
 		{"map", required_argument, NULL, 'm'},
@@ -487,81 +532,61 @@ int cmd_rewrite(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct da_options o;
-	struct da_capability cap;
-	da_options_default(&o);
-	da_capability_default(&cap);
-	o.allow_clone = true;
-	const char *map = NULL, *output = NULL, *planfile = NULL, *samples = NULL;
-	struct target t[REWRITE_MAX_BINARIES] = {{0}};
-	uint32_t nt = 1;
-	bool everything = false, explain = false, quiet = false, callsites = false;
-	uint64_t ev_pad = 32, ev_wrap = 16, ev_clone = 1, v;
+	struct da_options *o = &R->o;
+	uint64_t v;
 	int c;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "m:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			map = optarg;
+			R->map = optarg;
 			break;
 		case 'o':
-			output = optarg;
+			R->output = optarg;
 			break;
 		case 'P':
-			planfile = optarg;
+			R->planfile = optarg;
 			break;
 		case 'i':
-			samples = optarg;
+			R->samples = optarg;
 			break;
 		case 'L':
-			if (nt == REWRITE_MAX_BINARIES) {
+			if (R->nt == REWRITE_MAX_BINARIES) {
 				cli_error("rewrite", "at most %d --lib", REWRITE_MAX_BINARIES - 1);
 				return 2;
 			}
-			if (parse_lib(optarg, &t[nt++]) < 0) {
+			if (parse_lib(optarg, &R->t[R->nt++]) < 0) {
 				cli_error("rewrite", "--lib wants LIB or LIB=OUT, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'E':
-			everything = true;
-			if (optarg) {
-				unsigned long long a, b_, c_ = 1;
-				char extra;
-				int got = sscanf(optarg, "%llu,%llu,%llu%c", &a, &b_, &c_, &extra);
-				if ((got != 2 && got != 3) || a % 16 || b_ % 16 || a > RW_MAX_AMOUNT ||
-				    b_ > RW_MAX_AMOUNT || c_ > 1) {
-					cli_error("rewrite", "--everything wants PAD,WRAP[,CLONE], multiples of 16 up "
-						  "to %d and 0 or 1, not '%s'", RW_MAX_AMOUNT, optarg);
-					return 2;
-				}
-				ev_pad = a;
-				ev_wrap = b_;
-				ev_clone = c_;
-			}
+			R->everything = true;
+			if (optarg && !parse_everything(optarg, R))
+				return 2;
 			break;
 		case 'x':
-			explain = true;
+			R->explain = true;
 			break;
 		case 'g':
-			if (!cli_parse_growth("rewrite", "max-stack-growth", optarg, &o.max_stack_growth))
+			if (!cli_parse_growth("rewrite", "max-stack-growth", optarg, &o->max_stack_growth))
 				return 2;
 			break;
 		case 'R':
 			if (!cli_parse_growth("rewrite", "max-recursion-growth", optarg,
-					      &o.max_recursion_growth))
+					      &o->max_recursion_growth))
 				return 2;
 			break;
 		case 'k':
-			if (!cli_parse_code_per_path("rewrite", optarg, &o.code_weight))
+			if (!cli_parse_code_per_path("rewrite", optarg, &o->code_weight))
 				return 2;
 			break;
 		case 'W':
-			o.allow_wrap = false;
+			o->allow_wrap = false;
 			break;
 		case 'C':
-			o.allow_clone = false;
+			o->allow_clone = false;
 			break;
 		case 'p':
 		case 'w':
@@ -570,30 +595,30 @@ int cmd_rewrite(int argc, char **argv)
 					  c == 'p' ? "pad-bound" : "wrap-bound", RW_MAX_AMOUNT, optarg);
 				return 2;
 			}
-			*(c == 'p' ? &cap.pad_bound : &cap.wrap_bound) = (uint32_t)v;
+			*(c == 'p' ? &R->cap.pad_bound : &R->cap.wrap_bound) = (uint32_t)v;
 			break;
 		case 's':
-			if (!cli_parse_u64(optarg, &o.seed, UINT64_MAX)) {
+			if (!cli_parse_u64(optarg, &o->seed, UINT64_MAX)) {
 				cli_error("rewrite", "--seed wants a number, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'N':
-			if (!cli_parse_searches("rewrite", optarg, &o.searches))
+			if (!cli_parse_searches("rewrite", optarg, &o->searches))
 				return 2;
 			break;
 		case 'b':
-			if (!cli_parse_count(optarg, &o.budget)) {
+			if (!cli_parse_count(optarg, &o->budget)) {
 				cli_error("rewrite", "--budget wants a positive number of node moves (e.g. 200M), not '%s'",
 					  optarg);
 				return 2;
 			}
 			break;
 		case 'S':
-			callsites = true;
+			R->callsites = true;
 			break;
 		case 'q':
-			quiet = true;
+			R->quiet = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -606,225 +631,293 @@ int cmd_rewrite(int argc, char **argv)
 		cli_error("rewrite", "expected one program; usage: icpp rewrite PROG [-m MAP] [-o OUT]");
 		return 2;
 	}
-	if (planfile && everything) {
+	if (R->planfile && R->everything) {
 		cli_error("rewrite", "--plan and --everything exclude each other");
 		return 2;
 	}
-	if (samples && (planfile || everything)) {
+	if (R->samples && (R->planfile || R->everything)) {
 		cli_error("rewrite", "--samples weighs the solver's problem: it has no use with %s",
-			  planfile ? "--plan" : "--everything");
+			  R->planfile ? "--plan" : "--everything");
 		return 2;
 	}
-	if (explain && nt > 1) {
+	if (R->explain && R->nt > 1) {
 		cli_error("rewrite", "--explain describes PROG alone: drop --lib");
 		return 2;
 	}
-	t[0].in = argv[optind];
-	t[0].out = output;
-	const char *prog = t[0].in;
+	R->t[0].in = argv[optind];
+	R->t[0].out = R->output;
+	return -1;
+}
+
+/* Each binary opened; none of the libraries PROG's dynamic loader. */
+static int open_targets(struct rewrite *R)
+{
 	char err[1024];
-	int rc = 1;
-	struct timespec t0, t1, ta, ts, tw;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (uint32_t i = 0; i < nt; i++) {
+	struct target *t = R->t;
+	for (uint32_t i = 0; i < R->nt; i++) {
 		t[i].b = rw_open(t[i].in, err, sizeof(err));
 		if (!t[i].b) {
 			cli_error("rewrite", "%s", err);
-			goto close;
+			return -1;
 		}
 	}
-	for (uint32_t i = 1; i < nt; i++)
+	for (uint32_t i = 1; i < R->nt; i++)
 		if (is_loader_of(t[i].in, t[0].b)) {
 			cli_error("rewrite", "%s is %s's dynamic loader, which the kernel loads (its "
 				  "PT_INTERP), not LD_LIBRARY_PATH: a rewritten copy would never run; "
-				  "drop --lib %s", t[i].in, prog, t[i].in);
-			goto close;
+				  "drop --lib %s", t[i].in, t[0].in, t[i].in);
+			return -1;
 		}
-	clock_gettime(CLOCK_MONOTONIC, &ta);
-	if (explain) {
-		struct pathmap *epm = NULL;
-		if (map && pm_read(map, &epm, err, sizeof(err)) < 0) {
-			cli_error("rewrite", "%s", err);
-			goto close;
-		}
-		if (epm)
-			rewrite_bound_imports(t[0].b, epm, "icpp rewrite", true);
-		pm_free(epm);
-		rw_explain(t[0].b, stdout);
-		print_capability(t[0].b);
-		rc = fflush(stdout) ? 1 : 0;
-		goto close;
+	return 0;
+}
+
+/* --explain: what the rewriter may change in PROG, and why not elsewhere.
+ * The exit status. */
+static int explain(struct rewrite *R)
+{
+	char err[1024];
+	struct pathmap *epm = NULL;
+	if (R->map && pm_read(R->map, &epm, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s", err);
+		return 1;
 	}
-	char *defmap = map ? NULL : default_name(prog, ".icpp");
-	char *predpath = NULL;
-	struct pathmap *pm = NULL, *pred = NULL;
-	struct da_bridge br = {0};
-	struct da_result r = {0};
-	struct da_pm_plan pp = {0};
-	struct rewrite_cap rwcap = {0};
-	bool solved = false;
-	if (!map && !defmap)
-		goto oom;
-	map = map ? map : defmap;
-	if (outputs_init(t, nt) < 0)
-		goto out;
-	if (pm_read(map, &pm, err, sizeof(err)) < 0) {
-		cli_error("rewrite", "%s (train first: icpp train -o %s -- %s ...)", err, map, prog);
-		goto out;
+	if (epm)
+		rewrite_bound_imports(R->t[0].b, epm, "icpp rewrite", true);
+	pm_free(epm);
+	rw_explain(R->t[0].b, stdout);
+	print_capability(R->t[0].b);
+	return fflush(stdout) ? 1 : 0;
+}
+
+/* The outputs' names, the pathmap, and what the rewriter may change in
+ * each binary (the capability the solver gets). */
+static int read_capability(struct rewrite *R)
+{
+	char err[1024];
+	const char *prog = R->t[0].in;
+	if (!R->map) {
+		R->defmap = default_name(prog, ".icpp");
+		if (!R->defmap)
+			return rewrite_oom();
+		R->map = R->defmap;
 	}
-	{
-		struct rw_binary *bs[REWRITE_MAX_BINARIES];
-		const char *ins[REWRITE_MAX_BINARIES];
-		for (uint32_t i = 0; i < nt; i++) {
-			bs[i] = t[i].b;
-			ins[i] = t[i].in;
-		}
-		if (rewrite_cap_init(&rwcap, bs, ins, nt, pm, map, "rewrite", quiet, &cap) < 0)
-			goto out;
+	if (outputs_init(R->t, R->nt) < 0)
+		return -1;
+	if (pm_read(R->map, &R->pm, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s (train first: icpp train -o %s -- %s ...)", err, R->map, prog);
+		return -1;
 	}
-	for (uint32_t i = 0; i < nt; i++)
-		t[i].module = rwcap.t[i].module;
-	if (!quiet)
-		for (uint32_t i = 0; i < nt; i++) {
-			if (nt > 1)
-				fprintf(stderr, "icpp rewrite: %s:\n", t[i].in);
-			print_capability(t[i].b);
+	struct rw_binary *bs[REWRITE_MAX_BINARIES];
+	const char *ins[REWRITE_MAX_BINARIES];
+	for (uint32_t i = 0; i < R->nt; i++) {
+		bs[i] = R->t[i].b;
+		ins[i] = R->t[i].in;
+	}
+	if (rewrite_cap_init(&R->rwcap, bs, ins, R->nt, R->pm, R->map, "rewrite", R->quiet,
+			     &R->cap) < 0)
+		return -1;
+	for (uint32_t i = 0; i < R->nt; i++)
+		R->t[i].module = R->rwcap.t[i].module;
+	if (!R->quiet)
+		for (uint32_t i = 0; i < R->nt; i++) {
+			if (R->nt > 1)
+				fprintf(stderr, "icpp rewrite: %s:\n", R->t[i].in);
+			print_capability(R->t[i].b);
 		}
-	if (everything) {
-		for (uint32_t i = 0; i < nt; i++) {
+	return 0;
+}
+
+/* The plan in pathmap terms (pp): --everything's, --plan's, or the
+ * solver's. */
+static int choose_plan(struct rewrite *R)
+{
+	char err[1024];
+	if (R->everything) {
+		for (uint32_t i = 0; i < R->nt; i++) {
 			struct rw_plan ev = {0};
-			int e = rw_plan_everything_seen(t[i].b, &rwcap.t[i].vis, (uint32_t)ev_pad,
-							(uint32_t)ev_wrap, ev_clone, &ev) ||
-				to_pm_plan(pm, t[i].module, &ev, &pp);
+			int e = rw_plan_everything_seen(R->t[i].b, &R->rwcap.t[i].vis, (uint32_t)R->ev_pad,
+							(uint32_t)R->ev_wrap, R->ev_clone, &ev) ||
+				to_pm_plan(R->pm, R->t[i].module, &ev, &R->pp);
 			rw_plan_free(&ev);
 			if (e)
-				goto oom;
+				return rewrite_oom();
 		}
-	} else if (planfile) {
-		if (da_plan_read(planfile, pm, &pp, err, sizeof(err)) < 0) {
+		return 0;
+	}
+	if (R->planfile) {
+		if (da_plan_read(R->planfile, R->pm, &R->pp, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s", err);
-			goto out;
+			return -1;
 		}
-	} else {
-		if (da_from_pathmap(pm, &cap, callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
-				    err, sizeof(err)) < 0) {
-			cli_error("rewrite", "%s: %s", map, err);
-			goto out;
-		}
-		if (samples && sample_weights(br.prob, samples, map, "rewrite", quiet) < 0)
-			goto out;
-		if (!quiet && isatty(2))
-			cli_solve_progress("rewrite", br.prob, &o);
-		if (da_solve(br.prob, &o, &r, err, sizeof(err)) < 0) {
-			cli_error("rewrite", "%s: %s", map, err);
-			goto out;
-		}
-		if (da_pm_plan_from(&br, &r.plan, &pp) < 0)
-			goto oom;
-		solved = true;
+		return 0;
 	}
-	{
-		uint32_t first[REWRITE_MAX_BINARIES];
-		if (group_clones(pm, &rwcap, &pp, first) < 0)
-			goto oom;
-		for (uint32_t i = 0; i < nt; i++) {
-			t[i].first = first[i];
-			if (to_rw_plan(pm, &rwcap, t[i].module, first[i], &pp, &t[i].plan, err,
-				       sizeof(err)) < 0) {
-				cli_error("rewrite", "%s", err);
-				goto out;
-			}
+	if (da_from_pathmap(R->pm, &R->cap, R->callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS,
+			    &R->br, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s: %s", R->map, err);
+		return -1;
+	}
+	if (R->samples && sample_weights(R->br.prob, R->samples, R->map, "rewrite", R->quiet) < 0)
+		return -1;
+	if (!R->quiet && isatty(2))
+		cli_solve_progress("rewrite", R->br.prob, &R->o);
+	if (da_solve(R->br.prob, &R->o, &R->r, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s: %s", R->map, err);
+		return -1;
+	}
+	if (da_pm_plan_from(&R->br, &R->r.plan, &R->pp) < 0)
+		return rewrite_oom();
+	R->solved = true;
+	return 0;
+}
+
+/* Each binary's share of the plan, as the rewriter takes it; each written. */
+static int write_targets(struct rewrite *R)
+{
+	char err[1024];
+	struct target *t = R->t;
+	uint32_t first[REWRITE_MAX_BINARIES];
+	if (group_clones(R->pm, &R->rwcap, &R->pp, first) < 0)
+		return rewrite_oom();
+	for (uint32_t i = 0; i < R->nt; i++) {
+		t[i].first = first[i];
+		if (to_rw_plan(R->pm, &R->rwcap, t[i].module, first[i], &R->pp, &t[i].plan, err,
+			       sizeof(err)) < 0) {
+			cli_error("rewrite", "%s", err);
+			return -1;
 		}
 	}
-	for (uint32_t i = 0; i < nt; i++)
-		if (add_fragment_pads(pm, t[i].module, t[i].b, &pp) < 0)
-			goto oom;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	for (uint32_t i = 0; i < nt; i++) {
+	for (uint32_t i = 0; i < R->nt; i++)
+		if (add_fragment_pads(R->pm, t[i].module, t[i].b, &R->pp) < 0)
+			return rewrite_oom();
+	clock_gettime(CLOCK_MONOTONIC, &R->ts);
+	for (uint32_t i = 0; i < R->nt; i++) {
 		if (rw_write(t[i].b, &t[i].plan, t[i].out, &t[i].st, err, sizeof(err)) < 0) {
 			cli_error("rewrite", "%s", err);
-			goto out;
+			return -1;
 		}
 		t[i].written = true;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &tw);
-	/* the predicted pathmap of OUT (and the libraries) */
-	size_t pl = strlen(t[0].out) + 6;
-	predpath = malloc(pl);
-	if (!predpath)
-		goto oom;
-	snprintf(predpath, pl, "%s.icpp", t[0].out);
-	if (da_predict_pathmap(pm, &pp, &pred, err, sizeof(err)) < 0 ||
-	    place_clones(t, nt, &pred, err, sizeof(err)) < 0 || rename_modules(pred, t, nt, err, sizeof(err)) < 0 ||
-	    pm_write(pred, predpath, err, sizeof(err)) < 0) {
-		cli_error("rewrite", "%s written, but not its predicted pathmap: %s", t[0].out, err);
-		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &R->tw);
+	return 0;
+}
+
+/* The predicted pathmap of OUT (and the libraries), OUT.icpp. */
+static int write_prediction(struct rewrite *R)
+{
+	char err[1024];
+	const char *out = R->t[0].out;
+	size_t pl = strlen(out) + 6;
+	R->predpath = malloc(pl);
+	if (!R->predpath)
+		return rewrite_oom();
+	snprintf(R->predpath, pl, "%s.icpp", out);
+	if (da_predict_pathmap(R->pm, &R->pp, &R->pred, err, sizeof(err)) < 0 ||
+	    place_clones(R->t, R->nt, &R->pred, err, sizeof(err)) < 0 ||
+	    rename_modules(R->pred, R->t, R->nt, err, sizeof(err)) < 0 ||
+	    pm_write(R->pred, R->predpath, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s written, but not its predicted pathmap: %s", out, err);
+		return -1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (!quiet) {
+	clock_gettime(CLOCK_MONOTONIC, &R->t1);
+	return 0;
+}
+
+/* What was written, the time it took, and the precision predicted. */
+static void print_summary(struct rewrite *R)
+{
+	const struct target *t = R->t;
+	uint32_t nt = R->nt;
+	const struct da_result *r = &R->r;
+	for (uint32_t i = 0; i < nt; i++)
+		print_written(&t[i], nt > 1);
+	fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "
+		"prediction %.2f s\n", secs(R->t0, R->t1), secs(R->t0, R->ta),
+		R->solved ? "solver" : "plan", secs(R->ta, R->ts), secs(R->ts, R->tw),
+		secs(R->tw, R->t1));
+	struct pm_stats sb, sa;
+	if (pm_stats(R->pm, &sb) == 0 && pm_stats(R->pred, &sa) == 0) {
+		fprintf(stderr, "icpp rewrite: precise paths %.1f%% -> %.1f%% predicted "
+			"(weighted %.1f%% -> %.1f%%)%s\n", cli_pct(sb.precise_paths, sb.paths, 100.0),
+			cli_pct(sa.precise_paths, sa.paths, 100.0), cli_pct(sb.precise_entries, sb.entries, 100.0),
+			cli_pct(sa.precise_entries, sa.entries, 100.0), R->everything ? " [--everything]" : "");
 		for (uint32_t i = 0; i < nt; i++)
-			print_written(&t[i], nt > 1);
-		fprintf(stderr, "icpp rewrite: %.2f s: analysis %.2f s, %s %.2f s, writing %.2f s, "
-			"prediction %.2f s\n", secs(t0, t1), secs(t0, ta), solved ? "solver" : "plan",
-			secs(ta, ts), secs(ts, tw), secs(tw, t1));
-		struct pm_stats sb, sa;
-		if (pm_stats(pm, &sb) == 0 && pm_stats(pred, &sa) == 0) {
-			fprintf(stderr, "icpp rewrite: precise paths %.1f%% -> %.1f%% predicted "
-				"(weighted %.1f%% -> %.1f%%)%s\n", cli_pct(sb.precise_paths, sb.paths, 100.0),
-				cli_pct(sa.precise_paths, sa.paths, 100.0), cli_pct(sb.precise_entries, sb.entries, 100.0),
-				cli_pct(sa.precise_entries, sa.entries, 100.0), everything ? " [--everything]" : "");
-			for (uint32_t i = 0; i < nt; i++)
-				print_module_precision(pm, pred, t[i].module, t[i].in, sb.paths);
-		}
-		if (solved)
-			rewrite_cap_suggest(&rwcap, pm, &r, "icpp rewrite: ", "--lib", stderr);
-		if (solved && samples)
+			print_module_precision(R->pm, R->pred, t[i].module, t[i].in, sb.paths);
+	}
+	if (R->solved) {
+		rewrite_cap_suggest(&R->rwcap, R->pm, r, "icpp rewrite: ", "--lib", stderr);
+		if (R->samples)
 			fprintf(stderr, "icpp rewrite: samples of %s at a precise CID: %.1f%% -> %.1f%% "
-				"predicted\n", samples, cli_pct(r.before.precise_weight, r.before.weight, 100.0),
-				cli_pct(r.after.precise_weight, r.after.weight, 100.0));
-		if (solved)
-			fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
-				r.max_growth, r.max_growth_bytes);
-		if (solved && r.recursion_node != DA_NONE)
+				"predicted\n", R->samples, cli_pct(r->before.precise_weight, r->before.weight, 100.0),
+				cli_pct(r->after.precise_weight, r->after.weight, 100.0));
+		fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
+			r->max_growth, r->max_growth_bytes);
+		if (r->recursion_node != DA_NONE)
 			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64
 				" -> %" PRId64 " bytes), and so does every level deeper than training's "
-				"(--max-recursion-growth)\n", r.recursion_growth, r.recursion_old,
-				r.recursion_new);
-		for (uint32_t i = 0; i < nt; i++)
-			if (t[i].st.phdr_compact)
-				fprintf(stderr, "icpp rewrite: note: %s's program headers need Linux >= 5.18 "
-					"(its .bss is too large to place them the old way)\n", t[i].out);
-		if (nt > 1)
-			fprintf(stderr, "icpp rewrite: the program must load the rewritten libraries "
-				"(LD_LIBRARY_PATH=%s for linked ones): the prediction holds for them "
-				"together\n", libs_dir(t[1].out));
-		fprintf(stderr, "icpp rewrite: wrote %s and %s; check with: icpp verify %s -- ARGS\n",
-			t[0].out, predpath, t[0].out);
+				"(--max-recursion-growth)\n", r->recursion_growth, r->recursion_old,
+				r->recursion_new);
 	}
-	rc = 0;
-	goto out;
-oom:
-	cli_error("rewrite", "out of memory");
-out:
-	/* a set of files only some of which were written is no result */
-	if (rc && !t[nt - 1].written)
-		for (uint32_t i = 0; i < nt; i++)
+	for (uint32_t i = 0; i < nt; i++)
+		if (t[i].st.phdr_compact)
+			fprintf(stderr, "icpp rewrite: note: %s's program headers need Linux >= 5.18 "
+				"(its .bss is too large to place them the old way)\n", t[i].out);
+	if (nt > 1)
+		fprintf(stderr, "icpp rewrite: the program must load the rewritten libraries "
+			"(LD_LIBRARY_PATH=%s for linked ones): the prediction holds for them "
+			"together\n", libs_dir(t[1].out));
+	fprintf(stderr, "icpp rewrite: wrote %s and %s; check with: icpp verify %s -- ARGS\n",
+		t[0].out, R->predpath, t[0].out);
+}
+
+/* rc != 0: a set of files only some of which were written is no result. */
+static void rewrite_free(struct rewrite *R, int rc)
+{
+	struct target *t = R->t;
+	if (rc && !t[R->nt - 1].written)
+		for (uint32_t i = 0; i < R->nt; i++)
 			if (t[i].written)
 				unlink(t[i].out);
-	free(defmap);
-	free(predpath);
-	rewrite_cap_free(&rwcap);
-	da_pm_plan_free(&pp);
-	da_result_free(&r);
-	da_bridge_free(&br);
-	pm_free(pm);
-	pm_free(pred);
-close:
-	for (uint32_t i = 0; i < nt; i++) {
+	free(R->defmap);
+	free(R->predpath);
+	rewrite_cap_free(&R->rwcap);
+	da_pm_plan_free(&R->pp);
+	da_result_free(&R->r);
+	da_bridge_free(&R->br);
+	pm_free(R->pm);
+	pm_free(R->pred);
+	for (uint32_t i = 0; i < R->nt; i++) {
 		rw_plan_free(&t[i].plan);
 		free(t[i].out_owned);
 		if (t[i].b)
 			rw_close(t[i].b);
 	}
+}
+
+int cmd_rewrite(int argc, char **argv)
+{
+	struct rewrite run = {.nt = 1, .ev_pad = 32, .ev_wrap = 16, .ev_clone = 1}, *R = &run;
+	da_options_default(&R->o);
+	da_capability_default(&R->cap);
+	R->o.allow_clone = true;
+	int rc = parse_args(argc, argv, R);
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+	clock_gettime(CLOCK_MONOTONIC, &R->t0);
+	if (open_targets(R) < 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &R->ta);
+	if (R->explain) {
+		rc = explain(R);
+		goto out;
+	}
+	if (read_capability(R) < 0 || choose_plan(R) < 0 || write_targets(R) < 0 ||
+	    write_prediction(R) < 0)
+		goto out;
+	if (!R->quiet)
+		print_summary(R);
+	rc = 0;
+out:
+	rewrite_free(R, rc);
 	return rc;
 }
