@@ -1062,18 +1062,20 @@ static int64_t args_top(const struct rw_binary *b, const struct unit *u, uint64_
 	return frame_top(save, fp, lmin);
 }
 
-static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
-{
-	struct rw_binary *b = a->b;
-	struct rw_func *rf = &b->funcs[owner];
-	struct rw_unit *ru = &b->units[owner];
-	bool fp = false;
-	int64_t lmin = 0;            /* lowest rbp-relative reference */
-	uint32_t ncalls = 0, calls_out = 0;
-	uint64_t call_out_at = 0;
-	bool kc_unknown = u->conflict || u->tail_indirect;
-	int64_t kc = 0;
+/* What one pass over a unit's reached instructions tells finish_unit. */
+struct unit_scan {
+	int64_t lmin;           /* lowest rbp-relative reference */
+	uint32_t ncalls, calls_out;     /* calls, and those outside the padding */
+	uint64_t call_out_at;
+	bool kc_unknown;        /* the stack arguments it reads are not bounded */
+	int64_t kc;             /* else their bytes */
+};
 
+/* The unit's instructions once: unreached code, CFI, the saved registers,
+ * calls, rbp-relative references and the caller's stack arguments read. */
+static void scan_unit(struct ana *a, struct unit *u, uint32_t owner, struct unit_scan *sc)
+{
+	*sc = (struct unit_scan){.kc_unknown = u->conflict || u->tail_indirect};
 	for (uint32_t r = 0; r < u->nr; r++) {
 		const struct range *g = &u->r[r];
 		if (g->bad)
@@ -1100,51 +1102,36 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 			    s.k + 8 > u->k_save)
 				u->k_save = s.k + 8;
 			if (in->eff == E_CALL) {
-				ncalls++;
-				if (!(s.f & S_PAD) && !calls_out++)
-					call_out_at = in->addr;
+				sc->ncalls++;
+				if (!(s.f & S_PAD) && !sc->calls_out++)
+					sc->call_out_at = in->addr;
 			}
 			for (int m = 0; m < in->nmem; m++) {
 				const struct mref *mr = &in->mem[m];
 				if (mr->base == 6 && (s.f & S_RBP)) {
-					if (mr->disp < lmin)
-						lmin = mr->disp;
+					if (mr->disp < sc->lmin)
+						sc->lmin = mr->disp;
 					if (mr->disp >= 16) {
 						if (mr->lea)
-							kc_unknown = true;
-						else if (mr->disp - 16 + mr->size > kc)
-							kc = mr->disp - 16 + mr->size;
+							sc->kc_unknown = true;
+						else if (mr->disp - 16 + mr->size > sc->kc)
+							sc->kc = mr->disp - 16 + mr->size;
 					}
 				}
 				if (mr->base == 7 && (s.f & S_KNOWN) && mr->disp >= s.k) {
 					if (mr->lea)
-						kc_unknown = true;
-					else if (mr->disp - s.k + mr->size > kc)
-						kc = mr->disp - s.k + mr->size;
+						sc->kc_unknown = true;
+					else if (mr->disp - s.k + mr->size > sc->kc)
+						sc->kc = mr->disp - s.k + mr->size;
 				}
 			}
 		}
 	}
-	rf->args_read = kc_unknown || u->unreached ? -1 : (int32_t)kc;
-	a->tails[owner] = (struct unit_tails){u->tail_to, u->ntail_to};
-	u->tail_to = NULL;
+}
 
-	/* the allocation and its frame kind */
-	const struct ins *alloc = NULL;
-	struct st as = {0};
-	if (u->n_alloc == 1) {
-		alloc = &u->r[u->alloc_r].ins[u->alloc_i];
-		as = u->r[u->alloc_r].st[u->alloc_i];
-		fp = as.f & S_RBP;
-	}
-	rf->frame = alloc ? (fp ? RW_FRAME_FP : RW_FRAME_SP) : RW_FRAME_NONE;
-	rf->alloc = alloc ? (uint32_t)alloc->imm : 0;
-	rf->ncalls = ncalls;
-	int64_t k0 = u->k0, k1 = alloc ? u->k0 + alloc->imm : 0;
-	/* with rbp, the lowest slot of the saved registers and locals */
-	int64_t top_fp = frame_top(u->k_save, true, lmin);
-
-	/* calls and their caller-side stack-argument bound */
+/* The reached calls, each with its caller-side stack-argument bound. */
+static void unit_calls(struct ana *a, struct unit *u, uint32_t owner, int64_t lmin)
+{
 	for (uint32_t r = 0; r < u->nr; r++) {
 		const struct range *g = &u->r[r];
 		for (uint32_t i = 0; i < g->n; i++) {
@@ -1154,102 +1141,140 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 				continue;
 			int32_t kr = -1;
 			if ((s.f & S_KNOWN) && !u->conflict) {
-				kr = (int32_t)(s.k - args_top(b, u, in->addr, (s.f & S_RBP) != 0, lmin));
+				kr = (int32_t)(s.k - args_top(a->b, u, in->addr, (s.f & S_RBP) != 0, lmin));
 				if (kr < -1)
 					kr = 0;
 			}
 			add_call(a, in, owner, kr);
 		}
 	}
+}
 
-	/* padding */
-	if (!alloc && u->n_alloc == 0)
-		set_why(u, ncalls ? RW_PAD_NO_ALLOC : RW_PAD_LEAF, 0);
-	if (alloc && !ncalls)
-		set_why(u, RW_PAD_LEAF, 0);
-	if (calls_out)
-		set_why(u, RW_PAD_CALL_OUTSIDE, call_out_at);
-	if (u->why == RW_PAD_OK && alloc) {
-		add_edit(ru, alloc->addr + alloc->fld_off, alloc->fld_value, alloc->fld_size,
-			 alloc->fld_coef);
-		for (uint32_t r = 0; r < u->nr && u->why == RW_PAD_OK; r++) {
-			const struct range *g = &u->r[r];
-			for (uint32_t i = 0; i < g->n; i++) {
-				const struct ins *in = &g->ins[i];
-				struct st s = g->st[i];
-				if (!(s.f & S_REACH))
+/* One rsp-relative reference of an instruction in the padded part of a
+ * frame without rbp (s.k known): moved with the padding (an edit), or
+ * why the frame cannot be padded. */
+static void pad_rsp_ref(struct unit *u, struct rw_unit *ru, const struct ins *in,
+			const struct mref *mr, int64_t sk, int64_t k0)
+{
+	int64_t thr = sk - k0;
+	if (mr->lea && mr->disp >= thr && mr->disp < sk) {
+		/* end of a local, or a saved register? */
+		set_why(u, RW_PAD_SAVED_ADDR, in->addr);
+	} else if (mr->disp >= thr) {
+		if (!mr->disp_size)
+			set_why(u, RW_PAD_STRADDLE, in->addr);
+		else
+			add_edit(ru, in->addr + mr->disp_off, mr->disp, mr->disp_size, 1);
+	} else if (mr->disp + (mr->lea ? 1 : mr->size) > thr) {
+		set_why(u, RW_PAD_STRADDLE, in->addr);
+	}
+}
+
+/* The edits that pad the frame in place (its allocation, its
+ * deallocations, the rsp-relative references above the padding), or why
+ * it cannot be (u->why). */
+static void pad_edits(struct unit *u, struct rw_unit *ru, const struct ins *alloc, bool fp,
+		      int64_t k0, int64_t k1, int64_t top_fp)
+{
+	add_edit(ru, alloc->addr + alloc->fld_off, alloc->fld_value, alloc->fld_size,
+		 alloc->fld_coef);
+	for (uint32_t r = 0; r < u->nr && u->why == RW_PAD_OK; r++) {
+		const struct range *g = &u->r[r];
+		for (uint32_t i = 0; i < g->n; i++) {
+			const struct ins *in = &g->ins[i];
+			struct st s = g->st[i];
+			if (!(s.f & S_REACH))
+				continue;
+			if (!fp && (s.f & S_KNOWN) && ((s.f & S_PAD) ? s.k < k1 : s.k >= k1))
+				set_why(u, RW_PAD_STACK_STATE, in->addr);
+			if (!(s.f & S_PAD))
+				continue;
+			if (in->eff == E_ADJ && in->imm < 0 && (s.f & S_KNOWN) && s.k + in->imm <= k0)
+				add_edit(ru, in->addr + in->fld_off, in->fld_value, in->fld_size,
+					 -in->fld_coef);
+			for (int m = 0; m < in->nmem; m++) {
+				const struct mref *mr = &in->mem[m];
+				if (mr->base != 7)
 					continue;
-				if (!fp && (s.f & S_KNOWN) && ((s.f & S_PAD) ? s.k < k1 : s.k >= k1))
-					set_why(u, RW_PAD_STACK_STATE, in->addr);
-				if (!(s.f & S_PAD))
+				int64_t k = (s.f & S_KNOWN) ? s.k : k1;
+				if (fp) {
+					/* outgoing area only: below the locals */
+					if (mr->disp >= 0 && mr->disp + (mr->lea ? 1 : mr->size) > k - top_fp)
+						set_why(u, RW_PAD_RSP_LOCALS, in->addr);
 					continue;
-				if (in->eff == E_ADJ && in->imm < 0 && (s.f & S_KNOWN) &&
-				    s.k + in->imm <= k0)
-					add_edit(ru, in->addr + in->fld_off, in->fld_value, in->fld_size,
-						 -in->fld_coef);
-				for (int m = 0; m < in->nmem; m++) {
-					const struct mref *mr = &in->mem[m];
-					if (mr->base != 7)
-						continue;
-					int64_t k = (s.f & S_KNOWN) ? s.k : k1;
-					if (fp) {
-						/* outgoing area only: below the locals */
-						if (mr->disp >= 0 && mr->disp + (mr->lea ? 1 : mr->size) > k - top_fp)
-							set_why(u, RW_PAD_RSP_LOCALS, in->addr);
-						continue;
-					}
-					if (!(s.f & S_KNOWN)) {
-						set_why(u, RW_PAD_DYNAMIC, in->addr);
-						continue;
-					}
-					int64_t thr = s.k - k0;
-					if (mr->lea && mr->disp >= thr && mr->disp < s.k) {
-						/* end of a local, or a saved register? */
-						set_why(u, RW_PAD_SAVED_ADDR, in->addr);
-					} else if (mr->disp >= thr) {
-						if (!mr->disp_size)
-							set_why(u, RW_PAD_STRADDLE, in->addr);
-						else
-							add_edit(ru, in->addr + mr->disp_off, mr->disp,
-								 mr->disp_size, 1);
-					} else if (mr->disp + (mr->lea ? 1 : mr->size) > thr) {
-						set_why(u, RW_PAD_STRADDLE, in->addr);
-					}
 				}
+				if (!(s.f & S_KNOWN)) {
+					set_why(u, RW_PAD_DYNAMIC, in->addr);
+					continue;
+				}
+				pad_rsp_ref(u, ru, in, mr, s.k, k0);
 			}
 		}
 	}
+}
+
+/* The most padding the edits and the stack-clash bound leave room for
+ * (below 16: none, and u->why says why). */
+static int64_t pad_room(struct unit *u, const struct rw_unit *ru, const struct ins *alloc,
+			int64_t k1)
+{
 	int64_t room = RW_MAX_AMOUNT;
-	if (u->why == RW_PAD_OK && alloc) {
-		if (k1 >= 4096 - 16)
-			set_why(u, RW_PAD_LARGE_FRAME, alloc->addr);
-		else if (4096 - 16 - k1 < room)
-			room = (4096 - 16 - k1) & ~(int64_t)15;
-		for (uint32_t e = 0; e < ru->nedits && u->why == RW_PAD_OK; e++) {
-			int64_t er = edit_room(&ru->edits[e]);
-			if (er < room)
-				room = er;
-		}
-		if (room < 16 && u->why == RW_PAD_OK)
-			set_why(u, ru->nedits > 0 && edit_room(&ru->edits[0]) < 16 ? RW_PAD_IMM_FULL
-										   : RW_PAD_DISP_FULL,
-				alloc->addr);
+	if (k1 >= 4096 - 16)
+		set_why(u, RW_PAD_LARGE_FRAME, alloc->addr);
+	else if (4096 - 16 - k1 < room)
+		room = (4096 - 16 - k1) & ~(int64_t)15;
+	for (uint32_t e = 0; e < ru->nedits && u->why == RW_PAD_OK; e++) {
+		int64_t er = edit_room(&ru->edits[e]);
+		if (er < room)
+			room = er;
 	}
-	if (u->why == RW_PAD_OK && !fp && alloc) {
-		/* the FDEs of the unit must be re-encodable */
-		for (uint32_t r = 0; r < u->nr && u->why == RW_PAD_OK; r++) {
-			uint32_t fde = eh_fde_at(&b->eh, a->bf[u->r[r].func].addr);
-			if (fde == RW_NONE || eh_edit_cfa(&b->eh, fde, k0, k1, 16, UINT64_MAX, NULL) < 0) {
-				set_why(u, RW_PAD_CFI_EDIT, a->bf[u->r[r].func].addr);
-				break;
-			}
-			uint32_t *v = realloc(ru->fdes, (ru->nfdes + 1) * sizeof(*v));
-			if (!v)
-				break;
-			ru->fdes = v;
-			ru->fdes[ru->nfdes++] = fde;
+	if (room < 16 && u->why == RW_PAD_OK)
+		set_why(u, ru->nedits > 0 && edit_room(&ru->edits[0]) < 16 ? RW_PAD_IMM_FULL
+									   : RW_PAD_DISP_FULL,
+			alloc->addr);
+	return room;
+}
+
+/* Without rbp, the FDEs of the unit must be re-encodable with the padding:
+ * they are kept (ru->fdes) for the edits. */
+static void pad_fdes(struct ana *a, struct unit *u, struct rw_unit *ru, int64_t k0, int64_t k1)
+{
+	struct rw_binary *b = a->b;
+	for (uint32_t r = 0; r < u->nr && u->why == RW_PAD_OK; r++) {
+		uint32_t fde = eh_fde_at(&b->eh, a->bf[u->r[r].func].addr);
+		if (fde == RW_NONE || eh_edit_cfa(&b->eh, fde, k0, k1, 16, UINT64_MAX, NULL) < 0) {
+			set_why(u, RW_PAD_CFI_EDIT, a->bf[u->r[r].func].addr);
+			break;
 		}
+		uint32_t *v = realloc(ru->fdes, (ru->nfdes + 1) * sizeof(*v));
+		if (!v)
+			break;
+		ru->fdes = v;
+		ru->fdes[ru->nfdes++] = fde;
 	}
+}
+
+/* Whether and how much the function may be padded in place, and why not. */
+static void unit_padding(struct ana *a, struct unit *u, uint32_t owner, const struct ins *alloc,
+			 bool fp, const struct unit_scan *sc)
+{
+	struct rw_func *rf = &a->b->funcs[owner];
+	struct rw_unit *ru = &a->b->units[owner];
+	int64_t k0 = u->k0, k1 = alloc ? u->k0 + alloc->imm : 0;
+	if (!alloc && u->n_alloc == 0)
+		set_why(u, sc->ncalls ? RW_PAD_NO_ALLOC : RW_PAD_LEAF, 0);
+	if (alloc && !sc->ncalls)
+		set_why(u, RW_PAD_LEAF, 0);
+	if (sc->calls_out)
+		set_why(u, RW_PAD_CALL_OUTSIDE, sc->call_out_at);
+	/* with rbp, the lowest slot of the saved registers and locals */
+	if (u->why == RW_PAD_OK && alloc)
+		pad_edits(u, ru, alloc, fp, k0, k1, frame_top(u->k_save, true, sc->lmin));
+	int64_t room = RW_MAX_AMOUNT;
+	if (u->why == RW_PAD_OK && alloc)
+		room = pad_room(u, ru, alloc, k1);
+	if (u->why == RW_PAD_OK && !fp && alloc)
+		pad_fdes(a, u, ru, k0, k1);
 	if (u->why == RW_PAD_OK && alloc) {
 		rf->pad_mask = rw_mask_range(16, (uint32_t)room);
 		rf->pad_why = RW_PAD_OK;
@@ -1263,6 +1288,16 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		ru->fdes = NULL;
 		ru->nedits = ru->nfdes = 0;
 	}
+	ru->k1 = k1;
+	ru->k0 = k0;
+}
+
+/* Whether the function may be cloned, take an entry wrapper, dispatch. */
+static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint32_t ncalls)
+{
+	struct rw_binary *b = a->b;
+	struct rw_func *rf = &b->funcs[owner];
+	struct rw_unit *ru = &b->units[owner];
 	/* A clone copies the function and its fragment, if it has one.  An
 	 * indirect jump with no frame live and no code reached only through
 	 * it is a tail call (sqlite3_mutex_enter: jmp *0x80(%rax)): its copy
@@ -1289,7 +1324,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		       (rf->pad_entry || (plan_displacement(a, u, &b->units[owner]) &&
 					  !branches_into(u, rf->addr, rf->addr + b->units[owner].entry_off +
 									b->units[owner].entry_len)));
-	/* k0 for the FDE edits */
+	/* the fragments run in its frame */
 	for (uint32_t r = 1; r < u->nr; r++) {
 		struct rw_func *fr = &b->funcs[u->r[r].func];
 		fr->parent = owner;
@@ -1299,8 +1334,29 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 		fr->clone_why = RW_CLONE_FRAGMENT;
 		fr->frame = rf->frame;
 	}
-	ru->k1 = k1;
-	ru->k0 = k0;
+}
+
+static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
+{
+	struct rw_func *rf = &a->b->funcs[owner];
+	struct unit_scan sc;
+	scan_unit(a, u, owner, &sc);
+	rf->args_read = sc.kc_unknown || u->unreached ? -1 : (int32_t)sc.kc;
+	a->tails[owner] = (struct unit_tails){u->tail_to, u->ntail_to};
+	u->tail_to = NULL;
+	/* the allocation and its frame kind */
+	const struct ins *alloc = NULL;
+	bool fp = false;
+	if (u->n_alloc == 1) {
+		alloc = &u->r[u->alloc_r].ins[u->alloc_i];
+		fp = u->r[u->alloc_r].st[u->alloc_i].f & S_RBP;
+	}
+	rf->frame = alloc ? (fp ? RW_FRAME_FP : RW_FRAME_SP) : RW_FRAME_NONE;
+	rf->alloc = alloc ? (uint32_t)alloc->imm : 0;
+	rf->ncalls = sc.ncalls;
+	unit_calls(a, u, owner, sc.lmin);
+	unit_padding(a, u, owner, alloc, fp, &sc);
+	unit_clone_entry(a, u, owner, sc.ncalls);
 }
 
 static void analyse_unit(struct ana *a, uint32_t fi)
