@@ -149,6 +149,180 @@ static bool can_bpf(char *why, size_t len)
 	return true;
 }
 
+/* The backend asked for, or bpf when it loads, else perf; opened.  *why
+ * says why that one.  NULL after err. */
+static const struct backend *open_backend(struct recorder *r, char *why, size_t whylen,
+					  char *err, size_t errlen)
+{
+	const struct rec_opts *o = r->o;
+	const struct backend *bk;
+	char e2[512];
+	if (o->backend == REC_BACKEND_PERF) {
+		bk = &perf_backend;
+		snprintf(why, whylen, "as asked");
+	} else if (o->backend == REC_BACKEND_BPF) {
+		bk = &bpf_backend;
+		snprintf(why, whylen, "as asked");
+	} else if (can_bpf(why, whylen)) {
+		bk = &bpf_backend;
+		if (!bk->open(r, e2, sizeof(e2))) {
+			snprintf(why, whylen, "root, BPF loads");
+			return bk;
+		}
+		bk->close(r);
+		bk = &perf_backend;
+		snprintf(why, whylen, "bpf unavailable: %.100s", e2);
+	} else {
+		bk = &perf_backend;
+		char tmp[128];
+		snprintf(tmp, sizeof(tmp), "%s", why);
+		snprintf(why, whylen, "bpf needs root: %.100s", tmp);
+	}
+	if (bk->open(r, err, errlen)) {
+		bk->close(r);
+		return NULL;
+	}
+	return bk;
+}
+
+/* The launched command, stopped before its exec, goes on; its exec's
+ * failure comes back on exec_err_fd.  0, or -1 after err. */
+static int start_command(struct recorder *r, int *go_fd, int exec_err_fd, bool *child_done,
+			 char *err, size_t errlen)
+{
+	char c = 1;
+	int e;
+	if (write(*go_fd, &c, 1) != 1) {
+		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
+		return -1;
+	}
+	close(*go_fd);
+	*go_fd = -1;
+	if (read(exec_err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+		waitpid(r->target, NULL, 0);
+		*child_done = true;
+		snprintf(err, errlen, "cannot run %s: %s", r->o->argv[0], strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+/* Poll and drain until the target ends, the duration passes or a signal
+ * comes; then stop and take what is left. */
+static void record_loop(struct recorder *r, const struct backend *bk, uint64_t t0,
+			bool *child_done, int *child_status)
+{
+	const struct rec_opts *o = r->o;
+	bool tty = isatty(2) && !o->quiet;
+	uint64_t last_drain = t0, last_progress = t0;
+	while (!stop_signal) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		bk->poll(r);
+		uint64_t t = now_ns(CLOCK_MONOTONIC);
+		if (t - last_drain >= 500000000ull) {   /* twice a second: progress shows drained counts */
+			bk->drain(r);
+			last_drain = t;
+		}
+		if (tty && t - last_progress >= 500000000ull) {
+			progress(r, bk, t0, false);
+			last_progress = t;
+		}
+		if (o->duration > 0 && (double)(t - t0) / 1e9 >= o->duration)
+			break;
+		if (r->launched) {
+			if (waitpid(r->target, child_status, WNOHANG) == r->target) {
+				*child_done = true;
+				break;
+			}
+		} else if (kill(r->target, 0) && errno == ESRCH) {
+			break;
+		}
+	}
+	bk->stop(r);
+	bk->poll(r);
+	bk->drain(r);
+	r->ss->meta.end_ns = now_ns(CLOCK_REALTIME);
+	if (tty)
+		progress(r, bk, t0, true);
+	if (o->bpf_stats && bk->stats)
+		bk->stats(r);
+}
+
+/* The sample file's metadata: backend, event, counters, command, host.
+ * The samples recorded (at least the count the counters say). */
+static uint64_t fill_meta(struct recorder *r, const struct backend *bk)
+{
+	const struct rec_opts *o = r->o;
+	struct sf_meta *m = &r->ss->meta;
+	struct utsname u;
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	uname(&u);
+	m->backend = bk == &bpf_backend ? SF_BACKEND_BPF : SF_BACKEND_PERF;
+	m->flags = (o->validate ? SF_M_VALIDATE : 0) | (r->ev.skid ? SF_M_SKID : 0) |
+		   (r->no_kernel ? SF_M_NO_KERNEL : 0);
+	m->ncpus = (uint32_t)r->ncpus;
+	m->freq = r->freq;
+	m->period = r->period;
+	if (bk == &perf_backend)
+		procs_store_threads(r->procs);
+	bk->counters(r, &m->c);
+	sf_set_string(&m->event, r->ev.name);
+	if (o->argv) {
+		char *cmd = join_args(o->argv);
+		sf_set_string(&m->command, cmd ? cmd : o->argv[0]);
+		free(cmd);
+	} else {
+		char cmd[64];
+		snprintf(cmd, sizeof(cmd), "-p %d", o->pid);
+		sf_set_string(&m->command, cmd);
+	}
+	sf_set_string(&m->hostname, host);
+	sf_set_string(&m->kernel, u.release);
+	/* Samples the count maps could not take are in the counters; records
+	 * never exceed them. */
+	uint64_t total = sf_total(r->ss);
+	if (total > m->c.samples)
+		m->c.samples = total;
+	return total;
+}
+
+static void print_written(const struct recorder *r, const char *out, uint64_t total)
+{
+	const struct sf_counters *c = &r->ss->meta.c;
+	fprintf(stderr, "icpp record: wrote %s: %" PRIu64 " samples in %u records, %u processes, %u module mappings",
+		out, total, r->ss->nrecs, r->ss->nprocs, r->ss->nmods);
+	if (c->dropped || c->lost)
+		fprintf(stderr, "; LOST %" PRIu64 " (map full %" PRIu64 ", ring %" PRIu64 ")",
+			c->dropped + c->lost, c->dropped, c->lost);
+	if (c->unknown_base)
+		fprintf(stderr, "; %" PRIu64 " without a base", c->unknown_base);
+	if (c->stack_errors)
+		fprintf(stderr, "; %" PRIu64 " without a user stack", c->stack_errors);
+	fputc('\n', stderr);
+	if (stop_signal)
+		fprintf(stderr, "icpp record: stopped by signal %d\n", (int)stop_signal);
+}
+
+/* A launched command still running (Ctrl-C, --duration) is ended, as perf
+ * does; after a recording, how it ended when that was not well. */
+static void end_command(const struct recorder *r, bool child_done, int child_status, bool report)
+{
+	if (!child_done && waitpid(r->target, &child_status, WNOHANG) == 0) {
+		kill(r->target, SIGTERM);
+		waitpid(r->target, &child_status, 0);
+	}
+	if (!report)
+		return;
+	const char *cmd = r->o->argv[0];
+	if (WIFEXITED(child_status) && WEXITSTATUS(child_status))
+		fprintf(stderr, "icpp record: %s exited with status %d\n", cmd, WEXITSTATUS(child_status));
+	else if (WIFSIGNALED(child_status) && WTERMSIG(child_status) != SIGTERM &&
+		 WTERMSIG(child_status) != SIGINT)
+		fprintf(stderr, "icpp record: %s was killed by signal %d\n", cmd, WTERMSIG(child_status));
+}
+
 int rec_run(const struct rec_opts *o, char *err, size_t errlen)
 {
 	struct recorder r;
@@ -158,7 +332,6 @@ int rec_run(const struct rec_opts *o, char *err, size_t errlen)
 	bool child_done = false;
 	int child_status = 0;
 	char why[128] = "";
-	char e2[512];
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
@@ -193,36 +366,9 @@ int rec_run(const struct rec_opts *o, char *err, size_t errlen)
 		r.target = o->pid;
 		procs_add(r.procs, (uint32_t)r.target, 0, true);
 	}
-
-	/* The backend: asked for, or bpf when it loads, else perf. */
-	if (o->backend == REC_BACKEND_PERF) {
-		bk = &perf_backend;
-		snprintf(why, sizeof(why), "as asked");
-	} else if (o->backend == REC_BACKEND_BPF) {
-		bk = &bpf_backend;
-		snprintf(why, sizeof(why), "as asked");
-	} else if (can_bpf(why, sizeof(why))) {
-		bk = &bpf_backend;
-		if (bk->open(&r, e2, sizeof(e2))) {
-			bk->close(&r);
-			bk = &perf_backend;
-			snprintf(why, sizeof(why), "bpf unavailable: %.100s", e2);
-		} else {
-			snprintf(why, sizeof(why), "root, BPF loads");
-			goto opened;
-		}
-	} else {
-		bk = &perf_backend;
-		char tmp[128];
-		snprintf(tmp, sizeof(tmp), "%s", why);
-		snprintf(why, sizeof(why), "bpf needs root: %.100s", tmp);
-	}
-	if (bk->open(&r, err, errlen)) {
-		bk->close(&r);
-		bk = NULL;
+	bk = open_backend(&r, why, sizeof(why), err, errlen);
+	if (!bk)
 		goto out;
-	}
-opened:
 	if (!o->quiet)
 		fprintf(stderr, "icpp record: backend %s (%s), event %s, %s %" PRIu64 "%s\n", bk->name,
 			why, r.ev.name, r.freq ? "frequency" : "period", r.freq ? r.freq : r.period,
@@ -237,110 +383,15 @@ opened:
 
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	r.ss->meta.start_ns = now_ns(CLOCK_REALTIME);
-	if (r.launched) {
-		char c = 1;
-		int e;
-		if (write(go_fd, &c, 1) != 1) {
-			snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
-			goto out;
-		}
-		close(go_fd);
-		go_fd = -1;
-		ssize_t n = read(exec_err_fd, &e, sizeof(e));
-		if (n == (ssize_t)sizeof(e)) {
-			waitpid(r.target, NULL, 0);
-			child_done = true;
-			snprintf(err, errlen, "cannot run %s: %s", o->argv[0], strerror(e));
-			goto out;
-		}
-	}
-
-	bool tty = isatty(2) && !o->quiet;
-	uint64_t last_drain = t0, last_progress = t0;
-	while (!stop_signal) {
-		struct timespec ts = {0, 50 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-		bk->poll(&r);
-		uint64_t t = now_ns(CLOCK_MONOTONIC);
-		if (t - last_drain >= 500000000ull) {   /* twice a second: progress shows drained counts */
-			bk->drain(&r);
-			last_drain = t;
-		}
-		if (tty && t - last_progress >= 500000000ull) {
-			progress(&r, bk, t0, false);
-			last_progress = t;
-		}
-		if (o->duration > 0 && (double)(t - t0) / 1e9 >= o->duration)
-			break;
-		if (r.launched) {
-			pid_t w = waitpid(r.target, &child_status, WNOHANG);
-			if (w == r.target) {
-				child_done = true;
-				break;
-			}
-		} else if (kill(r.target, 0) && errno == ESRCH) {
-			break;
-		}
-	}
-	bk->stop(&r);
-	bk->poll(&r);
-	bk->drain(&r);
-	r.ss->meta.end_ns = now_ns(CLOCK_REALTIME);
-	if (tty)
-		progress(&r, bk, t0, true);
-	if (o->bpf_stats && bk->stats)
-		bk->stats(&r);
-
-	/* Metadata. */
-	struct sf_meta *m = &r.ss->meta;
-	struct utsname u;
-	char host[256] = "";
-	gethostname(host, sizeof(host) - 1);
-	uname(&u);
-	m->backend = bk == &bpf_backend ? SF_BACKEND_BPF : SF_BACKEND_PERF;
-	m->flags = (o->validate ? SF_M_VALIDATE : 0) | (r.ev.skid ? SF_M_SKID : 0) |
-		   (r.no_kernel ? SF_M_NO_KERNEL : 0);
-	m->ncpus = (uint32_t)r.ncpus;
-	m->freq = r.freq;
-	m->period = r.period;
-	if (bk == &perf_backend)
-		procs_store_threads(r.procs);
-	bk->counters(&r, &m->c);
-	sf_set_string(&m->event, r.ev.name);
-	if (o->argv) {
-		char *cmd = join_args(o->argv);
-		sf_set_string(&m->command, cmd ? cmd : o->argv[0]);
-		free(cmd);
-	} else {
-		char cmd[64];
-		snprintf(cmd, sizeof(cmd), "-p %d", o->pid);
-		sf_set_string(&m->command, cmd);
-	}
-	sf_set_string(&m->hostname, host);
-	sf_set_string(&m->kernel, u.release);
-	/* Samples the count maps could not take are in the counters; records
-	 * never exceed them. */
-	uint64_t total = sf_total(r.ss);
-	if (total > m->c.samples)
-		m->c.samples = total;
-
+	if (r.launched && start_command(&r, &go_fd, exec_err_fd, &child_done, err, errlen) < 0)
+		goto out;
+	record_loop(&r, bk, t0, &child_done, &child_status);
+	uint64_t total = fill_meta(&r, bk);
 	const char *out = o->output ? o->output : "icpp.samples";
 	if (sf_write(r.ss, out, err, errlen))
 		goto out;
-	if (!o->quiet) {
-		fprintf(stderr, "icpp record: wrote %s: %" PRIu64 " samples in %u records, %u processes, %u module mappings",
-			out, total, r.ss->nrecs, r.ss->nprocs, r.ss->nmods);
-		if (m->c.dropped || m->c.lost)
-			fprintf(stderr, "; LOST %" PRIu64 " (map full %" PRIu64 ", ring %" PRIu64 ")",
-				m->c.dropped + m->c.lost, m->c.dropped, m->c.lost);
-		if (m->c.unknown_base)
-			fprintf(stderr, "; %" PRIu64 " without a base", m->c.unknown_base);
-		if (m->c.stack_errors)
-			fprintf(stderr, "; %" PRIu64 " without a user stack", m->c.stack_errors);
-		fputc('\n', stderr);
-		if (stop_signal)
-			fprintf(stderr, "icpp record: stopped by signal %d\n", (int)stop_signal);
-	}
+	if (!o->quiet)
+		print_written(&r, out, total);
 	rc = 0;
 out:
 	if (bk)
@@ -349,23 +400,8 @@ out:
 		close(go_fd);       /* the child reads EOF and exits */
 	if (exec_err_fd >= 0)
 		close(exec_err_fd);
-	if (r.launched && !child_done) {
-		/* Stopped early (Ctrl-C, --duration): end the command as perf does. */
-		if (waitpid(r.target, &child_status, WNOHANG) == 0) {
-			kill(r.target, SIGTERM);
-			waitpid(r.target, &child_status, 0);
-		}
-		child_done = true;
-	}
-	if (r.launched && rc == 0 && !o->quiet) {
-		if (WIFEXITED(child_status) && WEXITSTATUS(child_status))
-			fprintf(stderr, "icpp record: %s exited with status %d\n", o->argv[0],
-				WEXITSTATUS(child_status));
-		else if (WIFSIGNALED(child_status) && WTERMSIG(child_status) != SIGTERM &&
-			 WTERMSIG(child_status) != SIGINT)
-			fprintf(stderr, "icpp record: %s was killed by signal %d\n", o->argv[0],
-				WTERMSIG(child_status));
-	}
+	if (r.launched)
+		end_command(&r, child_done, child_status, rc == 0 && !o->quiet);
 	procs_free(r.procs);
 	sf_free(r.ss);
 	return rc;
