@@ -104,7 +104,18 @@ static int collapse_libs(const struct pathmap *pred, uint32_t m, const struct rw
 	return 0;
 }
 
-int cmd_verify(int argc, char **argv)
+/* What the command line asks for: OUT, its options, the arguments after
+ * "--" (argv[args] on). */
+struct verify_args {
+	const char *prog, *map, *exec_prog;
+	bool allow_new, quiet;
+	long show;
+	int args;
+	char mapbuf[4096];
+};
+
+/* -1 to go on; else the exit status (0 after --help, 2 after one line). */
+static int parse_args(int argc, char **argv, struct verify_args *a)
 {
 	static const struct option opts[] = {
 		{"map", required_argument, NULL, 'm'},
@@ -115,9 +126,6 @@ int cmd_verify(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *map = NULL, *exec_prog = NULL;
-	bool allow_new = false, quiet = false;
-	long show = 10;
 	char *end;
 	int c;
 	/* options anywhere before "--"; the program's arguments after it */
@@ -132,23 +140,23 @@ int cmd_verify(int argc, char **argv)
 	while ((c = getopt_long(dashes, argv, "m:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			map = optarg;
+			a->map = optarg;
 			break;
 		case 'a':
-			allow_new = true;
+			a->allow_new = true;
 			break;
 		case 'e':
-			exec_prog = optarg;
+			a->exec_prog = optarg;
 			break;
 		case 's':
-			show = strtol(optarg, &end, 10);
-			if (!*optarg || *end || show < 0 || show > 100000) {
+			a->show = strtol(optarg, &end, 10);
+			if (!*optarg || *end || a->show < 0 || a->show > 100000) {
 				cli_error("verify", "--show wants a count, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'q':
-			quiet = true;
+			a->quiet = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -161,24 +169,121 @@ int cmd_verify(int argc, char **argv)
 		cli_error("verify", "expected a program; usage: icpp verify OUT [-m MAP] -- ARGS");
 		return 2;
 	}
-	const char *prog = argv[optind++];
+	a->prog = argv[optind++];
 	if (optind < dashes) {
 		cli_error("verify", "put the program's arguments after '--': icpp verify %s -- ARGS",
-			  prog);
+			  a->prog);
 		return 2;
 	}
-	optind = dashes < argc ? dashes + 1 : argc;
-	char err[1024], mapbuf[4096], runtime[4096];
-	if (!map) {
-		snprintf(mapbuf, sizeof(mapbuf), "%s.icpp", prog);
-		map = mapbuf;
+	a->args = dashes < argc ? dashes + 1 : argc;
+	if (!a->map) {
+		snprintf(a->mapbuf, sizeof(a->mapbuf), "%s.icpp", a->prog);
+		a->map = a->mapbuf;
 	}
+	return -1;
+}
+
+/* What runs: --exec's program, or OUT as a file (not a command to look up
+ * in PATH). */
+static void run_name(const struct verify_args *a, char *buf, size_t len)
+{
+	if (a->exec_prog)
+		snprintf(buf, len, "%s", a->exec_prog);
+	else
+		snprintf(buf, len, "%s%s", strchr(a->prog, '/') ? "" : "./", a->prog);
+}
+
+/* OUT (or --exec's program) run under training with the arguments: what it
+ * called, into trained.  0, or -1 after one line. */
+static int run_trained(const struct verify_args *a, int argc, char **argv, struct pathmap *trained,
+		       struct train_result *res)
+{
+	char err[1024], runtime[4096], exe[4096];
+	if (train_find_runtime(runtime, sizeof(runtime), err, sizeof(err)) < 0) {
+		cli_error("verify", "%s", err);
+		return -1;
+	}
+	char **targv = calloc((size_t)(argc - a->args) + 2, sizeof(*targv));
+	if (!targv) {
+		cli_error("verify", "out of memory");
+		return -1;
+	}
+	run_name(a, exe, sizeof(exe));
+	targv[0] = exe;
+	for (int i = a->args; i < argc; i++)
+		targv[i - a->args + 1] = argv[i];
+	int rc = train_run(targv, runtime, trained, res, err, sizeof(err));
+	if (rc < 0)
+		cli_error("verify", "training %s failed: %s", a->prog, err);
+	free(targv);
+	return rc;
+}
+
+/* The observed pathmap in the original program's terms (obs), and which
+ * modules were rewritten, from the run's pathmap (OUT its module m).  0, or
+ * -1 after one line. */
+static int observed(const struct pathmap *pred, struct pathmap *trained, uint32_t m,
+		    const struct rw_note *note, struct pathmap **obs, bool **rewritten)
+{
+	char err[1024];
+	struct orig_ids orig = {0};
+	*rewritten = calloc(trained->nmodules, sizeof(**rewritten));
+	if (!*rewritten || orig_ids(trained, &orig) < 0) {
+		cli_error("verify", "out of memory");
+		return -1;
+	}
+	int rc = rw_collapse(trained, m, note, orig.v, obs, err, sizeof(err));
+	if (rc == 0)
+		rc = collapse_libs(pred, m, orig.v, *rewritten, obs, err, sizeof(err));
+	if (rc < 0)
+		cli_error("verify", "%s", err);
+	orig_ids_free(&orig);
+	return rc;
+}
+
+static void print_result(const char *prog, int wait_status, const struct rw_verify_result *vr)
+{
+	if (WIFEXITED(wait_status))
+		fprintf(stderr, "icpp verify: %s exited with status %d\n", prog, WEXITSTATUS(wait_status));
+	else if (WIFSIGNALED(wait_status))
+		fprintf(stderr, "icpp verify: %s was killed by signal %d\n", prog, WTERMSIG(wait_status));
+	fprintf(stderr, "icpp verify: %" PRIu64 " call paths observed: %" PRIu64 " at their "
+		"predicted height, %" PRIu64 " at another height, %" PRIu64 " not predicted; %"
+		PRIu64 " predicted paths not taken\n", vr->observed, vr->matched, vr->mismatched,
+		vr->unpredicted, vr->unobserved);
+	if (vr->varying)
+		fprintf(stderr, "icpp verify: %" PRIu64 " call paths below a frame whose size "
+			"varies (training saw its calls at several heights, or it is of a module "
+			"not rewritten, and this run has them at another): checked by callsite "
+			"path alone\n", vr->varying);
+	if (vr->outside)
+		fprintf(stderr, "icpp verify: %" PRIu64 " call paths with no frame of %s at "
+			"another height than trained: the rewrite cannot move them (they vary "
+			"between runs)\n", vr->outside, prog);
+	if (vr->hidden)
+		fprintf(stderr, "icpp verify: %" PRIu64 " call paths under a frame training "
+			"reconstructed (stale or rebuilt parent, landing pad), checked by function, "
+			"callsite and height alone: %" PRIu64 " predicted, %" PRIu64 " at another "
+			"height (or not trained)\n",
+			vr->hidden, vr->hidden_matched, vr->hidden_mismatched);
+	fprintf(stderr, "icpp verify: precise paths: %.1f%% predicted, %.1f%% observed\n",
+		vr->precise_predicted, vr->precise_observed);
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	struct verify_args a = {.show = 10};
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	const char *prog = a.prog;
+	char err[1024];
 	struct rw_note note = {0};
 	struct pathmap *pred = NULL, *trained = NULL, *obs = NULL;
 	struct train_result res = {0};
 	struct bin_module *bm = NULL;
-	char **targv = NULL;
-	int rc = 1;
+	bool *rewritten = NULL;
+	rc = 1;
 	int nr = rw_note_read(prog, &note, err, sizeof(err));
 	if (nr < 0) {
 		cli_error("verify", "%s", err);
@@ -188,99 +293,42 @@ int cmd_verify(int argc, char **argv)
 		cli_error("verify", "%s was not written by icpp rewrite (it has no icpp note)", prog);
 		return 1;
 	}
-	if (pm_read(map, &pred, err, sizeof(err)) < 0) {
+	if (pm_read(a.map, &pred, err, sizeof(err)) < 0 || !(bm = bin_open(prog, err, sizeof(err)))) {
 		cli_error("verify", "%s", err);
 		goto out;
 	}
-	if (!(bm = bin_open(prog, err, sizeof(err)))) {
-		cli_error("verify", "%s", err);
-		goto out;
-	}
-	if (train_find_runtime(runtime, sizeof(runtime), err, sizeof(err)) < 0) {
-		cli_error("verify", "%s", err);
-		goto out;
-	}
-	targv = calloc((size_t)(argc - optind) + 2, sizeof(*targv));
-	trained = pm_new();
-	if (!targv || !trained) {
+	if (!(trained = pm_new())) {
 		cli_error("verify", "out of memory");
 		goto out;
 	}
-	/* OUT is a file, not a command to look up in PATH */
-	char exe[4096];
-	snprintf(exe, sizeof(exe), "%s%s", strchr(prog, '/') ? "" : "./", prog);
-	targv[0] = exec_prog ? (char *)exec_prog : exe;
-	for (int i = optind; i < argc; i++)
-		targv[i - optind + 1] = argv[i];
-	if (train_run(targv, runtime, trained, &res, err, sizeof(err)) < 0) {
-		cli_error("verify", "training %s failed: %s", prog, err);
+	if (run_trained(&a, argc, argv, trained, &res) < 0)
 		goto out;
-	}
 	const uint8_t *id;
 	size_t idlen = bin_build_id(bm, &id);
 	uint32_t m = idlen ? pm_module_by_build_id(trained, id, (uint32_t)idlen) : PM_NONE;
 	if (m == PM_NONE) {
-		cli_error("verify", "%s ran, but training recorded no call of %s", targv[0], prog);
+		char ran[4096];
+		run_name(&a, ran, sizeof(ran));
+		cli_error("verify", "%s ran, but training recorded no call of %s", ran, prog);
 		goto out;
 	}
-	bool *rewritten = calloc(trained->nmodules, sizeof(*rewritten));
-	struct orig_ids orig = {0};
-	if (!rewritten || orig_ids(trained, &orig) < 0) {
-		cli_error("verify", "out of memory");
-		free(rewritten);
+	if (observed(pred, trained, m, &note, &obs, &rewritten) < 0)
 		goto out;
-	}
-	if (rw_collapse(trained, m, &note, orig.v, &obs, err, sizeof(err)) < 0 ||
-	    collapse_libs(pred, m, orig.v, rewritten, &obs, err, sizeof(err)) < 0) {
-		cli_error("verify", "%s", err);
-		free(rewritten);
-		orig_ids_free(&orig);
-		goto out;
-	}
-	orig_ids_free(&orig);
 	struct rw_verify_result vr;
-	int vrc = rw_verify(pred, obs, rewritten, quiet ? NULL : stderr, (unsigned)show, &vr, err,
-			    sizeof(err));
-	free(rewritten);
-	if (vrc < 0) {
+	if (rw_verify(pred, obs, rewritten, a.quiet ? NULL : stderr, (unsigned)a.show, &vr, err,
+		      sizeof(err)) < 0) {
 		cli_error("verify", "%s", err);
 		goto out;
 	}
-	bool ok = !vr.mismatched && (allow_new || !vr.unpredicted);
-	if (!quiet) {
-		int ws = res.wait_status;
-		if (WIFEXITED(ws))
-			fprintf(stderr, "icpp verify: %s exited with status %d\n", prog, WEXITSTATUS(ws));
-		else if (WIFSIGNALED(ws))
-			fprintf(stderr, "icpp verify: %s was killed by signal %d\n", prog, WTERMSIG(ws));
-		fprintf(stderr, "icpp verify: %" PRIu64 " call paths observed: %" PRIu64 " at their "
-			"predicted height, %" PRIu64 " at another height, %" PRIu64 " not predicted; %"
-			PRIu64 " predicted paths not taken\n", vr.observed, vr.matched, vr.mismatched,
-			vr.unpredicted, vr.unobserved);
-		if (vr.varying)
-			fprintf(stderr, "icpp verify: %" PRIu64 " call paths below a frame whose size "
-				"varies (training saw its calls at several heights, or it is of a module "
-				"not rewritten, and this run has them at another): checked by callsite "
-				"path alone\n", vr.varying);
-		if (vr.outside)
-			fprintf(stderr, "icpp verify: %" PRIu64 " call paths with no frame of %s at "
-				"another height than trained: the rewrite cannot move them (they vary "
-				"between runs)\n", vr.outside, prog);
-		if (vr.hidden)
-			fprintf(stderr, "icpp verify: %" PRIu64 " call paths under a frame training "
-				"reconstructed (stale or rebuilt parent, landing pad), checked by function, "
-				"callsite and height alone: %" PRIu64 " predicted, %" PRIu64 " at another "
-				"height (or not trained)\n",
-				vr.hidden, vr.hidden_matched, vr.hidden_mismatched);
-		fprintf(stderr, "icpp verify: precise paths: %.1f%% predicted, %.1f%% observed\n",
-			vr.precise_predicted, vr.precise_observed);
-	}
+	bool ok = !vr.mismatched && (a.allow_new || !vr.unpredicted);
+	if (!a.quiet)
+		print_result(prog, res.wait_status, &vr);
 	fprintf(stderr, "%s: %s\n", prog, ok ? "ok: every observed call path has its predicted height"
 				   : vr.mismatched ? "FAILED: call paths at another height than predicted"
 						   : "FAILED: call paths the prediction lacks (--allow-new accepts them)");
 	rc = ok ? 0 : 1;
 out:
-	free(targv);
+	free(rewritten);
 	train_result_free(&res);
 	rw_note_free(&note);
 	pm_free(pred);
