@@ -267,13 +267,13 @@ static ValueType *value_type(struct pp *p, const char *type, const char *unit)
 	return v;
 }
 
-static int build(struct pp *p)
+/* The profile's sample types, period, time and comments. */
+static int build_header(struct pp *p)
 {
 	struct rp_ctx *c = p->c;
 	const struct sf_meta *m = &c->ss->meta;
 	Profile *f = &p->prof;
 	char buf[1400];
-
 	perftools__profiles__profile__init(f);
 	str_id(p, "");
 	bool cpu = !strcmp(m->event, "cpu-clock") && m->freq;
@@ -302,12 +302,19 @@ static int build(struct pp *p)
 			 c->n_status[RP_AMBIGUOUS], c->n_status[RP_MISSING]);
 		f->comment[f->n_comment++] = str_id(p, buf);
 	}
-	/* One mapping per pathmap module (ids = index + 1). */
-	f->mapping = calloc(c->pm->nmodules ? c->pm->nmodules : 1, sizeof(Mapping *));
+	return 0;
+}
+
+/* One mapping per pathmap module (ids = index + 1), and the labels. */
+static int build_mappings(struct pp *p)
+{
+	const struct pathmap *pm = p->c->pm;
+	Profile *f = &p->prof;
+	f->mapping = calloc(pm->nmodules ? pm->nmodules : 1, sizeof(Mapping *));
 	if (!f->mapping)
 		return -1;
-	for (uint32_t i = 0; i < c->pm->nmodules; i++) {
-		const struct pm_module *pmm = &c->pm->modules[i];
+	for (uint32_t i = 0; i < pm->nmodules; i++) {
+		const struct pm_module *pmm = &pm->modules[i];
 		Mapping *mp = malloc(sizeof(*mp));
 		if (!mp)
 			return -1;
@@ -330,96 +337,131 @@ static int build(struct pp *p)
 	p->lab_precise.str = str_id(p, "precise");
 	p->lab_ambig.str = str_id(p, "ambiguous");
 	p->lab_missing.str = str_id(p, "missing");
+	return 0;
+}
 
-	uint32_t cap = 256;
-	uint32_t *chain = malloc(cap * sizeof(uint32_t));
-	uint64_t *locs = malloc(cap * sizeof(uint64_t));
+/* A sample's count split into whole samples per candidate by its shares:
+ * each the floor, then the largest remainders one more. */
+static void apportion(const struct rp_sample *s, uint64_t count, uint64_t *whole)
+{
+	uint64_t given = 0;
+	for (uint32_t k = 0; k < s->ncand; k++) {
+		whole[k] = (uint64_t)floor((double)count * s->share[k] + 1e-9);
+		given += whole[k];
+	}
+	while (given < count) {
+		uint32_t best = 0;
+		double bf = -1;
+		for (uint32_t k = 0; k < s->ncand; k++) {
+			double fr = (double)count * s->share[k] - (double)whole[k];
+			if (fr > bf) {
+				bf = fr;
+				best = k;
+			}
+		}
+		whole[best]++;
+		given++;
+	}
+}
+
+/* Room for a path of depth frames in chain and locs. */
+struct path_buf {
+	uint32_t *chain;
+	uint64_t *locs;
+	uint32_t cap;
+};
+
+static bool path_room(struct path_buf *b, uint32_t depth)
+{
+	if (depth <= b->cap)
+		return true;
+	uint32_t *ch = realloc(b->chain, depth * sizeof(uint32_t));
+	if (ch)
+		b->chain = ch;
+	uint64_t *lc = realloc(b->locs, depth * sizeof(uint64_t));
+	if (lc)
+		b->locs = lc;
+	if (!ch || !lc)
+		return false;
+	b->cap = depth;
+	return true;
+}
+
+/* Candidate path `node` of sample s as a pprof sample of n: the leaf at
+ * the sampled IP, each other frame where it called the next. */
+static int add_candidate(struct pp *p, const struct rp_sample *s, uint32_t node, uint64_t n,
+			 struct path_buf *b)
+{
+	const struct pathmap *pm = p->c->pm;
+	uint32_t depth = pm_depth(pm, node);
+	if (!path_room(b, depth))
+		return -1;
+	pm_path_nodes(pm, node, b->chain, depth);
+	for (uint32_t d = 0; d < depth; d++) {
+		const struct pm_node *nd = &pm->nodes[b->chain[d]];
+		uint32_t module;
+		uint64_t addr;
+		if (d + 1 == depth) {   /* the leaf: the sampled IP */
+			module = s->mod->pm_module;
+			addr = s->vaddr;
+		} else {                /* where it called the next frame */
+			const struct pm_node *callee = &pm->nodes[b->chain[d + 1]];
+			module = callee->cs_module;
+			addr = callee->cs_addr;
+			if (module == PM_NONE) {
+				module = pm->funcs[nd->func].module;
+				addr = pm->funcs[nd->func].addr;
+			}
+		}
+		b->locs[depth - 1 - d] = frame_loc(p, nd->func, module, addr,
+						   d + 1 == depth && s->status == RP_AMBIGUOUS);
+	}
+	add_sample(p, b->locs, depth, n, s->status == RP_PRECISE ? &p->lab_precise : &p->lab_ambig);
+	return 0;
+}
+
+/* A sample whose CID no path has: one frame, named by why. */
+static void add_missing(struct pp *p, const struct rp_sample *s, uint64_t *locs)
+{
+	char lab[700], buf[1400];
+	rp_missing_label(p->c, s, lab, sizeof(lab));
+	snprintf(buf, sizeof(buf), "[missing: %s] %s", rp_missing_names[s->why], lab);
+	uint64_t fn = func_id(p, buf, NULL, NULL);
+	locs[0] = loc_id(p, 0, s->vaddr, fn, 0);
+	add_sample(p, locs, 1, s->rec->count, &p->lab_missing);
+}
+
+static int build(struct pp *p)
+{
+	struct rp_ctx *c = p->c;
+	if (build_header(p) < 0 || build_mappings(p) < 0)
+		return -1;
+	struct path_buf b = {malloc(256 * sizeof(uint32_t)), malloc(256 * sizeof(uint64_t)), 256};
 	uint64_t *whole = NULL;
-	if (!chain || !locs)
-		goto oom;
+	int rc = -1;
+	if (!b.chain || !b.locs)
+		goto out;
 	for (uint32_t i = 0; i < c->ss->nrecs && !p->oom; i++) {
 		const struct rp_sample *s = &c->samples[i];
-		uint64_t count = s->rec->count;
 		if (s->status == RP_MISSING) {
-			char lab[700];
-			rp_missing_label(c, s, lab, sizeof(lab));
-			snprintf(buf, sizeof(buf), "[missing: %s] %s", rp_missing_names[s->why], lab);
-			uint64_t fn = func_id(p, buf, NULL, NULL);
-			locs[0] = loc_id(p, 0, s->vaddr, fn, 0);
-			add_sample(p, locs, 1, count, &p->lab_missing);
+			add_missing(p, s, b.locs);
 			continue;
 		}
-		/* Whole samples per candidate: floor, then the remainders. */
 		free(whole);
 		whole = calloc(s->ncand, sizeof(uint64_t));
 		if (!whole)
-			goto oom;
-		uint64_t given = 0;
-		for (uint32_t k = 0; k < s->ncand; k++) {
-			whole[k] = (uint64_t)floor((double)count * s->share[k] + 1e-9);
-			given += whole[k];
-		}
-		while (given < count) {
-			uint32_t best = 0;
-			double bf = -1;
-			for (uint32_t k = 0; k < s->ncand; k++) {
-				double fr = (double)count * s->share[k] - (double)whole[k];
-				if (fr > bf) {
-					bf = fr;
-					best = k;
-				}
-			}
-			whole[best]++;
-			given++;
-		}
-		for (uint32_t k = 0; k < s->ncand; k++) {
-			if (!whole[k])
-				continue;
-			uint32_t depth = pm_depth(c->pm, s->cand[k]);
-			if (depth > cap) {
-				uint32_t *ch = realloc(chain, depth * sizeof(uint32_t));
-				uint64_t *lc = realloc(locs, depth * sizeof(uint64_t));
-				if (ch)
-					chain = ch;
-				if (lc)
-					locs = lc;
-				if (!ch || !lc)
-					goto oom;
-				cap = depth;
-			}
-			pm_path_nodes(c->pm, s->cand[k], chain, depth);
-			for (uint32_t d = 0; d < depth; d++) {
-				const struct pm_node *nd = &c->pm->nodes[chain[d]];
-				uint32_t module;
-				uint64_t addr;
-				if (d + 1 == depth) {   /* the leaf: the sampled IP */
-					module = s->mod->pm_module;
-					addr = s->vaddr;
-				} else {                /* where it called the next frame */
-					const struct pm_node *callee = &c->pm->nodes[chain[d + 1]];
-					module = callee->cs_module;
-					addr = callee->cs_addr;
-					if (module == PM_NONE) {
-						module = c->pm->funcs[nd->func].module;
-						addr = c->pm->funcs[nd->func].addr;
-					}
-				}
-				locs[depth - 1 - d] = frame_loc(p, nd->func, module, addr,
-								d + 1 == depth && s->status == RP_AMBIGUOUS);
-			}
-			add_sample(p, locs, depth, whole[k],
-				   s->status == RP_PRECISE ? &p->lab_precise : &p->lab_ambig);
-		}
+			goto out;
+		apportion(s, s->rec->count, whole);
+		for (uint32_t k = 0; k < s->ncand; k++)
+			if (whole[k] && add_candidate(p, s, s->cand[k], whole[k], &b) < 0)
+				goto out;
 	}
+	rc = p->oom ? -1 : 0;
+out:
 	free(whole);
-	free(chain);
-	free(locs);
-	return p->oom ? -1 : 0;
-oom:
-	free(whole);
-	free(chain);
-	free(locs);
-	return -1;
+	free(b.chain);
+	free(b.locs);
+	return rc;
 }
 
 int rp_pprof(struct rp_ctx *c, FILE *out, char *err, size_t errlen)
