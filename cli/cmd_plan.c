@@ -111,9 +111,9 @@ static bool any_cloneable(const struct da_problem *p)
 
 /* code_weight: the solver's price of new code when it could clone (0: it
  * could not, or code was free) */
-static void report(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
-		   const struct da_pm_plan *pp, long top, bool solved, struct weights w,
-		   double code_weight)
+/* Precision before and after, and the degrees. */
+static void report_precision(const struct da_problem *p, const struct da_result *r,
+			     struct weights w)
 {
 	const struct da_metrics *b = &r->before, *a = &r->after;
 	printf("%-34s %12s %12s\n", "", "before", "after");
@@ -135,11 +135,15 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 	       cli_pct(b->precise_weight, b->weight, 100.0), cli_pct(a->precise_weight, a->weight, 100.0));
 	printf("%-34s %12" PRIu32 " %12" PRIu32 "\n", "worst degree", b->max_degree, a->max_degree);
 	degree_table(b, a, w.unit);
+}
 
+/* Stack growth per thread root, and the recursion that grows most. */
+static void report_stack(struct pathmap *pm, const struct da_result *r)
+{
+	char label[1024];
 	printf("\nstack: max growth %.3fx (%" PRId64 " bytes), geomean over %" PRIu32
 	       " thread roots %.3fx\n", r->max_growth, r->max_growth_bytes, r->nroots,
 	       r->geomean_growth);
-	char label[1024];
 	for (uint32_t i = 0; i < r->nroots && i < 8; i++) {
 		const struct da_root_cost *rc = &r->roots[i];
 		if (rc->new_max == rc->old_max && r->nroots > 3)
@@ -154,6 +158,12 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		       pm_function_label(pm, pm->nodes[r->recursion_node].func, bin_demangle, label,
 					 sizeof(label)),
 		       r->recursion_growth, r->recursion_old, r->recursion_new);
+}
+
+/* What the plan changes, and what the search did. */
+static void report_plan(const struct da_result *r, const struct da_pm_plan *pp, bool solved,
+			double code_weight)
+{
 	uint32_t chains = 0;
 	for (uint32_t k = 0; k < pp->nclones; k++)
 		chains += pp->clones[k].parent != DA_NONE;
@@ -178,8 +188,13 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 			printf("  clones were priced at %.0f bytes of new code per path made precise: "
 			       "--code-per-path (more buys more)\n", 1.0 / code_weight);
 	}
+}
 
-	/* what remains, by reason and structure */
+/* The collisions left, by reason and structure, and the top heaviest. */
+static void report_left(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
+			long top, struct weights w, double code_weight)
+{
+	char label[1024];
 	uint64_t total = 0;
 	for (int l = 0; l < DA_LEFT_N; l++)
 		for (int d = 0; d < 4; d++)
@@ -237,6 +252,16 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 		pm_print_path(stdout, pm, l->b, " > ", 0, bin_demangle);
 		putchar('\n');
 	}
+}
+
+static void report(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
+		   const struct da_pm_plan *pp, long top, bool solved, struct weights w,
+		   double code_weight)
+{
+	report_precision(p, r, w);
+	report_stack(pm, r);
+	report_plan(r, pp, solved, code_weight);
+	report_left(pm, p, r, top, w, code_weight);
 }
 
 static char *default_output(const char *map)
