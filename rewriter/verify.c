@@ -82,22 +82,174 @@ static bool external(const struct rw_call *c)
 	return c->slot || !c->target;
 }
 
+/* rw_visibility's work: the binary, the map's module of it, the result,
+ * and per function of the binary what the nodes showed. */
+struct vis {
+	const struct rw_binary *b;
+	const struct pathmap *pm;
+	uint32_t module;
+	struct rw_visibility *v;
+	bool *hidden;           /* calls it makes may not show in training */
+	bool *ext_in;           /* entered by calls of other modules */
+	bool *no_wrap_into;     /* no call into it may be wrapped */
+};
+
+/* Node i has no callsite and a parent: a frame training rebuilt (its
+ * caller's entry was not seen), so no call into it may be wrapped; or a
+ * .cold fragment in its owner's frame (disambig.h section 2). */
+static void rebuilt_frame(struct vis *V, uint32_t i)
+{
+	const struct pathmap *pm = V->pm;
+	const struct pm_node *x = &pm->nodes[i], *p = &pm->nodes[x->parent];
+	if (pm_fragment_frame(pm, i))
+		return;
+	V->v->hidden_nodes++;
+	const struct pm_function *f = &pm->funcs[x->func];
+	if (f->module == V->module) {
+		/* a fragment (a landing pad in a .cold part) continues a
+		 * frame of the function it belongs to, entered by a call
+		 * the map does not name: no call into that function */
+		uint32_t u = rw_func_index(V->b, f->addr);
+		if (u != RW_NONE && V->b->funcs[u].parent != RW_NONE)
+			u = V->b->funcs[u].parent;
+		if (u != RW_NONE)
+			V->no_wrap_into[u] = true;
+	} else if (pm->funcs[p->func].module == V->module) {
+		uint32_t pf = owner_at(V->b, pm->funcs[p->func].addr);
+		if (pf != RW_NONE)
+			V->ext_in[pf] = true;
+	}
+}
+
+/* Node x's callsite lies in ancestor a above its parent (a stale parent):
+ * the frames between had returned, so none of them is padded and none of
+ * their calls wrapped. */
+static void returned_between(struct vis *V, const struct pm_node *x, uint32_t a)
+{
+	const struct pathmap *pm = V->pm;
+	for (uint32_t f = x->parent; f != a; f = pm->nodes[f].parent) {
+		const struct pm_node *fn = &pm->nodes[f];
+		if (pm->funcs[fn->func].module == V->module) {
+			uint32_t o = owner_at(V->b, pm->funcs[fn->func].addr);
+			if (o != RW_NONE)
+				V->v->no_pad[o] = true;
+		}
+		if (fn->cs_module == V->module) {
+			uint32_t c = rw_call_index(V->b, fn->cs_addr);
+			if (c != RW_NONE)
+				V->v->no_wrap[c] = true;
+		}
+	}
+}
+
+/* Node x's callsite is in no frame above it: the function holding it
+ * calls unseen; the call into its parent P is not wrapped, P is not
+ * padded, and P (or its caller) may be entered from elsewhere. */
+static void unseen_call(struct vis *V, const struct pm_node *x, const struct pm_node *p)
+{
+	const struct pathmap *pm = V->pm;
+	const struct rw_binary *b = V->b;
+	if (x->cs_module == V->module) {
+		uint32_t u = owner_at(b, x->cs_addr);
+		if (u != RW_NONE)
+			V->hidden[u] = true;
+	}
+	if (!p)
+		return;
+	/* the call into P (P may be a stale sibling) is not wrapped */
+	if (p->cs_module == V->module) {
+		uint32_t c = rw_call_index(b, p->cs_addr);
+		if (c != RW_NONE)
+			V->v->no_wrap[c] = true;
+	}
+	if (pm->funcs[p->func].module != V->module)
+		return;
+	/* P is not padded */
+	uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
+	if (pf != RW_NONE) {
+		V->v->no_pad[pf] = true;
+		if (x->cs_module != V->module)
+			V->ext_in[pf] = true;
+	}
+	/* U elsewhere: the caller of P may be the real caller of U */
+	const struct pm_node *pp = p->parent == PM_NONE ? NULL : &pm->nodes[p->parent];
+	if (x->cs_module != V->module && pp && pm->funcs[pp->func].module == V->module) {
+		uint32_t cf = owner_at(b, pm->funcs[pp->func].addr);
+		if (cf != RW_NONE)
+			V->ext_in[cf] = true;
+	}
+}
+
+/* What node i shows of calls training did not see. */
+static void visit_node(struct vis *V, uint32_t i)
+{
+	const struct pathmap *pm = V->pm;
+	const struct pm_node *x = &pm->nodes[i];
+	const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
+	if (x->cs_module == PM_NONE) {
+		if (p)
+			rebuilt_frame(V, i);
+		return;
+	}
+	if (p && contains(V->b, pm, V->module, p->func, x->cs_module, x->cs_addr))
+		return;
+	V->v->hidden_nodes++;
+	uint32_t a = p ? p->parent : PM_NONE;
+	while (a != PM_NONE &&
+	       !contains(V->b, pm, V->module, pm->nodes[a].func, x->cs_module, x->cs_addr))
+		a = pm->nodes[a].parent;
+	if (a != PM_NONE)
+		returned_between(V, x, a);
+	else
+		unseen_call(V, x, p);
+}
+
+/* Callers of hidden functions that training never saw are hidden too;
+ * hidden functions are not padded, and calls into them (or into what no
+ * call may be wrapped into, or out of a function entered from elsewhere
+ * to another module or an unknown target) not wrapped. */
+static void spread_hidden(struct vis *V)
+{
+	const struct rw_binary *b = V->b;
+	struct rw_visibility *v = V->v;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t c = 0; c < b->ncalls; c++) {
+			const struct rw_call *rc = &b->calls[c];
+			uint32_t t = rc->target ? rw_func_index(b, rc->target) : RW_NONE;
+			if (t == RW_NONE || !V->hidden[t] || V->hidden[rc->func] || v->in_map[rc->func])
+				continue;
+			V->hidden[rc->func] = changed = true;
+		}
+	}
+	for (size_t f = 0; f < b->nfuncs; f++)
+		if (V->hidden[f]) {
+			v->no_pad[f] = true;
+			v->hidden_funcs++;
+		}
+	for (size_t c = 0; c < b->ncalls; c++) {
+		const struct rw_call *rc = &b->calls[c];
+		uint32_t t = rc->target ? rw_func_index(b, rc->target) : RW_NONE;
+		if ((t != RW_NONE && (V->hidden[t] || V->no_wrap_into[t])) ||
+		    (V->ext_in[rc->func] && (external(rc) || t == RW_NONE)))
+			v->no_wrap[c] = true;
+	}
+}
+
 int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
 		  struct rw_visibility *v)
 {
 	memset(v, 0, sizeof(*v));
 	size_t n = b->nfuncs ? b->nfuncs : 1, nc = b->ncalls ? b->ncalls : 1;
-	bool *hidden = calloc(n, sizeof(bool)), *ext_in = calloc(n, sizeof(bool));
-	bool *no_wrap_into = calloc(n, sizeof(bool));
+	struct vis V = {b, pm, module, v, calloc(n, sizeof(bool)), calloc(n, sizeof(bool)),
+			calloc(n, sizeof(bool))};
 	v->no_pad = calloc(n, sizeof(bool));
 	v->in_map = calloc(n, sizeof(bool));
 	v->no_wrap = calloc(nc, sizeof(bool));
-	if (!hidden || !ext_in || !no_wrap_into || !v->no_pad || !v->in_map || !v->no_wrap) {
-		free(hidden);
-		free(ext_in);
-		free(no_wrap_into);
+	int rc = -1;
+	if (!V.hidden || !V.ext_in || !V.no_wrap_into || !v->no_pad || !v->in_map || !v->no_wrap) {
 		rw_visibility_free(v);
-		return -1;
+		goto out;
 	}
 	for (uint32_t i = 0; i < pm->nfuncs; i++)
 		if (pm->funcs[i].module == module) {
@@ -105,117 +257,15 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 			if (f != RW_NONE)
 				v->in_map[f] = true;
 		}
-	for (uint32_t i = 0; i < pm->nnodes; i++) {
-		const struct pm_node *x = &pm->nodes[i];
-		if (x->cs_module == PM_NONE) {
-			const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
-			if (!p)
-				continue;
-			if (pm_fragment_frame(pm, i))
-				continue;       /* a .cold fragment in its owner's
-						 * frame (disambig.h section 2) */
-			/* a frame training rebuilt (its caller's entry was not seen):
-			 * no callsite, so no call into it may be wrapped */
-			v->hidden_nodes++;
-			const struct pm_function *f = &pm->funcs[x->func];
-			if (f->module == module) {
-				/* a fragment (a landing pad in a .cold part) continues a
-				 * frame of the function it belongs to, entered by a call
-				 * the map does not name: no call into that function */
-				uint32_t u = rw_func_index(b, f->addr);
-				if (u != RW_NONE && b->funcs[u].parent != RW_NONE)
-					u = b->funcs[u].parent;
-				if (u != RW_NONE)
-					no_wrap_into[u] = true;
-			} else if (pm->funcs[p->func].module == module) {
-				uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
-				if (pf != RW_NONE)
-					ext_in[pf] = true;
-			}
-			continue;
-		}
-		const struct pm_node *p = x->parent == PM_NONE ? NULL : &pm->nodes[x->parent];
-		if (p && contains(b, pm, module, p->func, x->cs_module, x->cs_addr))
-			continue;
-		v->hidden_nodes++;
-		/* a stale parent: the callsite lies in an ancestor A above it; the
-		 * frames between A and the node had returned */
-		uint32_t a = p ? p->parent : PM_NONE;
-		while (a != PM_NONE && !contains(b, pm, module, pm->nodes[a].func, x->cs_module, x->cs_addr))
-			a = pm->nodes[a].parent;
-		if (a != PM_NONE) {
-			for (uint32_t f = x->parent; f != a; f = pm->nodes[f].parent) {
-				const struct pm_node *fn = &pm->nodes[f];
-				if (pm->funcs[fn->func].module == module) {
-					uint32_t o = owner_at(b, pm->funcs[fn->func].addr);
-					if (o != RW_NONE)
-						v->no_pad[o] = true;
-				}
-				if (fn->cs_module == module) {
-					uint32_t c = rw_call_index(b, fn->cs_addr);
-					if (c != RW_NONE)
-						v->no_wrap[c] = true;
-				}
-			}
-			continue;
-		}
-		if (x->cs_module == module) {
-			uint32_t u = owner_at(b, x->cs_addr);
-			if (u != RW_NONE)
-				hidden[u] = true;
-		}
-		if (!p)
-			continue;
-		/* the call into P (P may be a stale sibling) is not wrapped */
-		if (p->cs_module == module) {
-			uint32_t c = rw_call_index(b, p->cs_addr);
-			if (c != RW_NONE)
-				v->no_wrap[c] = true;
-		}
-		if (pm->funcs[p->func].module != module)
-			continue;
-		/* P is not padded */
-		uint32_t pf = owner_at(b, pm->funcs[p->func].addr);
-		if (pf != RW_NONE) {
-			v->no_pad[pf] = true;
-			if (x->cs_module != module)
-				ext_in[pf] = true;
-		}
-		/* U elsewhere: the caller of P may be the real caller of U */
-		const struct pm_node *pp = p->parent == PM_NONE ? NULL : &pm->nodes[p->parent];
-		if (x->cs_module != module && pp && pm->funcs[pp->func].module == module) {
-			uint32_t cf = owner_at(b, pm->funcs[pp->func].addr);
-			if (cf != RW_NONE)
-				ext_in[cf] = true;
-		}
-	}
-	/* callers of hidden functions that training never saw are hidden too */
-	for (bool changed = true; changed;) {
-		changed = false;
-		for (size_t c = 0; c < b->ncalls; c++) {
-			const struct rw_call *rc = &b->calls[c];
-			uint32_t t = rc->target ? rw_func_index(b, rc->target) : RW_NONE;
-			if (t == RW_NONE || !hidden[t] || hidden[rc->func] || v->in_map[rc->func])
-				continue;
-			hidden[rc->func] = changed = true;
-		}
-	}
-	for (size_t f = 0; f < b->nfuncs; f++)
-		if (hidden[f]) {
-			v->no_pad[f] = true;
-			v->hidden_funcs++;
-		}
-	for (size_t c = 0; c < b->ncalls; c++) {
-		const struct rw_call *rc = &b->calls[c];
-		uint32_t t = rc->target ? rw_func_index(b, rc->target) : RW_NONE;
-		if ((t != RW_NONE && (hidden[t] || no_wrap_into[t])) ||
-		    (ext_in[rc->func] && (external(rc) || t == RW_NONE)))
-			v->no_wrap[c] = true;
-	}
-	free(hidden);
-	free(ext_in);
-	free(no_wrap_into);
-	return 0;
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		visit_node(&V, i);
+	spread_hidden(&V);
+	rc = 0;
+out:
+	free(V.hidden);
+	free(V.ext_in);
+	free(V.no_wrap_into);
+	return rc;
 }
 
 void rw_visibility_free(struct rw_visibility *v)
