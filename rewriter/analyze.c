@@ -264,14 +264,12 @@ static bool writes_reg(csh cs, const cs_insn *insn, x86_reg r1, x86_reg r2, x86_
 	return false;
 }
 
-static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
+/* The instruction's references to the stack through rsp or rbp (two at
+ * most). */
+static void stack_refs(const cs_insn *insn, struct ins *o)
 {
 	const cs_x86 *x = &insn->detail->x86;
 	const cs_x86_op *op = x->operands;
-	o->addr = insn->address;
-	o->len = (uint8_t)insn->size;
-	o->eff = E_OTHER;
-	o->writes_cs = callee_saved_written(a->cs, insn);
 	for (int i = 0; i < x->op_count && o->nmem < 2; i++) {
 		if (op[i].type != X86_OP_MEM || op[i].mem.segment != X86_REG_INVALID)
 			continue;
@@ -285,13 +283,21 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 		m->disp_off = x->encoding.disp_offset;
 		m->disp_size = x->encoding.disp_size;
 	}
+}
+
+/* Control flow and the instructions that move rsp by themselves (push,
+ * pop, leave, call, ret): true when insn is one of them. */
+static bool classify_special(struct ana *a, const cs_insn *insn, struct ins *o)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
 	switch (insn->id) {
 	case X86_INS_NOP:
 	case X86_INS_INT3:
 		o->flags |= F_PAD;
 		if (insn->id == X86_INS_INT3)
 			o->eff = E_STOP;
-		return;
+		return true;
 	case X86_INS_PUSH:
 	case X86_INS_PUSHFQ:
 		if (insn->id == X86_INS_PUSH && op[0].size != 8)
@@ -300,7 +306,7 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 			o->eff = E_PUSH;
 		if (x->op_count == 1 && op[0].type == X86_OP_REG)
 			o->push_cs = callee_saved_bit(op[0].reg);
-		return;
+		return true;
 	case X86_INS_POP:
 	case X86_INS_POPFQ:
 		o->eff = E_POP;
@@ -309,13 +315,13 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 			o->eff = E_BAD;
 		if (x->op_count == 1 && is_reg(&op[0], X86_REG_RBP))
 			o->flags |= F_POP_RBP;
-		return;
+		return true;
 	case X86_INS_LEAVE:
 		o->eff = E_LEAVE;
-		return;
+		return true;
 	case X86_INS_ENTER:
 		o->eff = E_BAD;
-		return;
+		return true;
 	case X86_INS_CALL:
 		o->eff = E_CALL;
 		o->target = x86_branch_target(insn);
@@ -326,26 +332,29 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 			o->eff = E_PUSH;          /* call next: pushes its own address */
 		else if (noreturn_name(target_name(a, o->target, o->slot)))
 			o->flags |= F_NORET;
-		return;
+		return true;
 	case X86_INS_RET:
 		o->eff = x->op_count ? E_BAD : E_RET;
-		return;
+		return true;
 	case X86_INS_JMP:
 		o->target = x86_branch_target(insn);
 		o->eff = o->target ? E_JMP : E_JMP_IND;
-		return;
+		return true;
 	case X86_INS_UD2:
 	case X86_INS_HLT:
 		o->eff = E_STOP;
-		return;
+		return true;
 	default:
-		break;
+		return false;
 	}
-	if (o->eff == E_OTHER && x86_branch_target(insn)) {
-		o->eff = E_JCC;            /* jcc, jrcxz, loop */
-		o->target = x86_branch_target(insn);
-		return;
-	}
+}
+
+/* An instruction that writes rsp as its destination (sub, add, lea, mov,
+ * and): true when insn is one. */
+static bool classify_rsp(const cs_insn *insn, struct ins *o)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
 	bool to_rsp = x->op_count >= 1 && is_reg(&op[0], X86_REG_RSP);
 	if (to_rsp && (insn->id == X86_INS_SUB || insn->id == X86_INS_ADD)) {
 		if (x->op_count == 2 && op[1].type == X86_OP_IMM) {
@@ -358,7 +367,7 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 		} else {
 			o->eff = E_DYN;
 		}
-		return;
+		return true;
 	}
 	if (to_rsp && insn->id == X86_INS_LEA) {
 		const x86_op_mem *m = &op[1].mem;
@@ -378,7 +387,7 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 			o->eff = E_DYN;
 		}
 		o->nmem = 0;               /* the lea itself addresses nothing */
-		return;
+		return true;
 	}
 	if (to_rsp && insn->id == X86_INS_MOV) {
 		if (is_reg(&op[1], X86_REG_RBP)) {
@@ -387,12 +396,33 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 		} else {
 			o->eff = E_DYN;
 		}
-		return;
+		return true;
 	}
 	if (to_rsp && insn->id == X86_INS_AND) {
 		o->eff = E_REALIGN;
+		return true;
+	}
+	return false;
+}
+
+static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
+	o->addr = insn->address;
+	o->len = (uint8_t)insn->size;
+	o->eff = E_OTHER;
+	o->writes_cs = callee_saved_written(a->cs, insn);
+	stack_refs(insn, o);
+	if (classify_special(a, insn, o))
+		return;
+	if (x86_branch_target(insn)) {
+		o->eff = E_JCC;            /* jcc, jrcxz, loop */
+		o->target = x86_branch_target(insn);
 		return;
 	}
+	if (classify_rsp(insn, o))
+		return;
 	if (insn->id == X86_INS_MOV && x->op_count == 2 && is_reg(&op[0], X86_REG_RBP) &&
 	    is_reg(&op[1], X86_REG_RSP)) {
 		o->flags |= F_SET_RBP;
