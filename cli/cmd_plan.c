@@ -15,6 +15,9 @@
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const char usage_text[] =
 	"usage: icpp plan [-o PLAN] [--binary PROG]... [--max-stack-growth X] [--no-wrap]\n"
 	"                 [--no-clone] [--seed N] [options] MAP\n"
@@ -55,14 +58,14 @@ static const char usage_text[] =
 	"                         both), from another\n"
 	"  --no-dispatch          clones take direct calls only\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
-	"  --searches N           independent searches, the best plan kept (default 4; run\n"
+	"  --searches N           independent searches, the best plan kept (default " STR(DA_DEFAULT_SEARCHES) "; run\n"
 	"                         at once on the CPUs this process may use, the plan the\n"
 	"                         same however many run at once)\n"
 	"  --pad-bound B          largest padding per function, bytes (default 1008)\n"
 	"  --wrap-bound B         largest wrapper per callsite, bytes (default 1008)\n"
 	"  --module SUFFIX        change only modules whose path ends with SUFFIX\n"
 	"  --callsites            a path is a sequence of callsites (default: functions)\n"
-	"  --budget N             work limit of each search in node moves (default 45M)\n"
+	"  --budget N             work limit of each search in node moves (default " STR(DA_DEFAULT_BUDGET_M) "M)\n"
 	"  --samples FILE         weigh paths by the samples of FILE (icpp record of the\n"
 	"                         program MAP was trained on) instead of training entries\n"
 	"  --predict OUT          also write the predicted pathmap of the changed program\n"
@@ -179,8 +182,9 @@ static void report_plan(const struct da_result *r, const struct da_pm_plan *pp, 
 		       r->stats.evaluations, r->stats.accepted);
 		if (r->stats.phases_cut)
 			printf("  %" PRIu32 " search phase%s stopped at %s share of the work budget: "
-			       "--budget (default 45M) for more\n", r->stats.phases_cut,
-			       r->stats.phases_cut > 1 ? "s" : "", r->stats.phases_cut > 1 ? "their" : "its");
+			       "--budget (default %dM) for more\n", r->stats.phases_cut,
+			       r->stats.phases_cut > 1 ? "s" : "", r->stats.phases_cut > 1 ? "their" : "its",
+			       DA_DEFAULT_BUDGET_M);
 		uint64_t unsolved = 0;
 		for (int d = 0; d < 4; d++)
 			unsolved += r->left_by[DA_LEFT_UNSOLVED][d] + r->left_by[DA_LEFT_CROWDED][d];

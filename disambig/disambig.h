@@ -431,6 +431,8 @@
 #define DA_TAG_CODE_BYTES 64        /* a tagged call's stub, beside its test */
 #define DA_MAX_DISPATCH 32          /* dispatched clones per function */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
+#define DA_DEFAULT_BUDGET_M 45      /* node moves per search, millions (section 5) */
+#define DA_DEFAULT_BUDGET (DA_DEFAULT_BUDGET_M * 1000000ULL)
 #define DA_MAX_SEARCHES 64
 
 /* Allowed amounts: bit k set allows 16*k bytes (k = 0..63).  Bit 0 (no

@@ -1481,7 +1481,7 @@ struct ds *ds_new(const struct da_problem *p, const struct da_options *o, char *
 		 * took 1.1 times as long; 45M takes dealII the time 50M took
 		 * (six seeds: real maps 97.93% of reducible against 97.97%,
 		 * synthetic sets 98.12% against 97.88%) */
-		b = 45000000ULL;
+		b = DA_DEFAULT_BUDGET;
 	}
 	s->budget = b;
 	s->attempt_work = 20000 + 4 * (uint64_t)p->nnodes / 10;
