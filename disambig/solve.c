@@ -432,15 +432,12 @@ static void node_out(struct ds *s, uint32_t x)
  * ahead of the walk, the slot MOVE_AHEAD nodes early, the bucket it names
  * half as early.  Over the whole list, not per anchored subtree: most moves
  * are of many small subtrees (a function called from many places), whose
- * first nodes a per-subtree look-ahead never reached.  A node moving to a
- * CID that no bucket holds takes the free list's last bucket, another
- * random place, written at once: the next ones on the list are fetched for
- * writing ahead.  No result changes (docs/bench-disambig.md, sessions 14,
- * 19, 28 and 29).
+ * first nodes a per-subtree look-ahead never reached.  No result changes
+ * (docs/bench-disambig.md, sessions 14, 19 and 29).
  *
  * move_prefetch must be inlined: a function that only prefetches has no
  * side effects to gcc, which marks it const and deletes its calls (from
- * session 19 to 28 the walk ran without them; dealII, one search, takes
+ * session 14 to 28 the walk ran without them; dealII, one search, takes
  * 0.70 of the time with them).  tests/disambig/prefetch_check.sh looks for
  * them in the compiled walk. */
 #define MOVE_AHEAD 16
@@ -462,10 +459,6 @@ static inline __attribute__((always_inline)) void move_prefetch(const struct ds 
 		const struct slot *t = &s->tab[move_slot(s, i + MOVE_AHEAD / 2)];
 		if (t->b != DA_NONE)
 			__builtin_prefetch(&s->B[t->b]);
-	}
-	if (s->nfreeB > 8) {
-		__builtin_prefetch(&s->B[s->freeB[s->nfreeB - 4]], 1);
-		__builtin_prefetch(&s->B[s->freeB[s->nfreeB - 8]], 1);
 	}
 }
 
