@@ -467,7 +467,7 @@ static void print_written(const struct target *t, bool named)
 struct rewrite {
 	struct da_options o;
 	struct da_capability cap;
-	const char *map, *output, *planfile, *samples;
+	const char *map, *planfile, *samples;
 	struct target t[REWRITE_MAX_BINARIES];  /* PROG, then each --lib */
 	uint32_t nt;
 	bool everything, explain, quiet, callsites;
@@ -543,7 +543,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 			R->map = optarg;
 			break;
 		case 'o':
-			R->output = optarg;
+			R->t[0].out = optarg;
 			break;
 		case 'P':
 			R->planfile = optarg;
@@ -645,7 +645,6 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		return 2;
 	}
 	R->t[0].in = argv[optind];
-	R->t[0].out = R->output;
 	return -1;
 }
 
