@@ -703,16 +703,6 @@ static void anch_defer(struct ds *s, uint32_t v, uint32_t x, int32_t add)
 	s->aops[s->naops++] = (struct anch_op){v, x, add};
 }
 
-static int cmp_aop(const void *x, const void *y)
-{
-	const struct anch_op *a = x, *b = y;
-	if (a->var != b->var)
-		return a->var < b->var ? -1 : 1;
-	if (a->pos != b->pos)
-		return a->pos < b->pos ? -1 : 1;
-	return a->add < b->add ? -1 : a->add > b->add;
-}
-
 /* One variable's sorted anchors merged with its sorted changes.  The
  * anchors between two changes are copied as one run: a clone changes a few
  * anchors of its function's padding, which has thousands (dealII: the
@@ -752,14 +742,40 @@ static void anch_merge(struct ds *s, const struct anch_op *op, uint32_t nop)
 	V->capanch = cap + 1;
 }
 
+/* The changes grouped by variable, each group in the order made, by a
+ * counting sort over the variables they touch (s->cnt): recompute makes
+ * them in position order, at most one per variable and position, so each
+ * group comes out sorted by position, as anch_merge wants.  (qsort took 8%
+ * of dealII's search.) */
 static void anch_flush(struct ds *s)
 {
-	qsort(s->aops, s->naops, sizeof(*s->aops), cmp_aop);
-	for (uint32_t i = 0, j; i < s->naops && !s->oom; i = j) {
-		for (j = i + 1; j < s->naops && s->aops[j].var == s->aops[i].var; j++)
-			;
-		anch_merge(s, s->aops + i, j - i);
+	uint32_t n = s->naops, nv = 0;
+	struct anch_op *by = malloc((n + 1) * sizeof(*by));
+	uint32_t *touched = malloc((n + 1) * sizeof(*touched));
+	if (!by || !touched) {
+		s->oom = true;
+		n = 0;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!s->cnt[s->aops[i].var]++)
+			touched[nv++] = s->aops[i].var;
+	uint32_t at = 0;
+	for (uint32_t j = 0; j < nv; j++) {
+		uint32_t c = (uint32_t)s->cnt[touched[j]];
+		s->cnt[touched[j]] = (int32_t)at;
+		at += c;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		by[s->cnt[s->aops[i].var]++] = s->aops[i];
+	for (uint32_t j = 0, from = 0; j < nv; j++) {
+		uint32_t to = (uint32_t)s->cnt[touched[j]];
+		s->cnt[touched[j]] = 0;
+		if (!s->oom)
+			anch_merge(s, by + from, to - from);
+		from = to;
+	}
+	free(by);
+	free(touched);
 	s->naops = 0;
 }
 
