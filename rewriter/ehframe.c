@@ -393,184 +393,243 @@ static int reg_offset(const uint8_t **p, const uint8_t *end, bool is_signed, uin
 	return 0;
 }
 
-/* Copy the CFA program [p, end) to out, adjusting for
- * padding d: the CFA offset of an rsp rule that is >= k1, and the CFA offset
- * s of a register saved at CFA - s with s > k0 (a slot in the allocated
- * area).  *reg and *off carry the CFA rule in and out (the CIE's initial program
- * runs first with d = 0). */
-static int walk_cfa(const uint8_t *p, const uint8_t *end, const struct eh_entry *cie, int64_t k0,
-		    int64_t k1, int64_t d, uint64_t stop, uint64_t *reg, int64_t *off,
-		    struct rbuf *out, bool *args_size)
-{
-	uint64_t stack_reg[EH_STACK];
+/* A walk of a CFA program (walk_cfa): it copies the program to out, adjusted
+ * for padding d: the CFA offset of an rsp rule that is >= k1, and the CFA
+ * offset s of a register saved at CFA - s with s > k0 (a slot in the
+ * allocated area).  reg and off carry the CFA rule from one program to the
+ * next (the CIE's initial program runs first, with d = 0).  With a stop, the
+ * walk leaves out the advances and ends past code offset stop. */
+struct cfa_walk {
+	const uint8_t *p, *end;
+	const struct eh_entry *cie;
+	int64_t k0, k1, d;
+	uint64_t stop, loc;
+	uint64_t reg;           /* the CFA rule: reg + off (UINT64_MAX: an expression) */
+	int64_t off;
+	uint64_t stack_reg[EH_STACK];   /* DW_CFA_remember_state */
 	int64_t stack_off[EH_STACK];
-	int depth = 0;
-	int64_t da = cie->data_align;
-	uint64_t loc = 0;
-	while (p < end) {
-		const uint8_t *op = p;
-		uint8_t c = *p++;
-		uint8_t hi = c & 0xc0;
-		uint64_t a, b;
-		int64_t s;
-		if (hi == DW_CFA_advance_loc || hi == DW_CFA_restore) {
-			if (hi == DW_CFA_advance_loc && stop != UINT64_MAX) {
-				loc += (c & 0x3f) * cie->code_align;
-				if (loc > stop)
-					return 0;
-				continue;
-			}
-			rb_put(out, op, 1);
-			continue;
-		}
-		if (hi == DW_CFA_offset) {
-			if (eh_uleb(&p, end, &a))
-				return -1;
-			int64_t slot = -(int64_t)a * da;    /* saved at CFA - slot */
-			if (d && slot > k0) {
-				if ((slot + d) % (-da))
-					return -1;
-				rb_u8(out, c);
-				rb_uleb(out, (uint64_t)((slot + d) / -da));
-			} else {
-				rb_put(out, op, (size_t)(p - op));
-			}
-			continue;
-		}
-		switch (c) {
-		case DW_CFA_nop:
-		case DW_CFA_remember_state:
-		case DW_CFA_restore_state:
-			if (c == DW_CFA_remember_state) {
-				if (depth == EH_STACK)
-					return -1;
-				stack_reg[depth] = *reg;
-				stack_off[depth++] = *off;
-			} else if (c == DW_CFA_restore_state) {
-				if (!depth)
-					return -1;
-				*reg = stack_reg[--depth];
-				*off = stack_off[depth];
-			}
-			rb_put(out, op, 1);
-			break;
-		case DW_CFA_set_loc:
-			return -1;       /* absolute addresses: not produced by gcc */
-		case DW_CFA_advance_loc1:
-		case DW_CFA_advance_loc2:
-		case DW_CFA_advance_loc4: {
-			size_t n = c == DW_CFA_advance_loc1 ? 1 : c == DW_CFA_advance_loc2 ? 2 : 4;
-			if ((size_t)(end - p) < n)
-				return -1;
-			uint32_t delta = 0;
-			memcpy(&delta, p, n);     /* little-endian */
-			p += n;
-			if (stop == UINT64_MAX)
-				goto copy;
-			loc += delta * cie->code_align;
-			if (loc > stop)
-				return 0;
-			break;
-		}
-		case DW_CFA_restore_extended:
-		case DW_CFA_undefined:
-		case DW_CFA_same_value:
-		case DW_CFA_GNU_args_size:
-			if (eh_uleb(&p, end, &a))
-				return -1;
-			if (c == DW_CFA_GNU_args_size && a && args_size)
-				*args_size = true;
-			goto copy;
-		case DW_CFA_register:
-			if (eh_uleb(&p, end, &a) || eh_uleb(&p, end, &b))
-				return -1;
-			goto copy;
-		case DW_CFA_offset_extended:
-		case DW_CFA_offset_extended_sf:
-			if (reg_offset(&p, end, c == DW_CFA_offset_extended_sf, &a, &s))
-				return -1;
-			if (d && -s * da > k0) {
-				int64_t slot = -s * da + d;
-				if (slot % (-da))
-					return -1;
-				rb_u8(out, c);
-				rb_uleb(out, a);
-				if (c == DW_CFA_offset_extended)
-					rb_uleb(out, (uint64_t)(slot / -da));
-				else
-					rb_sleb(out, slot / -da);
-				break;
-			}
-			goto copy;
-		case DW_CFA_val_offset:
-		case DW_CFA_val_offset_sf:
-		case DW_CFA_GNU_negative_offset_extended:
-			/* rare; refuse when padding would have to move them */
-			if (reg_offset(&p, end, c == DW_CFA_val_offset_sf, &a, &s) || d)
-				return -1;
-			goto copy;
-		case DW_CFA_def_cfa:
-		case DW_CFA_def_cfa_sf:
-			if (reg_offset(&p, end, c == DW_CFA_def_cfa_sf, &a, &s))
-				return -1;
-			if (c == DW_CFA_def_cfa_sf)
-				s *= da;
-			*reg = a;
-			*off = s;
-			if (d && a == 7 && s >= k1) {
-				*off = s + d;
-				rb_u8(out, DW_CFA_def_cfa);
-				rb_uleb(out, a);
-				rb_uleb(out, (uint64_t)(s + d));
-				break;
-			}
-			goto copy;
-		case DW_CFA_def_cfa_register:
-			if (eh_uleb(&p, end, &a))
-				return -1;
-			*reg = a;
-			goto copy;
-		case DW_CFA_def_cfa_offset:
-		case DW_CFA_def_cfa_offset_sf:
-			if (c == DW_CFA_def_cfa_offset) {
-				if (eh_uleb(&p, end, &b))
-					return -1;
-				s = (int64_t)b;
-			} else {
-				if (eh_sleb(&p, end, &s))
-					return -1;
-				s *= da;
-			}
-			*off = s;
-			if (d && *reg == 7 && s >= k1) {
-				*off = s + d;
-				rb_u8(out, DW_CFA_def_cfa_offset);
-				rb_uleb(out, (uint64_t)(s + d));
-				break;
-			}
-			goto copy;
-		case DW_CFA_def_cfa_expression:
-			if (eh_uleb(&p, end, &a) || a > (uint64_t)(end - p))
-				return -1;
-			p += a;
-			if (d)
-				return -1;
-			*reg = UINT64_MAX;
-			goto copy;
-		case DW_CFA_expression:
-		case DW_CFA_val_expression:
-			if (eh_uleb(&p, end, &a) || eh_uleb(&p, end, &b) || b > (uint64_t)(end - p))
-				return -1;
-			p += b;
-			goto copy;
-		default:
+	int depth;
+	struct rbuf *out;
+	bool args_size;         /* a DW_CFA_GNU_args_size of a non-zero size seen */
+};
+
+enum { CFA_NEXT = 0, CFA_STOP = 1 };    /* or -1: an error */
+
+/* The instruction at op, read up to w->p, copied unchanged. */
+static int cfa_copy(struct cfa_walk *w, const uint8_t *op)
+{
+	if (w->p > w->end)
+		return -1;
+	rb_put(w->out, op, (size_t)(w->p - op));
+	return CFA_NEXT;
+}
+
+/* An advance by delta code units, with a stop. */
+static int cfa_at(struct cfa_walk *w, uint64_t delta)
+{
+	w->loc += delta * w->cie->code_align;
+	return w->loc > w->stop ? CFA_STOP : CFA_NEXT;
+}
+
+/* Does the slot of a register saved at CFA - factored * data_align move?
+ * 1 and its new factored offset, 0, or -1 where no factored offset says it. */
+static int cfa_moved_slot(const struct cfa_walk *w, int64_t factored, int64_t *moved)
+{
+	int64_t da = w->cie->data_align, slot = -factored * da;
+	if (!w->d || slot <= w->k0)
+		return 0;
+	if ((slot + w->d) % (-da))
+		return -1;
+	*moved = (slot + w->d) / -da;
+	return 1;
+}
+
+/* The instructions with an operand in their low six bits. */
+static int cfa_primary(struct cfa_walk *w, const uint8_t *op, uint8_t c)
+{
+	uint8_t hi = c & 0xc0;
+	if (hi == DW_CFA_advance_loc && w->stop != UINT64_MAX)
+		return cfa_at(w, c & 0x3f);
+	if (hi != DW_CFA_offset)
+		return cfa_copy(w, op);
+	uint64_t a;
+	int64_t moved;
+	if (eh_uleb(&w->p, w->end, &a))
+		return -1;
+	int r = cfa_moved_slot(w, (int64_t)a, &moved);
+	if (r <= 0)
+		return r ? r : cfa_copy(w, op);
+	rb_u8(w->out, c);
+	rb_uleb(w->out, (uint64_t)moved);
+	return CFA_NEXT;
+}
+
+static int cfa_state(struct cfa_walk *w, const uint8_t *op, uint8_t c)
+{
+	if (c == DW_CFA_remember_state) {
+		if (w->depth == EH_STACK)
 			return -1;
-		}
-		continue;
-copy:
-		if (p > end)
+		w->stack_reg[w->depth] = w->reg;
+		w->stack_off[w->depth++] = w->off;
+	} else if (c == DW_CFA_restore_state) {
+		if (!w->depth)
 			return -1;
-		rb_put(out, op, (size_t)(p - op));
+		w->reg = w->stack_reg[--w->depth];
+		w->off = w->stack_off[w->depth];
+	}
+	return cfa_copy(w, op);
+}
+
+static int cfa_advance(struct cfa_walk *w, const uint8_t *op, uint8_t c)
+{
+	size_t n = c == DW_CFA_advance_loc1 ? 1 : c == DW_CFA_advance_loc2 ? 2 : 4;
+	if ((size_t)(w->end - w->p) < n)
+		return -1;
+	uint32_t delta = 0;
+	memcpy(&delta, w->p, n);        /* little-endian */
+	w->p += n;
+	return w->stop == UINT64_MAX ? cfa_copy(w, op) : cfa_at(w, delta);
+}
+
+/* DW_CFA_offset_extended(_sf): a register saved at CFA - offset. */
+static int cfa_saved(struct cfa_walk *w, const uint8_t *op, uint8_t c)
+{
+	uint64_t a;
+	int64_t s, moved;
+	if (reg_offset(&w->p, w->end, c == DW_CFA_offset_extended_sf, &a, &s))
+		return -1;
+	int r = cfa_moved_slot(w, s, &moved);
+	if (r <= 0)
+		return r ? r : cfa_copy(w, op);
+	rb_u8(w->out, c);
+	rb_uleb(w->out, a);
+	if (c == DW_CFA_offset_extended)
+		rb_uleb(w->out, (uint64_t)moved);
+	else
+		rb_sleb(w->out, moved);
+	return CFA_NEXT;
+}
+
+/* DW_CFA_def_cfa(_sf) and DW_CFA_def_cfa_offset(_sf): the rule's offset
+ * moves by d where it is rsp's and at least k1. */
+static int cfa_def(struct cfa_walk *w, const uint8_t *op, uint8_t c)
+{
+	int64_t da = w->cie->data_align, s;
+	uint64_t a;
+	bool whole = c == DW_CFA_def_cfa || c == DW_CFA_def_cfa_sf;
+	if (whole) {
+		if (reg_offset(&w->p, w->end, c == DW_CFA_def_cfa_sf, &a, &s))
+			return -1;
+		w->reg = a;
+	} else if (c == DW_CFA_def_cfa_offset) {
+		if (eh_uleb(&w->p, w->end, &a))
+			return -1;
+		s = (int64_t)a;
+	} else if (eh_sleb(&w->p, w->end, &s)) {
+		return -1;
+	}
+	if (c == DW_CFA_def_cfa_sf || c == DW_CFA_def_cfa_offset_sf)
+		s *= da;
+	w->off = s;
+	if (!w->d || w->reg != 7 || s < w->k1)
+		return cfa_copy(w, op);
+	w->off = s + w->d;
+	rb_u8(w->out, whole ? DW_CFA_def_cfa : DW_CFA_def_cfa_offset);
+	if (whole)
+		rb_uleb(w->out, w->reg);
+	rb_uleb(w->out, (uint64_t)(s + w->d));
+	return CFA_NEXT;
+}
+
+/* The instructions copied as they are once their operands are read (those
+ * that padding would have to change refused). */
+static int cfa_other(struct cfa_walk *w, const uint8_t *op, uint8_t c)
+{
+	uint64_t a, b;
+	int64_t s;
+	switch (c) {
+	case DW_CFA_restore_extended:
+	case DW_CFA_undefined:
+	case DW_CFA_same_value:
+	case DW_CFA_GNU_args_size:
+		if (eh_uleb(&w->p, w->end, &a))
+			return -1;
+		w->args_size |= c == DW_CFA_GNU_args_size && a;
+		break;
+	case DW_CFA_register:
+		if (eh_uleb(&w->p, w->end, &a) || eh_uleb(&w->p, w->end, &b))
+			return -1;
+		break;
+	case DW_CFA_val_offset:
+	case DW_CFA_val_offset_sf:
+	case DW_CFA_GNU_negative_offset_extended:
+		/* rare; refused where padding would have to move them */
+		if (reg_offset(&w->p, w->end, c == DW_CFA_val_offset_sf, &a, &s) || w->d)
+			return -1;
+		break;
+	case DW_CFA_def_cfa_register:
+		if (eh_uleb(&w->p, w->end, &a))
+			return -1;
+		w->reg = a;
+		break;
+	case DW_CFA_def_cfa_expression:
+		if (eh_uleb(&w->p, w->end, &a) || a > (uint64_t)(w->end - w->p) || w->d)
+			return -1;
+		w->p += a;
+		w->reg = UINT64_MAX;
+		break;
+	case DW_CFA_expression:
+	case DW_CFA_val_expression:
+		if (eh_uleb(&w->p, w->end, &a) || eh_uleb(&w->p, w->end, &b) ||
+		    b > (uint64_t)(w->end - w->p))
+			return -1;
+		w->p += b;
+		break;
+	default:
+		return -1;      /* DW_CFA_set_loc (absolute: gcc makes none), unknown */
+	}
+	return cfa_copy(w, op);
+}
+
+static int cfa_step(struct cfa_walk *w)
+{
+	const uint8_t *op = w->p;
+	uint8_t c = *w->p++;
+	if (c & 0xc0)
+		return cfa_primary(w, op, c);
+	switch (c) {
+	case DW_CFA_nop:
+	case DW_CFA_remember_state:
+	case DW_CFA_restore_state:
+		return cfa_state(w, op, c);
+	case DW_CFA_advance_loc1:
+	case DW_CFA_advance_loc2:
+	case DW_CFA_advance_loc4:
+		return cfa_advance(w, op, c);
+	case DW_CFA_offset_extended:
+	case DW_CFA_offset_extended_sf:
+		return cfa_saved(w, op, c);
+	case DW_CFA_def_cfa:
+	case DW_CFA_def_cfa_sf:
+	case DW_CFA_def_cfa_offset:
+	case DW_CFA_def_cfa_offset_sf:
+		return cfa_def(w, op, c);
+	default:
+		return cfa_other(w, op, c);
+	}
+}
+
+/* Walk the CFA program [p, end); 0 or -1. */
+static int walk_cfa(struct cfa_walk *w, const uint8_t *p, const uint8_t *end)
+{
+	w->p = p;
+	w->end = end;
+	w->loc = 0;
+	w->depth = 0;
+	while (w->p < w->end) {
+		int r = cfa_step(w);
+		if (r)
+			return r < 0 ? -1 : 0;
 	}
 	return 0;
 }
@@ -579,19 +638,18 @@ int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1,
 		uint64_t stop, struct rbuf *out)
 {
 	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
-	uint64_t reg = 7;
-	int64_t off = 8;
-	struct rbuf scratch = {0};
-	const uint8_t *cs = eh->data + cie->off;
-	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, k0, k1, 0, UINT64_MAX, &reg, &off,
-			 &scratch, NULL);
+	struct rbuf scratch = {0}, tmp = {0};
+	struct cfa_walk w = {.cie = cie, .k0 = k0, .k1 = k1, .stop = UINT64_MAX, .reg = 7,
+			     .off = 8, .out = &scratch};
+	const uint8_t *cs = eh->data + cie->off, *fs = eh->data + e->off;
+	int r = walk_cfa(&w, cs + cie->insn_off, cs + cie->size);
 	rb_free(&scratch);
 	if (r)
 		return -1;
-	const uint8_t *fs = eh->data + e->off;
-	struct rbuf tmp = {0};
-	r = walk_cfa(fs + e->insn_off, fs + e->size, cie, k0, k1, d, stop, &reg, &off,
-		     out ? out : &tmp, NULL);
+	w.d = d;
+	w.stop = stop;
+	w.out = out ? out : &tmp;
+	r = walk_cfa(&w, fs + e->insn_off, fs + e->size);
 	rb_free(&tmp);
 	return r;
 }
@@ -599,18 +657,14 @@ int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1,
 bool eh_args_size(const struct eh_frame *eh, uint32_t fde)
 {
 	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
-	uint64_t reg = 7;
-	int64_t off = 8;
-	bool seen = false;
 	struct rbuf tmp = {0};
+	struct cfa_walk w = {.cie = cie, .stop = UINT64_MAX, .reg = 7, .off = 8, .out = &tmp};
 	const uint8_t *cs = eh->data + cie->off, *fs = eh->data + e->off;
-	int r = walk_cfa(cs + cie->insn_off, cs + cie->size, cie, 0, 0, 0, UINT64_MAX, &reg, &off,
-			 &tmp, &seen);
+	int r = walk_cfa(&w, cs + cie->insn_off, cs + cie->size);
 	if (!r)
-		r = walk_cfa(fs + e->insn_off, fs + e->size, cie, 0, 0, 0, UINT64_MAX, &reg, &off,
-			     &tmp, &seen);
+		r = walk_cfa(&w, fs + e->insn_off, fs + e->size);
 	rb_free(&tmp);
-	return r || seen;
+	return r || w.args_size;
 }
 
 /* ------------------------------------------------------------------ output */
