@@ -432,15 +432,20 @@ static int cfa_at(struct cfa_walk *w, uint64_t delta)
 }
 
 /* Does the slot of a register saved at CFA - factored * data_align move?
- * 1 and its new factored offset, 0, or -1 where no factored offset says it. */
+ * 1 and its new factored offset, 0, or -1 where no factored offset says it
+ * (or the offsets are beyond any stack). */
 static int cfa_moved_slot(const struct cfa_walk *w, int64_t factored, int64_t *moved)
 {
-	int64_t da = w->cie->data_align, slot = -factored * da;
-	if (!w->d || slot <= w->k0)
+	int64_t da = w->cie->data_align, slot, to;
+	if (!w->d || !da)
 		return 0;
-	if ((slot + w->d) % (-da))
+	if (da == INT64_MIN || __builtin_mul_overflow(factored, -da, &slot))
 		return -1;
-	*moved = (slot + w->d) / -da;
+	if (slot <= w->k0)
+		return 0;
+	if (__builtin_add_overflow(slot, w->d, &to) || to % (-da))
+		return -1;
+	*moved = to / -da;
 	return 1;
 }
 
@@ -528,16 +533,18 @@ static int cfa_def(struct cfa_walk *w, const uint8_t *op, uint8_t c)
 	} else if (eh_sleb(&w->p, w->end, &s)) {
 		return -1;
 	}
-	if (c == DW_CFA_def_cfa_sf || c == DW_CFA_def_cfa_offset_sf)
-		s *= da;
+	if ((c == DW_CFA_def_cfa_sf || c == DW_CFA_def_cfa_offset_sf) &&
+	    __builtin_mul_overflow(s, da, &s))
+		return -1;
 	w->off = s;
 	if (!w->d || w->reg != 7 || s < w->k1)
 		return cfa_copy(w, op);
-	w->off = s + w->d;
+	if (__builtin_add_overflow(s, w->d, &w->off))
+		return -1;
 	rb_u8(w->out, whole ? DW_CFA_def_cfa : DW_CFA_def_cfa_offset);
 	if (whole)
 		rb_uleb(w->out, w->reg);
-	rb_uleb(w->out, (uint64_t)(s + w->d));
+	rb_uleb(w->out, (uint64_t)w->off);
 	return CFA_NEXT;
 }
 
@@ -675,25 +682,55 @@ static void put_at(struct rbuf *b, size_t at, const void *d, size_t n)
 		memcpy(b->p + at, d, n);
 }
 
-/* Re-encode a pointer field copied from old_at to new_at (both vaddrs). */
+/* The raw value of the fixed-size pointer field at `at`, sign-extended
+ * where its encoding is signed. */
+static uint64_t get_ptr(const struct rbuf *b, size_t at, int enc)
+{
+	size_t n = eh_enc_size(enc);
+	uint64_t raw = 0;
+	memcpy(&raw, b->p + at, n);     /* little-endian */
+	if (n < 8 && (enc & DW_EH_PE_signed) && (raw >> (8 * n - 1)) & 1)
+		raw |= ~0ULL << (8 * n);
+	return raw;
+}
+
+/* Write raw value v into the pointer field at `at`; -1 where its encoding
+ * cannot hold it. */
+static int put_ptr(struct rbuf *b, size_t at, int enc, uint64_t v)
+{
+	size_t n = eh_enc_size(enc);
+	if (n < 8) {
+		bool is_signed = enc & DW_EH_PE_signed;
+		uint64_t top = is_signed ? (uint64_t)((int64_t)v >> (8 * n - 1)) : v >> (8 * n);
+		if (top && !(is_signed && top == UINT64_MAX))
+			return -1;
+	}
+	put_at(b, at, &v, n);
+	return 0;
+}
+
+/* Re-encode a pc-relative pointer field copied from old_at to new_at (both
+ * vaddrs). */
 static int move_ptr(struct rbuf *b, size_t at, int enc, uint64_t old_at, uint64_t new_at)
 {
 	if (enc == DW_EH_PE_omit || (enc & 0x70) != DW_EH_PE_pcrel || b->oom)
 		return 0;
-	size_t n = eh_enc_size(enc);
-	int64_t raw = 0;
-	memcpy(&raw, b->p + at, n);
-	if (n < 8)
-		raw = (int64_t)((uint64_t)raw << (64 - 8 * n)) >> (64 - 8 * n);   /* sign-extend */
+	uint64_t raw = get_ptr(b, at, enc);
 	if (!raw)
 		return 0;
-	int64_t v = raw + (int64_t)(old_at - new_at);
-	if (n == 4 && (v < INT32_MIN || v > INT32_MAX))
-		return -1;
-	if (n == 2 && (v < INT16_MIN || v > INT16_MAX))
-		return -1;
-	put_at(b, at, &v, n);
-	return 0;
+	uint64_t v = raw + (old_at - new_at);
+	if (!v)
+		return -1;      /* the field itself, which libgcc reads as null */
+	return put_ptr(b, at, enc, v);
+}
+
+/* Move an absolute pointer field by shift (a clone's pc_begin; a
+ * pc-relative one moves with old_at in move_ptr). */
+static int shift_abs(struct rbuf *b, size_t at, int enc, uint64_t shift)
+{
+	if (!shift || enc == DW_EH_PE_omit || (enc & 0x70) != DW_EH_PE_absptr || b->oom)
+		return 0;
+	return put_ptr(b, at, enc, get_ptr(b, at, enc) + shift);
 }
 
 /* Write pc_range of the FDE copied (from e) at start. */
@@ -755,7 +792,8 @@ static int put_entry(const struct eh_frame *eh, uint32_t i, const struct eh_fde_
 	uint32_t cptr = (uint32_t)(start + 4 - newoff[e->cie_index]);
 	put_at(frame, start + 4, &cptr, 4);
 	if (move_ptr(frame, start + e->pc_field, cie->fde_enc, old_base + e->pc_field + shift,
-		     new_base + e->pc_field))
+		     new_base + e->pc_field) ||
+	    shift_abs(frame, start + e->pc_field, cie->fde_enc, shift))
 		goto range;
 	if (e->lsda_field && move_ptr(frame, start + e->lsda_field, cie->lsda_enc,
 				      old_base + e->lsda_field, new_base + e->lsda_field))

@@ -56,6 +56,10 @@ struct eh_frame {
 	uint32_t nfde;
 };
 
+/* Read the .eh_frame section data at address vaddr; 0, or -1 with err.
+ * This file's readers and writers run on any binary icpp rewrite is given:
+ * tests/rewrite/ehframe_check.h states what they keep, test_ehframe checks
+ * it on real sections and their mutants, fuzz_ehframe (libFuzzer) on more. */
 int eh_parse(const uint8_t *data, size_t size, uint64_t vaddr, struct eh_frame *eh, char *err,
 	     size_t errlen);
 void eh_free(struct eh_frame *eh);

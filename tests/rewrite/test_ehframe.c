@@ -1,0 +1,216 @@
+/* test_ehframe: the .eh_frame reader and CFA program editor
+ * (rewriter/ehframe.c) by the properties of ehframe_check.h, on the
+ * .eh_frame of each binary named on the command line, then on mutants of
+ * its first entries (up to PREFIX bytes, cut at an entry, a terminator
+ * after): MUTANTS copies with one to four bytes changed at random (a fixed
+ * seed) and the prefix cut at every STEP-th length.  A real section must
+ * parse and be rebuilt with every FDE copied; mutants must both parse and
+ * be refused (or they test nothing); no property may fail on any.  The
+ * libFuzzer target fuzz_ehframe checks the same on what it makes. */
+#include <dwarf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/check.h"
+#include "tests/rewrite/ehframe_check.h"
+
+enum { PREFIX = 16384, MUTANTS = 2000, STEP = 7 };
+
+struct section {
+	uint8_t *data;
+	size_t size;
+	uint64_t vaddr;
+};
+
+/* A copy of `path`'s .eh_frame, or false. */
+static bool read_eh_frame(const char *path, struct section *s)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstrndx;
+	bool found = false;
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn(e, scn));) {
+			GElf_Shdr sh;
+			const char *name;
+			Elf_Data *d;
+			if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)) ||
+			    strcmp(name, ".eh_frame") || !(d = elf_getdata(scn, NULL)) || !d->d_size)
+				continue;
+			s->data = malloc(d->d_size);
+			if (!s->data)
+				break;
+			memcpy(s->data, d->d_buf, d->d_size);
+			s->size = d->d_size;
+			s->vaddr = sh.sh_addr;
+			found = true;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* The length of the first whole entries within PREFIX bytes. */
+static size_t prefix_len(const struct section *s)
+{
+	size_t off = 0;
+	while (off + 4 <= s->size) {
+		uint32_t len;
+		memcpy(&len, s->data + off, 4);
+		if (!len || len > s->size - off - 4 || off + 4 + len > PREFIX - 4)
+			break;
+		off += 4 + (size_t)len;
+	}
+	return off;
+}
+
+static uint64_t next(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void check_one(const char *what, const uint8_t *data, size_t size, uint64_t vaddr,
+		      struct ehframe_tally *t)
+{
+	const char *bad = ehframe_check(data, size, vaddr, t);
+	if (bad)
+		fprintf(stderr, "%s (%zu bytes): %s\n", what, size, bad);
+	CHECK(!bad);
+}
+
+static void check_mutants(const char *path, const struct section *s)
+{
+	size_t n = prefix_len(s);
+	uint8_t *buf = calloc(n + 4, 1);        /* the prefix, a terminator */
+	if (!buf) {
+		CHECK(!"out of memory");
+		return;
+	}
+	struct ehframe_tally t = {0};
+	uint64_t seed = 1;
+	for (uint32_t m = 0; m < MUTANTS; m++) {
+		memcpy(buf, s->data, n);
+		memset(buf + n, 0, 4);
+		for (uint64_t k = 1 + next(&seed) % 4; k--;)
+			buf[next(&seed) % n] = (uint8_t)next(&seed);
+		check_one(path, buf, n + 4, s->vaddr, &t);
+	}
+	memcpy(buf, s->data, n);
+	for (size_t len = 0; len <= n; len += STEP)
+		check_one(path, buf, len, s->vaddr, &t);
+	printf("%s: mutants of its first %zu bytes: %llu parsed (%llu FDEs, %llu copied, "
+	       "%llu edited, %llu rebuilt), %llu refused\n",
+	       path, n, (unsigned long long)t.parsed, (unsigned long long)t.fdes,
+	       (unsigned long long)t.copied, (unsigned long long)t.edited,
+	       (unsigned long long)t.rebuilt, (unsigned long long)t.refused);
+	CHECK(t.parsed > 0 && t.refused > 0 && t.rebuilt > 0);
+	free(buf);
+}
+
+/* A CIE without augmentation (pointers absolute, 8 bytes) and its FDE: a
+ * clone's copy must move pc_begin itself (fuzz_ehframe's first finding:
+ * the copy kept the original's). */
+static const uint8_t absptr_section[] = {
+	0x10, 0, 0, 0, 0, 0, 0, 0,              /* CIE, id 0 */
+	1, 0, 1, 0x78, 16,                      /* version 1, "", code 1, data -8, ra 16 */
+	0x0c, 7, 8, 0x90, 1, 0, 0,              /* def_cfa rsp+8, ra at cfa-8; nops */
+	0x1c, 0, 0, 0, 24, 0, 0, 0,             /* FDE of the CIE 24 bytes back */
+	0x00, 0x10, 0x40, 0, 0, 0, 0, 0,        /* pc_begin 0x401000 */
+	0x40, 0, 0, 0, 0, 0, 0, 0,              /* pc_range 0x40 */
+	0x44, 0x0e, 0x30, 0x83, 0x02, 0, 0, 0,  /* +4: cfa rsp+48, rbx at cfa-16; nops */
+	0, 0, 0, 0,                             /* terminator */
+};
+
+/* A "zR" CIE whose FDE pointers have encoding enc, and one FDE: pc_begin
+ * raw, range 0x40, then the CFA program insn; the terminator.  Its size. */
+static size_t zr_section(uint8_t *out, uint8_t enc, uint32_t raw, const uint8_t *insn,
+			 size_t ninsn)
+{
+	static const uint8_t cie[] = {
+		0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0 /* enc */,
+		0x0c, 7, 8, 0x90, 1, 0, 0,
+	};
+	size_t n = sizeof(cie), fde = n;
+	memcpy(out, cie, n);
+	out[16] = enc;
+	uint32_t len = 4 + 4 + 4 + 1 + (uint32_t)ninsn, back = (uint32_t)(fde + 4);
+	len = (len + 3) & ~3u;
+	memcpy(out + n, &len, 4);
+	memcpy(out + n + 4, &back, 4);
+	memcpy(out + n + 8, &raw, 4);
+	memcpy(out + n + 12, &(uint32_t){0x40}, 4);
+	memset(out + n + 16, 0, len - 12);      /* augmentation length 0, nops */
+	memcpy(out + n + 17, insn, ninsn);
+	n += 4 + len;
+	memset(out + n, 0, 4);
+	return n + 4;
+}
+
+/* fuzz_ehframe's findings, each a section and what must come of it. */
+static void check_findings(void)
+{
+	struct ehframe_tally t = {0};
+	check_one("absolute pointers", absptr_section, sizeof(absptr_section), 0x400000, &t);
+	CHECK(t.parsed == 1 && t.fdes == 1 && t.edited == 1 && t.rebuilt == 1);
+
+	static const uint8_t plain[] = {0x44, 0x0e, 0x30, 0x83, 0x02};
+	uint8_t sec[128];
+	/* pc-relative, unsigned: moved 64 KiB up (ehframe_check's MOVE) the
+	 * value turns negative, which udata4 cannot hold (the rebuild wrote it
+	 * as if signed) */
+	size_t n = zr_section(sec, DW_EH_PE_pcrel | DW_EH_PE_udata4, 0x88, plain, sizeof(plain));
+	t = (struct ehframe_tally){0};
+	check_one("pcrel|udata4 moved below zero", sec, n, 0x400000, &t);
+	CHECK(t.parsed == 1 && t.edited == 1 && t.rebuilt == 0);
+	/* pc-relative, moved by exactly its value: 0, which libgcc reads as
+	 * null (the rebuild wrote it) */
+	n = zr_section(sec, DW_EH_PE_pcrel | DW_EH_PE_sdata4, 0x10000, plain, sizeof(plain));
+	t = (struct ehframe_tally){0};
+	check_one("pcrel moved to its field", sec, n, 0x400000, &t);
+	CHECK(t.parsed == 1 && t.edited == 1 && t.rebuilt == 0);
+	/* a register saved 2^62 * 8 bytes below the CFA: copied, but padding
+	 * refuses it (the slot's product overflowed) */
+	static const uint8_t far[] = {0x05, 3, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40};
+	n = zr_section(sec, DW_EH_PE_pcrel | DW_EH_PE_sdata4, 0x1000, far, sizeof(far));
+	t = (struct ehframe_tally){0};
+	check_one("a slot beyond any stack", sec, n, 0x400000, &t);
+	CHECK(t.parsed == 1 && t.copied == 1 && t.edited == 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_ehframe ELF...\n");
+		return 2;
+	}
+	check_findings();
+	for (int i = 1; i < argc; i++) {
+		struct section s = {0};
+		if (!read_eh_frame(argv[i], &s)) {
+			fprintf(stderr, "%s: no .eh_frame read\n", argv[i]);
+			CHECK(!"a binary with .eh_frame");
+			continue;
+		}
+		struct ehframe_tally t = {0};
+		check_one(argv[i], s.data, s.size, s.vaddr, &t);
+		printf("%s: %zu bytes, %llu FDEs, %llu copied, %llu edited, rebuilt %s\n", argv[i],
+		       s.size, (unsigned long long)t.fdes, (unsigned long long)t.copied,
+		       (unsigned long long)t.edited, t.rebuilt ? "and parsed again" : "NOT");
+		CHECK(t.parsed == 1 && t.fdes > 0 && t.copied == t.fdes && t.edited > 0 &&
+		      t.rebuilt == 1);
+		check_mutants(argv[i], &s);
+		free(s.data);
+	}
+	return check_exit();
+}
