@@ -93,8 +93,9 @@ static void check_mutants(const char *path, const struct section *s)
 {
 	size_t n = prefix_len(s);
 	uint8_t *buf = calloc(n + 4, 1);        /* the prefix, a terminator */
-	if (!buf) {
-		CHECK(!"out of memory");
+	if (!buf || !n) {
+		CHECK(!"whole entries in the first bytes");
+		free(buf);
 		return;
 	}
 	struct ehframe_tally t = {0};
