@@ -57,4 +57,44 @@ expect 1 "no module with the build-id" plan --binary dyn -o out.rw fx.icpp
 expect 1 "not an ELF" plan --binary script -o out.rw fx.icpp
 expect 1 "No such file" plan --binary /nonexistent/prog -o out.rw fx.icpp
 expect 2 "exclude each other" plan --binary fx --clone -o out.rw fx.icpp
+
+# Corrupt copies of the program, one to four bytes changed (in the ELF and
+# program headers, the section headers, or anywhere; a fixed seed), read by
+# --explain and rewritten by --everything under its map: exit 0, or 1 with
+# the error as the last line (after the progress a late refusal printed)
+# and nothing written; never a signal, never a hang.
+RANDOM=1
+size=$(stat -c %s fx)
+shoff=$(od -An -t u8 -j 40 -N 8 fx | tr -d ' ')
+ok=0 refused=0
+for i in $(seq 60); do
+	cp fx mut
+	case $((RANDOM % 3)) in
+	0) lo=0 span=$((64 + 56 * 13)) ;;
+	1) lo=$shoff span=$((size - shoff)) ;;
+	*) lo=0 span=$size ;;
+	esac
+	n=$((1 + RANDOM % 4))           # RANDOM in the parent: it is reseeded in subshells
+	for k in $(seq $n); do
+		pos=$((lo + (RANDOM * 32768 + RANDOM) % span)) byte=$((RANDOM % 256))
+		printf "\\$(printf %03o $byte)" | dd of=mut bs=1 seek=$pos conv=notrunc status=none
+	done
+	for args in "--explain" "-m fx.icpp --everything -o out.rw"; do
+		rm -f out.rw out.rw.icpp
+		timeout 60 "$icpp" rewrite mut $args > mut.out 2> mut.err
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			ok=$((ok + 1))
+		elif [ $rc -eq 1 ] && tail -n 1 mut.err | grep -q '^icpp' && [ ! -e out.rw ]; then
+			refused=$((refused + 1))
+		else
+			cp mut corrupt-$i
+			echo "FAIL: icpp rewrite corrupt-$i $args: exit $rc, stderr:"
+			tail -n 3 mut.err
+			fail=1
+		fi
+	done
+done
+echo "corrupt copies: 120 runs, $ok exit 0, $refused refused"
+[ $ok -gt 0 ] && [ $refused -gt 0 ] || { echo "FAIL: the corruptions test one outcome only"; fail=1; }
 exit $fail
