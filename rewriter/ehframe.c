@@ -709,28 +709,29 @@ static int put_ptr(struct rbuf *b, size_t at, int enc, uint64_t v)
 	return 0;
 }
 
-/* Re-encode a pc-relative pointer field copied from old_at to new_at (both
- * vaddrs). */
-static int move_ptr(struct rbuf *b, size_t at, int enc, uint64_t old_at, uint64_t new_at)
+/* Re-encode a pointer field copied from old_at to new_at (both vaddrs)
+ * whose target moves by shift (a clone's pc_begin; else 0): a pc-relative
+ * one follows its field and its target, an absolute one its target.  A
+ * null (0) pointer stays null. */
+static int move_ptr(struct rbuf *b, size_t at, int enc, uint64_t old_at, uint64_t new_at,
+		    uint64_t shift)
 {
-	if (enc == DW_EH_PE_omit || (enc & 0x70) != DW_EH_PE_pcrel || b->oom)
+	if (enc == DW_EH_PE_omit || b->oom)
 		return 0;
-	uint64_t raw = get_ptr(b, at, enc);
-	if (!raw)
+	int app = enc & 0x70;
+	uint64_t raw = get_ptr(b, at, enc), v;
+	if (app == DW_EH_PE_pcrel) {
+		if (!raw)
+			return 0;
+		v = raw + (old_at - new_at) + shift;
+		if (!v)
+			return -1;      /* the field itself, which libgcc reads as null */
+	} else if (app == DW_EH_PE_absptr && shift) {
+		v = raw + shift;
+	} else {
 		return 0;
-	uint64_t v = raw + (old_at - new_at);
-	if (!v)
-		return -1;      /* the field itself, which libgcc reads as null */
+	}
 	return put_ptr(b, at, enc, v);
-}
-
-/* Move an absolute pointer field by shift (a clone's pc_begin; a
- * pc-relative one moves with old_at in move_ptr). */
-static int shift_abs(struct rbuf *b, size_t at, int enc, uint64_t shift)
-{
-	if (!shift || enc == DW_EH_PE_omit || (enc & 0x70) != DW_EH_PE_absptr || b->oom)
-		return 0;
-	return put_ptr(b, at, enc, get_ptr(b, at, enc) + shift);
 }
 
 /* Write pc_range of the FDE copied (from e) at start. */
@@ -784,19 +785,18 @@ static int put_entry(const struct eh_frame *eh, uint32_t i, const struct eh_fde_
 	uint64_t old_base = eh->vaddr + e->off, new_base = vaddr + start;
 	if (e->cie) {
 		if (e->per_field && move_ptr(frame, start + e->per_field, e->per_enc & 0x7f,
-					     old_base + e->per_field, new_base + e->per_field))
+					     old_base + e->per_field, new_base + e->per_field, 0))
 			goto range;
 		return 0;
 	}
 	const struct eh_entry *cie = &eh->e[e->cie_index];
 	uint32_t cptr = (uint32_t)(start + 4 - newoff[e->cie_index]);
 	put_at(frame, start + 4, &cptr, 4);
-	if (move_ptr(frame, start + e->pc_field, cie->fde_enc, old_base + e->pc_field + shift,
-		     new_base + e->pc_field) ||
-	    shift_abs(frame, start + e->pc_field, cie->fde_enc, shift))
+	if (move_ptr(frame, start + e->pc_field, cie->fde_enc, old_base + e->pc_field,
+		     new_base + e->pc_field, shift))
 		goto range;
 	if (e->lsda_field && move_ptr(frame, start + e->lsda_field, cie->lsda_enc,
-				      old_base + e->lsda_field, new_base + e->lsda_field))
+				      old_base + e->lsda_field, new_base + e->lsda_field, 0))
 		goto range;
 	return 0;
 range:
