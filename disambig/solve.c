@@ -144,6 +144,7 @@ struct ds {
 	} *snap;
 	uint32_t nsnap;
 	double snap_pen;
+	uint32_t snap_nover;
 	/* scratch */
 	uint32_t *stk;
 	uint32_t *mvpos;        /* a move's nodes (positions), in index order */
@@ -161,7 +162,7 @@ struct ds {
 	int64_t code_bytes;
 	int64_t pad16;
 	double hotk;
-	bool violated;
+	uint32_t nover;         /* roots over the stack cap */
 	/* accounting */
 	uint64_t work, evals, accepted, rescans;
 	uint32_t mirrors;       /* copies mirror_calls made, with the clones kept */
@@ -485,9 +486,24 @@ static double root_pen(const struct ds *s, uint32_t slot, int64_t m)
 	return s->o.stack_weight * s->rnodes[slot] * log((double)m / (double)s->rold[slot]);
 }
 
+/* Is root slot over the stack cap? */
+static inline bool root_over(const struct ds *s, uint32_t slot)
+{
+	return s->o.max_stack_growth > 0 &&
+	       (double)s->rmax[slot] > s->o.max_stack_growth * (double)s->rold[slot];
+}
+
+/* Does the state pass the stack cap anywhere?  A count over the roots, not
+ * a flag of the last move: a compound change (a clone with its siblings and
+ * mirrors, a spread move) is judged by where it ends, whichever of its
+ * steps moved which root. */
+static inline bool over_cap(const struct ds *s)
+{
+	return s->nover != 0;
+}
+
 static void roots_begin(struct ds *s)
 {
-	s->violated = false;
 	s->ntouched = 0;
 	if (++s->rstampv == 0) {
 		memset(s->rstamp, 0, s->nroots * sizeof(*s->rstamp));
@@ -549,6 +565,7 @@ static void roots_commit(struct ds *s)
 {
 	for (uint32_t i = 0; i < s->ntouched; i++) {
 		uint32_t slot = s->rtouched[i];
+		bool was = root_over(s, slot);
 		if (s->pmax[slot] > s->rmax[slot]) {
 			s->rmax[slot] = s->pmax[slot];
 			s->rcnt[slot] = s->pcnt[slot];
@@ -560,9 +577,11 @@ static void roots_commit(struct ds *s)
 		double np = root_pen(s, slot, s->rmax[slot]);
 		s->pen += np - s->rpen[slot];
 		s->rpen[slot] = np;
-		if (s->o.max_stack_growth > 0 &&
-		    (double)s->rmax[slot] > s->o.max_stack_growth * (double)s->rold[slot])
-			s->violated = true;
+		bool now = root_over(s, slot);
+		if (now && !was)
+			s->nover++;
+		else if (was && !now)
+			s->nover--;
 	}
 }
 
@@ -572,6 +591,7 @@ static void trial_begin(struct ds *s, uint32_t v)
 {
 	s->nsnap = 0;
 	s->snap_pen = s->pen;
+	s->snap_nover = s->nover;
 	if (s->vars[v].kind == VGROUP)
 		for (uint32_t j = 0; j < s->vars[v].nmem; j++)
 			s->gsave[j] = s->vars[s->vars[v].mem[j]].value;
@@ -602,7 +622,7 @@ static void trial_restore(struct ds *s)
 		s->rpen[r->slot] = r->pen;
 	}
 	s->pen = s->snap_pen;
-	s->violated = false;
+	s->nover = s->snap_nover;
 }
 
 /* ---------------------------------------------------------------- variables */
@@ -819,8 +839,6 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 	stack = stack && s->track_stack;
 	if (stack)
 		roots_begin(s);
-	else
-		s->violated = false;
 	if (!d)
 		return;
 	code_change(s, V, -1);
@@ -889,13 +907,9 @@ static void set_any(struct ds *s, uint32_t v, uint32_t value)
 		set_var(s, v, value);
 		return;
 	}
-	bool viol = false;
-	for (uint32_t i = 0; i < V->nmem; i++) {
+	for (uint32_t i = 0; i < V->nmem; i++)
 		set_var(s, V->mem[i], value);
-		viol |= s->violated;
-	}
 	V->value = value;
-	s->violated = viol;
 }
 
 /* Back to the state trial_begin(v) saw, v's value having been cur. */
@@ -1428,8 +1442,10 @@ static int build(struct ds *s)
 		node_in(s, x);
 	/* stack: tracked when it can matter (a cap or a penalty) */
 	s->track_stack = s->o.max_stack_growth > 0 || s->o.stack_weight != 0;
-	for (uint32_t r = 0; r < s->nroots; r++)
+	for (uint32_t r = 0; r < s->nroots; r++) {
 		root_rescan(s, r);
+		s->nover += root_over(s, r);
+	}
 	uint64_t wsum = 0;
 	for (uint32_t x = 0; x < n; x++)
 		wsum += s->weight[x];
@@ -1534,7 +1550,7 @@ static double try_set(struct ds *s, uint32_t v, uint32_t value, bool *ok)
 	double before = score(s);
 	set_var(s, v, value);
 	s->evals++;
-	*ok = !s->violated;
+	*ok = !over_cap(s);
 	return score(s) - before;
 }
 
@@ -1781,7 +1797,7 @@ static double best_value(struct ds *s, uint32_t v, uint32_t *bestw, uint32_t thi
 		d -= extra * (s->pen - pen0);
 		bool thinner = !need || s->B[s->bkt[thin]].nent < paths;
 		bool grows = F && s->frugal && s->pen > F->pen + 1e-9;
-		if (!s->violated && thinner && !grows && d > best + 1e-9) {
+		if (!over_cap(s) && thinner && !grows && d > best + 1e-9) {
 			best = d;
 			*bestw = w;
 		}
@@ -1806,7 +1822,7 @@ static bool first_value(struct ds *s, uint32_t v)
 			continue;
 		set_any(s, v, k * DA_ALIGN);
 		s->evals++;
-		if (!s->violated && score(s) - base > 1e-9) {
+		if (!over_cap(s) && score(s) - base > 1e-9) {
 			s->accepted++;
 			return true;
 		}
@@ -1876,7 +1892,7 @@ static void mirror_calls(struct ds *s, uint32_t k, uint32_t a, uint32_t was, uin
 			return;
 		uint32_t mirrors = s->mirrors;
 		mirror_below(s, k2, c0, until);
-		if (s->violated || score(s) <= score0 + 1e-9) {
+		if (over_cap(s) || score(s) <= score0 + 1e-9) {
 			clones_destroy_from(s, k2);
 			s->mirrors = mirrors;
 		} else {
@@ -1927,7 +1943,7 @@ static uint32_t clone_group(struct ds *s, uint32_t y, bool mirror)
 	if (k != DA_NONE && mirror)
 		mirror_below(s, k, DA_NONE, until);
 	if (k == DA_NONE || par == DA_NONE || !s->sibling_clones ||
-	    (!s->violated && score(s) > before + 1e-9))
+	    (!over_cap(s) && score(s) > before + 1e-9))
 		return k;
 	for (uint32_t z = par + 1; z < s->end[par] && !s->oom; z = s->end[z]) {
 		if (z == y || s->func[z] != f || s->frag[z] || !clone_ok(s, z) ||
@@ -1951,7 +1967,7 @@ static double eval_clone(struct ds *s, uint32_t y, uint32_t e, uint32_t *w)
 	uint32_t k = clone_group(s, y, false);
 	if (k == DA_NONE)
 		return 0;
-	double best = s->violated ? 0 : score(s) - before;
+	double best = over_cap(s) ? 0 : score(s) - before;
 	if (e != DA_NONE) {
 		uint32_t cv = u64map_get(&s->copymap, da_pair(k, e)), bw;
 		best = 0;
@@ -2078,7 +2094,7 @@ static void clone_crowded(struct ds *s, bool mirror)
 		uint32_t k = clone_group(s, x, mirror);
 		if (k == DA_NONE)
 			break;
-		if (!s->violated && score(s) > before + 1e-9) {
+		if (!over_cap(s) && score(s) > before + 1e-9) {
 			s->accepted++;
 		} else {
 			clones_destroy_from(s, k);
@@ -2190,7 +2206,7 @@ static bool isolate_heavy(struct ds *s, uint32_t b, uint64_t allow)
 		undo[nundo++] = (struct logent){bestv, s->vars[bestv].value};
 		set_any(s, bestv, bestw);
 	}
-	if (score(s) > base + 1e-9 && !s->violated) {
+	if (score(s) > base + 1e-9 && !over_cap(s)) {
 		s->accepted++;
 		return true;
 	}
@@ -2444,7 +2460,7 @@ static void spread(struct ds *s, uint64_t work_share)
 		}
 		double base = score(s);
 		uint32_t changed = 0;
-		bool separated = false, viol = false;
+		bool separated = false;
 		for (uint32_t i = 0; i < n && !separated; i++) {
 			uint32_t v = list[i], w = s->vars[v].value + DA_ALIGN * (i + 1);
 			if (!da_mask_allows(s->vars[v].mask, w))
@@ -2452,11 +2468,10 @@ static void spread(struct ds *s, uint64_t work_share)
 			old[changed] = s->vars[v].value;
 			list[changed++] = v;
 			set_var(s, v, w);
-			viol |= s->violated;
 			separated = s->inst[xa] != s->inst[xb] || s->h[xa] != s->h[xb];
 		}
 		s->evals++;
-		if (separated && !viol && score(s) > base + 1e-9) {
+		if (separated && !over_cap(s) && score(s) > base + 1e-9) {
 			s->accepted++;
 			fruitless = 0;
 			continue;
@@ -2875,7 +2890,7 @@ static void prune_clones(struct ds *s)
 		int64_t precise = s->nprecise;
 		clone_destroy(s, k);
 		s->evals++;
-		if (!s->violated && score(s) > before + 1e-9 && s->nprecise >= precise) {
+		if (!over_cap(s) && score(s) > before + 1e-9 && s->nprecise >= precise) {
 			s->accepted++;
 			if (s->vars[c.exec].clone != DA_NONE)
 				nchild[s->vars[c.exec].clone]--;
@@ -3362,7 +3377,7 @@ bool ds_set_pad(struct ds *s, uint32_t func, uint32_t bytes)
 {
 	set_var(s, func, bytes);
 	s->evals++;
-	return !s->violated;
+	return !over_cap(s);
 }
 
 uint32_t ds_pad(const struct ds *s, uint32_t func)
