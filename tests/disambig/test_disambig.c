@@ -1686,6 +1686,48 @@ static void test_crowded_bound(void)
 	fprintf(stderr, "crowded bound: reached by the best plan in %u of 30 problems\n", tight);
 }
 
+/* What every plan keeps, whatever the options: never a forbidden move, the
+ * caps on stack and recursion, predicted heights equal heights from
+ * scratch, metrics that agree with the heights. */
+static void check_plan(const struct da_problem *p, const struct da_options *o,
+		       const struct da_result *r)
+{
+	char err[256];
+	CHECK(da_plan_check(p, &r->plan, err, sizeof(err)) == 0);
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		if (p->funcs[f].pad_mask <= 1 || !o->allow_arr)
+			CHECK_EQ_INT(r->plan.pad[f], 0);
+	for (uint32_t c = 0; c < p->ncallsites; c++)
+		if (p->callsites[c].wrap_mask <= 1 || !o->allow_wrap)
+			CHECK_EQ_INT(r->plan.wrap[c], 0);
+	if (!o->allow_clone)
+		CHECK_EQ_INT(r->plan.nclones, 0);
+	for (uint32_t k = 0; k < r->plan.nclones; k++) {
+		const struct da_clone *cl = &r->plan.clones[k];
+		CHECK(p->funcs[cl->func].cloneable);
+		CHECK(p->callsites[cl->callsite].redirectable);
+		CHECK(da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad));
+	}
+	if (o->max_stack_growth > 0)
+		CHECK(r->max_growth <= o->max_stack_growth + 1e-9);
+	if (o->max_recursion_growth > 0)
+		CHECK(r->recursion_growth <= o->max_recursion_growth + 1e-9);
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		int64_t h;
+		uint32_t in;
+		scratch(p, &r->plan, i, &h, &in);
+		if (h != r->height[i] || in != r->inst[i])
+			bad++;
+	}
+	CHECK_EQ_INT(bad, 0);
+	check_predict(p, r);
+	struct da_metrics m;
+	CHECK(da_metrics_of(p, r->height, r->inst, &m) == 0);
+	CHECK_EQ_INT(m.precise_paths, r->after.precise_paths);
+	CHECK(r->after.precise_paths + r->irreducible_paths + r->crowded_paths <= r->after.paths);
+}
+
 static void test_properties(void)
 {
 	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0, clones = 0, chains = 0;
@@ -1721,38 +1763,14 @@ static void test_properties(void)
 			continue;
 		}
 		plans++;
-		/* never a forbidden move */
-		CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
-		for (uint32_t f = 0; f < p->nfuncs; f++)
-			if (p->funcs[f].pad_mask <= 1)
-				CHECK_EQ_INT(r.plan.pad[f], 0);
-		for (uint32_t c = 0; c < p->ncallsites; c++)
-			if (p->callsites[c].wrap_mask <= 1 || !o.allow_wrap)
-				CHECK_EQ_INT(r.plan.wrap[c], 0);
-		if (!o.allow_clone)
-			CHECK_EQ_INT(r.plan.nclones, 0);
+		check_plan(p, &o, &r);
 		for (uint32_t k = 0; k < r.plan.nclones; k++) {
-			const struct da_clone *cl = &r.plan.clones[k];
-			CHECK(p->funcs[cl->func].cloneable);
-			CHECK(p->callsites[cl->callsite].redirectable);
-			CHECK_EQ_INT(p->callsites[cl->callsite].target, cl->func);
-			CHECK(da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad));
+			/* every call has its target here: a clone takes its own */
+			CHECK_EQ_INT(p->callsites[r.plan.clones[k].callsite].target,
+				     r.plan.clones[k].func);
 			clones++;
-			chains += cl->parent != DA_NONE;
+			chains += r.plan.clones[k].parent != DA_NONE;
 		}
-		if (o.max_stack_growth > 0)
-			CHECK(r.max_growth <= o.max_stack_growth + 1e-9);
-		/* predicted heights equal heights from scratch */
-		uint32_t bad = 0;
-		for (uint32_t i = 0; i < p->nnodes; i++) {
-			int64_t h;
-			uint32_t in;
-			scratch(p, &r.plan, i, &h, &in);
-			if (h != r.height[i] || in != r.inst[i])
-				bad++;
-		}
-		CHECK_EQ_INT(bad, 0);
-		check_predict(p, &r);
 		for (uint32_t i = 0; i < p->nnodes; i++) {
 			if (!p->nodes[i].fragment)
 				continue;
@@ -1760,13 +1778,9 @@ static void test_properties(void)
 			frag_padded += pin < p->nfuncs && r.plan.pad[pin] > 0;
 			frag_cloned += r.inst[i] >= p->nfuncs;
 		}
-		/* metrics agree with the heights, and never got worse */
-		struct da_metrics m;
-		CHECK(da_metrics_of(p, r.height, r.inst, &m) == 0);
-		CHECK_EQ_INT(m.precise_paths, r.after.precise_paths);
+		/* never worse */
 		CHECK(r.after.precise_paths > r.before.precise_paths ||
 		      r.after.precise_weight >= r.before.precise_weight);
-		CHECK(r.after.precise_paths + r.irreducible_paths + r.crowded_paths <= r.after.paths);
 		/* the same seed, the same plan */
 		CHECK(da_solve(p, &o, &r2, err, sizeof(err)) == 0);
 		CHECK(!memcmp(r.plan.pad, r2.plan.pad, p->nfuncs * sizeof(*r.plan.pad)));
@@ -1871,6 +1885,61 @@ static bool same_plan(const struct da_problem *p, const struct da_plan *a,
 	       !memcmp(a->clones, b->clones, a->nclones * sizeof(*a->clones)) &&
 	       a->nclone_wraps == b->nclone_wraps &&
 	       !memcmp(a->clone_wraps, b->clone_wraps, a->nclone_wraps * sizeof(*a->clone_wraps));
+}
+
+/* Random problems under random options (caps on stack and recursion, no
+ * ARR, prices, small budgets, one or two searches on one thread or two):
+ * every plan keeps check_plan, and the threads change nothing.  A sweep of
+ * 3,000 such problems found none failing (docs/bench-disambig.md, session
+ * 31); this keeps 150 of them. */
+static void test_option_sweep(void)
+{
+	static const double caps[] = {0, 1.0, 1.02, 1.05, 1.1, 1.3}, stack[] = {0, 0.25, 1, 5};
+	static const double code[] = {0, 1.0 / 128, 1.0 / 16}, rec[] = {0, 0, 1.2, 2};
+	uint32_t solved = 0, clones = 0, capped = 0, cut = 0;
+	for (uint64_t seed = 1; seed <= 150; seed++) {
+		uint64_t r0 = mix(seed, 77);
+		struct da_problem *p = random_problem(seed, 2 + r0 % 9, 50 + (r0 >> 8) % 900);
+		struct da_options o;
+		da_options_default(&o);
+		o.seed = seed;
+		o.allow_clone = (r0 >> 20) & 1;
+		o.allow_wrap = (r0 >> 21) % 3 != 0;
+		o.allow_arr = (r0 >> 23) % 5 != 0;
+		o.max_stack_growth = caps[(r0 >> 26) % 6];
+		o.stack_weight = stack[(r0 >> 30) % 4];
+		o.code_weight = code[(r0 >> 33) % 3];
+		o.max_recursion_growth = rec[(r0 >> 36) % 4];
+		o.budget = (r0 >> 38) % 3 == 0 ? 3000 + (r0 >> 40) % 50000 : 0;
+		o.searches = 1 + (r0 >> 45) % 2;
+		o.threads = 1;
+		struct da_result r, r2;
+		char err[256];
+		if (da_solve(p, &o, &r, err, sizeof(err)) < 0) {
+			fprintf(stderr, "option sweep, seed %llu: %s\n", (unsigned long long)seed, err);
+			CHECK(0);
+			da_problem_free(p);
+			continue;
+		}
+		solved++;
+		clones += r.plan.nclones;
+		capped += o.max_stack_growth > 0 && r.max_growth > 1;
+		cut += r.stats.phases_cut > 0;
+		check_plan(p, &o, &r);
+		o.threads = 2;
+		CHECK(da_solve(p, &o, &r2, err, sizeof(err)) == 0);
+		CHECK(same_plan(p, &r.plan, &r2.plan));
+		da_result_free(&r2);
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+	CHECK_EQ_INT(solved, 150);
+	/* the sweep must reach what it is for */
+	CHECK(clones > 0);
+	CHECK(capped > 0);
+	CHECK(cut > 0);
+	fprintf(stderr, "option sweep: %u plans, %u clones, %u grew under a cap, %u cut by the budget\n",
+		solved, clones, capped, cut);
 }
 
 /* What da_solve said as its searches ended (da_options.on_search). */
@@ -2045,6 +2114,7 @@ int main(int argc, char **argv)
 	test_fragment_refusals();
 	test_properties();
 	test_clone_cap();
+	test_option_sweep();
 	test_searches(8, 3000000);
 	test_mirror_solve();
 	return check_exit();
