@@ -259,7 +259,10 @@
  * With the defaults, a path made precise is worth as much as 4/N of the
  * weight, and 1% of stack growth of a root costs about 0.25% of its paths:
  * precision is bought with stack, within the cap.  Moves never leave the
- * allowed masks and never exceed the stack cap.  The default capability
+ * allowed masks and never exceed the stack cap (a compound move, a clone
+ * with its siblings and the copies below it, by the state it ends in: a
+ * clone can raise the stack, its calls leaving the clones below it for
+ * the originals).  The default capability
  * lets every amount reach 1008 bytes (all a mask says; the rewriter keeps
  * frames below 4 KiB): a padding of a function high in the tree can then
  * lift all its subtree past the heights the same functions have elsewhere.
