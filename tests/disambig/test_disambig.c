@@ -1869,9 +1869,7 @@ static void test_clone_cap(void)
 	char err[256];
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
 	CHECK(r.plan.nclones > 0);
-	CHECK(r.max_growth <= o.max_stack_growth + 1e-9);
-	for (uint32_t i = 0; i < r.nroots; i++)
-		CHECK(r.roots[i].growth <= o.max_stack_growth + 1e-9);
+	CHECK(r.max_growth <= o.max_stack_growth + 1e-9);      /* the largest over the roots */
 	da_result_free(&r);
 	da_problem_free(p);
 }
