@@ -1,5 +1,6 @@
 /* Pathmap <-> problem, plans in pathmap terms, the predicted pathmap
  * (from_pathmap.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "disambig/from_pathmap.h"
@@ -93,6 +94,30 @@ static int mark_fragments(const struct pathmap *pm, struct da_problem *p)
 	}
 	free(frag);
 	free(nfrag);
+	return 0;
+}
+
+/* Recursion's sibling groups (pm_sibling_groups): which of a group's
+ * callsites led to a callee is not in the map, so no plan may move them
+ * apart.  They are neither wrapped nor taken by a clone, and the function
+ * is not cloned: the copies of its calls would call the original, another
+ * function, whose frames training records call by call. */
+static int lock_sibling_groups(const struct pathmap *pm, struct da_problem *p)
+{
+	bool *in_group = malloc((pm->nnodes + 1) * sizeof(*in_group));
+	if (!in_group || pm_sibling_groups(pm, in_group) < 0) {
+		free(in_group);
+		return -1;
+	}
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		if (!in_group[i])
+			continue;
+		struct da_callsite *c = &p->callsites[p->nodes[i].callsite];
+		c->wrap_mask = 1;
+		c->redirectable = c->dispatchable = c->taggable = false;
+		p->funcs[p->nodes[i].func].cloneable = p->funcs[p->nodes[i].func].dispatch = false;
+	}
+	free(in_group);
 	return 0;
 }
 
@@ -302,7 +327,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		mark_tag_readers(b->prob);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
-	if (mark_fragments(pm, b->prob) < 0)
+	if (mark_fragments(pm, b->prob) < 0 || lock_sibling_groups(pm, b->prob) < 0)
 		goto oom;
 	if (da_problem_check(b->prob, err, errlen) < 0) {
 		da_bridge_free(b);

@@ -17,6 +17,11 @@
  * `module` restricts all changes to the modules whose path ends with it; the
  * hooks, when set, refine (may only forbid) what the rest allows.
  *
+ * The callsites of a recursion's sibling group (a function's calls of
+ * itself from several callsites at one height: training keeps one subtree
+ * for them, docs/training.md) are neither wrapped nor taken by a clone, and
+ * the function is not cloned.
+ *
  * A clone takes a call from a call instruction that calls it directly (a
  * frame entered through a callsite may be of a function its callee
  * tail-called) or, with `dispatch`, from any callsite of its module, and

@@ -442,6 +442,50 @@ bool pm_fragment_frame(const struct pathmap *pm, uint32_t node)
 	       pm->nodes[x->parent].height == x->height;
 }
 
+struct self_call {
+	uint32_t parent, cs_module, node;
+	int64_t height;
+	uint64_t cs_addr;
+};
+
+/* Self-calls by (parent, height), then callsite. */
+static int by_group(const void *a, const void *b)
+{
+	const struct self_call *x = a, *y = b;
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (x->height != y->height)
+		return x->height < y->height ? -1 : 1;
+	if (x->cs_module != y->cs_module)
+		return x->cs_module < y->cs_module ? -1 : 1;
+	return x->cs_addr < y->cs_addr ? -1 : x->cs_addr > y->cs_addr;
+}
+
+int pm_sibling_groups(const struct pathmap *pm, bool *in_group)
+{
+	struct self_call *v = malloc((pm->nnodes + 1) * sizeof(*v));
+	uint32_t n = 0;
+	if (!v)
+		return -1;
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *x = &pm->nodes[i];
+		in_group[i] = false;
+		if (x->parent != PM_NONE && x->cs_module != PM_NONE &&
+		    pm->nodes[x->parent].func == x->func)
+			v[n++] = (struct self_call){x->parent, x->cs_module, i, x->height, x->cs_addr};
+	}
+	qsort(v, n, sizeof(*v), by_group);
+	for (uint32_t a = 0, b; a < n; a = b) {
+		for (b = a + 1; b < n && v[b].parent == v[a].parent && v[b].height == v[a].height; b++)
+			;
+		if (v[b - 1].cs_module != v[a].cs_module || v[b - 1].cs_addr != v[a].cs_addr)
+			for (uint32_t k = a; k < b; k++)
+				in_group[v[k].node] = true;
+	}
+	free(v);
+	return 0;
+}
+
 uint32_t pm_depth(const struct pathmap *pm, uint32_t node)
 {
 	uint32_t d = 0;

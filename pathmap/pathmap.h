@@ -8,7 +8,8 @@
  *
  * In memory a pathmap is a calling-context tree: every node is one call path
  * (its chain of parents up to a root), with the height of its last frame and
- * the number of times training saw that frame entered.  Nodes are stored in
+ * the number of times training saw that frame entered (but for the callees of
+ * a recursion's sibling group, pm_sibling_groups below).  Nodes are stored in
  * topological order (parent index < own index), which the file format keeps.
  *
  * Addresses are ELF virtual addresses of their module (runtime address minus
@@ -150,6 +151,14 @@ uint32_t pm_module_by_build_id(const struct pathmap *pm, const uint8_t *id, uint
  * its parent's height: docs/training.md)?  Its owner is the parent.  A frame
  * training rebuilt from the CFI has no callsite either, but lies above. */
 bool pm_fragment_frame(const struct pathmap *pm, uint32_t node);
+/* Recursion's sibling groups: the frames a function enters by calls of
+ * itself from two or more callsites at one height, under one parent node.
+ * Training records the callees of such a group under one of its nodes
+ * (docs/training.md, "Recursion through several callsites"), so which of the
+ * callsites led to a callee is unknown: a rewrite must not move them apart.
+ * in_group[i] (nnodes entries) is set for every node of such a group, others
+ * cleared.  0, or -1 when out of memory. */
+int pm_sibling_groups(const struct pathmap *pm, bool *in_group);
 /* Depth (number of frames) of a node's path; 0 for an index out of range. */
 uint32_t pm_depth(const struct pathmap *pm, uint32_t node);
 /* The nodes of node's path, root first, into out[0..max-1]; returns the depth

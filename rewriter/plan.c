@@ -471,7 +471,7 @@ static uint32_t everything_target(const struct rw_binary *b, const struct rw_vis
 	const struct rw_call *call = &b->calls[c];
 	uint32_t fi = call->redirectable ? rw_func_index(b, call->target) : RW_NONE;
 	if (fi == RW_NONE || !b->funcs[fi].cloneable ||
-	    (v && (v->no_wrap[c] || v->no_pad[fi] || !v->in_map[fi])))
+	    (v && (v->no_wrap[c] || v->no_pad[fi] || v->no_clone[fi] || !v->in_map[fi])))
 		return RW_NONE;
 	return fi;
 }

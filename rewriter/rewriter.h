@@ -672,13 +672,16 @@ int rw_rename_module(struct pathmap *pm, uint32_t module, const char *path, cons
  * showing why, so the prediction would be wrong: those changes are left out.
  * Functions never seen in the map that call a hidden function are taken to
  * be hidden too (transitively).  When U is in another module, the calls of P
- * and of P's caller into other modules are not wrapped.
+ * and of P's caller into other modules are not wrapped.  The calls of a
+ * recursion's sibling group (pm_sibling_groups: training does not say which
+ * of them led to a callee) are not wrapped, and their function not cloned.
  *   no_pad[f]    function f (index into rw_functions) may not be padded
  *   no_wrap[c]   call c (index into rw_calls) may not be wrapped
+ *   no_clone[f]  f may not be cloned
  *   in_map[f]    f is a function of the pathmap (training saw it run)
  * malloc'd; rw_visibility_free releases them. */
 struct rw_visibility {
-	bool *no_pad, *no_wrap, *in_map;
+	bool *no_pad, *no_wrap, *no_clone, *in_map;
 	uint32_t hidden_nodes;       /* nodes showing a hidden frame above them */
 	uint32_t hidden_funcs;       /* functions of the module taken as hidden */
 };

@@ -236,6 +236,22 @@ static void spread_hidden(struct vis *V)
 	}
 }
 
+/* A node of a recursion's sibling group: its call is not wrapped, its
+ * function not cloned. */
+static void lock_sibling(struct vis *V, const struct pm_node *x)
+{
+	if (x->cs_module == V->module) {
+		uint32_t c = rw_call_index(V->b, x->cs_addr);
+		if (c != RW_NONE)
+			V->v->no_wrap[c] = true;
+	}
+	if (V->pm->funcs[x->func].module == V->module) {
+		uint32_t f = rw_func_index(V->b, V->pm->funcs[x->func].addr);
+		if (f != RW_NONE)
+			V->v->no_clone[f] = true;
+	}
+}
+
 int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
 		  struct rw_visibility *v)
 {
@@ -246,8 +262,11 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 	v->no_pad = calloc(n, sizeof(bool));
 	v->in_map = calloc(n, sizeof(bool));
 	v->no_wrap = calloc(nc, sizeof(bool));
+	v->no_clone = calloc(n, sizeof(bool));
+	bool *in_group = malloc((pm->nnodes + 1) * sizeof(bool));
 	int rc = -1;
-	if (!V.hidden || !V.ext_in || !V.no_wrap_into || !v->no_pad || !v->in_map || !v->no_wrap) {
+	if (!V.hidden || !V.ext_in || !V.no_wrap_into || !v->no_pad || !v->in_map || !v->no_wrap ||
+	    !v->no_clone || !in_group || pm_sibling_groups(pm, in_group) < 0) {
 		rw_visibility_free(v);
 		goto out;
 	}
@@ -260,8 +279,12 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 	for (uint32_t i = 0; i < pm->nnodes; i++)
 		visit_node(&V, i);
 	spread_hidden(&V);
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		if (in_group[i])
+			lock_sibling(&V, &pm->nodes[i]);
 	rc = 0;
 out:
+	free(in_group);
 	free(V.hidden);
 	free(V.ext_in);
 	free(V.no_wrap_into);
@@ -271,6 +294,7 @@ out:
 void rw_visibility_free(struct rw_visibility *v)
 {
 	free(v->no_wrap);
+	free(v->no_clone);
 	free(v->no_pad);
 	free(v->in_map);
 	memset(v, 0, sizeof(*v));

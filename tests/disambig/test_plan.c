@@ -143,6 +143,57 @@ static void test_bridge_targets(void)
 	pm_free(pm);
 }
 
+/* A recursion's sibling group (docs/training.md): D calls itself from two
+ * callsites at one height, and training keeps one subtree for both, so the
+ * bridge locks those callsites and D itself; a self-call at another height,
+ * or from one callsite, locks nothing. */
+static void test_recursion_group(void)
+{
+	struct pathmap *pm = pst_sample();
+	uint32_t m = 0, d = 3, d1 = pm->nnodes;
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		if (pm->nodes[i].func == d && d1 == pm->nnodes)
+			d1 = i;                                 /* M > A > D */
+	int64_t h = pm->nodes[d1].height + 48;
+	uint32_t first = pm_add_node(pm, d1, d, m, 0x4010, h, 9);
+	pm_add_node(pm, d1, d, m, 0x4020, h, 7);
+	pm_add_node(pm, first, 1, m, 0x4030, h + 16, 3);         /* the group's callee */
+	uint32_t e1 = pm->nnodes;
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		if (pm->nodes[i].func == d && pm->nodes[pm->nodes[i].parent].func == 2)
+			e1 = i;                                 /* M > E > D */
+	pm_add_node(pm, e1, d, m, 0x4040, pm->nodes[e1].height + 48, 1);
+	pm_add_node(pm, e1, d, m, 0x4050, pm->nodes[e1].height + 64, 1);
+	struct da_capability cap;
+	struct da_bridge br;
+	clone_bridge(pm, &cap, &br);
+	const struct da_problem *p = br.prob;
+	for (uint64_t a = 0x4010; a <= 0x4020; a += 0x10) {
+		const struct da_callsite *c = &p->callsites[da_bridge_callsite(&br, m, a)];
+		CHECK_EQ_INT(c->wrap_mask, 1);
+		CHECK(!c->redirectable && !c->dispatchable && !c->taggable);
+	}
+	CHECK(!p->funcs[d].cloneable && !p->funcs[d].dispatch);
+	CHECK_EQ_INT(p->funcs[d].pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
+	for (uint64_t a = 0x4030; a <= 0x4050; a += 0x10) {
+		const struct da_callsite *c = &p->callsites[da_bridge_callsite(&br, m, a)];
+		CHECK_EQ_INT(c->wrap_mask, da_mask_upto(DA_DEFAULT_BOUND));
+		CHECK(c->redirectable);
+	}
+	/* so no plan moves the group's frames apart */
+	struct da_options o;
+	da_options_default(&o);
+	o.allow_clone = true;
+	o.searches = 1;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.height[first + 1] - r.height[first], 0);
+	da_result_free(&r);
+	da_bridge_free(&br);
+	pm_free(pm);
+}
+
 /* Solve, write, read back, predict: everything agrees. */
 static void test_round_trip(void)
 {
@@ -739,6 +790,7 @@ int main(void)
 	}
 	test_bridge();
 	test_bridge_targets();
+	test_recursion_group();
 	test_round_trip();
 	test_clone_file();
 	test_fragment_pathmap();

@@ -6,7 +6,9 @@
  *   gtcheck map MAP DIR
  *       (a) every GT entry (function, callsite, height) is the last frame of
  *           some pathmap node with that height; in frame-pointer builds its
- *           whole chain is a suffix of that node's path, heights included;
+ *           whole chain is a suffix of that node's path, heights included
+ *           (a frame of a recursion's sibling group may name the callsite
+ *           of a sibling: training keeps one subtree per group);
  *       (b) the nodes whose last function is a test function are exactly the
  *           GT entries, as (function, callsite, height) triples.
  *   gtcheck hooked MAP FUNCTION...
@@ -505,12 +507,32 @@ static void nodes_at(const struct mapped *mp, const struct frame *f, size_t *lo,
 	*hi = b < a ? a : b;
 }
 
+/* Is f the frame of node but for its callsite, a call of node's function by
+ * itself whose node is a sibling of node's (same parent, function and
+ * height)?  Training records the callees of such a recursion's sibling
+ * group under its first node only (docs/training.md). */
+static bool recursion_sibling(const struct mapped *mp, uint32_t node, const struct frame *f)
+{
+	const struct frame *nf = &mp->node[node];
+	uint32_t parent = mp->pm->nodes[node].parent;
+	if (parent == PM_NONE || mp->pm->nodes[parent].func != mp->pm->nodes[node].func ||
+	    f->fmod != nf->fmod || f->func != nf->func || f->h != nf->h)
+		return false;
+	size_t lo, hi;
+	nodes_at(mp, f, &lo, &hi);
+	for (; lo < hi; lo++)
+		if (mp->pm->nodes[mp->order[lo]].parent == parent)
+			return true;
+	return false;
+}
+
 /* How many frames of e's chain node's path matches, from the last frame up. */
 static int chain_match(const struct mapped *mp, uint32_t node, const struct entry *e)
 {
 	int k = 0;
 	for (; k < e->n && node != PM_NONE; k++, node = mp->pm->nodes[node].parent)
-		if (frame_cmp(&mp->node[node], &e->f[k]))
+		if (frame_cmp(&mp->node[node], &e->f[k]) &&
+		    (k == 0 || !recursion_sibling(mp, node, &e->f[k])))
 			break;
 	return k;
 }

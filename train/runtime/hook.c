@@ -88,14 +88,17 @@ struct cct_key {                 /* four 8-byte words, no padding (rt_hash, rt_c
 	uintptr_t ra;
 	int64_t height;
 	uint32_t parent;
-	uint32_t zero;
+	uint32_t group;          /* 1: the key of a recursion's sibling group (ra 0) */
 };
 
 _Static_assert(sizeof(struct cct_key) == 32, "rt_hash and rt_cmp read whole words");
 
+/* node counts the entries of the key; frame is the node the frame's callees
+ * hang from: node itself, or for a call that joins a recursion's sibling
+ * group (below) the group's first node. */
 struct cct_entry {
 	struct cct_key key;
-	uint32_t node;
+	uint32_t node, frame;
 	UT_hash_handle hh;
 };
 
@@ -104,7 +107,8 @@ struct cct_entry {
 #define MEMO_SLOTS (1u << 14)
 struct memo {
 	struct cct_key key;
-	uint32_t node;
+	uint32_t node;           /* + 1; 0: empty */
+	uint32_t frame;
 };
 
 struct thread {
@@ -236,27 +240,70 @@ static int key_eq(const struct cct_key *a, const struct cct_key *b)
 	return a->fn == b->fn && a->ra == b->ra && a->height == b->height && a->parent == b->parent;
 }
 
-/* The child of k->parent for (fn, ra, height), created when new. */
-static uint32_t cct_child(struct thread *t, const struct cct_key *k, uintptr_t rbp)
+static struct cct_entry *cct_add(struct thread *t, const struct cct_key *k, uint32_t node,
+				 uint32_t frame)
+{
+	struct cct_entry *e = rt_alloc(sizeof(*e));
+	e->key = *k;
+	e->node = node;
+	e->frame = frame;
+	HASH_ADD(hh, t->cct, key, sizeof(e->key), e);
+	return e;
+}
+
+/* A recursion's sibling group: the calls a function makes of itself from
+ * several callsites at one height (mergesort's two halves, glibc's
+ * msort_with_tmp) would give the callsite-sensitive tree a node per call of
+ * the recursion, 2^depth paths of one function sequence.  The frames of such
+ * a group share one subtree, the first node's: every other callsite gets a
+ * node of its own (its entries), whose callees are recorded under the first.
+ * Heights are exact (the frames have one CFA); which of the callsites led to
+ * a callee is not kept, and disambig/ never moves those callsites apart
+ * (docs/training.md, "Recursion through several callsites"). */
+static int self_call(const struct cct_key *k)
+{
+	if (k->parent == REC_NONE)
+		return 0;
+	const struct rec_node *p = &rt.nodes[k->parent];
+	return p->func == k->fn->vaddr && p->module == k->fn->module;
+}
+
+/* A new entry for k: its node, and the node its callees hang from. */
+static struct cct_entry *cct_new(struct thread *t, const struct cct_key *k, uintptr_t rbp)
+{
+	struct cct_entry *g = NULL;
+	struct cct_key gk = {.fn = k->fn, .height = k->height, .parent = k->parent, .group = 1};
+	int grouped = self_call(k);
+	if (grouped)
+		HASH_FIND(hh, t->cct, &gk, sizeof(gk), g);
+	uint32_t node = node_new(k, t->base - (int64_t)rbp);
+	if (node == REC_NONE)
+		return NULL;
+	if (grouped && !g)
+		g = cct_add(t, &gk, node, node);
+	return cct_add(t, k, node, g ? g->frame : node);
+}
+
+/* The entry of k, created when new: *frame gets the node the frame's
+ * callees hang from; returns the node that counts the entry. */
+static uint32_t cct_child(struct thread *t, const struct cct_key *k, uintptr_t rbp,
+			  uint32_t *frame)
 {
 	uint64_t h = ((uintptr_t)k->fn ^ k->ra ^ ((uint64_t)k->parent << 32) ^ (uint64_t)k->height) *
 		     0x9e3779b97f4a7c15ull;
 	struct memo *m = &t->memo[h >> (64 - 14)];
-	if (m->node && key_eq(&m->key, k))
+	if (m->node && key_eq(&m->key, k)) {
+		*frame = m->frame;
 		return m->node - 1;
+	}
 	struct cct_entry *e;
 	HASH_FIND(hh, t->cct, k, sizeof(*k), e);
-	if (!e) {
-		uint32_t node = node_new(k, t->base - (int64_t)rbp);
-		if (node == REC_NONE)
-			return REC_NONE;
-		e = rt_alloc(sizeof(*e));
-		e->key = *k;
-		e->node = node;
-		HASH_ADD(hh, t->cct, key, sizeof(e->key), e);
-	}
+	if (!e && !(e = cct_new(t, k, rbp)))
+		return REC_NONE;
 	m->key = *k;
 	m->node = e->node + 1;
+	m->frame = e->frame;
+	*frame = e->frame;
 	return e->node;
 }
 
@@ -315,7 +362,8 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp, uintptr_t rbp)
 		goto out;
 	}
 	k.parent = d ? t->stack[d - 1].node : REC_NONE;
-	uint32_t node = cct_child(t, &k, rbp);
+	uint32_t frame;
+	uint32_t node = cct_child(t, &k, rbp, &frame);
 	if (node == REC_NONE) {
 		count(&rt.hdr->nodes_full);
 		t->depth = d;
@@ -331,7 +379,7 @@ void icpp_enter(const struct fn_meta *fn, uintptr_t sp, uintptr_t rbp)
 		count(&rt.hdr->too_deep);
 	} else {
 		uint16_t unstable = fn->flags & FN_REALIGN ? UNSTABLE_REALIGN : 0;
-		t->stack[d++] = (struct frame){.cfa = cfa, .node = node, .unstable = unstable,
+		t->stack[d++] = (struct frame){.cfa = cfa, .node = frame, .unstable = unstable,
 					       .fragment = fragment};
 		t->unstable = unstable;
 	}
