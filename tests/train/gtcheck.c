@@ -10,7 +10,9 @@
  *           (a frame of a recursion's sibling group may name the callsite
  *           of a sibling: training keeps one subtree per group);
  *       (b) the nodes whose last function is a test function are exactly the
- *           GT entries, as (function, callsite, height) triples.
+ *           GT entries, as (function, callsite, height) triples;
+ *       (c) no recursion's sibling group (pm_sibling_groups) has callees
+ *           under two of its nodes.
  *   gtcheck hooked MAP FUNCTION...
  *       every FUNCTION (a symbol name) was entered through its hook: some
  *       node of it has entries (a frame the collector rebuilt from CFI under
@@ -537,11 +539,46 @@ static int chain_match(const struct mapped *mp, uint32_t node, const struct entr
 	return k;
 }
 
-static void print_node_path(const struct mapped *mp, uint32_t node)
+static void print_node_path_of(const struct pathmap *pm, uint32_t node)
 {
 	fprintf(stderr, "      map path: ");
-	pm_print_path(stderr, mp->pm, node, " > ", PM_PRINT_CALLSITES, bin_demangle);
+	pm_print_path(stderr, pm, node, " > ", PM_PRINT_CALLSITES, bin_demangle);
 	fprintf(stderr, "\n");
+}
+
+static void print_node_path(const struct mapped *mp, uint32_t node)
+{
+	print_node_path_of(mp->pm, node);
+}
+
+/* (c) A recursion's sibling group keeps one subtree: how many groups
+ * (parent, height) have two members with callees. */
+static size_t split_groups(const struct pathmap *pm)
+{
+	bool *in_group = xrealloc(NULL, (pm->nnodes + 1) * sizeof(bool));
+	bool *has_child = xrealloc(NULL, (pm->nnodes + 1) * sizeof(bool));
+	uint32_t *with = xrealloc(NULL, (pm->nnodes + 1) * sizeof(uint32_t));
+	CHECK(pm_sibling_groups(pm, in_group) == 0);
+	memset(has_child, 0, pm->nnodes * sizeof(bool));
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		if (pm->nodes[i].parent != PM_NONE)
+			has_child[pm->nodes[i].parent] = true;
+	size_t n = 0, split = 0;
+	for (uint32_t i = 0; i < pm->nnodes; i++)
+		if (in_group[i] && has_child[i])
+			with[n++] = i;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			if (pm->nodes[with[a]].parent == pm->nodes[with[b]].parent &&
+			    pm->nodes[with[a]].height == pm->nodes[with[b]].height && split++ < MAX_SHOWN) {
+				fprintf(stderr, "  (c) two subtrees in one sibling group:\n");
+				print_node_path_of(pm, with[a]);
+				print_node_path_of(pm, with[b]);
+			}
+	free(in_group);
+	free(has_child);
+	free(with);
+	return split;
 }
 
 static int cmd_map(const char *mapfile, const char *dir)
@@ -618,6 +655,8 @@ static int cmd_map(const char *mapfile, const char *dir)
 	if (extra > MAX_SHOWN)
 		fprintf(stderr, "  ... and %zu more extra nodes\n", extra - MAX_SHOWN);
 
+	size_t split = split_groups(mp.pm);
+
 	size_t ntests = 0;
 	for (int m = 0; m < nmods; m++)
 		ntests += mods[m].gt ? mods[m].ntests : 0;
@@ -625,8 +664,11 @@ static int cmd_map(const char *mapfile, const char *dir)
 	fprintf(stderr,
 		"gtcheck map: %zu GT entries (%zu distinct triples, %zu with chains) from %d files, "
 		"%zu test functions; map: %" PRIu32 " nodes, %zu test-function triples\n"
-		"gtcheck map: %zu entries missing, %zu chains not suffixes, %zu extra triples\n",
-		g.n, ngt, chained, g.files, ntests, mp.pm->nnodes, nmap, missing, badchain, extra);
+		"gtcheck map: %zu entries missing, %zu chains not suffixes, %zu extra triples, "
+		"%zu sibling groups with two subtrees\n",
+		g.n, ngt, chained, g.files, ntests, mp.pm->nnodes, nmap, missing, badchain, extra,
+		split);
+	CHECK_EQ_INT(split, 0);
 	CHECK_EQ_INT(missing, 0);
 	CHECK_EQ_INT(badchain, 0);
 	CHECK_EQ_INT(extra, 0);
