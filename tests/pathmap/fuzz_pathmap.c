@@ -9,6 +9,35 @@
 
 #include "tests/pathmap/pm_testutil.h"
 
+/* Is j a self-call sibling of node i under another callsite? */
+static bool other_sibling(const struct pathmap *pm, uint32_t i, uint32_t j)
+{
+	const struct pm_node *a = &pm->nodes[i], *b = &pm->nodes[j];
+	return j != i && b->parent == a->parent && b->height == a->height &&
+	       b->func == a->func && b->cs_module != PM_NONE &&
+	       (b->cs_module != a->cs_module || b->cs_addr != a->cs_addr);
+}
+
+/* pm_sibling_groups marks exactly the self-calls with a sibling of another
+ * callsite (quadratic: fuzz inputs are small). */
+static void check_groups(const struct pathmap *pm)
+{
+	bool *g = malloc((pm->nnodes + 1) * sizeof(*g));
+	if (!g || pm_sibling_groups(pm, g) < 0)
+		abort();
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *x = &pm->nodes[i];
+		bool self = x->parent != PM_NONE && x->cs_module != PM_NONE &&
+			    pm->nodes[x->parent].func == x->func;
+		bool any = false;
+		for (uint32_t j = 0; self && !any && j < pm->nnodes; j++)
+			any = other_sibling(pm, i, j);
+		if (g[i] != any)
+			abort();
+	}
+	free(g);
+}
+
 static void check(const uint8_t *data, size_t size)
 {
 	struct pathmap *pm = NULL, *back = NULL;
@@ -30,6 +59,7 @@ static void check(const uint8_t *data, size_t size)
 	if (pm_stats(back, &st) < 0 || st.nodes != back->nnodes)
 		abort();
 	pm_worst_cids(back, worst, 4);
+	check_groups(back);
 	for (uint32_t i = 0; i < back->nnodes; i++) {
 		size_t n;
 		const uint32_t *nodes = pm_lookup(back, back->nodes[i].func, back->nodes[i].height, &n);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Real programs under icpp train (tests/train/CMakeLists.txt):
-#   run_real.sh bzip2|lua PROG GTCHECK ICPP WORK LUA_SCRIPT
+#   run_real.sh bzip2|lua|sort PROG GTCHECK ICPP WORK LUA_SCRIPT
 # Each step runs untrained and trained (the map accumulates with --append):
 # stdout, exit status and output files must be identical; then the map must
 # be non-trivial, include the named modules, and report coverage.
@@ -52,8 +52,24 @@ lua)
 	min_paths=500
 	modules="lua5.4"
 	;;
+sort)
+	# 200,000 numbers in a scrambled order: GNU sort's mergesort calls
+	# itself from two callsites at one height, a node per call before the
+	# runtime kept one subtree per sibling group (docs/training.md)
+	awk 'BEGIN { x = 1; for (i = 0; i < 200000; i++) { x = (x * 1103515245 + 12345) % 2147483648; print x % 1000003 } }' \
+		> "$work/plain/in.txt"
+	cp "$work/plain/in.txt" "$work/trained/in.txt"
+	step sort "$prog" -n --parallel=2 -S 50M in.txt
+	min_paths=100
+	modules="sort libc"
+	nodes=$("$icpp" stats "$work/map" 2>/dev/null | sed -n 's/.* \([0-9]*\) nodes$/\1/p')
+	if [ -z "$nodes" ] || [ "$nodes" -gt 20000 ]; then
+		echo "FAIL: sort's map has ${nodes:-no} nodes (a subtree per recursion's call?)"
+		fail=1
+	fi
+	;;
 *)
-	echo "usage: run_real.sh bzip2|lua PROG GTCHECK ICPP WORK LUA_SCRIPT" >&2
+	echo "usage: run_real.sh bzip2|lua|sort PROG GTCHECK ICPP WORK LUA_SCRIPT" >&2
 	exit 2
 	;;
 esac
