@@ -325,7 +325,9 @@ int cmd_verify(int argc, char **argv)
 		print_result(prog, res.wait_status, &vr);
 	fprintf(stderr, "%s: %s\n", prog, ok ? "ok: every observed call path has its predicted height"
 				   : vr.mismatched ? "FAILED: call paths at another height than predicted"
-						   : "FAILED: call paths the prediction lacks (--allow-new accepts them)");
+						   : "FAILED: call paths the prediction lacks: this run went where "
+						     "training never did (another input, environment, program "
+						     "name or thread timing; --allow-new accepts them)");
 	rc = ok ? 0 : 1;
 out:
 	free(rewritten);
