@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Training benchmark (issue 2), run by hand:  python3 bench/train/run.py [BUILD_DIR]
+(N=runs per configuration, default 5; ONLY=debian for the Debian programs alone)
 
 Measures, interleaved in one run so that machine noise hits every
 configuration alike:
@@ -11,7 +12,10 @@ configuration alike:
     of creating and collecting many distinct paths;
   - `uftrace record` on the same C program built with -pg, against the -pg
     build run plainly, and its cost per traced call;
-  - `icpp stats` precision of the unaltered binaries (thesis: 68% of paths).
+  - `icpp stats` precision of the unaltered binaries (thesis: 68% of paths);
+  - slowdown on Debian's own programs doing ordinary work (inputs generated
+    here, deterministic), and its geomean (thesis: 2.9x geomean, max 9.1x,
+    SPEC recompiled with -finstrument-functions).
 Writes a Markdown table to stdout; docs/bench-train.md keeps the results.
 """
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
@@ -23,9 +27,12 @@ RUNS = int(os.environ.get("N", "5"))
 
 
 def timed(cmd, cwd):
-    t = time.perf_counter()
-    r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    dt = time.perf_counter() - t
+    # stdout to a file, not /dev/null: GNU grep stops at the first match when
+    # its output goes nowhere
+    with open(os.path.join(cwd, "stdout"), "w") as out:
+        t = time.perf_counter()
+        r = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True)
+        dt = time.perf_counter() - t
     if r.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed: {r.stderr.strip()}")
     return dt, r.stderr
@@ -45,9 +52,63 @@ def stats(mapfile):
     return json.loads(out.stdout)
 
 
+def inputs(work):
+    """Deterministic inputs for the Debian programs."""
+    import base64, random
+    rnd = random.Random(1)
+    text = base64.encodebytes(rnd.randbytes(12 << 20)).decode()
+    with open(os.path.join(work, "text"), "w") as f:          # 16 MB of base64 lines
+        f.write(text)
+    with open(os.path.join(work, "text4"), "w") as f:         # its first 4 MB
+        f.write(text[:4 << 20])
+    with open(os.path.join(work, "nums"), "w") as f:          # 1M numbers, scrambled
+        f.writelines(f"{rnd.randrange(10**9)}\n" for _ in range(1 << 20))
+    with open(os.path.join(work, "lines"), "w") as f:         # 400k counted lines
+        f.writelines(f"{i} {i * 7919 % 1000003}\n" for i in range(400000))
+    with open(os.path.join(work, "pi.bc"), "w") as f:
+        f.write("scale=1500\n4*a(1)\n")
+    with open(os.path.join(work, "data.json"), "w") as f:     # 200k small records
+        json.dump([{"id": i, "tags": [rnd.randrange(50) for _ in range(4)], "v": rnd.random()}
+                   for i in range(200000)], f)
+
+
+DEBIAN = [  # name, command (run in the work folder)
+    ("gzip -9", ["gzip", "-9", "-c", "text"]),
+    ("bzip2 -9", ["bzip2", "-9", "-c", "text"]),
+    ("xz -3 -T1", ["xz", "-3", "-T1", "-c", "text4"]),
+    ("sed -E", ["sed", "-E", "s/([0-9]+) ([0-9]+)/\\2 \\1/", "lines"]),
+    ("grep -E -c (backreference)", ["grep", "-E", "-c", "([0-9])\\1.*\\1", "lines"]),
+    ("sort -n", ["sort", "-n", "--parallel=1", "nums"]),
+    ("jq", ["jq", "-c", "[.[] | select(.tags | index(7)) | .v] | add", "data.json"]),
+    ("bc -l", ["bc", "-l", "pi.bc"]),
+]
+
+
+def debian_programs(work, train):
+    inputs(work)
+    progs = [(n, c) for n, c in DEBIAN if shutil.which(c[0])]
+    configs = {}
+    for name, cmd in progs:
+        configs[name + "|plain"] = cmd
+        configs[name + "|train"] = train + cmd
+    t = median_times(configs, work)
+    print("| Debian program | plain s | icpp train s | slowdown |")
+    print("|---|---|---|---|")
+    ratios = []
+    for name, _ in progs:
+        r = t[name + "|train"] / t[name + "|plain"]
+        ratios.append(r)
+        print(f"| {name} | {t[name + '|plain']:.3f} | {t[name + '|train']:.3f} | {r:.2f}x |")
+    geo = statistics.geometric_mean(ratios)
+    print(f"| geomean ({len(ratios)} programs) | | | {geo:.2f}x (max {max(ratios):.2f}x) |")
+
+
 def main():
     work = tempfile.mkdtemp(prefix="icpp-bench-")
     try:
+        if os.environ.get("ONLY") == "debian":
+            debian_programs(work, [ICPP, "train", "-q", "-o", "m.icpp", "--"])
+            return
         src = os.path.join(HERE, "callheavy.c")
         subprocess.run(["gcc", "-O2", "-o", "callheavy", src], cwd=work, check=True)
         subprocess.run(["gcc", "-O2", "-pg", "-o", "callheavy-pg", src], cwd=work, check=True)
@@ -104,6 +165,8 @@ def main():
         print("|---|---|---|---|---|")
         for name, s in (("callheavy", c), ("lua5.4 (+ libc, libm, ld.so)", l)):
             print(f"| {name} | {s['paths']} | {s['cids']} | {s['precise_paths_pct']}% | {s['precise_entries_pct']}% |")
+        print()
+        debian_programs(work, train)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
