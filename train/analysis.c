@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <uthash.h>
 
+#include "train/analysis_store.h"
 #include "x86/reloc.h"
 
 struct cache_entry {
@@ -17,6 +19,7 @@ struct analysis_cache {
 	pthread_mutex_t lock;
 	struct cache_entry *by_path;
 	csh cs;
+	struct analysis_store store;
 };
 
 /* Direct branch targets of the whole module, sorted, to test "does anything
@@ -267,6 +270,19 @@ static bool entered_built(struct bin_module *m, const struct bin_function *f,
 	return at && bin_cfa_at(m, at, &cfa) == 0 && !(cfa.reg == BIN_CFA_RSP && cfa.offset == 8);
 }
 
+/* The module's key in the store (no build-id: none). */
+static struct store_key store_key(const struct analysed_module *am)
+{
+	struct store_key k = {0};
+	struct stat st;
+	k.idlen = bin_build_id(am->bin, &k.id);
+	if (stat(am->path, &st) == 0)
+		k.size = (uint64_t)st.st_size;
+	else
+		k.idlen = 0;
+	return k;
+}
+
 static void analyse(struct analysis_cache *c, struct analysed_module *am)
 {
 	char err[256];
@@ -274,6 +290,11 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 	if (!am->bin) {
 		am->reply.status = -1;
 		snprintf(am->reply.error, sizeof(am->reply.error), "%s", err);
+		return;
+	}
+	struct store_key key = store_key(am);
+	if (analysis_store_load(&c->store, &key, am) == 0) {
+		am->from_store = true;
 		return;
 	}
 	size_t n;
@@ -332,6 +353,24 @@ static void analyse(struct analysis_cache *c, struct analysed_module *am)
 	free(t.v);
 	free(foreign.v);
 	free(realign.v);
+	analysis_store_save(&c->store, &key, am);
+}
+
+/* The store's folder and icpp's own build-id (none: no store). */
+static void store_init(struct analysis_store *s)
+{
+	char err[256];
+	if (analysis_store_dir(s->dir, sizeof(s->dir)) < 0)
+		return;
+	struct bin_module *self = bin_open("/proc/self/exe", err, sizeof(err));
+	const uint8_t *id;
+	size_t len = self ? bin_build_id(self, &id) : 0;
+	if (len && len <= sizeof(s->self_id)) {
+		memcpy(s->self_id, id, len);
+		s->self_len = len;
+	}
+	if (self)
+		bin_close(self);
 }
 
 struct analysis_cache *analysis_cache_new(void)
@@ -344,6 +383,7 @@ struct analysis_cache *analysis_cache_new(void)
 		return NULL;
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	store_init(&c->store);
 	return c;
 }
 
