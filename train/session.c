@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "train/analysis.h"
@@ -48,17 +50,56 @@ int train_find_runtime(char *out, size_t len, char *err, size_t errlen)
 	return -1;
 }
 
+static void remove_run_dir(const char *dir);
+
+/* The run directories of sessions that ended without removing theirs (icpp
+ * train killed by SIGKILL; the record files keep the memory of tmpfs until
+ * they go): a session holds a lock on its directory for as long as it runs,
+ * so one that can be locked is nobody's.  Only this user's, and none made
+ * in the last minute (between its mkdtemp and its lock a directory is
+ * unlocked). */
+static void sweep_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "icpp-train.", 11))
+			continue;
+		char path[PATH_MAX];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && st.st_mtime < time(NULL) - 60 &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			remove_run_dir(path);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* A private directory for the socket and the record files: tmpfs if there
  * is one, since the record files are shared mappings written on every new
- * path. */
-static int make_run_dir(char *dir, size_t len, char *err, size_t errlen)
+ * path; locked (*lock_fd) while the session runs. */
+static int make_run_dir(char *dir, size_t len, int *lock_fd, char *err, size_t errlen)
 {
 	const char *bases[] = {"/dev/shm", getenv("TMPDIR"), "/tmp"};
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		if (!bases[i] || access(bases[i], W_OK) != 0)
 			continue;
-		if (snprintf(dir, len, "%.3000s/icpp-train.XXXXXX", bases[i]) < (int)len && mkdtemp(dir))
+		sweep_stale(bases[i]);
+		if (snprintf(dir, len, "%.3000s/icpp-train.XXXXXX", bases[i]) >= (int)len || !mkdtemp(dir))
+			continue;
+		*lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (*lock_fd >= 0 && flock(*lock_fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
+		snprintf(err, errlen, "cannot lock %s: %s", dir, strerror(errno));
+		if (*lock_fd >= 0)
+			close(*lock_fd);
+		rmdir(dir);
+		return -1;
 	}
 	snprintf(err, errlen, "cannot create a temporary directory (is /tmp writable?)");
 	return -1;
@@ -161,8 +202,9 @@ int train_run(char *const argv[], const char *runtime_path, struct pathmap *pm,
 	      struct train_result *res, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
+	int lock_fd = -1;
 	memset(res, 0, sizeof(*res));
-	if (make_run_dir(dir, sizeof(dir), err, errlen) < 0)
+	if (make_run_dir(dir, sizeof(dir), &lock_fd, err, errlen) < 0)
 		return -1;
 	struct analysis_cache *cache = analysis_cache_new();
 	struct train_server server;
@@ -212,5 +254,6 @@ out_cache:
 	analysis_cache_free(cache);
 out_dir:
 	remove_run_dir(dir);
+	close(lock_fd);
 	return ret;
 }

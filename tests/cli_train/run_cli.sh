@@ -120,5 +120,22 @@ check "missing program: one line" test "$(wc -l < none.err)" -eq 1
 check "no program: usage error 2" test $? -eq 2
 check "no temporary files left" bash -c "! ls *.tmp.* 2>/dev/null | grep -q ."
 
+# The run directory of a session killed by SIGKILL (it keeps tmpfs memory)
+# goes at the next session; one that a running session holds locked stays.
+base=/dev/shm
+[ -w $base ] || base=${TMPDIR:-/tmp}
+stale=$(mktemp -d "$base/icpp-train.XXXXXX") live=$(mktemp -d "$base/icpp-train.XXXXXX")
+echo records > "$stale/proc.1.0"
+touch -d '5 minutes ago' "$stale" "$live"
+flock "$live" sleep 30 > /dev/null 2>&1 &
+holder=$!
+sleep 0.2
+"$icpp" train -q -o sweep.icpp -- "$progs" print a > /dev/null
+check "a dead session's run directory is removed" test ! -e "$stale"
+check "a running session's run directory stays" test -d "$live"
+pkill -P $holder sleep
+wait $holder 2> /dev/null
+rmdir "$live"
+
 if [ $fail -eq 0 ]; then echo "ok"; fi
 exit $fail
