@@ -2,12 +2,12 @@
  * order, and the greedy / annealing / shrink search on it. */
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 
 #include "disambig/internal.h"
 #include "disambig/state.h"
+#include "util/cpus.h"
 
 /* Variables: the padding of a function or clone, the wrap of a callsite or
  * of its copy in a clone, and (unit functions) an edge group: every callsite
@@ -3226,15 +3226,6 @@ static void *search_job_run(void *arg)
 	struct search_job *J = arg;
 	J->s = solve_one(J->p, &J->o, &J->sweeps, &J->exhausted, J->err, sizeof(J->err));
 	return NULL;
-}
-
-/* CPUs this process may run on (taskset, cgroup cpusets), at least 1. */
-static uint32_t usable_cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return (uint32_t)CPU_COUNT(&set);
-	return 1;
 }
 
 /* What the searches leave: the state of the best so far (the earliest on a

@@ -8,6 +8,7 @@
 #include <uthash.h>
 
 #include "train/analysis_store.h"
+#include "util/cpus.h"
 #include "x86/reloc.h"
 
 struct cache_entry {
@@ -79,18 +80,27 @@ static bool realigns_stack(const cs_insn *insn)
 	       x->operands[1].imm < -16;
 }
 
-/* One pass over the module's code: direct branch targets (all of them; those
- * outside the function that branches into `foreign`) and the functions that
- * realign the stack (into `realign`, by start address). */
-static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
-			struct targets *foreign, struct targets *realign)
+/* A share of a module's functions, [lo, hi), for one thread of the scan. */
+struct scan_job {
+	const struct bin_module *m;
+	const struct bin_function *f;
+	size_t lo, hi;
+	csh cs;
+	pthread_mutex_t *read_lock;     /* bin_read asks libelf, one thread at a time */
+	struct targets t, foreign, realign;
+};
+
+static void *scan_functions(void *arg)
 {
-	size_t n;
-	const struct bin_function *f = bin_functions(m, &n);
-	cs_insn *insn = cs_malloc(cs);
-	for (size_t i = 0; i < n; i++) {
+	struct scan_job *j = arg;
+	const struct bin_function *f = j->f;
+	cs_insn *insn = cs_malloc(j->cs);
+	for (size_t i = j->lo; i < j->hi; i++) {
 		uint8_t *code = malloc(f[i].size);
-		if (!code || bin_read(m, f[i].addr, code, f[i].size) < 0) {
+		pthread_mutex_lock(j->read_lock);
+		int rc = code ? bin_read(j->m, f[i].addr, code, f[i].size) : -1;
+		pthread_mutex_unlock(j->read_lock);
+		if (rc < 0) {
 			free(code);
 			continue;
 		}
@@ -98,21 +108,83 @@ static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
 		size_t left = f[i].size;
 		uint64_t addr = f[i].addr;
 		while (left) {
-			if (!cs_disasm_iter(cs, &p, &left, &addr, insn)) {
+			if (!cs_disasm_iter(j->cs, &p, &left, &addr, insn)) {
 				p++, left--, addr++;   /* data or padding: resync */
 				continue;
 			}
 			uint64_t target = x86_branch_target(insn);
 			if (target)
-				targets_add(t, target);
+				targets_add(&j->t, target);
 			if (target && (target < f[i].addr || target - f[i].addr >= f[i].size))
-				targets_add(foreign, target);
-			if (realigns_stack(insn) && (!realign->n || realign->v[realign->n - 1] != f[i].addr))
-				targets_add(realign, f[i].addr);
+				targets_add(&j->foreign, target);
+			if (realigns_stack(insn) &&
+			    (!j->realign.n || j->realign.v[j->realign.n - 1] != f[i].addr))
+				targets_add(&j->realign, f[i].addr);
 		}
 		free(code);
 	}
 	cs_free(insn, 1);
+	return NULL;
+}
+
+static void targets_append(struct targets *to, struct targets *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		targets_add(to, from->v[i]);
+	free(from->v);
+}
+
+#define SCAN_THREADS_MAX 16
+#define SCAN_BYTES_PER_THREAD (1u << 20)   /* below this much code, one thread */
+
+/* One pass over the module's code: direct branch targets (all of them; those
+ * outside the function that branches into `foreign`) and the functions that
+ * realign the stack (into `realign`, by start address).  Capstone decodes
+ * some 5-10 MB of code a second (libLLVM: 10 s), so large modules are split
+ * over the CPUs, each share with a Capstone handle of its own; the results
+ * do not depend on the split. */
+static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
+			struct targets *foreign, struct targets *realign)
+{
+	size_t n, bytes = 0;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		bytes += f[i].size;
+	uint32_t nt = usable_cpus();
+	if (nt > SCAN_THREADS_MAX)
+		nt = SCAN_THREADS_MAX;
+	if (nt > bytes / SCAN_BYTES_PER_THREAD)
+		nt = (uint32_t)(bytes / SCAN_BYTES_PER_THREAD) + 1;
+	struct scan_job job[SCAN_THREADS_MAX];
+	pthread_t tid[SCAN_THREADS_MAX];
+	bool started[SCAN_THREADS_MAX] = {false};
+	size_t at = 0, done = 0;
+	pthread_mutex_t read_lock = PTHREAD_MUTEX_INITIALIZER;
+	for (uint32_t k = 0; k < nt; k++) {         /* shares of about equal code */
+		size_t lo = at;
+		while (at < n && (k == nt - 1 || done < bytes / nt * (k + 1)))
+			done += f[at++].size;
+		job[k] = (struct scan_job){.m = m, .f = f, .lo = lo, .hi = at, .cs = cs,
+					   .read_lock = &read_lock};
+		if (k && (!x86_open(&job[k].cs) ||
+			  !(started[k] = pthread_create(&tid[k], NULL, scan_functions, &job[k]) == 0))) {
+			if (job[k].cs != cs)
+				cs_close(&job[k].cs);
+			job[k].cs = cs;                 /* no thread: this one does it */
+		}
+	}
+	for (uint32_t k = 0; k < nt; k++)
+		if (!k || !started[k])
+			scan_functions(&job[k]);
+	for (uint32_t k = 0; k < nt; k++) {
+		if (started[k]) {
+			pthread_join(tid[k], NULL);
+			cs_close(&job[k].cs);
+		}
+		targets_append(t, &job[k].t);
+		targets_append(foreign, &job[k].foreign);
+		targets_append(realign, &job[k].realign);
+	}
 	qsort(foreign->v, foreign->n, sizeof(*foreign->v), cmp_u64);
 	qsort(t->v, t->n, sizeof(*t->v), cmp_u64);
 }
