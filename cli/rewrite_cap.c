@@ -30,10 +30,10 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 	const struct rw_func *f = c ? rw_functions(c->b, &n) : NULL;
 	uint32_t i = c ? rw_func_index(c->b, pm->funcs[func].addr) : RW_NONE;
 	*mask &= i == RW_NONE || c->vis.no_pad[i] ? 1 : f[i].pad_mask;
-	*cloneable = i != RW_NONE && !c->vis.no_pad[i] && !c->vis.no_clone[i] && f[i].cloneable;
+	*cloneable = i != RW_NONE && !c->vis.no_pad[i] && f[i].cloneable;
 	/* a clone is padded in place only: it has no entry wrapper */
 	*clone_mask &= i == RW_NONE || c->vis.no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;
-	*dispatch = *cloneable && f[i].dispatch;
+	*dispatch = i != RW_NONE && !c->vis.no_pad[i] && f[i].dispatch;
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
