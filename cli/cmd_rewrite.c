@@ -79,24 +79,27 @@ static int not_rewritten(const struct pathmap *pm, uint32_t in, const char *what
 	return -1;
 }
 
-static bool has_tag(const struct rw_plan *p, uint64_t site)
+static bool has_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
 {
 	for (uint32_t i = 0; i < p->ntags; i++)
-		if (p->tags[i].site == site)
+		if (p->tags[i].site == site && p->tags[i].clone == clone)
 			return true;
 	return false;
 }
 
 /* A plan in pathmap terms -> the rewriter's plan for module `m`: the changes
  * of the other rewritten modules (rc) are theirs, except that m tags its
- * calls that another module's clones test (rewriter.h section 1, Tagged
- * calls); those of a module not rewritten are an error.  Clones are numbered from `first` in m (the plan
- * lists each module's clones together: group_clones). */
+ * calls (or their copies in its clones: a chain across modules) that
+ * another module's clones test (rewriter.h section 1, Tagged calls); those
+ * of a module not rewritten are an error.  Target t's clones are numbered
+ * from first[t] (the plan lists each module's clones together:
+ * group_clones). */
 static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, uint32_t m,
-		      uint32_t first, const struct da_pm_plan *pp, struct rw_plan *p, char *err,
-		      size_t errlen)
+		      const uint32_t *first, const struct da_pm_plan *pp, struct rw_plan *p,
+		      char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
+	uint32_t mfirst = first[rewrite_cap_target(rc, m) - rc->t];
 	for (uint32_t i = 0; i < pp->npads; i++) {
 		const struct pm_function *f = &pm->funcs[pp->pads[i].func];
 		if (f->module != m) {
@@ -121,27 +124,31 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		const struct da_pm_clone *c = &pp->clones[k];
 		const struct pm_function *f = &pm->funcs[c->func];
 		const struct pm_module *cm = &pm->modules[c->cs_module];
-		uint64_t tag = c->cs_module == f->module ? 0
-			       : rw_tag(cm->build_id, cm->build_id_len, c->cs_addr);
-		if (tag && !rewrite_cap_target(rc, c->cs_module))
+		const struct rewrite_target *ct = rewrite_cap_target(rc, c->cs_module);
+		bool tagged = c->cs_module != f->module;
+		if (tagged && !ct)
 			return not_rewritten(pm, c->cs_module, "tags callsite", c->cs_addr, err, errlen);
+		/* a tagged copy: of the call in the caller module's clone J */
+		uint32_t copy_in = tagged && c->parent != DA_NONE ? c->parent - first[ct - rc->t] : RW_NONE;
+		uint64_t key = copy_in == RW_NONE ? c->cs_addr : rw_copy_key(c->cs_addr, copy_in);
+		uint64_t tag = tagged ? rw_tag(cm->build_id, cm->build_id_len, key) : 0;
 		if (f->module != m) {
 			if (!rewrite_cap_target(rc, f->module))
 				return not_rewritten(pm, f->module, "clones", f->addr, err, errlen);
-			if (tag && c->cs_module == m && !has_tag(p, c->cs_addr) &&
-			    rw_plan_add_tag(p, c->cs_addr, tag))
+			if (tag && c->cs_module == m && !has_tag(p, c->cs_addr, copy_in) &&
+			    rw_plan_add_tag(p, c->cs_addr, tag, copy_in))
 				goto oom;
 			continue;
 		}
-		if (rw_plan_add_clone(p, f->addr, c->cs_addr, c->pad,
-				      c->parent == DA_NONE ? RW_NONE : c->parent - first))
+		if (rw_plan_add_clone(p, f->addr, key, c->pad,
+				      c->parent == DA_NONE || tagged ? RW_NONE : c->parent - mfirst))
 			goto oom;
 		p->clones[p->nclones - 1].tag = tag;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
-		if (w->clone >= first && w->clone - first < p->nclones &&
-		    rw_plan_add_clone_wrap(p, w->clone - first, w->addr, w->bytes))
+		if (w->clone >= mfirst && w->clone - mfirst < p->nclones &&
+		    rw_plan_add_clone_wrap(p, w->clone - mfirst, w->addr, w->bytes))
 			goto oom;
 	}
 	return rw_plan_sort_tags(p, err, errlen);
@@ -779,7 +786,7 @@ static int write_targets(struct rewrite *R)
 		return rewrite_oom();
 	for (uint32_t i = 0; i < R->nt; i++) {
 		t[i].first = first[i];
-		if (to_rw_plan(R->pm, &R->rwcap, t[i].module, first[i], &R->pp, &t[i].plan, err,
+		if (to_rw_plan(R->pm, &R->rwcap, t[i].module, first, &R->pp, &t[i].plan, err,
 			       sizeof(err)) < 0) {
 			cli_error("rewrite", "%s", err);
 			return -1;

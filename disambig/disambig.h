@@ -85,8 +85,11 @@
  * g_k.  A direct call of g is pointed at g_k (the copy's target is
  * rewritten); any other call of g's module (an indirect call, a call of a
  * function that tail-calls g) is taken by g's dispatch, which tests the
- * copy's own return address (a copy carries no tag, so not a call of
- * another module).  At most one clone per (g, e, j).  A chain of clones is a
+ * copy's own return address, and a call of another module by g's dispatch
+ * testing a tag of the copy's own, when e is taggable (the rewriter of e's
+ * module tags the copy as it tags an original call: tcl's allocator in
+ * libtcl ends in libc's pthread_getspecific, which chains through clones of
+ * the allocator's callers then follow).  At most one clone per (g, e, j).  A chain of clones is a
  * route copied whole: a helper reached by more paths than it has heights
  * gets, below each copy of a caller, a namespace of CIDs of its own (the
  * copies' callees would otherwise share the originals' CIDs), and paths that

@@ -138,10 +138,11 @@ static inline bool da_tagged(const struct da_problem *p, uint32_t c, uint32_t f)
 }
 
 /* May the copy of callsite c in a clone be taken by a clone of f (a chain)?
- * As the original may, but not by a tag: a copy carries none. */
+ * As the original may: a copy of a call of another module carries a tag of
+ * its own (disambig.h section 2, "Chains"). */
 static inline bool da_redirects_copy(const struct da_problem *p, uint32_t c, uint32_t f)
 {
-	return da_redirects(p, c, f) && !da_tagged(p, c, f);
+	return da_redirects(p, c, f);
 }
 
 /* New code of clone (f, c): the copy, and its test in f's dispatch. */

@@ -58,13 +58,13 @@ int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t 
 	return 0;
 }
 
-int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag)
+int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag, uint32_t clone)
 {
 	struct rw_plan_tag *v = realloc(p->tags, (p->ntags + 1) * sizeof(*v));
 	if (!v)
 		return -1;
 	p->tags = v;
-	v[p->ntags++] = (struct rw_plan_tag){site, tag};
+	v[p->ntags++] = (struct rw_plan_tag){site, tag, clone};
 	return 0;
 }
 
@@ -88,7 +88,9 @@ uint64_t rw_tag(const uint8_t *id, uint32_t idlen, uint64_t site)
 static int cmp_tag(const void *x, const void *y)
 {
 	const struct rw_plan_tag *a = x, *b = y;
-	return a->site < b->site ? -1 : a->site > b->site;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	return a->clone < b->clone ? -1 : a->clone > b->clone;
 }
 
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes)
@@ -115,15 +117,15 @@ int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen)
 {
 	qsort(p->tags, p->ntags, sizeof(*p->tags), cmp_tag);
 	for (uint32_t i = 1; i < p->ntags; i++)
-		if (p->tags[i].site == p->tags[i - 1].site)
-			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 " twice",
-				      p->tags[i].site);
+		if (!cmp_tag(&p->tags[i], &p->tags[i - 1]))
+			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 "%s twice",
+				      p->tags[i].site, p->tags[i].clone == RW_NONE ? "" : " in a clone");
 	return 0;
 }
 
-uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site)
+uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
 {
-	struct rw_plan_tag key = {.site = site};
+	struct rw_plan_tag key = {.site = site, .clone = clone};
 	const struct rw_plan_tag *t =
 		p->ntags ? bsearch(&key, p->tags, p->ntags, sizeof(*p->tags), cmp_tag) : NULL;
 	return t ? t->tag : 0;
@@ -166,12 +168,18 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 		unsigned long long site, tag = 0;
 		unsigned k = RW_NONE;
 		if (!strcmp(kw, "tag")) {
-			if (sscanf(buf + used, " %llx %llx %1s", &site, &tag, extra) != 2 || !tag) {
-				errmsg(err, errlen, "line %zu: want \"tag 0xSITE 0xTAG\" (TAG not 0)",
-					line);
+			int got = sscanf(buf + used, " %llx %llx in %u %1s", &site, &tag, &k, extra);
+			bool in = got == 3;
+			if (got == 2) {
+				got = sscanf(buf + used, " %llx %llx %1s", &site, &tag, extra) == 2 ? 3 : 0;
+				k = RW_NONE;
+			}
+			if (got != 3 || !tag || (in && k >= p->nclones)) {
+				errmsg(err, errlen, "line %zu: want \"tag 0xSITE 0xTAG [in K]\" (TAG not 0, "
+					"K an earlier clone)", line);
 				goto fail;
 			}
-			if (rw_plan_add_tag(p, site, tag)) {
+			if (rw_plan_add_tag(p, site, tag, k)) {
 				errmsg(err, errlen, "out of memory");
 				goto fail;
 			}
@@ -280,8 +288,11 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 		rb_put(&o, line, (size_t)n);
 	}
 	for (uint32_t i = 0; i < p->ntags; i++) {
-		int n = snprintf(line, sizeof(line), "tag 0x%" PRIx64 " 0x%" PRIx64 "\n",
-				 p->tags[i].site, p->tags[i].tag);
+		int n = p->tags[i].clone == RW_NONE
+				? snprintf(line, sizeof(line), "tag 0x%" PRIx64 " 0x%" PRIx64 "\n",
+					   p->tags[i].site, p->tags[i].tag)
+				: snprintf(line, sizeof(line), "tag 0x%" PRIx64 " 0x%" PRIx64 " in %u\n",
+					   p->tags[i].site, p->tags[i].tag, p->tags[i].clone);
 		rb_put(&o, line, (size_t)n);
 	}
 	rb_u8(&o, 0);
@@ -338,6 +349,14 @@ static uint32_t check_wrap(const struct rw_binary *b, uint64_t site, uint32_t by
 		errmsg(err, errlen, "plan wraps callsite 0x%" PRIx64 ", which cannot be "
 			"wrapped: %s", c->site, rw_wrap_why_name(c->wrap_why));
 	return RW_NONE;
+}
+
+/* Does a clone of the function at func copy call ci (made by the function
+ * or by its fragment)? */
+static bool copied_by(const struct rw_binary *b, uint32_t ci, uint64_t func)
+{
+	const struct rw_func *f = &b->funcs[b->calls[ci].func];
+	return f->addr == func || (f->parent != RW_NONE && b->funcs[f->parent].addr == func);
 }
 
 /* Is the call at site a direct call of func, which can be pointed at a
@@ -438,11 +457,16 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 		if (check_wrap(b, p->wraps[i].addr, p->wraps[i].bytes, err, errlen) == RW_NONE)
 			return -1;
 	for (uint32_t i = 0; i < p->ntags; i++) {
-		uint32_t ci = rw_call_index(b, p->tags[i].site);
+		const struct rw_plan_tag *t = &p->tags[i];
+		uint32_t ci = rw_call_index(b, t->site);
 		if (ci == RW_NONE || !b->calls[ci].taggable)
 			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 ", which %s",
-				      p->tags[i].site, ci == RW_NONE ? "is no call of this binary"
+				      t->site, ci == RW_NONE ? "is no call of this binary"
 				      : "cannot be tagged (rewriter.h section 1, Tagged calls)");
+		if (t->clone != RW_NONE &&
+		    (t->clone >= p->nclones || !copied_by(b, ci, p->clones[t->clone].func)))
+			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 " in clone %u, which "
+				      "does not copy that call", t->site, t->clone);
 	}
 	return check_clones(b, p, err, errlen);
 }
@@ -539,10 +563,17 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
 		goto oom;
 	const uint8_t *id;
 	uint32_t idlen = (uint32_t)bin_build_id(b->bin, &id);
-	for (size_t i = 0; clone && i < b->ncalls; i++)
-		if (b->calls[i].taggable && !(v && v->no_wrap[i]) &&
-		    rw_plan_add_tag(p, b->calls[i].site, rw_tag(id, idlen, b->calls[i].site)))
+	for (size_t i = 0; clone && i < b->ncalls; i++) {
+		uint64_t site = b->calls[i].site;
+		if (!b->calls[i].taggable || (v && v->no_wrap[i]))
+			continue;
+		for (uint32_t k = 0; k < p->nclones; k++)   /* sorted: the copies, then the call */
+			if (copied_by(b, (uint32_t)i, p->clones[k].func) &&
+			    rw_plan_add_tag(p, site, rw_tag(id, idlen, rw_copy_key(site, k)), k))
+				goto oom;
+		if (rw_plan_add_tag(p, site, rw_tag(id, idlen, site), RW_NONE))
 			goto oom;
+	}
 	return 0;
 oom:
 	rw_plan_free(p);

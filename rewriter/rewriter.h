@@ -186,6 +186,11 @@
  * (disambig's reads_tags).  M's note lists stubs with its trampolines (W
  * 0), f's module's note the clone's tag, so that rw_collapse can tell the
  * frame f's dispatch hands on.
+ * The copy of c inside a clone J of M (a chain across modules: a clone of
+ * f for that copy) is tagged the same way, by its own stub or its
+ * trampoline (the copy's wrapper), with rw_tag(M's build-id,
+ * rw_copy_key(c, J)): a clone's copies are laid out as the original, so
+ * rw_collapse finds c and J from the copy's address in M's note.
  *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
@@ -510,7 +515,8 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *                                   module (at SITE there), tested by its
  *                                   tag (section 1, Tagged calls)
  *     clone-wrap K 0xSITE BYTES     the copy of SITE inside clone K
- *     tag 0xSITE 0xTAG              tag the call at SITE
+ *     tag 0xSITE 0xTAG [in K]       tag the call at SITE (in K: its copy
+ *                                   inside clone K)
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
 	uint64_t addr;               /* function start, or callsite */
@@ -525,11 +531,15 @@ struct rw_plan_clone {
 	                              * of func made in that clone, direct or
 	                              * tested by func's dispatch) */
 	uint64_t tag;                /* not 0: site is a call of another module
-	                              * that carries this tag (no chain) */
+	                              * that carries this tag (no chain here;
+	                              * rw_copy_key(c, J): the copy of c in that
+	                              * module's clone J) */
 };
 struct rw_plan_tag {
 	uint64_t site;               /* a call of this binary */
-	uint64_t tag;                /* rw_tag() of it */
+	uint64_t tag;                /* rw_tag() of it (of rw_copy_key for a copy) */
+	uint32_t clone;              /* RW_NONE: the call; else its copy inside
+	                              * this clone */
 };
 struct rw_plan_clone_wrap {
 	uint32_t clone;              /* index into clones */
@@ -545,7 +555,7 @@ struct rw_plan {
 	uint32_t nclones;
 	struct rw_plan_clone_wrap *clone_wraps;
 	uint32_t nclone_wraps;
-	struct rw_plan_tag *tags;            /* sorted by site, no duplicates */
+	struct rw_plan_tag *tags;            /* sorted by (site, clone), no duplicates */
 	uint32_t ntags;
 };
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen);
@@ -563,17 +573,25 @@ bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c
  * (rw_plan_everything_seen with clone) one clone of every cloneable function,
  * padded like it, for its first redirectable call, in each such clone a
  * chain for the copy of its function's first such call, and a tag on every
- * taggable call: the stress plan of the tests (`icpp rewrite --everything`). */
+ * taggable call and on each of its copies in the clones: the stress plan of
+ * the tests (`icpp rewrite --everything`). */
 int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p);
 int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes);
 int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad,
 		      uint32_t parent);
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes);
-int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag);
-/* Sort the tags by site; -1 and err when one site has two. */
+int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag, uint32_t clone);
+/* Sort the tags; -1 and err when one call (or copy) has two. */
 int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen);
-/* The tag of the call at site in a plan whose tags are sorted, or 0. */
-uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site);
+/* The tag of the call at site (clone RW_NONE), or of its copy inside clone
+ * `clone`, in a plan whose tags are sorted, or 0. */
+uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site, uint32_t clone);
+/* What the tag of the copy of the call at site inside clone k hashes in
+ * place of a site (no address has bits 48 and up). */
+static inline uint64_t rw_copy_key(uint64_t site, uint32_t k)
+{
+	return site | (uint64_t)(k + 1) << 48;
+}
 /* The tag of the call at site of the module with build-id id (of the file
  * as trained, before any rewrite): a 64-bit hash, never 0. */
 uint64_t rw_tag(const uint8_t *id, uint32_t idlen, uint64_t site);
@@ -619,7 +637,8 @@ struct rw_note_clone {
 	uint64_t frag_func;          /* ... the original fragment; all three 0: the
 	                              * function has no fragment */
 	uint64_t tag;                /* not 0: site is a call of another module,
-	                              * tested by this tag */
+	                              * tested by this tag (site rw_copy_key(c,
+	                              * J): c's copy in that module's clone J) */
 };
 struct rw_note_entry {
 	uint64_t func;               /* the function entry-wrapped */

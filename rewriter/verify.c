@@ -316,12 +316,21 @@ static uint32_t tramp_at(const struct rw_note *n, uint64_t addr)
 	return RW_NONE;
 }
 
-/* The callsite of another module's call at csa: the one its stub or
- * trampoline serves, when csa is in one. */
+/* What the tag of another module's call at csa hashes: the callsite its
+ * stub or trampoline serves, when csa is in one; for a copy of call c in
+ * that module's clone J, rw_copy_key(c, J) (rewriter.h section 1). */
 static uint64_t tagged_site(const struct rw_orig_id *o, uint64_t csa)
 {
 	uint32_t w = o->note ? tramp_at(o->note, csa) : RW_NONE;
-	return w == RW_NONE ? csa : o->note->wraps[w].site;
+	uint64_t site = w == RW_NONE ? csa : o->note->wraps[w].site;
+	for (uint32_t j = 0; o->note && j < o->note->nclones; j++) {
+		const struct rw_note_clone *c = &o->note->clones[j];
+		if (site - c->addr < c->size)
+			return rw_copy_key(c->func + (site - c->addr), j);
+		if (c->frag_size && site - c->frag_addr < c->frag_size)
+			return rw_copy_key(c->frag_func + (site - c->frag_addr), j);
+	}
+	return site;
 }
 
 /* Is a frame of function func entered through callsite (csm, csa) one that a

@@ -445,7 +445,7 @@ static int emit_stub(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 	put_tag(o, t->tag, !c->slot);
 	uint64_t call = t->addr + (o->n - start);
 	int64_t rel = c->slot ? (int64_t)(c->slot - (call + 6)) : (int64_t)(t->target - (call + 5));
-	int64_t back = (int64_t)(c->insn + c->len - (call + (c->slot ? 11 : 10)));
+	int64_t back = (int64_t)(t->site + 1 - (call + (c->slot ? 11 : 10)));
 	if (rel < INT32_MIN || rel > INT32_MAX || back < INT32_MIN || back > INT32_MAX)
 		return errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " is out of rel32 reach "
 			      "of its target", c->site);
@@ -463,14 +463,15 @@ static int emit_stub(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* A stub for tagged call c calling dest; its entry S, or 0 with err. */
-static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t dest,
-			 uint64_t tag, uint64_t text_vaddr, char *err, size_t errlen)
+/* A stub for tagged call c, or for its copy in a clone at site, calling
+ * dest; its entry S, or 0 with err. */
+static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t site,
+			 uint64_t dest, uint64_t tag, uint64_t text_vaddr, char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
-	*t = (struct tramp){.call = c, .site = c->site, .target = dest, .tag = tag, .stub = true};
+	*t = (struct tramp){.call = c, .site = site, .target = dest, .tag = tag, .stub = true};
 	uint64_t g = place(ps, t, text_vaddr, emit_stub, err, errlen);
 	return g ? g + RW_ENTRY_GUARD : 0;
 }
@@ -638,9 +639,33 @@ static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_c
 	return plan_amount(p->wraps, p->nwraps, c->site);
 }
 
+/* The FDE of stub t for call c: the caller's row at the call, edited as the
+ * caller's padding edits its FDE; for c's copy in a clone, copy_start is
+ * where the clone's copy of c's function (or fragment) begins, and the
+ * clone's FDE there gives the edit (its own padding).  add_stubs made room
+ * for a stub of every tag. */
+static void add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
+			 uint64_t copy_start, const struct tramp *t)
+{
+	uint32_t fde = eh_fde_at(&b->eh, c->insn);
+	struct eh_fde_edit ed = {fde, 0, 0, 0};
+	if (copy_start) {
+		for (uint32_t e = 0; e < ps->ncfdes; e++)
+			if (ps->cfdes[e].start == copy_start && ps->cfdes[e].row_at == UINT64_MAX)
+				ed = ps->cfdes[e].edit;
+	} else {
+		for (uint32_t e = 0; e < ps->nfedits; e++)
+			if (ps->fedits[e].fde == fde)
+				ed = ps->fedits[e];
+	}
+	ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){ed, t->addr, c->insn - b->eh.e[fde].pc_begin,
+						       t->size};
+}
+
 /* Trampolines for the wrapped copies of calls inside clone k (they call what
- * the original calls, or the clone of a chain that takes the copy), and the
- * copies patched to call them or that clone. */
+ * the original calls, or the clone of a chain that takes the copy), stubs
+ * for the tagged ones that are not wrapped (a wrapped copy's trampoline
+ * carries its tag), and the copies patched to call them or that clone. */
 static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		       uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
 {
@@ -650,13 +675,26 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		uint64_t insn = rw_clone_copy_addr(cl, c->insn);
 		uint32_t w = insn ? copy_wrap(p, k, c) : 0;
 		uint32_t chain = insn ? chain_of(b, p, k, c->site) : RW_NONE;
-		if (!w && chain == RW_NONE)
+		uint64_t tag = insn ? rw_plan_tag(p, c->site, k) : 0;
+		if (!w && chain == RW_NONE && !tag)
 			continue;
 		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;
-		uint64_t t = w ? add_tramp(ps, c, c->site + (insn - c->insn), dest, w, 0, text_vaddr,
-					   err, errlen)
-			       : dest;
+		uint64_t site = c->site + (insn - c->insn);
 		uint8_t bytes[16];
+		if (!w && tag) {
+			uint64_t stub = add_stub(ps, c, site, dest, tag, text_vaddr, err, errlen);
+			if (!stub)
+				return -1;
+			add_stub_fde(ps, b, c, c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr,
+				     &ps->t[ps->nt - 1]);
+			memset(bytes, 0xcc, sizeof(bytes));
+			if (x86_encode_jmp(insn, stub, bytes) < 0)
+				return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of "
+					      "rel32 reach of its stub", c->site, k);
+			memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
+			continue;
+		}
+		uint64_t t = w ? add_tramp(ps, c, site, dest, w, tag, text_vaddr, err, errlen) : dest;
 		if (!t)
 			return -1;
 		if (call_to(insn, c->len, t, bytes))
@@ -669,8 +707,7 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 
 /* The stubs of the tagged calls that are not wrapped (a wrapped one's
  * trampoline carries its tag), the jumps at the calls into them, and their
- * FDEs: the caller's row at the call, edited as the caller's padding edits
- * its FDE. */
+ * FDEs (add_stub_fde); room in ps->cfdes for the copies' too. */
 static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
 		     uint64_t text_vaddr, char *err, size_t errlen)
 {
@@ -680,22 +717,15 @@ static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const str
 	ps->cfdes = v;
 	for (uint32_t i = 0; i < p->ntags; i++) {
 		uint64_t site = p->tags[i].site;
-		if (plan_amount(p->wraps, p->nwraps, site))
-			continue;
+		if (p->tags[i].clone != RW_NONE || plan_amount(p->wraps, p->nwraps, site))
+			continue;        /* a copy's: wrap_copies */
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = redirect_of(b, p, site);
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
-		uint64_t stub = add_stub(ps, c, dest, p->tags[i].tag, text_vaddr, err, errlen);
+		uint64_t stub = add_stub(ps, c, site, dest, p->tags[i].tag, text_vaddr, err, errlen);
 		if (!stub)
 			return -1;
-		const struct tramp *t = &ps->t[ps->nt - 1];
-		uint32_t fde = eh_fde_at(&b->eh, c->insn);
-		struct eh_fde_edit ed = {fde, 0, 0, 0};
-		for (uint32_t e = 0; e < ps->nfedits; e++)
-			if (ps->fedits[e].fde == fde)
-				ed = ps->fedits[e];
-		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){ed, t->addr,
-							       c->insn - b->eh.e[fde].pc_begin, t->size};
+		add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1]);
 		uint8_t bytes[16];
 		memset(bytes, 0xcc, sizeof(bytes));
 		if (x86_encode_jmp(c->insn, stub, bytes) < 0)
@@ -745,7 +775,7 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
-		uint64_t tag = rw_plan_tag(p, site);
+		uint64_t tag = rw_plan_tag(p, site, RW_NONE);
 		if (!wrap && (p->clones[k].parent != RW_NONE || plan_amount(p->wraps, p->nwraps, site) ||
 			      rw_plan_dispatched(b, &p->clones[k]) || tag))
 			continue;        /* a chain's (wrap_copies), done with its wrap,
@@ -782,8 +812,11 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		else if (ps->t[i].func)     /* no name: its address, as clones' copies */
 			snprintf(n->name, sizeof(n->name), "__icpp_%s_0x%" PRIx64,
 				 ps->t[i].bytes ? "entry" : "dispatch", ps->t[i].func);
-		else
+		else if (ps->t[i].site < text_vaddr)
 			snprintf(n->name, sizeof(n->name), "__icpp_%s_%" PRIx64,
+				 ps->t[i].stub ? "tag" : "wrap", ps->t[i].site);
+		else    /* a copy's, in new code: as long in both passes (final_code) */
+			snprintf(n->name, sizeof(n->name), "__icpp_%s_%016" PRIx64,
 				 ps->t[i].stub ? "tag" : "wrap", ps->t[i].site);
 		n->addr = ps->t[i].addr;
 		n->size = ps->t[i].size;
@@ -1238,10 +1271,21 @@ static int final_code(struct writer *w)
 		return errmsg(w->err, w->errlen, "internal error: new sections changed size between passes");
 	if (w->tsec != SIZE_MAX && w->ps.nsyms) {
 		Elf64_Sym *sy = own_copy(&w->o.s[w->tsec]);
-		if (!sy)
+		char *names = own_copy(&w->o.s[w->strtab_idx]);
+		if (!sy || !names)
 			return w_oom(w);
-		for (uint32_t i = 0; i < w->ps.nsyms; i++)
+		for (uint32_t i = 0; i < w->ps.nsyms; i++) {
+			/* a name with an address in new code (a copy's stub or
+			 * trampoline: training finds a stub's caller by it) was
+			 * written by the first pass */
+			const char *name = w->ps.syms[i].name;
+			size_t len = strlen(name), at = sy[w->tfirst + i].st_name;
+			if (at + len >= w->o.s[w->strtab_idx].size || strlen(names + at) != len)
+				return errmsg(w->err, w->errlen, "internal error: symbol %s changed between "
+					      "passes", name);
+			memcpy(names + at, name, len);
 			sy[w->tfirst + i].st_value = w->ps.syms[i].addr;
+		}
 	}
 	return 0;
 }

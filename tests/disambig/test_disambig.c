@@ -517,6 +517,37 @@ static void test_chain_dispatch(void)
 	da_problem_free(p);
 }
 
+/* chain_problem with L in another module (libc's pthread_getspecific under
+ * libtcl's allocator): the chain's clone of L takes the copy of h->l inside
+ * H's clone by a dispatch that tests a tag of the copy's own (section 2),
+ * when h->l is taggable and L reads tags; its code counts the copy's stub. */
+static void test_chain_tagged(void)
+{
+	for (int v = 0; v < 2; v++) {
+		struct chain_fx x;
+		struct da_problem *p = chain_problem(1, &x);
+		uint32_t L = x.L, hl = x.hl[0], la = x.la[0], lb = x.lb[0];
+		p->funcs[L].module = 1;
+		p->funcs[L].dispatch = p->funcs[L].reads_tags = true;
+		p->callsites[hl].redirectable = false;
+		p->callsites[hl].taggable = v;
+		struct da_options o;
+		chain_opts(&o);
+		struct da_classification c;
+		CHECK(da_classify(p, &o, la, lb, &c) == 0);
+		if (!v) {        /* no tag: nothing takes the copy, nothing renames L */
+			CHECK_EQ_INT(c.left, DA_LEFT_BLOCKED);
+			da_problem_free(p);
+			continue;
+		}
+		struct da_result r;
+		solve_chain(p, &x, &r);
+		CHECK_EQ_INT(r.code_bytes, 64 + 64 + DA_DISPATCH_CODE_BYTES + DA_TAG_CODE_BYTES);
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+}
+
 /* chain_problem with H calling L from two places: each path to L has two nodes,
  * one per call, and is precise only when both are.  A chain clone of L for
  * one copy in H's clone gains nothing alone; with its sibling, the copy of
@@ -2096,6 +2127,7 @@ int main(int argc, char **argv)
 	test_stack_cap();
 	test_unsolved_elsewhere();
 	test_tagged_dispatch();
+	test_chain_tagged();
 	test_crowded();
 	test_clone_crowded();
 	test_clone_limits();

@@ -17,6 +17,9 @@
 #    library's the tag (a hand-made plan);
 #  - ten tagged calls of one function, each taken by a clone of its own:
 #    the library's dispatch searches ten tags (a hand-made plan);
+#  - a chain across modules: the copy of a call inside a clone of the
+#    program's function carries a tag of its own, by a stub or by its
+#    trampoline, which a clone's dispatch in the library tests (hand-made);
 #  - the library rewritten without the program is refused (the call's
 #    module must be rewritten too);
 #  - a program without a build-id gets no tag (a tag names its module by
@@ -141,6 +144,56 @@ for off in $offs; do
 	want="fx_tag_leaf __icpp_clone_${k}_fx_tag_leaf "
 	[ "$got" = "$want" ] || fail "ten tags: the call at fx_tag_many+$off enters '$got', not $want"
 	k=$((k + 1))
+done
+
+# a chain across modules: a clone of fx_a for fx_b's call, and a clone of
+# the leaf for the copy, inside fx_a's clone, of fx_a's call of the leaf.
+# The program tags the copy (its own stub, or its trampoline when the copy
+# is wrapped) and the library's dispatch tests that tag
+pa=$(nm "$p" | awk '$3 == "fx_a" { print "0x" $1 }')
+pb=$(nm "$p" | awk '$3 == "fx_b" { print "0x" $1 }')
+read -r boff aoff <<< "$("$icpp" paths --callsites map.icpp |
+	sed -n 's/.* > fx_b+\(0x[0-9a-f]*\) > fx_a+\(0x[0-9a-f]*\) > fx_tag_leaf$/\1 \2/p' | head -1)"
+[ -n "$pa" ] && [ -n "$pb" ] && [ -n "$aoff" ] || fail "chain across modules: no fx_b > fx_a > leaf in the map"
+ba=$(printf '%#x' $((pb + boff))) al=$(printf '%#x' $((pa + aoff)))
+# big: the program with a large section that is not loaded, so that its
+# new code lands above the address the first pass of the rewrite assumed
+# (the stub's name, which gives training its caller, must have the final one)
+head -c 200000 /dev/zero > pad.bin
+objcopy --add-section .icpp_test_pad=pad.bin --set-section-flags .icpp_test_pad=noload,readonly \
+	"$p" big || fail "objcopy"
+for v in 0 64 big; do
+	wrapped=${v/big/0} in=$p
+	[ $v = big ] && in=./big
+	{
+		awk '$1 == "clone" || $1 == "end" { exit } { print }' tag.plan
+		echo "clone 0 $pm $pa $pm $ba 0"
+		echo "clone 1 $lm $lleaf $pm $al 0 in 0"
+		[ $wrapped = 0 ] && echo "end 2" || { echo "clone-wrap 0 $pm $al $wrapped"; echo "end 3"; }
+	} > cross$v.plan
+	o=rwx$v
+	"$icpp" rewrite "$in" -m map.icpp -o $o --lib "$l" --plan cross$v.plan > $o.log 2>&1 ||
+		fail "rewrite --plan (chain across modules, $v): $(tail -1 $o.log)"
+	grep -q "^icpp rewrite: $o: .* 1 functions cloned (0 by dispatch), 1 calls tagged," $o.log &&
+		grep -q "^icpp rewrite: $o.libs/$ln: .* 1 functions cloned (1 by dispatch)" $o.log ||
+		fail "chain across modules, $v: $(grep 'functions cloned' $o.log)"
+	stub=$(nm $o | sed -n 's/.* t __icpp_tag_\([0-9a-f]*\)$/\1/p')
+	clone=$(nm -S $o | awk '$4 == "__icpp_clone_0_fx_a" { print $1, $2 }')
+	if [ $wrapped = 0 ]; then
+		[ -n "$stub" ] && [ $((0x$stub)) -ge $((0x${clone% *})) ] &&
+			[ $((0x$stub)) -lt $((0x${clone% *} + 0x${clone#* })) ] ||
+			fail "chain across modules, $v: the stub __icpp_tag_$stub names no call in fx_a's clone ($clone)"
+	else
+		[ -z "$stub" ] || fail "chain across modules, $v: a stub beside the trampoline"
+	fi
+	LD_LIBRARY_PATH=$o.libs ./$o > $o.out && cmp -s orig.out $o.out ||
+		fail "chain across modules, $v: the output"
+	LD_LIBRARY_PATH=$o.libs "$icpp" verify $o > /dev/null 2> $o.verify ||
+		fail "verify (chain across modules, $v): $(tail -3 $o.verify)"
+	grep -q " 0 at another height, 0 not predicted; 0 predicted paths not taken" $o.verify ||
+		fail "chain across modules, $v: $(grep observed $o.verify)"
+	"$icpp" paths $o.icpp | grep -q "fx_b > __icpp_clone_0_fx_a > __icpp_clone_0_fx_tag_leaf$" ||
+		fail "chain across modules, $v: the leaf's clone is not predicted below fx_a's"
 done
 
 # the library alone cannot tag the program's call

@@ -187,11 +187,21 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK(!call(b, "fx_data", "fx_leaf")->taggable);
 	struct rw_plan tp = {0};
 	char terr[512];
-	CHECK_EQ_INT(rw_plan_add_tag(&tp, call(b, "fx_calls", NULL)->site, 1), 0);
+	CHECK_EQ_INT(rw_plan_add_tag(&tp, call(b, "fx_calls", NULL)->site, 1, RW_NONE), 0);
 	CHECK(rw_plan_check(b, &tp, terr, sizeof(terr)) < 0);
 	CHECK(strstr(terr, "cannot be tagged") != NULL);
 	tp.tags[0].site = call(b, "fx_calls", "fx_sp")->site;
 	CHECK_EQ_INT(rw_plan_check(b, &tp, terr, sizeof(terr)), 0);
+	/* the copy of a call in a clone: of the function that makes it */
+	tp.tags[0].clone = 0;
+	CHECK(rw_plan_check(b, &tp, terr, sizeof(terr)) < 0);       /* no clone 0 */
+	CHECK_EQ_INT(rw_plan_add_clone(&tp, func(b, "fx_leaf")->addr, 0, 0, RW_NONE), 0);
+	CHECK(rw_plan_check(b, &tp, terr, sizeof(terr)) < 0);
+	CHECK(strstr(terr, "does not copy that call") != NULL);
+	tp.clones[0].func = func(b, "fx_calls")->addr;
+	terr[0] = 0;
+	rw_plan_check(b, &tp, terr, sizeof(terr));
+	CHECK(!strstr(terr, "does not copy that call"));
 	rw_plan_free(&tp);
 
 	struct rw_summary s;
@@ -661,7 +671,7 @@ static void check_tagged_trampoline(const char *dir, struct rw_binary *b)
 	struct rw_plan p = {0};
 	const uint64_t tag = 0x8877665544332211ull;
 	CHECK_EQ_INT(rw_plan_add(&p, true, c->site, 16), 0);
-	CHECK_EQ_INT(rw_plan_add_tag(&p, c->site, tag), 0);
+	CHECK_EQ_INT(rw_plan_add_tag(&p, c->site, tag, RW_NONE), 0);
 	struct rw_write_stats st;
 	int r = rw_write(b, &p, out, &st, err, sizeof(err));
 	if (r)
@@ -757,6 +767,20 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	CHECK(text && strstr(text, "clone 0x20 0x5010 16 tag 0xabc\ntag 0x30 0x1\ntag 0x40 0x2\n"));
 	free(text);
 	rw_plan_free(&p);
+	/* a tag on a copy in a clone (a chain across modules): sorted after the
+	 * other copies' of the site, the call's own last */
+	const char *copies = "icpp-plan 1\nclone 0x20 0x10 0\nclone 0x20 0x14 0\n"
+			     "tag 0x24 0x3\ntag 0x24 0x2 in 1\ntag 0x24 0x1 in 0\n";
+	CHECK_EQ_INT(rw_plan_parse(copies, strlen(copies), &p, err, sizeof(err)), 0);
+	CHECK(p.ntags == 3 && p.tags[0].clone == 0 && p.tags[1].clone == 1 &&
+	      p.tags[2].clone == RW_NONE);
+	CHECK(rw_plan_tag(&p, 0x24, 1) == 2 && rw_plan_tag(&p, 0x24, RW_NONE) == 3 &&
+	      !rw_plan_tag(&p, 0x25, 0));
+	text = rw_plan_format(&p, NULL);
+	CHECK(text && strstr(text, "tag 0x24 0x1 in 0\ntag 0x24 0x2 in 1\ntag 0x24 0x3\n"));
+	free(text);
+	rw_plan_free(&p);
+	CHECK(rw_copy_key(0x24, 0) != rw_copy_key(0x24, 1) && rw_copy_key(0x24, 0) != 0x24);
 	/* the same site's tag is rw_tag's; another site or module, another tag */
 	static const uint8_t id1[] = {1, 2, 3}, id2[] = {1, 2, 4};
 	CHECK(rw_tag(id1, 3, 0x10) == rw_tag(id1, 3, 0x10) && rw_tag(id1, 3, 0x10) != 0);
@@ -772,6 +796,9 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 		"icpp-plan 1\ntag 0x10\n",
 		"icpp-plan 1\ntag 0x10 0x0\n",
 		"icpp-plan 1\ntag 0x10 0x1\ntag 0x10 0x2\n",    /* one site twice */
+		"icpp-plan 1\ntag 0x10 0x1 in 0\n",             /* no clone 0 */
+		"icpp-plan 1\nclone 0x20 0x10 0\ntag 0x24 0x1 in 0\ntag 0x24 0x2 in 0\n",
+		"icpp-plan 1\nclone 0x20 0x10 0\ntag 0x24 0x1 in 0 2\n",
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		CHECK_EQ_INT(rw_plan_parse(refused[i], strlen(refused[i]), &p, err, sizeof(err)), -1);
