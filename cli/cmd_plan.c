@@ -351,7 +351,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 			break;
 		case 'B':
 			if (a->nbin == REWRITE_MAX_BINARIES) {
-				cli_error("plan", "at most %d --binary", REWRITE_MAX_BINARIES);
+				cli_error("plan", "at most %d --binary: name the libraries whose paths matter "
+					  "(icpp stats MAP --module LIB shows a library's)",
+					  REWRITE_MAX_BINARIES);
 				return 2;
 			}
 			a->binaries[a->nbin++] = optarg;

@@ -560,7 +560,9 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 			break;
 		case 'L':
 			if (R->nt == REWRITE_MAX_BINARIES) {
-				cli_error("rewrite", "at most %d --lib", REWRITE_MAX_BINARIES - 1);
+				cli_error("rewrite", "at most %d --lib: name the libraries whose paths matter "
+					  "(icpp stats MAP --module LIB shows a library's)",
+					  REWRITE_MAX_BINARIES - 1);
 				return 2;
 			}
 			if (parse_lib(optarg, &R->t[R->nt++]) < 0) {

@@ -15,7 +15,7 @@
 #include "pathmap/pathmap.h"
 #include "rewriter/rewriter.h"
 
-#define REWRITE_MAX_BINARIES 16
+#define REWRITE_MAX_BINARIES 64
 
 struct rewrite_target {
 	struct rw_binary *b;            /* the caller's, analysed */

@@ -38,6 +38,10 @@ expect 1 "train first" rewrite "$fx" -m missing.icpp -o out.rw
 expect 2 "expected one program" rewrite
 expect 2 "unknown option" rewrite --bogus "$fx"
 expect 2 "--searches wants a count from 1 to 64" rewrite --searches 0 "$fx"
+libs=() bins=()
+for i in $(seq 64); do libs+=(--lib "$fx"); bins+=(--binary "$fx"); done
+expect 2 "at most 63 --lib: name the libraries whose paths matter" rewrite "$fx" "${libs[@]}" -o out.rw
+expect 2 "at most 64 --binary" plan "${bins[@]}" --binary "$fx" -o out.rw x.icpp
 cp "$fx" fx
 expect 1 "never modifies its input" rewrite fx -m x.icpp -o fx
 # the program's dynamic loader: the kernel maps it, not LD_LIBRARY_PATH
