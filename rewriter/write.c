@@ -1102,11 +1102,14 @@ static int copy_sections(struct writer *w)
 }
 
 /* The trampolines, clones and unwind tables for code at text_vaddr, the
- * tables at frame_va and hdr_va. */
+ * tables at frame_va and hdr_va (0: both on the page after the code, as a
+ * guess for the first pass). */
 static int make_code(struct writer *w, uint64_t text_vaddr, uint64_t frame_va, uint64_t hdr_va)
 {
 	if (apply_plan(w->b, w->p, text_vaddr, &w->ps, w->err, w->errlen))
 		return -1;
+	if (!frame_va)
+		frame_va = hdr_va = align_up(text_vaddr + w->ps.text.n, PAGE);
 	struct eh_newfde *nf = calloc(w->ps.nt ? w->ps.nt : 1, sizeof(*nf));
 	if (!nf)
 		return w_oom(w);
@@ -1128,7 +1131,9 @@ static int size_new_sections(struct writer *w)
 	w->frame_idx = w->nold + w->text;
 	w->hdr_idx = w->frame_idx + 1;
 	w->note_idx = w->hdr_idx + 1;
-	if (make_code(w, w->vmax, w->vmax, w->vmax) < 0)
+	/* the tables apart from the code: an FDE's pc-relative pointer to a
+	 * clone must not land on its own field (null to libgcc, refused) */
+	if (make_code(w, w->vmax, 0, 0) < 0)
 		return -1;
 	w->text_size = w->ps.text.n;
 	w->frame_size = w->frame.n;
