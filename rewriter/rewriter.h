@@ -315,7 +315,7 @@
 #define RW_MAX_COPY 128            /* stack-argument bytes a trampoline copies at most */
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
-#define RW_MAX_DISPATCH 32         /* dispatched clones per function */
+#define RW_MAX_DISPATCH 128        /* dispatched clones per function */
 #define RW_NOTE_VERSION 6          /* its layout (2: clone table, 3: entry wrappers,
                                     * 4: which clones dispatch, 5: the clones'
                                     * copies of fragments, 6: tags) */

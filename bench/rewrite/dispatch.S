@@ -1,7 +1,9 @@
 /* dispatch.S: the run-time cost of clones by dispatch (bench/rewrite/dispatch.py).
  *
  *   dispatch N     calls bench_work N times from the hot callsite, then once
- *                  from each of the cold callsites bench_site_1 .. _32
+ *                  from each of the cold callsites bench_site_1 .. _129 (the
+ *                  129th: one more than a dispatch may test, for
+ *                  tests/rewrite/run_dispatch_many.sh)
  *
  * Every call is indirect, as the calls a dispatch serves are.  The plans of
  * dispatch.py clone bench_work for K of the cold callsites: its entry then
@@ -94,7 +96,10 @@ main:
 	add %rax, %r12
 	dec %r13
 	jnz 2b
-3:	.irp k, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32
+3:	.irp k, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64
+	cold_site \k
+	.endr
+	.irp k, 65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99,100,101,102,103,104,105,106,107,108,109,110,111,112,113,114,115,116,117,118,119,120,121,122,123,124,125,126,127,128,129
 	cold_site \k
 	.endr
 	mov %r12, %rsi

@@ -3,12 +3,12 @@
     python3 bench/rewrite/dispatch.py [BUILD_DIR]      (N=runs per variant, CALLS=hot calls)
 
 bench/rewrite/dispatch.S calls bench_work CALLS times from a hot indirect
-callsite and once from each of 32 cold ones.  For K = 1, 2, 4, 8, 16, 32 a
+callsite and once from each of 129 cold ones.  For K = 1, 2, 4, 8, 16, 32, 128 a
 plan written here clones bench_work for the first K cold callsites: every call
 then runs the search over K return addresses at bench_work's entry
 (rewriter.h section 1), and the hot call matches none of them.  The same with
 bench_work in a library and the program's cold calls tagged (rewriter.h
-section 1, Tagged calls; K = 1, 8, 32): every call runs the page check, a
+section 1, Tagged calls; K = 1, 8, 32, 128): every call runs the page check, a
 read below the return address and the search over K tags' low halves.  One interleaved run times the original, a byte copy of it
 (A/A: the noise floor), the K rewrites, the two-module original and its
 tagged rewrites; reports the ratio to the original (of its kind) and the cost
@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import ICPP, ROOT, RUNS, interleaved, run  # noqa: E402
 
 CALLS = int(os.environ.get("CALLS", "200000000"))
-KS = (1, 2, 4, 8, 16, 32)
-TAG_KS = (1, 8, 32)
+KS = (1, 2, 4, 8, 16, 32, 128)
+TAG_KS = (1, 8, 32, 128)
 
 
 def symbols(prog):
