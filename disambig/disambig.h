@@ -300,7 +300,9 @@
  *     with).  A chain may continue through an indirect call (or a call
  *     of a function that tail-calls the next) by a dispatch on the copy's
  *     return address (twelve seeds, % of all paths: sqlite3 95.82 ->
- *     96.37, python3 95.12 -> 95.15).
+ *     96.37, python3 95.12 -> 95.15), and into another module by a
+ *     dispatch on the copy's tag (seeds 1-3, % of reducible paths: tcl
+ *     89.3 -> 94.3, and 99.6 with 128 tests a function instead of 32).
  *     The pass runs again after the construction (until 0.3 of the
  *     budget), after each half of the annealing (1, until 0.4 and
  *     0.55), after the greedy paddings (2, until 0.72) and at 0.85 (c
