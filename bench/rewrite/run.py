@@ -57,6 +57,9 @@ def workloads(work):
     subprocess.run(gcc + ["-o", "callheavy-nofp"], cwd=work, check=True)
     shutil.copy(os.path.join(ROOT, "bench/train/bench.lua"), work)
     shutil.copy(os.path.join(ROOT, "bench/disambig/workloads/work.py"), work)
+    shutil.copy(os.path.join(ROOT, "bench/disambig/workloads/work.tcl"), work)
+    tcl_libs = [l for l in ("/lib/x86_64-linux-gnu/libtcl8.6.so", "/lib/x86_64-linux-gnu/libc.so.6")
+                if os.path.exists(l)]
     python = "/usr/bin/python3.11"
     json_mod = subprocess.run([python, "-c", "import _json; print(_json.__file__)"],
                               capture_output=True, text=True).stdout.strip() if os.path.exists(python) else ""
@@ -78,6 +81,8 @@ def workloads(work):
                                             os.path.join(ROOT, "rewriter/write.c")], False),
         "python3.11 work.py (_json rewritten with it)": (python, ["{P}", "work.py"], False,
                                                           ([json_mod], "PYTHONPATH")),
+        "tclsh8.6 work.tcl (libtcl and libc rewritten with it)": (
+            "/usr/bin/tclsh8.6", ["{P}", "work.tcl"], False, (tcl_libs, "LD_LIBRARY_PATH")),
     }
     return {k: v if len(v) == 4 else v + (([], None),) for k, v in w.items() if os.path.exists(v[0])}
 
@@ -105,7 +110,7 @@ def main():
             tag = re.sub(r"[^a-z0-9]+", "-", name.lower())[:20]
             d = os.path.join(work, tag)
             os.makedirs(d)
-            for f in ("bench.lua", "data", "work.py"):
+            for f in ("bench.lua", "data", "work.py", "work.tcl"):
                 os.link(os.path.join(work, f), os.path.join(d, f))   # zstd skips symlinks
             base = os.path.basename(target)
             variants, libs_dirs = {}, {}
