@@ -58,6 +58,9 @@ static const char usage_text[] =
 	"  --code-per-path BYTES  as icpp plan (default 128; 0: code is free)\n"
 	"  --no-wrap              no callsite wrappers\n"
 	"  --no-clone             no clones\n"
+	"  --no-dispatch          clones take direct calls only: no function tests\n"
+	"                         its return address or a tag at entry (the run-time\n"
+	"                         cost of a clone of a hot function)\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
 	"                         as icpp plan\n"
 	"  -q, --quiet            no progress or summary on stderr\n"
@@ -529,6 +532,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		{"code-per-path", required_argument, NULL, 'k'},
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
+		{"no-dispatch", no_argument, NULL, 'D'},
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
@@ -596,6 +600,9 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 			break;
 		case 'C':
 			o->allow_clone = false;
+			break;
+		case 'D':
+			R->cap.dispatch = false;
 			break;
 		case 'p':
 		case 'w':

@@ -7,6 +7,7 @@
 #    in the program; the pair runs with the same output and verifies with
 #    every path precise (training of the pair sees the stub as its caller's
 #    frame, rw_collapse drops the frame the dispatch hands on);
+#  - with --no-dispatch no clone takes the call, and the collision stays;
 #  - gdb (when installed) unwinds from the clone through the stub to main;
 #  - the same plan with the tagged call wrapped: the trampoline carries the
 #    tag, and the pair verifies again;
@@ -47,6 +48,13 @@ cmp -s orig.out rw.out || fail "the rewritten pair's output differs"
 LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "verify: $(tail -3 verify.log)"
 grep -q " 0 at another height, 0 not predicted" verify.log || fail "$(grep observed verify.log)"
 grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log || fail "$(grep precise verify.log)"
+
+# without dispatch no clone takes another module's call: the pair stays
+"$icpp" rewrite "$p" -m map.icpp -o rwnd --lib "$l" --no-wrap --no-dispatch > rwnd.log 2>&1 ||
+	fail "rewrite --no-dispatch: $(tail -1 rwnd.log)"
+grep "functions cloned" rwnd.log | grep -qv "(0 by dispatch)" && fail "--no-dispatch: $(grep cloned rwnd.log)"
+grep -q "^icpp rewrite: precise paths .* -> 100.0% predicted" rwnd.log &&
+	fail "--no-dispatch: every path precise: $(grep 'precise paths' rwnd.log)"
 
 for x in rw "rw.libs/$ln"; do
 	"$t_report" "$PWD/$x" "$PWD" > "report.$(basename "$x").log" 2>&1 ||
