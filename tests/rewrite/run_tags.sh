@@ -20,7 +20,8 @@
 #    the library's dispatch searches ten tags (a hand-made plan);
 #  - a chain across modules: the copy of a call inside a clone of the
 #    program's function carries a tag of its own, by a stub or by its
-#    trampoline, which a clone's dispatch in the library tests (hand-made);
+#    trampoline, which a clone's dispatch in the library tests (hand-made),
+#    and icpp report charges a sample in the copy's stub to the clone;
 #  - the library rewritten without the program is refused (the call's
 #    module must be rewritten too);
 #  - a program without a build-id gets no tag (a tag names its module by
@@ -202,6 +203,11 @@ for v in 0 64 big; do
 		fail "chain across modules, $v: $(grep observed $o.verify)"
 	"$icpp" paths $o.icpp | grep -q "fx_b > __icpp_clone_0_fx_a > __icpp_clone_0_fx_tag_leaf$" ||
 		fail "chain across modules, $v: the leaf's clone is not predicted below fx_a's"
+	# icpp report charges a sample in the copy's stub to fx_a's clone
+	if [ $wrapped = 0 ]; then
+		"$t_report" "$PWD/$o" "$PWD" > report.$o.log 2>&1 ||
+			fail "t_report_tags $o: $(tail -3 report.$o.log)"
+	fi
 done
 
 # the library alone cannot tag the program's call
