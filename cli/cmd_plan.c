@@ -164,8 +164,8 @@ static void report_stack(struct pathmap *pm, const struct da_result *r)
 }
 
 /* What the plan changes, and what the search did. */
-static void report_plan(const struct da_result *r, const struct da_pm_plan *pp, bool solved,
-			double code_weight)
+static void report_plan(const struct da_problem *p, const struct da_result *r,
+			const struct da_pm_plan *pp, bool solved, struct weights w, double code_weight)
 {
 	uint32_t chains = 0;
 	for (uint32_t k = 0; k < pp->nclones; k++)
@@ -175,6 +175,13 @@ static void report_plan(const struct da_result *r, const struct da_pm_plan *pp, 
 	if (chains)
 		printf(" (%" PRIu32 " in chains)", chains);
 	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
+	uint32_t ndispatch;
+	double share = da_dispatch_share(p, &r->plan, &ndispatch);
+	if (ndispatch)
+		printf("  %" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the %s run "
+		       "%s tests at entry (--no-dispatch for none)\n", ndispatch,
+		       ndispatch > 1 ? "s" : "", ndispatch > 1 ? "" : "s", 100.0 * share, w.unit,
+		       ndispatch > 1 ? "their" : "its");
 	if (solved) {
 		printf("solver: %.2f s, %" PRIu32 " search%s (the plan of search %" PRIu32 "), %" PRIu64
 		       " moves tried, %" PRIu64 " kept\n", r->stats.seconds, r->stats.searches,
@@ -264,7 +271,7 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 {
 	report_precision(p, r, w);
 	report_stack(pm, r);
-	report_plan(r, pp, solved, code_weight);
+	report_plan(p, r, pp, solved, w, code_weight);
 	report_left(pm, p, r, top, w, code_weight);
 }
 

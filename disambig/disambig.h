@@ -584,6 +584,15 @@ void da_plan_free(struct da_plan *plan);
 int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *err,
 		  size_t errlen);
 
+/* The run-time side of clones by dispatch (section 2, "Dispatch"), which
+ * section 3's costs leave out: every entry of a function that takes one
+ * runs its tests.  The functions that do (*nfuncs) and the share of the
+ * problem's weight that their nodes hold (0 to 1): with training's entries
+ * as weights, the share of the calls that run a dispatch (tclsh8.6 with
+ * libtcl and libc: libc's pthread_getspecific alone takes 7.9%, and its 73
+ * tag tests cost 5% of the rewritten program's time). */
+double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs);
+
 /* Heights and CIDs under a plan, from scratch (section 2): height[i] and
  * inst[i] for every node (inst: the function index, nfuncs + clone index, or
  * nfuncs + nclones + clone index for the fragment of a clone; the same in

@@ -991,6 +991,29 @@ oom:
 
 /* ---------------------------------------------------------------- costs */
 
+double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs)
+{
+	bool *dispatches = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*dispatches));
+	*nfuncs = 0;
+	if (!dispatches)
+		return 0;
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		uint32_t f = plan->clones[k].func;
+		if (!dispatches[f] && da_dispatched(p, plan->clones[k].callsite, f)) {
+			dispatches[f] = true;
+			(*nfuncs)++;
+		}
+	}
+	uint64_t total = 0, in = 0;
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		total += p->nodes[i].weight;
+		if (dispatches[p->nodes[i].func])
+			in += p->nodes[i].weight;
+	}
+	free(dispatches);
+	return total ? (double)in / (double)total : 0;
+}
+
 uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite)
 {
 	uint64_t b = p->funcs[func].code_bytes ? p->funcs[func].code_bytes : DA_CLONE_DEFAULT_BYTES;

@@ -926,12 +926,23 @@ static void test_tagged_dispatch(void)
 		uint32_t y = path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]},
 				  size, 16, 1);
 		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		uint32_t ndispatch;
+		double share = da_dispatch_share(p, &r.plan, &ndispatch);
 		if (taggable && reads) {
 			CHECK_EQ_INT(r.nleft, 0);
 			CHECK_EQ_INT(r.plan.nclones, 1);
 			CHECK(r.inst[x] != r.inst[y]);
 			CHECK_EQ_INT(r.code_bytes, 112 + DA_DISPATCH_CODE_BYTES + DA_TAG_CODE_BYTES);
+			/* every entry of D runs the dispatch: D's share of the weight */
+			uint64_t all = 0, d = 0;
+			for (uint32_t i = 0; i < p->nnodes; i++) {
+				all += p->nodes[i].weight;
+				d += p->nodes[i].func == D ? p->nodes[i].weight : 0;
+			}
+			CHECK_EQ_INT(ndispatch, 1);
+			CHECK(d && share == (double)d / (double)all);
 		} else {
+			CHECK(ndispatch == 0 && share == 0);
 			CHECK_EQ_INT(r.nleft, 1);
 			CHECK_EQ_INT(r.plan.nclones, 0);
 			CHECK_EQ_INT(r.left[0].why.left, DA_LEFT_BLOCKED);   /* nothing else can */

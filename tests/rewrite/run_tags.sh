@@ -43,6 +43,8 @@ grep -q "^icpp rewrite: rw.libs/$ln: .* 1 functions cloned (1 by dispatch" rewri
 grep -q "^icpp rewrite: rw: .*, 1 calls tagged," rewrite.log ||
 	fail "no call of the program tagged: $(grep 'functions cloned' rewrite.log)"
 nm rw | grep -q " t __icpp_tag_" || fail "no stub in the program"
+grep -q "^icpp rewrite: 1 function takes clones by dispatch: [0-9.]*% of the entries run its tests" rewrite.log ||
+	fail "no share of the calls that run a dispatch: $(grep dispatch rewrite.log)"
 nm "rw.libs/$ln" | grep -q " t __icpp_dispatch_fx_tag_leaf$" || fail "no dispatch in the library"
 LD_LIBRARY_PATH=rw.libs ./rw > rw.out || fail "the rewritten pair fails"
 cmp -s orig.out rw.out || fail "the rewritten pair's output differs"
@@ -54,6 +56,7 @@ grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log || fail "$
 "$icpp" rewrite "$p" -m map.icpp -o rwnd --lib "$l" --no-wrap --no-dispatch > rwnd.log 2>&1 ||
 	fail "rewrite --no-dispatch: $(tail -1 rwnd.log)"
 grep "functions cloned" rwnd.log | grep -qv "(0 by dispatch)" && fail "--no-dispatch: $(grep cloned rwnd.log)"
+grep -q "clones by dispatch:" rwnd.log && fail "--no-dispatch: $(grep 'by dispatch:' rwnd.log)"
 grep -q "^icpp rewrite: precise paths .* -> 100.0% predicted" rwnd.log &&
 	fail "--no-dispatch: every path precise: $(grep 'precise paths' rwnd.log)"
 
@@ -72,6 +75,8 @@ fi
 # the tagged call wrapped too: its trampoline carries the tag
 "$icpp" plan map.icpp --binary "$p" --binary "$l" --no-wrap -o tag.plan > plan.log 2>&1 ||
 	fail "plan: $(tail -1 plan.log)"
+grep -q "^  1 function takes clones by dispatch: [0-9.]*% of the entries run its tests" plan.log ||
+	fail "plan: no share of the calls that run a dispatch: $(grep dispatch plan.log)"
 read -r km site <<< "$(awk '$1 == "clone" && $3 != $5 {print $5, $6}' tag.plan)"
 [ -n "$site" ] || fail "the plan has no clone for a call of another module: $(grep clone tag.plan)"
 awk -v km="$km" -v site="$site" '$1 == "end" {print "wrap", km, site, 64; print "end", $2 + 1; next} {print}' \
