@@ -69,6 +69,17 @@ static void search_progress(void *cmd, const struct da_search_done *d)
 		d->best + 1, cli_pct(d->best_precise_paths, d->paths, 100.0));
 }
 
+void cli_print_dispatch_share(FILE *out, const char *prefix, const struct da_problem *p,
+			      const struct da_plan *plan, const char *unit)
+{
+	uint32_t n;
+	double share = da_dispatch_share(p, plan, &n);
+	if (n)
+		fprintf(out, "%s%" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the %s run "
+			"%s tests at entry (--no-dispatch for none)\n", prefix, n, n > 1 ? "s" : "",
+			n > 1 ? "" : "s", 100.0 * share, unit, n > 1 ? "their" : "its");
+}
+
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o)
 {
 	fprintf(stderr, "icpp %s: %" PRIu32 " nodes, %" PRIu32 " functions, %" PRIu32

@@ -175,13 +175,7 @@ static void report_plan(const struct da_problem *p, const struct da_result *r,
 	if (chains)
 		printf(" (%" PRIu32 " in chains)", chains);
 	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
-	uint32_t ndispatch;
-	double share = da_dispatch_share(p, &r->plan, &ndispatch);
-	if (ndispatch)
-		printf("  %" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the %s run "
-		       "%s tests at entry (--no-dispatch for none)\n", ndispatch,
-		       ndispatch > 1 ? "s" : "", ndispatch > 1 ? "" : "s", 100.0 * share, w.unit,
-		       ndispatch > 1 ? "their" : "its");
+	cli_print_dispatch_share(stdout, "  ", p, &r->plan, w.unit);
 	if (solved) {
 		printf("solver: %.2f s, %" PRIu32 " search%s (the plan of search %" PRIu32 "), %" PRIu64
 		       " moves tried, %" PRIu64 " kept\n", r->stats.seconds, r->stats.searches,

@@ -866,14 +866,8 @@ static void print_summary(struct rewrite *R)
 				cli_pct(r->after.precise_weight, r->after.weight, 100.0));
 		fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 			r->max_growth, r->max_growth_bytes);
-		uint32_t ndispatch;
-		double share = da_dispatch_share(R->br.prob, &r->plan, &ndispatch);
-		if (ndispatch)
-			fprintf(stderr, "icpp rewrite: %" PRIu32 " function%s take%s clones by dispatch: "
-				"%.1f%% of the %s run %s tests at entry (--no-dispatch for none)\n",
-				ndispatch, ndispatch > 1 ? "s" : "", ndispatch > 1 ? "" : "s",
-				100.0 * share, R->samples ? "samples" : "entries",
-				ndispatch > 1 ? "their" : "its");
+		cli_print_dispatch_share(stderr, "icpp rewrite: ", R->br.prob, &r->plan,
+					 R->samples ? "samples" : "entries");
 		if (r->recursion_node != DA_NONE)
 			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64
 				" -> %" PRId64 " bytes), and so does every level deeper than training's "

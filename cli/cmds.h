@@ -7,9 +7,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct da_options;
 struct da_problem;
+struct da_plan;
 
 int cmd_train(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
@@ -39,6 +41,11 @@ bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
 /* Progress of solving p on stderr for command cmd ("plan"): a line now,
  * and one as each of the solver's searches ends (o's on_search). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
+/* One line on out after prefix, when plan has clones by dispatch: how many
+ * functions take them and the share of the weight (unit: "entries",
+ * "samples") that runs their tests (da_dispatch_share). */
+void cli_print_dispatch_share(FILE *out, const char *prefix, const struct da_problem *p,
+			      const struct da_plan *plan, const char *unit);
 /* A growth factor for option opt of command cmd (--max-stack-growth,
  * --max-recursion-growth): at least 1, or 0 for none; false after saying
  * what is wrong. */

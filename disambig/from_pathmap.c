@@ -439,8 +439,7 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 		const struct da_pm_clone *c = &in->clones[k];
 		uint32_t cs = CS(c->cs_module, c->cs_addr, "redirects");
 		bool takes = c->func >= p->nfuncs ||     /* da_plan_check refuses it below */
-			     (c->parent == DA_NONE ? da_redirects(p, cs, c->func)
-						   : da_redirects_copy(p, cs, c->func));
+			     da_redirects(p, cs, c->func);
 		if (!takes) {
 			const struct da_callsite *C = &p->callsites[cs];
 			const char *name = p->funcs[c->func].name ? p->funcs[c->func].name : "a function";

@@ -120,7 +120,9 @@ static inline bool da_dispatched(const struct da_problem *p, uint32_t c, uint32_
 }
 
 /* May function f be cloned for callsite c (a clone of f takes the call)?
- * Directly, or by a dispatch on c's return address at f's entry. */
+ * Directly, or by a dispatch on c's return address at f's entry.  The same
+ * for the copy of c in a clone (a chain): a copy of a call of another module
+ * carries a tag of its own (disambig.h section 2, "Chains"). */
 static inline bool da_redirects(const struct da_problem *p, uint32_t c, uint32_t f)
 {
 	if (c == DA_NONE || !p->funcs[f].cloneable)
@@ -135,14 +137,6 @@ static inline bool da_redirects(const struct da_problem *p, uint32_t c, uint32_t
 static inline bool da_tagged(const struct da_problem *p, uint32_t c, uint32_t f)
 {
 	return da_dispatched(p, c, f) && p->callsites[c].module != p->funcs[f].module;
-}
-
-/* May the copy of callsite c in a clone be taken by a clone of f (a chain)?
- * As the original may: a copy of a call of another module carries a tag of
- * its own (disambig.h section 2, "Chains"). */
-static inline bool da_redirects_copy(const struct da_problem *p, uint32_t c, uint32_t f)
-{
-	return da_redirects(p, c, f);
 }
 
 /* New code of clone (f, c): the copy, and its test in f's dispatch. */

@@ -365,8 +365,7 @@ static int check_clone(const struct da_problem *p, const struct da_plan *plan,
 		return errmsg(err, errlen, "clone %u: index out of range", k);
 	if (!p->funcs[cl->func].cloneable)
 		return errmsg(err, errlen, "clone %u: function %u may not be cloned", k, cl->func);
-	if (cl->parent == DA_NONE ? !da_redirects(p, cl->callsite, cl->func)
-				  : !da_redirects_copy(p, cl->callsite, cl->func))
+	if (!da_redirects(p, cl->callsite, cl->func))
 		return errmsg(err, errlen, "clone %u: callsite %u may not be redirected to "
 			      "function %u", k, cl->callsite, cl->func);
 	if (!da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad))
@@ -664,8 +663,8 @@ static uint64_t u64_min(uint64_t a, uint64_t b)
  * far as the chain reaches does y follow it to its end; so the chain must
  * cover x's frames from the last up to one (function, callsite) that differs
  * from y's at the same distance from the end, and start there or above: its
- * first clone takes an original call (da_redirects), every later one the
- * copy of its call in its caller's clone (da_redirects_copy).  Returns the
+ * first clone takes an original call, every later one the copy of its call
+ * in its caller's clone (both as da_redirects allows).  Returns the
  * code of the shortest such chain (its clones' da_clone_bytes), or
  * UINT64_MAX when there is none. */
 static uint64_t chain_bytes(const struct da_problem *p, uint32_t x, uint32_t y)
@@ -686,7 +685,7 @@ static uint64_t chain_bytes(const struct da_problem *p, uint32_t x, uint32_t y)
 		if (differ && da_redirects(p, c, N[n].func))
 			return bytes;
 		if (par == DA_NONE || p->callsites[c].owner != N[par].func ||
-		    !da_redirects_copy(p, c, N[n].func))
+		    !da_redirects(p, c, N[n].func))
 			return UINT64_MAX;
 	}
 	return UINT64_MAX;

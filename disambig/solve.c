@@ -1842,8 +1842,7 @@ static bool clone_ok(struct ds *s, uint32_t y)
 	if (c == DA_NONE || ex == DA_NONE || s->inst[y] != f ||
 	    u64map_get(&s->clonemap, da_pair(f, ex)) != DA_NONE)
 		return false;
-	bool ok = s->vars[ex].clone == DA_NONE ? da_redirects(p, c, f) : da_redirects_copy(p, c, f);
-	return ok && (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH);
+	return da_redirects(p, c, f) && (!da_dispatched(p, c, f) || s->ndispatch[f] < DA_MAX_DISPATCH);
 }
 
 /* Undo the clones from k on (the last ones made). */

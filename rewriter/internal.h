@@ -221,6 +221,9 @@ enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi)
 /* The address of the copy of original code at addr in clone c (either
  * range), or 0 when c copies no code there (note.c). */
 uint64_t rw_clone_copy_addr(const struct rw_note_clone *c, uint64_t addr);
+/* The other way: the original code that clone c's copy at addr copies, or
+ * 0 when addr is not in c's copies. */
+uint64_t rw_clone_orig_addr(const struct rw_note_clone *c, uint64_t addr);
 
 /* Entry code (entry.c): entry wrappers and dispatches, appended to text
  * (its first byte at text_vaddr): code from the guard on, its FDE rows, and

@@ -243,6 +243,15 @@ uint64_t rw_clone_copy_addr(const struct rw_note_clone *c, uint64_t addr)
 	return 0;
 }
 
+uint64_t rw_clone_orig_addr(const struct rw_note_clone *c, uint64_t addr)
+{
+	if (addr - c->addr < c->size)
+		return c->func + (addr - c->addr);
+	if (c->frag_size && addr - c->frag_addr < c->frag_size)
+		return c->frag_func + (addr - c->frag_addr);
+	return 0;
+}
+
 void rw_note_free(struct rw_note *n)
 {
 	free(n->plan);

@@ -324,11 +324,9 @@ static uint64_t tagged_site(const struct rw_orig_id *o, uint64_t csa)
 	uint32_t w = o->note ? tramp_at(o->note, csa) : RW_NONE;
 	uint64_t site = w == RW_NONE ? csa : o->note->wraps[w].site;
 	for (uint32_t j = 0; o->note && j < o->note->nclones; j++) {
-		const struct rw_note_clone *c = &o->note->clones[j];
-		if (site - c->addr < c->size)
-			return rw_copy_key(c->func + (site - c->addr), j);
-		if (c->frag_size && site - c->frag_addr < c->frag_size)
-			return rw_copy_key(c->frag_func + (site - c->frag_addr), j);
+		uint64_t orig = rw_clone_orig_addr(&o->note->clones[j], site);
+		if (orig)
+			return rw_copy_key(orig, j);
 	}
 	return site;
 }
