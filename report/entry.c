@@ -10,6 +10,8 @@
  *     T: lea -(W-8)(%rsp),%rsp; call B; lea (W-8)(%rsp),%rsp; ret
  *                                          (an entry wrapper padding f by W)
  *     B: f's displaced first instructions; jmp f+N
+ *        (they may end in a jmp of their own, a tail call, or in a call's
+ *        copy, which jumps to the callee: f is the last jump's)
  * Symbols __icpp_dispatch_NAME (no T) and __icpp_entry_NAME (with T).
  * The tests run in the frame f's caller just entered, which becomes f's or
  * clone k's: a sample at test k or before it may be in the frame of f or
@@ -72,10 +74,9 @@ int rp_entry_frames(const struct rp_module *mod, const struct bin_function *code
 			w = wrapper_bytes(insn);
 		if (insn->id == X86_INS_CALL && t && inside)
 			body = t;
-		if (insn->id == X86_INS_JMP && t && !inside) {
+		if (insn->id == X86_INS_JMP && t && !inside) {   /* the last: jmp f+N */
 			const struct bin_function *f = bin_function_at(mod->bin, t);
 			out->func = f ? f->addr : 0;
-			break;
 		}
 	}
 	out->func_extra = vaddr < body ? w : 0;

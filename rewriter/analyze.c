@@ -967,9 +967,12 @@ static bool padding_after(struct ana *a, const struct bin_function *f, uint64_t 
  * it (into ru).  A branch among them (test; je) keeps its target, which must
  * lie past them in f; a ret or jmp may end them (a tail call: the jmp back
  * after them is never reached), and when it ends f before 5 bytes the patch
- * covers the padding after f (sqlite3's `mov -8(%rdi),%eax; ret`).  No
- * call: its return would land in the displaced copy.  entry_len counts the
- * bytes patched. */
+ * covers the padding after f (sqlite3's `mov -8(%rdi),%eax; ret`).  A
+ * direct call may end them too (libtcl's Tcl_Alloc: `push %rbx; mov
+ * %edi,%ebx; call TclpAlloc@plt`): its copy pushes the original return
+ * address and jumps (x86_relocate_insn), so the callee returns into f past
+ * the patch, as it did.  No other call: its return would land in the
+ * displaced copy.  entry_len counts the bytes patched. */
 static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_unit *ru)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -993,15 +996,17 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_uni
 	while (ok && len < 5 && !stop) {
 		const struct ins *in = i < g->n ? &g->ins[i] : NULL;
 		bool branch = in && (in->eff == E_JMP || in->eff == E_JCC);
+		bool call = in && in->eff == E_CALL && in->target;
 		ok = in && in->addr == addr && (g->st[i].f & S_KNOWN) &&
 		     ru->entry_nins < RW_ENTRY_MAX_INSNS &&
-		     (in->eff == E_OTHER || in->eff == E_PUSH || in->eff == E_POP || in->eff == E_ADJ ||
-		      in->eff == E_RET || branch) &&
+		     /* (a `call next` pushes too: its copy would jump into the patch) */
+		     (in->eff == E_OTHER || (in->eff == E_PUSH && !in->target) || in->eff == E_POP ||
+		      in->eff == E_ADJ || in->eff == E_RET || branch || call) &&
 		     cs_disasm_iter(a->cs, &p, &left, &addr, insn) && !x86_unrelocatable(insn);
 		if (ok) {
-			if (branch)
-				targets[ntargets++] = in->target;
-			stop = in->eff == E_RET || in->eff == E_JMP;
+			if (branch || (call && in->target != f->addr))
+				targets[ntargets++] = in->target;   /* f's own entry: its patch */
+			stop = in->eff == E_RET || in->eff == E_JMP || call;
 			ru->entry_k[ru->entry_nins++] = g->st[i].k;
 			len += in->len;
 			i++;

@@ -24,47 +24,70 @@ static void add_row(struct rw_entry_code *e, uint64_t at, int64_t cfa)
 		e->rows[e->nrows++] = (struct eh_row){(uint32_t)(at - e->addr), (uint32_t)cfa};
 }
 
+/* CFA - SP before the displaced byte at `at`: the row of the original
+ * instruction that holds it. */
+static int32_t k_at(csh cs, const struct rw_unit *u, const uint8_t *orig, uint64_t from,
+		    uint64_t at, cs_insn *insn)
+{
+	const uint8_t *p = orig;
+	size_t left = u->entry_len;
+	uint64_t addr = from;
+	for (uint32_t i = 0; i < u->entry_nins && cs_disasm_iter(cs, &p, &left, &addr, insn); i++)
+		if (at < addr)
+			return u->entry_k[i];
+	return u->entry_k[u->entry_nins];
+}
+
 /* B: the displaced instructions relocated to the end of text, each with the
- * CFA row f's code has before it, padded in place by pad (a frame allocation
- * among them takes its edit here), then jmp back; -1 with err. */
-static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t pad,
+ * CFA row f's code has before it, then jmp back.  They are relocated as the
+ * rewritten image holds them (head: f's padding edits and the changes of a
+ * displaced call applied), so a call among them keeps its wrapper, its stub
+ * or its clone; its copy pushes the original return address and jumps
+ * (x86_relocate_insn), the last of them.  -1 with err. */
+static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, const uint8_t *head,
 		     uint64_t text_vaddr, struct rbuf *text, struct rw_entry_code *e, char *err,
 		     size_t errlen)
 {
 	const struct rw_func *f = &b->funcs[fi];
 	const struct rw_unit *u = &b->units[fi];
 	uint64_t from = f->addr + u->entry_off;
-	uint8_t code[32];
-	if (u->entry_len > sizeof(code) || bin_read(b->bin, from, code, u->entry_len) < 0)
+	uint8_t orig[RW_ENTRY_MAX_BYTES];
+	if (u->entry_len > sizeof(orig) || bin_read(b->bin, from, orig, u->entry_len) < 0)
 		return errmsg(err, errlen, "cannot read the entry of %s (0x%" PRIx64 ")",
 			      f->name ? f->name : "?", f->addr);
-	for (uint32_t i = 0; pad && i < u->nedits; i++) {
-		const struct rw_edit *ed = &u->edits[i];
-		if (ed->at >= from && ed->at + ed->size <= from + u->entry_len) {
-			int64_t v = ed->value + ed->sign * (int64_t)pad;
-			memcpy(code + (ed->at - from), &v, ed->size);   /* little-endian */
-		}
-	}
-	cs_insn *insn = cs_malloc(cs);
-	const uint8_t *p = code;
+	cs_insn *insn = cs_malloc(cs), *at_insn = cs_malloc(cs);
+	const uint8_t *p = head;
 	size_t left = u->entry_len;
 	uint64_t addr = from;
-	for (uint32_t i = 0; insn && i < u->entry_nins; i++) {
+	bool ended = false;
+	const char *why = insn && at_insn ? NULL : "out of memory";
+	while (!why && left && !ended) {
 		uint64_t at = text_vaddr + text->n;
 		uint8_t out[X86_RELOC_MAX_INSN];
-		const char *why = "undecodable";
+		why = "undecodable";
 		int n = cs_disasm_iter(cs, &p, &left, &addr, insn) ? x86_relocate_insn(insn, at, out, &why)
 								   : -1;
-		if (n < 0) {
-			cs_free(insn, 1);
-			return errmsg(err, errlen, "cannot displace the entry of %s (0x%" PRIx64 "): %s",
-				      f->name ? f->name : "?", f->addr, why);
-		}
-		add_row(e, at, u->entry_k[i]);
+		if (n < 0)
+			break;
+		why = insn->id == X86_INS_CALL && !x86_branch_target(insn) ? "an indirect call" : NULL;
+		if (why)
+			break;
+		int32_t k = k_at(cs, u, orig, from, insn->address, at_insn);
+		add_row(e, at, k);
+		for (int j = 0; insn->id == X86_INS_CALL && j < X86_RELOC_CALL_STEPS; j++)
+			add_row(e, at + X86_RELOC_CALL_SP[j].at, k + X86_RELOC_CALL_SP[j].sp);
 		rb_put(text, out, (size_t)n);
+		ended = insn->id == X86_INS_CALL || x86_is_terminator(insn);
 	}
 	if (insn)
 		cs_free(insn, 1);
+	if (at_insn)
+		cs_free(at_insn, 1);
+	if (why)
+		return errmsg(err, errlen, "cannot displace the entry of %s (0x%" PRIx64 "): %s",
+			      f->name ? f->name : "?", f->addr, why);
+	/* after a ret, a jmp or a call's copy never reached, but B ends with it
+	 * whatever they are: icpp report finds f there (report/entry.c) */
 	uint8_t jmp[5];
 	if (x86_encode_jmp(text_vaddr + text->n, from + u->entry_len, jmp) < 0)
 		return errmsg(err, errlen, "the entry wrapper of %s (0x%" PRIx64 ") is out of rel32 "
@@ -282,7 +305,7 @@ int rw_emit_dispatch(struct rbuf *text, uint64_t text_vaddr, const struct rw_dis
 	return 0;
 }
 
-int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint32_t pad,
+int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, const uint8_t *head,
 		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *e, char *err, size_t errlen)
 {
@@ -300,7 +323,7 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, ui
 			      "reach of its clone", f->name ? f->name : "?", f->addr);
 	if (w && emit_wrapper(text, text_vaddr, w, e) < 0)
 		return errmsg(err, errlen, "out of memory applying the plan");
-	if (emit_body(cs, b, fi, pad, text_vaddr, text, e, err, errlen) < 0)
+	if (emit_body(cs, b, fi, head, text_vaddr, text, e, err, errlen) < 0)
 		return -1;
 	e->size = (uint32_t)(text_vaddr + text->n - e->addr);
 	e->patch_at = f->addr + u->entry_off;

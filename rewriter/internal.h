@@ -9,6 +9,7 @@
 #include "binary/binary.h"
 #include "binary/eh_encoding.h"
 #include "rewriter/rewriter.h"
+#include "x86/reloc.h"
 
 /* A growable byte buffer. */
 struct rbuf {
@@ -142,6 +143,9 @@ struct rw_edit {
 
 #define RW_ENTRY_MAX_INSNS 8       /* instructions an entry wrapper displaces at most */
 #define RW_ENTRY_MAX_BYTES 16       /* ... and bytes (a patch's room in write.c) */
+/* CFA rows of entry code: the guard's, the wrapper's two, one per displaced
+ * instruction and a call's copy's (x86/reloc.h), the jump back's */
+#define RW_ENTRY_MAX_ROWS (RW_ENTRY_MAX_INSNS + 4 + X86_RELOC_CALL_STEPS)
 #define RW_ENTRY_GUARD 16           /* int3 bytes before its trampoline (rewriter.h) */
 
 struct rw_unit {
@@ -231,7 +235,7 @@ uint64_t rw_clone_orig_addr(const struct rw_note_clone *c, uint64_t addr);
 struct rw_entry_code {
 	uint64_t addr;               /* the guard G: FDE and symbol start */
 	uint32_t size;
-	struct eh_row rows[RW_ENTRY_MAX_INSNS + 4];
+	struct eh_row rows[RW_ENTRY_MAX_ROWS];
 	uint32_t nrows;
 	uint64_t patch_at;           /* fi's displaced instructions */
 	uint8_t patch[RW_ENTRY_MAX_BYTES];   /* jmp T, then int3 */
@@ -261,8 +265,9 @@ int rw_emit_dispatch(struct rbuf *text, uint64_t text_vaddr, const struct rw_dis
 		     uint32_t ntests);
 /* Entry code of function fi: its dispatch tests (any), then its entry
  * wrapper padded by w (none when w is 0), then its displaced instructions
- * with fi's in-place padding pad applied to them. */
-int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, uint32_t pad,
+ * as head holds them (entry_len bytes from entry_off: the rewritten image's,
+ * with fi's in-place padding and the changes of a displaced call). */
+int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, const uint8_t *head,
 		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
 		  struct rbuf *text, struct rw_entry_code *out, char *err, size_t errlen);
 

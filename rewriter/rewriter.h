@@ -113,7 +113,9 @@
  * by `jmp D` (as for an entry wrapper, below; a branch among them keeps its
  * target, past them in f; a ret or jmp may end them, and when that ends f
  * short of 5 bytes the jmp covers the alignment padding after f, which
- * training's hooks accept the same way):
+ * training's hooks accept the same way; a direct call may end them too,
+ * libtcl's Tcl_Alloc: `push %rbx; mov %edi,%ebx; call TclpAlloc@plt`, its
+ * copy pushing the original return address, below):
  *     G: 16 x int3
  *     D: lea A(%rip),%r11; sub (%rsp),%r11      (%r11 = A - return address,
  *                                                A the end of the lea)
@@ -209,6 +211,15 @@
  * among them are not described: an unwinder stopped there gets the caller's
  * saved registers wrong, not the CFA).  f's own FDE is unchanged: its body
  * computes its CFA from rsp/rbp, and the return address it finds is T's.
+ * A direct call among the displaced instructions is their last: its copy
+ * stores the original return address (computed rip-relative, every
+ * register kept; two more CFA rows) and jumps to what the call calls in OUT
+ * (its trampoline when wrapped, its clone when redirected; a tagged call's
+ * jump to its stub is copied as a jump), so the callee returns into f past
+ * the patch, and its frame, return address and CFA are the original call's:
+ * libtcl's Tcl_Alloc (`push %rbx; mov %edi,%ebx; call TclpAlloc@plt`) takes
+ * an entry wrapper and a dispatch.  B still ends with the jmp back (never
+ * reached), where icpp report finds f.
  * The FDE and a local FUNC symbol __icpp_entry_NAME start at the guard G, not
  * at T: to the binary layer G is the function, so training (of OUT) hooks
  * only f's own entry, whose hook sees f's unwrapped height -- hooking T as
@@ -223,8 +234,9 @@
  * address or incoming stack arguments (no-fp: rsp-relative at or above CFA-8;
  * fp: rbp+8 and above; lea of them, va_start, varargs), makes a tail call
  * (its callee would run W deeper than the map's sibling frame), is a
- * returns-twice function, its first instructions are a branch, call, ret or
- * cannot be relocated, or a branch of its own code lands in [f, f+N).  A
+ * returns-twice function, its first instructions cannot be relocated (an
+ * indirect call, a branch into them, a `call next`), or a branch of its own
+ * code lands in [f, f+N).  A
  * jump to f's entry from elsewhere goes through the wrapper, as a call does.
  * A clone of f is a copy of the unwrapped code: it may not be padded
  * (rw_plan_check; icpp rewrite drops a clone padding the solver chose).

@@ -46,7 +46,7 @@ struct tramp {
 	uint64_t tag;                /* its call's tag (0: none) */
 	bool stub;                   /* a tagged call's stub, no frame (no rows:
 	                              * its FDE is a copy of the caller's row) */
-	struct eh_row rows[RW_ENTRY_MAX_INSNS + 4];
+	struct eh_row rows[RW_ENTRY_MAX_ROWS];
 	uint32_t nrows;
 };
 
@@ -477,24 +477,37 @@ static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_
 }
 
 /* The entry code of function fi (its dispatch tests, its entry wrapper
- * padded by w) at the end of text, and the patch that enters it. */
+ * padded by w) at the end of text, and the patch that enters it.  The
+ * displaced instructions take the patches among them along (padding edits,
+ * a call's new target or the jump to its stub): they are relocated as the
+ * rewritten image would hold them. */
 static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, uint32_t w,
-		     uint32_t pad, const struct rw_dispatch_test *tests, uint32_t ntests,
-		     uint64_t text_vaddr, char *err, size_t errlen)
+		     const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
+		     char *err, size_t errlen)
 {
-	struct rw_entry_code e;
-	struct tramp *t = next_tramp(ps, err, errlen);
-	if (!t || rw_emit_entry(ps->cs, b, fi, w, pad, tests, ntests, text_vaddr, &ps->text, &e,
-				err, errlen))
-		return -1;
-	/* the displaced instructions took their padding edits with them */
+	const struct rw_unit *u = &b->units[fi];
+	uint64_t from = b->funcs[fi].addr + u->entry_off;
+	uint8_t head[RW_ENTRY_MAX_BYTES];
+	if (u->entry_len > sizeof(head) || bin_read(b->bin, from, head, u->entry_len) < 0)
+		return errmsg(err, errlen, "cannot read the entry of %s (0x%" PRIx64 ")",
+			      b->funcs[fi].name ? b->funcs[fi].name : "?", b->funcs[fi].addr);
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < ps->patches.n; i++) {
 		const struct patch *x = &ps->patches.v[i];
-		if (x->at < e.patch_at || x->at >= e.patch_at + e.patch_len)
+		if (x->at >= from && x->at + x->len <= from + u->entry_len)
+			memcpy(head + (x->at - from), x->bytes, x->len);
+		else if (x->at < from + u->entry_len && x->at + x->len > from)
+			return errmsg(err, errlen, "internal error: a change at 0x%" PRIx64 " straddles "
+				      "the entry of %s", x->at, b->funcs[fi].name ? b->funcs[fi].name : "?");
+		else
 			ps->patches.v[kept++] = *x;
 	}
 	ps->patches.n = kept;
+	struct rw_entry_code e;
+	struct tramp *t = next_tramp(ps, err, errlen);
+	if (!t || rw_emit_entry(ps->cs, b, fi, w, head, tests, ntests, text_vaddr, &ps->text, &e,
+				err, errlen))
+		return -1;
 	*t = (struct tramp){.addr = e.addr, .size = e.size, .func = b->funcs[fi].addr, .bytes = w,
 			    .nrows = e.nrows};
 	memcpy(t->rows, e.rows, e.nrows * sizeof(*e.rows));
@@ -564,7 +577,7 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 				tests[n++] = (struct rw_dispatch_test){
 					p->clones[k].tag ? 0 : return_address(ps, ps->clones[k].site),
 					ps->clones[k].addr, p->clones[k].tag};
-		if ((w || n) && add_entry(ps, b, fi, w, w ? 0 : pad, tests, n, text_vaddr, err, errlen))
+		if ((w || n) && add_entry(ps, b, fi, w, tests, n, text_vaddr, err, errlen))
 			return -1;
 	}
 	return 0;

@@ -83,6 +83,8 @@ bool x86_is_terminator(const cs_insn *insn)
 	}
 }
 
+const struct x86_sp_step X86_RELOC_CALL_SP[X86_RELOC_CALL_STEPS] = {{5, 8}, {6, 16}, {19, 8}};
+
 static bool fits_rel32(int64_t d)
 {
 	return d >= INT32_MIN && d <= INT32_MAX;
@@ -121,18 +123,23 @@ static int relocate_branch(const cs_insn *insn, uint64_t to, uint8_t *out, const
 {
 	uint64_t target = x86_branch_target(insn);
 	if (insn->id == X86_INS_CALL) {
-		/* lea -8(%rsp),%rsp; movl lo,(%rsp); movl hi,4(%rsp); jmp target:
-		 * lea keeps the flags, and the callee returns to the original site. */
+		/* lea -8(%rsp),%rsp; push %rax; lea ret(%rip),%rax; mov %rax,8(%rsp);
+		 * pop %rax; jmp target: the callee returns to the original site.
+		 * rip-relative, so that code rewritten at link-time addresses
+		 * loads anywhere; lea, push, mov and pop keep every register and
+		 * the flags. */
+		static const uint8_t head[] = {0x48, 0x8d, 0x64, 0x24, 0xf8, 0x50, 0x48, 0x8d, 0x05},
+				     tail[] = {0x48, 0x89, 0x44, 0x24, 0x08, 0x58};
 		uint64_t ret = insn->address + insn->size;
-		static const uint8_t lea[] = {0x48, 0x8d, 0x64, 0x24, 0xf8};
-		memcpy(out, lea, 5);
-		out[5] = 0xc7, out[6] = 0x04, out[7] = 0x24;
-		put32(out + 8, (uint32_t)ret);
-		out[12] = 0xc7, out[13] = 0x44, out[14] = 0x24, out[15] = 0x04;
-		put32(out + 16, (uint32_t)(ret >> 32));
-		if (x86_encode_jmp(to + 20, target, out + 20) < 0)
+		int64_t d = (int64_t)(ret - (to + sizeof(head) + 4));
+		if (!fits_rel32(d))
 			goto far;
-		return 25;
+		memcpy(out, head, sizeof(head));
+		put32(out + sizeof(head), (uint32_t)d);
+		memcpy(out + sizeof(head) + 4, tail, sizeof(tail));
+		if (x86_encode_jmp(to + X86_RELOC_CALL_BYTES - 5, target, out + X86_RELOC_CALL_BYTES - 5) < 0)
+			goto far;
+		return X86_RELOC_CALL_BYTES;
 	}
 	if (insn->id == X86_INS_JMP) {
 		if (x86_encode_jmp(to, target, out) < 0)

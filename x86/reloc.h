@@ -8,7 +8,8 @@
  *  - a relative jmp/jcc is re-encoded with a rel32 to the same target;
  *  - a relative call becomes "push original return address; jmp target", so
  *    the callee and any unwinder see the original return address, never one
- *    inside the trampoline;
+ *    inside the trampoline (computed rip-relative: the rewriter relocates at
+ *    link-time addresses);
  *  - anything else is copied byte for byte.
  * loop/jrcxz (rel8 only) and instructions Capstone cannot decode are refused.
  */
@@ -22,6 +23,15 @@
 
 /* Worst-case output bytes for one relocated instruction. */
 #define X86_RELOC_MAX_INSN 32
+/* A relative call's copy is X86_RELOC_CALL_BYTES long; SP lies below the
+ * call's by X86_RELOC_CALL_SP[i].sp bytes from its byte .at on (the return
+ * address, then a register saved while it is computed): CFA rows. */
+#define X86_RELOC_CALL_BYTES 24
+struct x86_sp_step {
+	uint8_t at, sp;
+};
+#define X86_RELOC_CALL_STEPS 3
+extern const struct x86_sp_step X86_RELOC_CALL_SP[X86_RELOC_CALL_STEPS];
 
 /* An x86-64 Capstone handle with detail on; false on failure. */
 bool x86_open(csh *cs);

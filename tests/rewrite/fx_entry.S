@@ -1,9 +1,11 @@
-/* fx_entry.S: two functions that only an entry wrapper can pad (frames of
- * pushes only: no allocation to grow), with frames of one size, so that
- * main -> fx_entry_x -> fx_entry_d and main -> fx_entry_y -> fx_entry_d
- * reach D at one height (run_entry.sh).  Their first 6 bytes are what the
- * wrapper displaces: X's two pushes and a mov, Y's compare and a branch
- * (taken for inputs below 4: into Y's code past them); D may throw through
+/* fx_entry.S: three functions that only an entry wrapper can pad (frames
+ * of pushes only: no allocation to grow), with frames of one size, so that
+ * main -> fx_entry_x -> fx_entry_d, main -> fx_entry_y -> fx_entry_d and
+ * main -> fx_entry_z -> fx_entry_d reach D at one height (run_entry.sh).
+ * Their first bytes are what the wrapper displaces: X's two pushes and a
+ * mov, Y's compare and a branch (taken for inputs below 4: into Y's code
+ * past them), Z's three pushes and its call of D (libtcl's Tcl_Alloc:
+ * `push %rbx; mov %edi,%ebx; call TclpAlloc@plt`); D may throw through
  * them. */
 	.text
 	.globl fx_entry_x
@@ -61,5 +63,30 @@ fx_entry_y:
 	jmp 1b
 	.cfi_endproc
 	.size fx_entry_y, .-fx_entry_y
+
+	.globl fx_entry_z
+	.type fx_entry_z, @function
+fx_entry_z:
+	.cfi_startproc
+	endbr64
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	push %r12
+	.cfi_def_cfa_offset 24
+	.cfi_offset %r12, -24
+	push %rax
+	.cfi_def_cfa_offset 32
+	call fx_entry_d
+	add $7, %rax
+	pop %rdx
+	.cfi_def_cfa_offset 24
+	pop %r12
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_entry_z, .-fx_entry_z
 
 	.section .note.GNU-stack,"",@progbits

@@ -1,10 +1,11 @@
-// fx_entry_main.cc: main calls fx_entry_x and fx_entry_y (fx_entry.S), which
+// fx_entry_main.cc: main calls fx_entry_x, _y and _z (fx_entry.S), which
 // call fx_entry_d at one height; with an argument D throws on some inputs
 // and main catches: the exceptions unwind through the entry wrappers.
 #include <cstdio>
 
 extern "C" long fx_entry_x(long);
 extern "C" long fx_entry_y(long);
+extern "C" long fx_entry_z(long);
 
 static volatile long sink;
 static bool throwing;
@@ -24,7 +25,7 @@ int main(int argc, char **argv)
 	long total = 0, thrown = 0;
 	for (long i = 0; i < 12; i++) {
 		try {
-			total += i % 2 ? fx_entry_x(i) : fx_entry_y(i);
+			total += i % 3 == 0 ? fx_entry_x(i) : i % 3 == 1 ? fx_entry_y(i) : fx_entry_z(i + 1);
 		} catch (long v) {
 			thrown += v;
 		}

@@ -1,13 +1,14 @@
 #!/bin/bash
-# Callee-entry wrappers on fx_entry.S + fx_entry_main.cc: main -> X -> D and
-# main -> Y -> D reach D at one height, and X and Y have no allocation to
-# grow, so only an entry wrapper pads them.
+# Callee-entry wrappers on fx_entry.S + fx_entry_main.cc: main -> X -> D,
+# main -> Y -> D and main -> Z -> D reach D at one height, and X, Y and Z
+# have no allocation to grow, so only an entry wrapper pads them (Z's
+# displaces its call of D).
 #
 #   run_entry.sh ICPP GDB WORK PROG T_REPORT_ENTRY
 #
-# In WORK: run PROG and train it (the two D paths must share a height); the
-# solver's plan without wrapping and cloning (padding only) must use an entry
-# wrapper and separate them; that plan and --everything=32,0,0 give the same
+# In WORK: run PROG and train it (the three D paths must share a height); the
+# solver's plan without wrapping and cloning (padding only) must use entry
+# wrappers and separate them; that plan and --everything=32,0,0 give the same
 # output, also with the argument that makes D throw (the exceptions unwind
 # through the wrappers), icpp verify passes (every path at its predicted
 # height: X and Y themselves W deeper), and gdb's backtrace from the throw
@@ -30,8 +31,8 @@ d_heights() {
 "./$name" > orig.out 2>&1
 "./$name" throw > orig.throw.out 2>&1
 "$icpp" train -q -o map -- "./$name" > trained.out 2>&1
-if [ "$(d_heights map | wc -l)" != 2 ] || [ "$(d_heights map | sort -u | wc -l)" != 1 ]; then
-	echo "FAIL: the fixture's two D paths do not share a height:"
+if [ "$(d_heights map | wc -l)" != 3 ] || [ "$(d_heights map | sort -u | wc -l)" != 1 ]; then
+	echo "FAIL: the fixture's three D paths do not share a height:"
 	d_heights map
 	fail=1
 fi
@@ -66,8 +67,12 @@ for how in solved everything; do
 		grep "call paths observed" verify.$how.err
 	fi
 done
-if [ "$(d_heights solved.rw.icpp | sort -u | wc -l)" != 2 ]; then
-	echo "FAIL: the entry wrapper did not separate the D paths:"
+if ! nm everything.rw | grep -q " __icpp_entry_fx_entry_z$"; then
+	echo "FAIL: --everything gave Z (its call displaced) no entry wrapper"
+	fail=1
+fi
+if [ "$(d_heights solved.rw.icpp | sort -u | wc -l)" != 3 ]; then
+	echo "FAIL: the entry wrappers did not separate the D paths:"
 	d_heights solved.rw.icpp
 	fail=1
 fi
