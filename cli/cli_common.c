@@ -49,6 +49,19 @@ bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weig
 	return true;
 }
 
+bool cli_parse_dispatch_weight(const char *cmd, const char *arg, double *dispatch_weight)
+{
+	char *end;
+	double x = strtod(arg, &end);
+	if (!*arg || *end || !(x >= 0 && x <= 1000)) {
+		cli_error(cmd, "--dispatch-weight wants a number from 0 (run time is free) to 1000, "
+			  "not '%s'", arg);
+		return false;
+	}
+	*dispatch_weight = x;
+	return true;
+}
+
 bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches)
 {
 	uint64_t v;

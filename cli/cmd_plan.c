@@ -15,8 +15,6 @@
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 static const char usage_text[] =
 	"usage: icpp plan [-o PLAN] [--binary PROG]... [--max-stack-growth X] [--no-wrap]\n"
@@ -57,6 +55,9 @@ static const char usage_text[] =
 	"                         or, by a tag the calling module carries (rewriting\n"
 	"                         both), from another\n"
 	"  --no-dispatch          clones take direct calls only\n"
+	"  --dispatch-weight X    the run time of clones by dispatch: functions that take\n"
+	"                         S% of the weight (training's entries) and test at entry\n"
+	"                         cost X*S% of the paths (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: free)\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
 	"  --searches N           independent searches, the best plan kept (default " STR(DA_DEFAULT_SEARCHES) "; run\n"
 	"                         at once on the CPUs this process may use, the plan the\n"
@@ -322,6 +323,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		{"no-clone", no_argument, NULL, 'C'},
 		{"clone", no_argument, NULL, 'c'},
 		{"no-dispatch", no_argument, NULL, 'D'},
+		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"seed", required_argument, NULL, 's'},
 		{"searches", required_argument, NULL, 'N'},
 		{"pad-bound", required_argument, NULL, 'p'},
@@ -370,6 +372,10 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 			break;
 		case 'k':
 			if (!cli_parse_code_per_path("plan", optarg, &o->code_weight))
+				return 2;
+			break;
+		case 'X':
+			if (!cli_parse_dispatch_weight("plan", optarg, &o->dispatch_weight))
 				return 2;
 			break;
 		case 'W':

@@ -61,6 +61,7 @@ static const char usage_text[] =
 	"  --no-dispatch          clones take direct calls only: no function tests\n"
 	"                         its return address or a tag at entry (the run-time\n"
 	"                         cost of a clone of a hot function)\n"
+	"  --dispatch-weight X    as icpp plan (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: run time is free)\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
 	"                         as icpp plan\n"
 	"  -q, --quiet            no progress or summary on stderr\n"
@@ -533,6 +534,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
 		{"no-dispatch", no_argument, NULL, 'D'},
+		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
@@ -593,6 +595,10 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 			break;
 		case 'k':
 			if (!cli_parse_code_per_path("rewrite", optarg, &o->code_weight))
+				return 2;
+			break;
+		case 'X':
+			if (!cli_parse_dispatch_weight("rewrite", optarg, &o->dispatch_weight))
 				return 2;
 			break;
 		case 'W':

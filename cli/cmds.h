@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A macro's value as a string literal (defaults in help texts). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 struct da_options;
 struct da_problem;
 struct da_plan;
@@ -35,6 +39,8 @@ bool cli_parse_count(const char *s, uint64_t *v);
 /* --code-per-path BYTES of command cmd into the solver's price per byte of
  * new code (0: free); false after saying what is wrong. */
 bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight);
+/* --dispatch-weight X: the solver's price of clones by dispatch (0 to 1000). */
+bool cli_parse_dispatch_weight(const char *cmd, const char *arg, double *dispatch_weight);
 /* --searches N of command cmd (1 to DA_MAX_SEARCHES); false after saying
  * what is wrong. */
 bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);

@@ -105,6 +105,10 @@ struct ds {
 	struct sclone *clones;
 	uint32_t nclones, capclones;
 	uint8_t *ndispatch;     /* per function: its dispatched clones alive */
+	uint64_t *fweight;      /* per function: the weight of its nodes (its
+	                         * entries, which all run its dispatch) */
+	uint64_t disp_weight;   /* of the functions that dispatch */
+	double dispk;           /* the price of a unit of it (dispatch_weight) */
 	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
 	struct u64map tramp;    /* (callee, amount) -> wrapped callsites sharing it */
@@ -929,7 +933,8 @@ static void revert_any(struct ds *s, uint32_t v, uint32_t cur)
 static double score(const struct ds *s)
 {
 	return (double)s->nprecise + s->hotk * (double)s->uniq_weight - s->pen -
-	       s->o.code_weight * (double)s->code_bytes - 1e-4 * (double)s->pad16;
+	       s->o.code_weight * (double)s->code_bytes - s->dispk * (double)s->disp_weight -
+	       1e-4 * (double)s->pad16;
 }
 
 /* Seconds since t0 (CLOCK_MONOTONIC). */
@@ -1127,7 +1132,8 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t 
 	bool dispatched = da_dispatched(s->p, cs, func);
 	s->clones[k] = (struct sclone){func, cs, pv, ex, DA_NONE, tmpl, pv, true,
 				       da_clone_bytes(s->p, func, cs)};
-	s->ndispatch[func] += dispatched;
+	if (dispatched && !s->ndispatch[func]++)
+		s->disp_weight += s->fweight[func];
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
 	s->code_bytes += s->clones[k].bytes;
 	uint32_t *tops, nt = top_anchors(s, ex, &tops);
@@ -1146,7 +1152,8 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	struct sclone *c = &s->clones[k];
 	u64map_del(&s->clonemap, da_pair(c->func, c->exec));
 	c->alive = false;
-	s->ndispatch[c->func] -= da_dispatched(s->p, c->callsite, c->func);
+	if (da_dispatched(s->p, c->callsite, c->func) && !--s->ndispatch[c->func])
+		s->disp_weight -= s->fweight[c->func];
 	uint32_t *tops, nt = top_anchors(s, c->exec, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
@@ -1417,7 +1424,7 @@ static int build(struct ds *s)
 	ALLOC(depth, n); ALLOC(klass, n); ALLOC(func, n); ALLOC(cs, n); ALLOC(weight, n);
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
 	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
-	ALLOC(ndispatch, s->nf); ALLOC(frag, n);
+	ALLOC(ndispatch, s->nf); ALLOC(fweight, s->nf); ALLOC(frag, n);
 	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
 	if (!cls || da_classes(p, cls, &s->nclasses) < 0 || build_order(s) < 0) {
 		free(cls);
@@ -1447,9 +1454,12 @@ static int build(struct ds *s)
 		s->nover += root_over(s, r);
 	}
 	uint64_t wsum = 0;
-	for (uint32_t x = 0; x < n; x++)
+	for (uint32_t x = 0; x < n; x++) {
 		wsum += s->weight[x];
+		s->fweight[s->func[x]] += s->weight[x];
+	}
 	s->hotk = da_hot_k(s->o.hot_weight, s->nclasses, wsum);
+	s->dispk = da_hot_k(s->o.dispatch_weight, s->nclasses, wsum);
 	s->work = 0;
 	return s->oom ? -1 : 0;
 }
@@ -1466,6 +1476,7 @@ void da_options_default(struct da_options *o)
 	o->hot_weight = 0.25;
 	o->stack_weight = 0.25;
 	o->code_weight = 1.0 / 128;
+	o->dispatch_weight = DA_DEFAULT_DISPATCH_WEIGHT;
 	o->anneal = true;
 }
 
@@ -1532,6 +1543,7 @@ void ds_free(struct ds *s)
 	u64map_free(&s->tramp);
 	u64map_free(&s->failed);
 	free(s->vars); free(s->cnt); free(s->stamp); free(s->clones); free(s->ndispatch);
+	free(s->fweight);
 	u64map_free(&s->clonemap);
 	u64map_free(&s->copymap);
 	for (uint32_t b = 0; b < s->nB; b++)

@@ -50,6 +50,7 @@ static uint64_t budget;
 static double max_stack_growth;
 static double max_recursion_growth;   /* --max-recursion-growth; 0: none */
 static double code_weight = -1;   /* --code-weight; < 0: the library's */
+static double dispatch_weight = -1;       /* --dispatch-weight; < 0: the library's */
 static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
 static int verbose;
 static uint32_t searches;         /* --searches; 0: the library's */
@@ -132,17 +133,21 @@ static void report(const char *name, const char *solver, const struct da_problem
 		      pct(r->before.precise_weight, r->before.weight),
 		      pct(r->after.precise_weight, r->after.weight),
 		      pct(r->after.unique_cids, r->after.cids), r->max_growth, r->geomean_growth};
+	/* the weight of the functions that test at entry: with entries as
+	 * weights, the share of the calls that run a dispatch */
+	uint32_t ndisp;
+	double disp = 100 * da_dispatch_share(p, &r->plan, &ndisp);
 	if (md)
-		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %u | %.0f | %.1f | %.2f | %.2f |%s\n",
+		printf("| %s | %s | %llu | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.3f | %.3f | %u | %u | %.0f | %.1f | %.2f | %.2f | %.1f |%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
 		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, (double)r->code_bytes / 1024,
-		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth,
+		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth, disp,
 		       note ? note : "");
 	else
-		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u code %.0f KB (%.1f%%) %.2fs recursion %.2f%s\n",
+		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u code %.0f KB (%.1f%%) %.2fs recursion %.2f dispatch %u functions %.1f%%%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
 		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, (double)r->code_bytes / 1024,
-		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth,
+		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth, ndisp, disp,
 		       note ? note : "");
 	fflush(stdout);
 	agg_add(ag, r);
@@ -188,6 +193,8 @@ int main(int argc, char **argv)
 			budget = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--code-weight") && v)
 			code_weight = atof(argv[++i]);
+		else if (!strcmp(a, "--dispatch-weight") && v)
+			dispatch_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--stack-weight") && v)
 			stack_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--max-recursion-growth") && v)
@@ -210,7 +217,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--stack-weight S] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--dispatch-weight X] [--stack-weight S] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--searches N [--each-search]] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -229,8 +236,8 @@ int main(int argc, char **argv)
 					  {NULL, {0}}};
 	const struct synth_profile *profs = nodes ? custom : synth_profiles;
 	if (md)
-		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | clones | new code KB | code +%% | seconds | recursion growth |\n"
-		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		printf("| program | solver | paths | precise before %% | after %% | %% of reducible | weight before %% | after %% | CIDs unique %% | growth max | growth geomean | wraps | clones | new code KB | code +%% | seconds | recursion growth | dispatch %% of weight |\n"
+		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	struct agg ag[NSOLVERS] = {{0}};
 	for (const struct synth_profile *pr = profs; pr->name; pr++) {
 		if (nmaps && !nodes && !strcmp(profile, "all"))
@@ -352,6 +359,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.budget = budget;
 			if (code_weight >= 0)
 				o.code_weight = code_weight;
+			if (dispatch_weight >= 0)
+				o.dispatch_weight = dispatch_weight;
 			if (stack_weight >= 0)
 				o.stack_weight = stack_weight;
 			o.verbose = verbose;

@@ -894,6 +894,48 @@ static void test_unsolved_elsewhere(void)
 	}
 }
 
+/* The price of a dispatch's run time (section 5): D, entered from A and E
+ * at one height, is separated only by a clone its dispatch takes.  Free or
+ * at the default price the clone is worth its two paths; at a price
+ * beyond them it is left, UNSOLVED.  The objective pays dispatch_weight *
+ * N * D's share of the weight, exactly. */
+static void test_dispatch_price(void)
+{
+	struct da_options o;
+	struct da_result r[3];
+	char err[256];
+	opts(&o);
+	o.allow_clone = true;
+	o.max_stack_growth = 1.0;
+	struct da_problem *p = da_problem_new();
+	uint32_t B = da_add_func(p, "B", 0, 1, false), A = da_add_func(p, "A", 0, 1, false);
+	uint32_t E = da_add_func(p, "E", 0, 1, false), D = da_add_func(p, "D", 100, 1, true);
+	p->funcs[D].dispatch = true;
+	uint32_t cs[4];
+	for (uint32_t k = 0; k < 4; k++)
+		cs[k] = da_add_callsite(p, k < 2 ? B : k == 2 ? A : E, 1, false);
+	int64_t size[] = {32, 48, 48, 16};
+	path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]}, size, 16, 30);
+	path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 10);
+	path(p, 2, (uint32_t[]){B, A}, (uint32_t[]){DA_NONE, cs[0]}, size, 16, 60);
+	const double price[] = {0, DA_DEFAULT_DISPATCH_WEIGHT, 1000};
+	for (int i = 0; i < 3; i++) {
+		o.dispatch_weight = price[i];
+		CHECK(da_solve(p, &o, &r[i], err, sizeof(err)) == 0);
+	}
+	uint32_t nd;
+	double share = da_dispatch_share(p, &r[0].plan, &nd);
+	CHECK(nd == 1 && share == 40.0 / 100.0);
+	CHECK(r[0].nleft == 0 && r[1].nleft == 0 && r[1].plan.nclones == 1);
+	double paid = r[0].stats.objective - r[1].stats.objective;
+	CHECK(fabs(paid - DA_DEFAULT_DISPATCH_WEIGHT * (double)r[1].after.paths * share) < 1e-9);
+	CHECK(r[2].plan.nclones == 0 && da_dispatch_share(p, &r[2].plan, &nd) == 0 && nd == 0);
+	CHECK(r[2].nleft == 1 && r[2].left[0].why.left == DA_LEFT_UNSOLVED);
+	for (int i = 0; i < 3; i++)
+		da_result_free(&r[i]);
+	da_problem_free(p);
+}
+
 /* Tagged calls (disambig.h section 2, "Dispatch"): D of another module is
  * entered from A and E at one height and nothing may be padded; a clone of
  * D separates them only when its dispatch may test a call of the other
@@ -2138,6 +2180,7 @@ int main(int argc, char **argv)
 	test_stack_cap();
 	test_unsolved_elsewhere();
 	test_tagged_dispatch();
+	test_dispatch_price();
 	test_chain_tagged();
 	test_crowded();
 	test_clone_crowded();

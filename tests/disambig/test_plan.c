@@ -724,6 +724,9 @@ static void test_cli(void)
 	CONTAINS(cli_out, " bytes of clones or more)");
 	CHECK_EQ_INT(run("--code-per-path", "-5", map, NULL), 2);
 	CONTAINS(cli_err, "--code-per-path wants bytes");
+	CHECK_EQ_INT(run("--dispatch-weight", "x", map, NULL), 2);
+	CONTAINS(cli_err, "--dispatch-weight wants a number from 0");
+	CHECK_EQ_INT(run("--dispatch-weight", "1001", map, NULL), 2);
 	CHECK_EQ_INT(run("--evaluate", plan, "-o", plan, map, NULL), 2);
 	write_text(path_in("junk.plan"), "junk\n");
 	CHECK_EQ_INT(run("--evaluate", path_in("junk.plan"), map, NULL), 1);
