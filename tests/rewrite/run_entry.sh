@@ -8,10 +8,11 @@
 #
 # In WORK: run PROG and train it (the three D paths must share a height); the
 # solver's plan without wrapping and cloning (padding only) must use entry
-# wrappers and separate them; that plan and --everything=32,0,0 give the same
-# output, also with the argument that makes D throw (the exceptions unwind
-# through the wrappers), icpp verify passes (every path at its predicted
-# height: X and Y themselves W deeper), and gdb's backtrace from the throw
+# wrappers and separate them; that plan, --everything=32,0,0 and --everything
+# (Z's displaced call wrapped as well) give the same output, also with the
+# argument that makes D throw (the exceptions unwind through the wrappers),
+# icpp verify passes (every path at its predicted height: X, Y and Z
+# themselves W deeper), and gdb's backtrace from the throw
 # runs through the wrapper down to main.  GDB "" skips that check.  Last,
 # T_REPORT_ENTRY (tests/record) checks icpp report's charge of samples in
 # the --everything binary's wrapper of X.
@@ -36,9 +37,10 @@ if [ "$(d_heights map | wc -l)" != 3 ] || [ "$(d_heights map | sort -u | wc -l)"
 	d_heights map
 	fail=1
 fi
-for how in solved everything; do
+for how in solved everything full; do
 	opts="--no-wrap --no-clone"
 	[ $how = everything ] && opts=--everything=32,0,0
+	[ $how = full ] && opts=--everything      # wrappers and clones too
 	if ! "$icpp" rewrite "./$name" -m map -o $how.rw $opts 2> rewrite.$how.err; then
 		echo "FAIL: icpp rewrite $opts"
 		cat rewrite.$how.err
@@ -69,6 +71,12 @@ for how in solved everything; do
 done
 if ! nm everything.rw | grep -q " __icpp_entry_fx_entry_z$"; then
 	echo "FAIL: --everything gave Z (its call displaced) no entry wrapper"
+	fail=1
+fi
+# Z's displaced call is wrapped too: its copy jumps to the call's trampoline
+if ! objdump -d full.rw | awk '/<__icpp_entry_fx_entry_z>:/,/^$/' | grep -q "jmp .*<__icpp_wrap_"; then
+	echo "FAIL: --everything: the copy of Z's displaced call does not go through its wrapper"
+	objdump -d full.rw | awk '/<__icpp_entry_fx_entry_z>:/,/^$/' | grep -v int3
 	fail=1
 fi
 if [ "$(d_heights solved.rw.icpp | sort -u | wc -l)" != 3 ]; then
