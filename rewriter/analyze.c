@@ -1009,6 +1009,7 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_uni
 			stop = in->eff == E_RET || in->eff == E_JMP || call;
 			ru->entry_k[ru->entry_nins++] = g->st[i].k;
 			len += in->len;
+			ru->entry_end[ru->entry_nins - 1] = (uint8_t)len;
 			i++;
 		}
 	}

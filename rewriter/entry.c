@@ -24,16 +24,13 @@ static void add_row(struct rw_entry_code *e, uint64_t at, int64_t cfa)
 		e->rows[e->nrows++] = (struct eh_row){(uint32_t)(at - e->addr), (uint32_t)cfa};
 }
 
-/* CFA - SP before the displaced byte at `at`: the row of the original
- * instruction that holds it. */
-static int32_t k_at(csh cs, const struct rw_unit *u, const uint8_t *orig, uint64_t from,
-		    uint64_t at, cs_insn *insn)
+/* CFA - SP before the displaced byte `off` bytes past entry_off: the row
+ * of the original instruction that holds it (head's may be cut otherwise:
+ * a wrapped call's nops, then its call). */
+static int32_t k_at(const struct rw_unit *u, uint64_t off)
 {
-	const uint8_t *p = orig;
-	size_t left = u->entry_len;
-	uint64_t addr = from;
-	for (uint32_t i = 0; i < u->entry_nins && cs_disasm_iter(cs, &p, &left, &addr, insn); i++)
-		if (at < addr)
+	for (uint32_t i = 0; i < u->entry_nins; i++)
+		if (off < u->entry_end[i])
 			return u->entry_k[i];
 	return u->entry_k[u->entry_nins];
 }
@@ -51,16 +48,12 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, const uint8
 	const struct rw_func *f = &b->funcs[fi];
 	const struct rw_unit *u = &b->units[fi];
 	uint64_t from = f->addr + u->entry_off;
-	uint8_t orig[RW_ENTRY_MAX_BYTES];
-	if (u->entry_len > sizeof(orig) || bin_read(b->bin, from, orig, u->entry_len) < 0)
-		return errmsg(err, errlen, "cannot read the entry of %s (0x%" PRIx64 ")",
-			      f->name ? f->name : "?", f->addr);
-	cs_insn *insn = cs_malloc(cs), *at_insn = cs_malloc(cs);
+	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *p = head;
 	size_t left = u->entry_len;
 	uint64_t addr = from;
 	bool ended = false;
-	const char *why = insn && at_insn ? NULL : "out of memory";
+	const char *why = insn ? NULL : "out of memory";
 	while (!why && left && !ended) {
 		uint64_t at = text_vaddr + text->n;
 		uint8_t out[X86_RELOC_MAX_INSN];
@@ -72,7 +65,7 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, const uint8
 		why = insn->id == X86_INS_CALL && !x86_branch_target(insn) ? "an indirect call" : NULL;
 		if (why)
 			break;
-		int32_t k = k_at(cs, u, orig, from, insn->address, at_insn);
+		int32_t k = k_at(u, insn->address - from);
 		add_row(e, at, k);
 		for (int j = 0; insn->id == X86_INS_CALL && j < X86_RELOC_CALL_STEPS; j++)
 			add_row(e, at + X86_RELOC_CALL_SP[j].at, k + X86_RELOC_CALL_SP[j].sp);
@@ -81,8 +74,6 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, const uint8
 	}
 	if (insn)
 		cs_free(insn, 1);
-	if (at_insn)
-		cs_free(at_insn, 1);
 	if (why)
 		return errmsg(err, errlen, "cannot displace the entry of %s (0x%" PRIx64 "): %s",
 			      f->name ? f->name : "?", f->addr, why);

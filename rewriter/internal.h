@@ -157,9 +157,11 @@ struct rw_unit {
 	int64_t k1;                  /* CFA - SP right after the allocation */
 	/* an entry wrapper's displaced instructions (pad_entry): the bytes
 	 * [addr + entry_off, + entry_len), and per instruction CFA - SP before
-	 * it (entry_k[entry_nins]: after the last) */
+	 * it (entry_k[entry_nins]: after the last) and where it ends (bytes
+	 * past entry_off) */
 	uint8_t entry_off, entry_len, entry_nins;
 	int32_t entry_k[RW_ENTRY_MAX_INSNS + 1];
+	uint8_t entry_end[RW_ENTRY_MAX_INSNS];
 	uint32_t frag;               /* the one fragment of a unit of two ranges
 	                              * (function index; a clone copies it too),
 	                              * else RW_NONE */
