@@ -89,7 +89,7 @@ void cli_print_dispatch_share(FILE *out, const char *prefix, const struct da_pro
 	double share = da_dispatch_share(p, plan, &n);
 	if (n)
 		fprintf(out, "%s%" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the %s run "
-			"%s tests at entry (--no-dispatch for none)\n", prefix, n, n > 1 ? "s" : "",
+			"%s tests at entry (--dispatch-weight prices them higher, --no-dispatch: none)\n", prefix, n, n > 1 ? "s" : "",
 			n > 1 ? "" : "s", 100.0 * share, unit, n > 1 ? "their" : "its");
 }
 
