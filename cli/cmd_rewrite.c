@@ -148,6 +148,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 				      c->parent == DA_NONE || tagged ? RW_NONE : c->parent - mfirst))
 			goto oom;
 		p->clones[p->nclones - 1].tag = tag;
+		p->clones[p->nclones - 1].weight = c->weight;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
@@ -223,7 +224,7 @@ static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, s
 			return -1;
 		uint32_t parent = p->clones[k].parent == RW_NONE ? DA_NONE : base + p->clones[k].parent;
 		pp->clones[pp->nclones++] =
-			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, parent};
+			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, parent, 0};
 	}
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);
@@ -787,6 +788,11 @@ static int choose_plan(struct rewrite *R)
 	}
 	if (da_pm_plan_from(&R->br, &R->r.plan, &R->pp) < 0)
 		return rewrite_oom();
+	/* what each clone takes, so that a dispatch tests the heavier first */
+	const struct da_problem *p = R->br.prob;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		if (R->r.inst[i] >= p->nfuncs && R->r.inst[i] - p->nfuncs < R->pp.nclones)
+			R->pp.clones[R->r.inst[i] - p->nfuncs].weight += p->nodes[i].weight;
 	R->solved = true;
 	return 0;
 }

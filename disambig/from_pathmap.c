@@ -392,7 +392,7 @@ int da_pm_plan_from(const struct da_bridge *b, const struct da_plan *plan, struc
 		const struct da_clone *c = &plan->clones[k];
 		out->clones[out->nclones++] = (struct da_pm_clone){c->func, b->cs_module[c->callsite],
 								   b->cs_addr[c->callsite], c->pad,
-								   c->parent};
+								   c->parent, 0};
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];

@@ -97,6 +97,9 @@ struct da_pm_clone {
 	uint32_t parent;            /* DA_NONE: the call is the original
 	                             * instruction; else its copy in clone
 	                             * `parent` (a chain, disambig.h section 2) */
+	uint64_t weight;            /* the weight of the nodes it takes, as
+	                             * solved (0: unknown, e.g. read from a
+	                             * plan file; not written there) */
 };
 struct da_pm_clone_wrap {
 	uint32_t clone;             /* index into clones */

@@ -423,7 +423,7 @@ static int read_clone(struct reader *r, const char *kw, words w, int nw)
 		return bad(r, "no function of the pathmap starts at that address");
 	if (grow_arr((void **)&plan->clones, plan->nclones, sizeof(*plan->clones)) < 0)
 		return oom(r);
-	plan->clones[plan->nclones++] = (struct da_pm_clone){fn, cm, caddr, bytes, (uint32_t)parent};
+	plan->clones[plan->nclones++] = (struct da_pm_clone){fn, cm, caddr, bytes, (uint32_t)parent, 0};
 	r->records++;
 	return 0;
 }

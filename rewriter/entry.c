@@ -111,15 +111,20 @@ static int emit_wrapper(struct rbuf *text, uint64_t text_vaddr, uint32_t w, stru
 /* A dispatch's tests search sorted keys (rewriter.h section 1): a node
  * compares %r11 (or %r11d) with its key, jumps on equal to its target and on
  * greater to the upper half, and falls into the lower half; a run of at most
- * DISPATCH_RUN keys is compared one by one.  K tests cost about 3 log2(K)
- * instructions at every entry of the function, not 3 K.  Jumps are rel32,
- * patched once their target is known (positions in text). */
+ * DISPATCH_RUN keys is compared one by one, the heaviest first.  A node
+ * splits its keys by weight (the key whose sides weigh most evenly; by
+ * count where they weigh nothing), so the tests that match most often are
+ * found in a few compares: libc's pthread_getspecific under tcl has 73,
+ * and two of them take most of its entries.  K tests of equal weight cost
+ * about 3 log2(K) instructions at every entry of the function, not 3 K.
+ * Jumps are rel32, patched once their target is known (positions in text). */
 #define DISPATCH_RUN 4
 struct search {
 	struct rbuf *text;
 	uint8_t cmp[3];              /* cmp $imm32,%r11 (signed) or %r11d (unsigned) */
 	uint8_t greater;             /* jg or ja (second byte of 0f xx) */
 	const int64_t *keys;         /* ascending (as the compare orders them) */
+	const uint64_t *weights;     /* of the keys */
 	size_t hit[RW_MAX_DISPATCH]; /* [i]: the rel32 of key i's je */
 	size_t miss[2 * RW_MAX_DISPATCH + 2];        /* rel32s of jumps past the search */
 	uint32_t nmiss;
@@ -149,17 +154,43 @@ static void compare(struct search *s, uint32_t i)
 	s->hit[i] = jump32(s->text, 0x84);
 }
 
+/* The root of keys lo..hi-1: the one whose two sides' heavier weighs
+ * least (the middle one of those). */
+static uint32_t split(const struct search *s, uint32_t lo, uint32_t hi)
+{
+	uint64_t total = 0, left = 0, best = UINT64_MAX;
+	for (uint32_t i = lo; i < hi; i++)
+		total += s->weights[i];
+	uint32_t mid = lo + (hi - lo) / 2, root = mid;
+	for (uint32_t i = lo; i < hi; left += s->weights[i++]) {
+		uint64_t right = total - left - s->weights[i], worse = left > right ? left : right;
+		uint32_t d = i > mid ? i - mid : mid - i, dr = root > mid ? root - mid : mid - root;
+		if (worse < best || (worse == best && d < dr)) {
+			best = worse;
+			root = i;
+		}
+	}
+	return root;
+}
+
 /* Keys lo..hi-1; the last part of the search falls through past it. */
 static void emit_search(struct search *s, uint32_t lo, uint32_t hi, bool last)
 {
 	if (hi - lo <= DISPATCH_RUN) {
-		for (uint32_t i = lo; i < hi; i++)
-			compare(s, i);
+		bool done[DISPATCH_RUN] = {false};
+		for (uint32_t n = lo; n < hi; n++) {      /* heaviest first */
+			uint32_t pick = hi;
+			for (uint32_t i = lo; i < hi; i++)
+				if (!done[i - lo] && (pick == hi || s->weights[i] > s->weights[pick]))
+					pick = i;
+			done[pick - lo] = true;
+			compare(s, pick);
+		}
 		if (!last)
 			s->miss[s->nmiss++] = jump32(s->text, 0);
 		return;
 	}
-	uint32_t mid = lo + (hi - lo) / 2;
+	uint32_t mid = split(s, lo, hi);
 	compare(s, mid);
 	size_t upper = jump32(s->text, s->greater);
 	emit_search(s, lo, mid, false);
@@ -185,16 +216,20 @@ static void patch_misses(struct search *s)
 		patch32(s->text, s->miss[i], s->text->n);
 }
 
-/* A test as the search sees it: its key, the clone it jumps to, its tag. */
+/* A test as the search sees it: its key, the clone it jumps to, its tag,
+ * its weight. */
 struct keyed {
 	int64_t key;
-	uint64_t dest, tag;
+	uint64_t dest, tag, weight;
 };
 
+/* Ascending keys; of one key (tags sharing a low half), the heaviest first. */
 static int by_key(const void *a, const void *b)
 {
-	int64_t x = ((const struct keyed *)a)->key, y = ((const struct keyed *)b)->key;
-	return (x > y) - (x < y);
+	const struct keyed *p = a, *q = b;
+	if (p->key != q->key)
+		return (p->key > q->key) - (p->key < q->key);
+	return (p->weight < q->weight) - (p->weight > q->weight);
 }
 
 /* The tests of return addresses of f's own module:
@@ -208,12 +243,14 @@ static int emit_addr_tests(struct rbuf *text, uint64_t text_vaddr,
 			     sub_ret[] = {0x4c, 0x2b, 0x1c, 0x24};
 	struct keyed t[RW_MAX_DISPATCH];
 	int64_t keys[RW_MAX_DISPATCH];
+	uint64_t weights[RW_MAX_DISPATCH];
 	uint32_t n = 0;
 	uint64_t anchor = text_vaddr + text->n + sizeof(lea_r11);
 	for (uint32_t i = 0; i < ntests && n < RW_MAX_DISPATCH; i++) {
 		if (tests[i].tag)
 			continue;
-		t[n] = (struct keyed){(int64_t)(anchor - tests[i].ret), tests[i].dest, 0};
+		t[n] = (struct keyed){(int64_t)(anchor - tests[i].ret), tests[i].dest, 0,
+				      tests[i].weight};
 		if (t[n].key < INT32_MIN || t[n].key > INT32_MAX)
 			return -1;
 		n++;
@@ -221,11 +258,14 @@ static int emit_addr_tests(struct rbuf *text, uint64_t text_vaddr,
 	if (!n)
 		return 0;
 	qsort(t, n, sizeof(*t), by_key);
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		keys[i] = t[i].key;
+		weights[i] = t[i].weight;
+	}
 	rb_put(text, lea_r11, sizeof(lea_r11));
 	rb_put(text, sub_ret, sizeof(sub_ret));
-	struct search s = {.text = text, .cmp = {0x49, 0x81, 0xfb}, .greater = 0x8f, .keys = keys};
+	struct search s = {.text = text, .cmp = {0x49, 0x81, 0xfb}, .greater = 0x8f, .keys = keys,
+			   .weights = weights};
 	emit_search(&s, 0, n, true);
 	patch_misses(&s);
 	for (uint32_t i = 0; i < n; i++)
@@ -251,23 +291,28 @@ static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
 			     cmpl_hi[] = {0x41, 0x81, 0x7b, (uint8_t)(int8_t)RW_TAG_HI};
 	struct keyed t[RW_MAX_DISPATCH];
 	int64_t keys[RW_MAX_DISPATCH];
+	uint64_t weights[RW_MAX_DISPATCH] = {0};
 	uint32_t group[RW_MAX_DISPATCH + 1], n = 0, nkeys = 0;
 	for (uint32_t i = 0; i < ntests && n < RW_MAX_DISPATCH; i++)
 		if (tests[i].tag)
-			t[n++] = (struct keyed){(uint32_t)tests[i].tag, tests[i].dest, tests[i].tag};
+			t[n++] = (struct keyed){(uint32_t)tests[i].tag, tests[i].dest, tests[i].tag,
+						tests[i].weight};
 	if (!n)
 		return 0;
 	qsort(t, n, sizeof(*t), by_key);
-	for (uint32_t i = 0; i < n; i++)      /* group[k]: the first tag of key k */
+	for (uint32_t i = 0; i < n; i++) {    /* group[k]: the first tag of key k */
 		if (!i || t[i].key != t[i - 1].key) {
 			group[nkeys] = i;
 			keys[nkeys++] = t[i].key;
 		}
+		weights[nkeys - 1] += t[i].weight;
+	}
 	group[nkeys] = n;
 	rb_put(text, load_ret, sizeof(load_ret));
 	rb_put(text, test, sizeof(test));
 	rb_u32(text, RW_TAG_PAGE_MASK);
-	struct search s = {.text = text, .cmp = {0x41, 0x81, 0xfb}, .greater = 0x87, .keys = keys};
+	struct search s = {.text = text, .cmp = {0x41, 0x81, 0xfb}, .greater = 0x87, .keys = keys,
+			   .weights = weights};
 	s.miss[s.nmiss++] = jump32(text, 0x84);  /* jz done */
 	rb_put(text, load_lo, sizeof(load_lo));
 	emit_search(&s, 0, nkeys, false);

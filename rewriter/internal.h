@@ -248,6 +248,9 @@ struct rw_dispatch_test {
 	uint64_t dest;               /* the clone that takes its frames */
 	uint64_t tag;                /* not 0: the tag of a call of another module
 	                              * (ret unused) */
+	uint64_t weight;             /* how often it matches (training's entries
+	                              * of the clone; 0: unknown): the search
+	                              * reaches the heavier tests sooner */
 };
 /* Tagged calls (rewriter.h section 1): the tag's halves lie at these offsets
  * from the return address; a dispatch reads them only when the return

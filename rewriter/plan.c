@@ -54,7 +54,7 @@ int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t 
 	if (!v)
 		return -1;
 	p->clones = v;
-	v[p->nclones++] = (struct rw_plan_clone){func, site, pad, parent, 0};
+	v[p->nclones++] = (struct rw_plan_clone){func, site, pad, parent, 0, 0};
 	return 0;
 }
 

@@ -121,7 +121,9 @@
  *                                                A the end of the lea)
  *        a binary search over the keys A - R_k of f's dispatched clones:
  *          cmp $key,%r11; je f_k; jg upper half; lower half ...
- *        (runs of at most 4 keys compared one by one)
+ *        (runs of at most 4 keys compared one by one, the heaviest first;
+ *        a node splits its keys by the weights of their clones, the
+ *        entries training saw each take, so the hot ones come first)
  *        [the entry wrapper T when f is also padded that way]
  *     B: the displaced instructions; jmp f+N
  * The code from G on has a local FUNC symbol __icpp_dispatch_NAME (a
@@ -546,6 +548,9 @@ struct rw_plan_clone {
 	                              * that carries this tag (no chain here;
 	                              * rw_copy_key(c, J): the copy of c in that
 	                              * module's clone J) */
+	uint64_t weight;             /* the entries training saw it take (0:
+	                              * unknown): func's dispatch finds the
+	                              * heavier clones in fewer tests */
 };
 struct rw_plan_tag {
 	uint64_t site;               /* a call of this binary */

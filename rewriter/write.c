@@ -576,7 +576,7 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 			    rw_plan_dispatched(b, &p->clones[k]))
 				tests[n++] = (struct rw_dispatch_test){
 					p->clones[k].tag ? 0 : return_address(ps, ps->clones[k].site),
-					ps->clones[k].addr, p->clones[k].tag};
+					ps->clones[k].addr, p->clones[k].tag, p->clones[k].weight};
 		if ((w || n) && add_entry(ps, b, fi, w, tests, n, text_vaddr, err, errlen))
 			return -1;
 	}

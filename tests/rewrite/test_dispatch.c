@@ -5,7 +5,8 @@
  * addresses, of tags (some sharing a low half, which the search compares
  * first) and of both together is written into executable memory and
  * entered with each return address it tests (it must jump to that test's
- * clone) and with others (it must fall through).  A clone is a stub that
+ * clone) and with others (it must fall through); the same with weights,
+ * where the heaviest test must be the first compared.  A clone is a stub that
  * returns its number; the fall-through returns 0. */
 #include <stdint.h>
 #include <stdio.h>
@@ -77,6 +78,27 @@ static int write_dispatch(const struct rw_dispatch_test *tests, uint32_t n)
 	return rc;
 }
 
+/* Where the first compare of a search of return addresses jumps on a match:
+ * lea (7 bytes), sub (4), cmp $key,%r11 (7), je rel32. */
+static uint64_t first_addr_hit(void)
+{
+	const uint8_t *je = mem + CODE + 18;
+	int32_t rel;
+	memcpy(&rel, je + 2, 4);
+	return je[0] == 0x0f && je[1] == 0x84 ? (uint64_t)(uintptr_t)(je + 6) + (uint64_t)(int64_t)rel
+					      : 0;
+}
+
+/* The low half of a tag that a search of tags compares first: mov (4),
+ * test $mask (7), jz rel32 (6), mov (4), cmp $lo,%r11d. */
+static uint32_t first_tag_low(void)
+{
+	const uint8_t *cmp = mem + CODE + 21;
+	uint32_t lo;
+	memcpy(&lo, cmp + 3, 4);
+	return cmp[0] == 0x41 && cmp[1] == 0x81 && cmp[2] == 0xfb ? lo : 0;
+}
+
 /* Each test's return address (for a tag: the fake one made for it, kept in
  * its unused ret) enters its clone's stub, every other one falls through. */
 static void check_search(const char *what, const struct rw_dispatch_test *tests, uint32_t n,
@@ -119,7 +141,7 @@ int main(void)
 			uint32_t j = (uint32_t)(seed >> 33) % (k + 1);
 			tests[k] = tests[j];
 			tests[j] = (struct rw_dispatch_test){rets[2 * k + 1],
-							     (uint64_t)(uintptr_t)(mem + STUBS), 0};
+							     (uint64_t)(uintptr_t)(mem + STUBS), 0, 0};
 		}
 		for (uint32_t k = 0; k < n; k++)
 			tests[k].dest = (uint64_t)(uintptr_t)(mem + STUBS + 16 * k);
@@ -139,7 +161,7 @@ int main(void)
 			uint64_t lo = (k % 2 ? (uint32_t)tag[k - 1].tag : (uint32_t)(seed >> 16)) | 1;
 			uint64_t t = lo | (seed & 0xffffffff00000000ULL);
 			tag[k] = (struct rw_dispatch_test){ret_at(2 * RW_MAX_DISPATCH + k, t),
-							   (uint64_t)(uintptr_t)(mem + STUBS + 16 * (n + k)), t};
+							   (uint64_t)(uintptr_t)(mem + STUBS + 16 * (n + k)), t, 0};
 			trets[ntret++] = tag[k].ret;
 		}
 		trets[ntret++] = ret_at(3 * RW_MAX_DISPATCH, (uint32_t)tag[0].tag |
@@ -155,6 +177,21 @@ int main(void)
 		snprintf(what, sizeof(what), "%u return addresses and %u tags", n, n);
 		CHECK(write_dispatch(tests, 2 * n) == 0);
 		check_search(what, tests, 2 * n, rets, nret);
+
+		/* weighted: the searches split by weight, and a test heavier than
+		 * all the others of its search is compared first */
+		uint32_t heavy = n / 3;
+		for (uint32_t k = 0; k < 2 * n; k++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			tests[k].weight = (seed >> 40) % 1000;
+		}
+		tests[heavy].weight = tests[n + heavy].weight = 1000 * (uint64_t)n;
+		snprintf(what, sizeof(what), "%u return addresses and %u tags, weighted", n, n);
+		CHECK(write_dispatch(tests, 2 * n) == 0);
+		check_search(what, tests, 2 * n, rets, nret);
+		CHECK(first_addr_hit() == tests[heavy].dest);
+		CHECK(write_dispatch(tag, n) == 0);
+		CHECK(first_tag_low() == (uint32_t)tag[heavy].tag);
 	}
 	munmap(mem, MAP_BYTES);
 	return check_exit();
