@@ -10,6 +10,12 @@ rewrites.  A workload may name libraries rewritten with the program by the
 same plan (icpp rewrite --lib), found through an environment variable.  Reports run-time ratios against the original, rewrite time, file
 growth, what was changed, and precision before -> after as the rewrite
 predicts it.  Writes Markdown to stdout; docs/bench-rewrite.md keeps results.
+
+With CG=1 each variant also runs once under cachegrind (--branch-sim=yes):
+instructions plus MISPREDICT_CYCLES per mispredicted branch, against the
+original's.  A deterministic estimate of the run time, where the wall clock
+of a shared machine spreads by a third; it leaves caches and the return
+stack out.
 """
 import os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -19,6 +25,8 @@ BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT,
 ICPP = os.path.join(BUILD, "cli/icpp")
 RUNS = int(os.environ.get("N", "7"))
 ONLY = os.environ.get("ONLY", "")      # run only the workloads whose name holds this
+CG = os.environ.get("CG", "") == "1"   # the cachegrind estimate too
+MISPREDICT_CYCLES = 15
 
 
 def run(cmd, cwd, env=None, check=True):
@@ -33,6 +41,19 @@ def timed(cmd, cwd, env):
     t = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t
+
+
+def cachegrind(cmd, cwd, env):
+    """Instructions + MISPREDICT_CYCLES * mispredicted branches of one run."""
+    vg = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--branch-sim=yes",
+          "--cachegrind-out-file=/dev/null"]
+    r = subprocess.run(vg + cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    ir = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
+    mp = re.search(r"Mispredicts:\s+([\d,]+)", r.stderr)
+    if not ir or not mp:
+        sys.exit(f"bench: cachegrind of {' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
+    return int(ir.group(1).replace(",", "")) + MISPREDICT_CYCLES * int(mp.group(1).replace(",", ""))
 
 
 def interleaved(variants, command, cwd):
@@ -135,8 +156,12 @@ def main():
                 info[v] = (time.perf_counter() - t, err, os.path.getsize(out))
                 variants[v] = out
                 libs_dirs[v] = out + ".libs"
-            med = interleaved(variants, lambda v: variant_cmd(cmd, variants[v], lib, d,
-                                                              libs_dirs.get(v), libs_var), d)
+            command = lambda v: variant_cmd(cmd, variants[v], lib, d, libs_dirs.get(v), libs_var)
+            med = interleaved(variants, command, d)
+            cg = {}
+            for v in variants if CG else ():
+                c, env = command(v)
+                cg[v] = cachegrind(c, d, env)
             size0 = os.path.getsize(target)
 
             def grab(err, pat):
@@ -150,18 +175,20 @@ def main():
                              grab(err, r"precise paths ([\d.]+% -> [\d.]+%)"),
                              grab(err, r"max stack growth ([\d.]+x)") if v == "solved" else "-",
                              "%.2f" % (float(grab(err, r"analysis ([\d.]+) s")) + float(grab(err, r"writing ([\d.]+) s"))),
-                             grab(err, r"solver ([\d.]+) s") if v == "solved" else "-"))
+                             grab(err, r"solver ([\d.]+) s") if v == "solved" else "-",
+                             "%.3f / %.3f" % (cg[v] / cg["original"], cg["copy"] / cg["original"])
+                             if CG else "-"))
             details.append((name, info["solved"][1]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"runs per variant: {RUNS} (median), interleaved round-robin; machine: {os.cpu_count()} CPUs\n")
     print("| workload | plan | original s | rewritten / original | A/A copy / original | "
           "analysis + writing s | solver s | file bytes | growth | padded | wrapped | "
-          "precise paths (predicted) | max stack |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for (n, v, t0, r, aa, secs, s0, s1, p, w, prec, stk, ana, sol) in rows:
+          "precise paths (predicted) | max stack | cachegrind estimate: rewritten / A/A |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (n, v, t0, r, aa, secs, s0, s1, p, w, prec, stk, ana, sol, est) in rows:
         print(f"| {n} | {v} | {t0:.3f} | {r:.3f} | {aa:.3f} | {ana} | {sol} | {s0} -> {s1} | "
-              f"+{100.0 * (s1 - s0) / s0:.1f}% | {p} | {w} | {prec} | {stk} |")
+              f"+{100.0 * (s1 - s0) / s0:.1f}% | {p} | {w} | {prec} | {stk} | {est} |")
     print("\n## What the analysis allowed (icpp rewrite's report, solver runs)\n")
     for n, err in details:
         print(f"### {n}\n```")
