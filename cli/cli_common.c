@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "cli/cmds.h"
+#include "binary/binary.h"
 #include "disambig/disambig.h"
+#include "pathmap/pathmap.h"
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -82,15 +84,26 @@ static void search_progress(void *cmd, const struct da_search_done *d)
 		d->best + 1, cli_pct(d->best_precise_paths, d->paths, 100.0));
 }
 
-void cli_print_dispatch_share(FILE *out, const char *prefix, const struct da_problem *p,
-			      const struct da_plan *plan, const char *unit)
+void cli_print_dispatch_share(FILE *out, const char *prefix, const struct pathmap *pm,
+			      const struct da_problem *p, const struct da_plan *plan, const char *unit)
 {
-	uint32_t n;
-	double share = da_dispatch_share(p, plan, &n);
-	if (n)
-		fprintf(out, "%s%" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the %s run "
-			"%s tests at entry (--dispatch-weight prices them higher, --no-dispatch: none)\n", prefix, n, n > 1 ? "s" : "",
-			n > 1 ? "" : "s", 100.0 * share, unit, n > 1 ? "their" : "its");
+	struct da_dispatch_fn top[3];
+	double share;
+	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);
+	if (!n)
+		return;
+	fprintf(out, "%s%" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the %s run "
+		"%s tests at entry (--dispatch-weight prices them higher, --no-dispatch: none)\n",
+		prefix, n, n > 1 ? "s" : "", n > 1 ? "" : "s", 100.0 * share, unit,
+		n > 1 ? "their" : "its");
+	fprintf(out, "%s  the heaviest:", prefix);
+	for (uint32_t i = 0; i < n && i < 3; i++) {
+		char label[256];
+		fprintf(out, "%s %s %.1f%% (%" PRIu32 " test%s)", i ? "," : "",
+			pm_function_label(pm, top[i].func, bin_demangle, label, sizeof(label)),
+			100.0 * top[i].share, top[i].tests, top[i].tests > 1 ? "s" : "");
+	}
+	fputc('\n', out);
 }
 
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o)

@@ -165,8 +165,9 @@ static void report_stack(struct pathmap *pm, const struct da_result *r)
 }
 
 /* What the plan changes, and what the search did. */
-static void report_plan(const struct da_problem *p, const struct da_result *r,
-			const struct da_pm_plan *pp, bool solved, struct weights w, double code_weight)
+static void report_plan(const struct pathmap *pm, const struct da_problem *p,
+			const struct da_result *r, const struct da_pm_plan *pp, bool solved,
+			struct weights w, double code_weight)
 {
 	uint32_t chains = 0;
 	for (uint32_t k = 0; k < pp->nclones; k++)
@@ -176,7 +177,7 @@ static void report_plan(const struct da_problem *p, const struct da_result *r,
 	if (chains)
 		printf(" (%" PRIu32 " in chains)", chains);
 	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
-	cli_print_dispatch_share(stdout, "  ", p, &r->plan, w.unit);
+	cli_print_dispatch_share(stdout, "  ", pm, p, &r->plan, w.unit);
 	if (solved) {
 		printf("solver: %.2f s, %" PRIu32 " search%s (the plan of search %" PRIu32 "), %" PRIu64
 		       " moves tried, %" PRIu64 " kept\n", r->stats.seconds, r->stats.searches,
@@ -266,7 +267,7 @@ static void report(struct pathmap *pm, const struct da_problem *p, const struct 
 {
 	report_precision(p, r, w);
 	report_stack(pm, r);
-	report_plan(p, r, pp, solved, w, code_weight);
+	report_plan(pm, p, r, pp, solved, w, code_weight);
 	report_left(pm, p, r, top, w, code_weight);
 }
 

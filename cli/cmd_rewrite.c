@@ -878,7 +878,7 @@ static void print_summary(struct rewrite *R)
 				cli_pct(r->after.precise_weight, r->after.weight, 100.0));
 		fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 			r->max_growth, r->max_growth_bytes);
-		cli_print_dispatch_share(stderr, "icpp rewrite: ", R->br.prob, &r->plan,
+		cli_print_dispatch_share(stderr, "icpp rewrite: ", R->pm, R->br.prob, &r->plan,
 					 R->samples ? "samples" : "entries");
 		if (r->recursion_node != DA_NONE)
 			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64

@@ -14,6 +14,7 @@
 #define STR(x) STR_(x)
 
 struct da_options;
+struct pathmap;
 struct da_problem;
 struct da_plan;
 
@@ -47,11 +48,12 @@ bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
 /* Progress of solving p on stderr for command cmd ("plan"): a line now,
  * and one as each of the solver's searches ends (o's on_search). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
-/* One line on out after prefix, when plan has clones by dispatch: how many
+/* Two lines on out after prefix, when plan has clones by dispatch: how many
  * functions take them and the share of the weight (unit: "entries",
- * "samples") that runs their tests (da_dispatch_share). */
-void cli_print_dispatch_share(FILE *out, const char *prefix, const struct da_problem *p,
-			      const struct da_plan *plan, const char *unit);
+ * "samples") that runs their tests, then the three heaviest, each with its
+ * share and its number of tests (da_dispatch_top; p's functions are pm's). */
+void cli_print_dispatch_share(FILE *out, const char *prefix, const struct pathmap *pm,
+			      const struct da_problem *p, const struct da_plan *plan, const char *unit);
 /* A growth factor for option opt of command cmd (--max-stack-growth,
  * --max-recursion-growth): at least 1, or 0 for none; false after saying
  * what is wrong. */

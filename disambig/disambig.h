@@ -605,6 +605,16 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
  * libtcl and libc: libc's pthread_getspecific alone takes 7.9%, and its 73
  * tag tests cost 5% of the rewritten program's time). */
 double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs);
+/* The same, and the heaviest of those functions (at most ntop into top,
+ * heaviest first): what a user weighs against --dispatch-weight.  Returns
+ * how many functions dispatch; *share as da_dispatch_share's value. */
+struct da_dispatch_fn {
+	uint32_t func;
+	uint32_t tests;             /* its dispatched clones */
+	double share;               /* of the problem's weight */
+};
+uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
+			 struct da_dispatch_fn *top, uint32_t ntop, double *share);
 
 /* Heights and CIDs under a plan, from scratch (section 2): height[i] and
  * inst[i] for every node (inst: the function index, nfuncs + clone index, or

@@ -990,27 +990,50 @@ oom:
 
 /* ---------------------------------------------------------------- costs */
 
-double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs)
+uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
+			 struct da_dispatch_fn *top, uint32_t ntop, double *share)
 {
-	bool *dispatches = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*dispatches));
-	*nfuncs = 0;
-	if (!dispatches)
+	uint32_t *tests = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*tests)), n = 0, kept = 0;
+	uint64_t *weight = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*weight));
+	*share = 0;
+	if (!tests || !weight) {
+		free(tests);
+		free(weight);
 		return 0;
+	}
 	for (uint32_t k = 0; k < plan->nclones; k++) {
 		uint32_t f = plan->clones[k].func;
-		if (!dispatches[f] && da_dispatched(p, plan->clones[k].callsite, f)) {
-			dispatches[f] = true;
-			(*nfuncs)++;
-		}
+		if (da_dispatched(p, plan->clones[k].callsite, f))
+			n += !tests[f]++;
 	}
 	uint64_t total = 0, in = 0;
 	for (uint32_t i = 0; i < p->nnodes; i++) {
 		total += p->nodes[i].weight;
-		if (dispatches[p->nodes[i].func])
+		weight[p->nodes[i].func] += p->nodes[i].weight;
+		if (tests[p->nodes[i].func])
 			in += p->nodes[i].weight;
 	}
-	free(dispatches);
-	return total ? (double)in / (double)total : 0;
+	for (uint32_t f = 0; f < p->nfuncs && ntop; f++) {   /* insertion, heaviest first */
+		if (!tests[f] || (kept == ntop && weight[f] <= weight[top[kept - 1].func]))
+			continue;
+		uint32_t at = kept < ntop ? kept++ : kept - 1;
+		while (at && weight[top[at - 1].func] < weight[f]) {
+			top[at] = top[at - 1];
+			at--;
+		}
+		top[at] = (struct da_dispatch_fn){f, tests[f], total ? (double)weight[f] / (double)total : 0};
+	}
+	free(tests);
+	free(weight);
+	*share = total ? (double)in / (double)total : 0;
+	return n;
+}
+
+double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs)
+{
+	double share;
+	*nfuncs = da_dispatch_top(p, plan, NULL, 0, &share);
+	return share;
 }
 
 uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite)

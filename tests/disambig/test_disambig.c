@@ -926,6 +926,10 @@ static void test_dispatch_price(void)
 	uint32_t nd;
 	double share = da_dispatch_share(p, &r[0].plan, &nd);
 	CHECK(nd == 1 && share == 40.0 / 100.0);
+	struct da_dispatch_fn top[2];
+	double all;
+	CHECK(da_dispatch_top(p, &r[0].plan, top, 2, &all) == 1 && all == share);
+	CHECK(top[0].func == D && top[0].tests == 1 && top[0].share == share);
 	CHECK(r[0].nleft == 0 && r[1].nleft == 0 && r[1].plan.nclones == 1);
 	double paid = r[0].stats.objective - r[1].stats.objective;
 	CHECK(fabs(paid - DA_DEFAULT_DISPATCH_WEIGHT * (double)r[1].after.paths * share) < 1e-9);
