@@ -15,7 +15,6 @@
 #include "disambig/from_pathmap.h"
 #include "pathmap/pathmap.h"
 
-
 static const char usage_text[] =
 	"usage: icpp plan [-o PLAN] [--binary PROG]... [--max-stack-growth X] [--no-wrap]\n"
 	"                 [--no-clone] [--seed N] [options] MAP\n"

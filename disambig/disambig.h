@@ -690,9 +690,9 @@ struct da_options {
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
  * hot_weight 0.25, stack_weight 0.25, code_weight 1/128, dispatch_weight
- * 0.1, budget 0 (= 45M node moves per search: about 10 s at 200k paths, 25 s at 1.5M nodes, a
- * few seconds on small maps), anneal on, searches 0 (= 4), threads 0 (=
- * the CPUs this process may use). */
+ * 0.1, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
+ * 25 s at 1.5M nodes, a few seconds on small maps), anneal on, searches 0
+ * (= 4), threads 0 (= the CPUs this process may use). */
 void da_options_default(struct da_options *o);
 /* The seed of search j of a solve with seed `seed` (section 5): seed itself
  * for j = 0, and for the others seeds that no other seed's searches take

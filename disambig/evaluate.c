@@ -235,7 +235,7 @@ static void priced_clones(const struct da_options *o, const struct da_leftover *
 			  uint32_t nleft, struct da_result *r)
 {
 	const struct da_metrics *m = &r->before;
-	double hotk = da_hot_k(o->hot_weight, m->paths, m->weight);
+	double hotk = da_per_weight(o->hot_weight, m->paths, m->weight);
 	r->unsolved_priced = 0;
 	r->priced_least_bytes = 0;
 	for (uint32_t i = 0; i < nleft; i++) {

@@ -42,12 +42,13 @@ static inline uint64_t da_pair(uint32_t a, uint32_t b)
 	return ((uint64_t)a << 32) | b;
 }
 
-/* The objective's weight of one training entry against one path
- * (disambig.h section 5): hot_weight, scaled so that all the weight counts
- * as much as hot_weight times all the paths. */
-static inline double da_hot_k(double hot_weight, uint64_t paths, uint64_t weight)
+/* The objective's worth of one training entry against one path
+ * (disambig.h section 5): factor, scaled so that all the weight counts as
+ * much as factor times all the paths (hot_weight for the weight at unique
+ * CIDs, dispatch_weight for the weight that runs a dispatch). */
+static inline double da_per_weight(double factor, uint64_t paths, uint64_t weight)
 {
-	return weight ? hot_weight * (double)paths / (double)weight : 0;
+	return weight ? factor * (double)paths / (double)weight : 0;
 }
 
 /* splitmix64: the solver's only source of randomness. */

@@ -1458,8 +1458,8 @@ static int build(struct ds *s)
 		wsum += s->weight[x];
 		s->fweight[s->func[x]] += s->weight[x];
 	}
-	s->hotk = da_hot_k(s->o.hot_weight, s->nclasses, wsum);
-	s->dispk = da_hot_k(s->o.dispatch_weight, s->nclasses, wsum);
+	s->hotk = da_per_weight(s->o.hot_weight, s->nclasses, wsum);
+	s->dispk = da_per_weight(s->o.dispatch_weight, s->nclasses, wsum);
 	s->work = 0;
 	return s->oom ? -1 : 0;
 }

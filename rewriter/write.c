@@ -486,11 +486,12 @@ static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, ui
 		     char *err, size_t errlen)
 {
 	const struct rw_unit *u = &b->units[fi];
+	const char *name = b->funcs[fi].name ? b->funcs[fi].name : "?";
 	uint64_t from = b->funcs[fi].addr + u->entry_off;
 	uint8_t head[RW_ENTRY_MAX_BYTES];
 	if (u->entry_len > sizeof(head) || bin_read(b->bin, from, head, u->entry_len) < 0)
-		return errmsg(err, errlen, "cannot read the entry of %s (0x%" PRIx64 ")",
-			      b->funcs[fi].name ? b->funcs[fi].name : "?", b->funcs[fi].addr);
+		return errmsg(err, errlen, "cannot read the entry of %s (0x%" PRIx64 ")", name,
+			      b->funcs[fi].addr);
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < ps->patches.n; i++) {
 		const struct patch *x = &ps->patches.v[i];
@@ -498,7 +499,7 @@ static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, ui
 			memcpy(head + (x->at - from), x->bytes, x->len);
 		else if (x->at < from + u->entry_len && x->at + x->len > from)
 			return errmsg(err, errlen, "internal error: a change at 0x%" PRIx64 " straddles "
-				      "the entry of %s", x->at, b->funcs[fi].name ? b->funcs[fi].name : "?");
+				      "the entry of %s", x->at, name);
 		else
 			ps->patches.v[kept++] = *x;
 	}
