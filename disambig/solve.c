@@ -1995,22 +1995,85 @@ static double eval_clone(struct ds *s, uint32_t y, uint32_t e, uint32_t *w)
 	return best;
 }
 
+/* An adjacent pair of a path: a frame's function, the call that entered
+ * it, and the call it made to the next frame (disambig.h section 4). */
+struct adj {
+	uint32_t func, exec, cs;
+};
+
+static int cmp_adj(const void *x, const void *y)
+{
+	const struct adj *a = x, *b = y;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	if (a->exec != b->exec)
+		return a->exec < b->exec ? -1 : 1;
+	return a->cs < b->cs ? -1 : a->cs > b->cs;
+}
+
+/* The adjacent pairs of the frames of x's path below its ancestor top
+ * (the pair whose caller is top included), sorted; their number. */
+static uint32_t adj_below(const struct ds *s, uint32_t x, uint32_t top, struct adj *out)
+{
+	uint32_t n = 0;
+	for (; x != top && s->parent[x] != DA_NONE; x = s->parent[x]) {
+		uint32_t y = s->parent[x];
+		out[n++] = (struct adj){s->func[y], s->exec[y], s->cs[x]};
+	}
+	qsort(out, n, sizeof(*out), cmp_adj);
+	return n;
+}
+
+static uint32_t adj_count(const struct adj *a, uint32_t n, struct adj key)
+{
+	const struct adj *hit = bsearch(&key, a, n, sizeof(*a), cmp_adj);
+	if (!hit)
+		return 0;
+	uint32_t c = 0;
+	for (const struct adj *p = hit; p >= a && !cmp_adj(p, &key); p--)
+		c++;
+	for (const struct adj *p = hit + 1; p < a + n && !cmp_adj(p, &key); p++)
+		c++;
+	return c;
+}
+
 /* Cloning moves for the pair (a, b): the last frame's function for its
  * callsite (the clone is a CID of its own), or the caller of an adjacent pair
  * (callsite into f, callsite e owned by f) with the clone's copy of e
  * wrapped.  Applies the best improving one.  Within `allow` node moves: a
  * clone of a frame high in the tree may change chains far below it
  * (python3's interpreter loop; when every node below was visited, one
- * pair's walk up both paths took up to 7M). */
+ * pair's walk up both paths took up to 7M).
+ * Only moves that treat the two paths differently are evaluated: a clone
+ * of the last frames' function when they were entered through different
+ * calls, and an adjacent pair that occurs a different number of times in
+ * them.  Above their lowest common ancestor the two paths share their
+ * frames, so only the pairs below it can differ in number.  (python3 under
+ * its rewriter's capability: two hot collisions that differ only in a
+ * module not rewritten took each of its greedy sweeps' share of the
+ * budget, 3.5M node moves a sweep, for clones that moved both paths
+ * alike.) */
 static bool try_clones(struct ds *s, uint32_t a, uint32_t b, uint64_t allow)
 {
 	const struct da_problem *p = s->p;
+	uint32_t fa = FRAME(s, a), fb = FRAME(s, b), top = fa;
+	while (top != DA_NONE && !(top <= fb && fb < s->end[top]))
+		top = s->parent[top];
+	uint32_t da = s->depth[fa] - (top == DA_NONE ? 0 : s->depth[top]);
+	uint32_t db = s->depth[fb] - (top == DA_NONE ? 0 : s->depth[top]);
+	struct adj *below = malloc(((size_t)da + db + 2) * sizeof(*below));
+	if (!below) {
+		s->oom = true;
+		return false;
+	}
+	uint32_t na = adj_below(s, fa, top, below);
+	uint32_t nb = adj_below(s, fb, top, below + na);
 	double best = 0;
 	uint32_t by = DA_NONE, be = DA_NONE, bw = DA_NONE, w;
 	uint64_t start = s->work;
 	for (int side = 0; side < 2 && s->work - start <= allow; side++) {
-		uint32_t x = FRAME(s, side ? b : a);     /* a fragment: its parent's clone */
-		if (clone_ok(s, x)) {
+		uint32_t x = side ? fb : fa;     /* a fragment: its parent's clone */
+		if (s->exec[fa] != s->exec[fb] && clone_ok(s, x)) {
 			double d = eval_clone(s, x, DA_NONE, &w);
 			if (d > best + 1e-9) {
 				best = d;
@@ -2026,6 +2089,9 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b, uint64_t allow)
 			if (!clone_ok(s, y) || e == DA_NONE || p->callsites[e].owner != s->func[y] ||
 			    s->vars[s->nf + e].mask <= 1)
 				continue;
+			struct adj key = {s->func[y], s->exec[y], e};
+			if (adj_count(below, na, key) == adj_count(below + na, nb, key))
+				continue;       /* moves both paths alike */
 			double d = eval_clone(s, y, e, &w);
 			if (d > best + 1e-9 && w != DA_NONE) {
 				best = d;
@@ -2033,6 +2099,7 @@ static bool try_clones(struct ds *s, uint32_t a, uint32_t b, uint64_t allow)
 			}
 		}
 	}
+	free(below);
 	if (best <= 1e-9)
 		return false;
 	uint32_t k = clone_group(s, by, false);

@@ -894,6 +894,51 @@ static void test_unsolved_elsewhere(void)
 	}
 }
 
+/* A hot pair that nothing may separate, under a deep chain of functions
+ * that may be cloned: X and Y (another module's frames: no padding, no
+ * wrap, no clone) call L from calls that cannot be wrapped or redirected,
+ * at one height.  A clone of any frame above them, its copy of the next
+ * call wrapped, moves both paths alike, so the greedy sweeps evaluate no
+ * clone for the pair (they evaluated every one of the 30 frames above on
+ * both sides, in every sweep: python3 under its rewriter's capability
+ * spent whole sweeps on two such collisions). */
+static void test_clones_alike(void)
+{
+	enum { DEPTH = 30 };
+	struct da_problem *p = da_problem_new();
+	uint32_t f[DEPTH + 3], cs[DEPTH + 3];
+	int64_t h[DEPTH + 3];
+	for (uint32_t i = 0; i < DEPTH; i++) {
+		f[i] = da_add_func(p, NULL, 64, 1, true);
+		cs[i] = i ? da_add_callsite(p, f[i - 1], pads(), true) : DA_NONE;
+		h[i] = 16 + 32 * (int64_t)i;
+	}
+	uint32_t X = da_add_func(p, "X", 64, 1, false), Y = da_add_func(p, "Y", 64, 1, false);
+	uint32_t L = da_add_func(p, "L", 64, 1, true);
+	uint32_t toX = da_add_callsite(p, f[DEPTH - 1], 1, false);
+	uint32_t toY = da_add_callsite(p, f[DEPTH - 1], 1, false);
+	h[DEPTH] = 16 + 32 * DEPTH;
+	h[DEPTH + 1] = h[DEPTH] + 48;
+	f[DEPTH] = X, f[DEPTH + 1] = L;
+	cs[DEPTH] = toX, cs[DEPTH + 1] = da_add_callsite(p, X, 1, false);
+	uint32_t a = da_add_path(p, DEPTH + 2, f, cs, h, 1000);
+	f[DEPTH] = Y, cs[DEPTH] = toY, cs[DEPTH + 1] = da_add_callsite(p, Y, 1, false);
+	uint32_t b = da_add_path(p, DEPTH + 2, f, cs, h, 1000);
+	struct da_options o;
+	opts(&o);
+	o.allow_clone = true;
+	o.searches = 1;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.height[a], r.height[b]);
+	CHECK_EQ_INT(r.plan.nclones, 0);
+	CHECK(r.stats.evaluations < 2 * DEPTH);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* The price of a dispatch's run time (section 5): D, entered from A and E
  * at one height, is separated only by a clone its dispatch takes.  Free or
  * at the default price the clone is worth its two paths; at a price
@@ -2183,6 +2228,7 @@ int main(int argc, char **argv)
 	test_recursion_cap();
 	test_stack_cap();
 	test_unsolved_elsewhere();
+	test_clones_alike();
 	test_tagged_dispatch();
 	test_dispatch_price();
 	test_chain_tagged();
