@@ -651,6 +651,14 @@ static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint
 		if (in->flags & F_POP_RBP)
 			s.f &= ~S_RBP;
 		s.k -= 8;
+		if ((s.f & S_PAD) && known && s.k <= u->k0) {
+			/* gcc releases an 8-byte allocation by a pop on some
+			 * paths (python3.11's subtype_dealloc: sub $8,%rsp ...
+			 * pop %rax; pop %rbx; ... jmp, a tail call); a padding
+			 * would stay allocated, the rest of the unit is sound */
+			s.f &= ~S_PAD;
+			set_why(u, RW_PAD_POP_RELEASE, in->addr);
+		}
 		break;
 	case E_ADJ:
 		if (!known) {
@@ -906,6 +914,7 @@ static bool shape_refusal(enum rw_pad_why w)
 	case RW_PAD_CALL_OUTSIDE:
 	case RW_PAD_RSP_LOCALS:
 	case RW_PAD_RBP_RESTORE:
+	case RW_PAD_POP_RELEASE:
 	case RW_PAD_CFI_EDIT:
 		return true;
 	default:

@@ -55,6 +55,7 @@ const char *rw_pad_why_name(enum rw_pad_why w)
 		[RW_PAD_CALL_OUTSIDE] = "a call outside the allocated frame (shrink-wrapped)",
 		[RW_PAD_RSP_LOCALS] = "frame-pointer function reaches its locals through rsp",
 		[RW_PAD_RBP_RESTORE] = "rsp restored from rbp inside the allocation",
+		[RW_PAD_POP_RELEASE] = "a pop releases the frame's allocation",
 		[RW_PAD_UNDECODABLE] = "undecodable bytes or a jump into an instruction (data in text)",
 		[RW_PAD_NO_CFI] = "no CFI, or a CFA rule that is not register+offset",
 		[RW_PAD_CFI_MISMATCH] = "CFI disagrees with the code",

@@ -364,6 +364,8 @@ enum rw_pad_why {
 	RW_PAD_CALL_OUTSIDE,       /* a call before the allocation or after its release */
 	RW_PAD_RSP_LOCALS,         /* fp function reaching its locals through rsp */
 	RW_PAD_RBP_RESTORE,        /* rsp restored from rbp inside the allocation */
+	RW_PAD_POP_RELEASE,        /* a pop releases the allocation (sub $8,%rsp
+	                            * ... pop %rax): it would leave the padding */
 	RW_PAD_UNDECODABLE,        /* data in text, undecodable bytes, jump into an insn */
 	RW_PAD_NO_CFI,             /* no FDE, or a CFA rule that is not reg+offset */
 	RW_PAD_CFI_MISMATCH,       /* the CFI disagrees with the code */

@@ -108,6 +108,9 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(func(b, "fx_fp_rsplocal")->pad_why, RW_PAD_RSP_LOCALS);
 	CHECK_EQ_INT(func(b, "fx_data")->pad_why, RW_PAD_UNDECODABLE);
 	CHECK_EQ_INT(func(b, "fx_multi")->pad_why, RW_PAD_MULTI_ALLOC);
+	check_pad(b, "fx_pop_release", RW_FRAME_SP, 0, RW_PAD_POP_RELEASE);
+	CHECK_EQ_INT(func(b, "fx_pop_release")->clone_why, RW_CLONE_OK);
+	CHECK_EQ_INT(func(b, "fx_pop_release")->ncalls, 1);
 	check_pad(b, "fx_calls", RW_FRAME_FP, 80, RW_PAD_OK);
 	check_pad(b, "fx_big", RW_FRAME_SP, RW_MAX_AMOUNT, RW_PAD_OK);
 	/* entry wrappers where in-place padding is refused for its shape */
@@ -120,6 +123,7 @@ static void check_analysis(const struct rw_binary *b)
 	check_entry(b, "fx_noalloc", RW_ENTRY_OK);            /* push, then a call it displaces */
 	check_entry(b, "fx_multi", RW_ENTRY_OK);              /* starts with a branch */
 	check_entry(b, "fx_loophead", RW_ENTRY_DISPLACE);     /* ... back into itself */
+	check_entry(b, "fx_pop_release", RW_ENTRY_TAIL_CALL);
 	check_entry(b, "fx_data", RW_ENTRY_SHAPE);
 	check_entry(b, "fx_sp_dyn", RW_ENTRY_SHAPE);
 	CHECK_EQ_INT(func(b, "fx_calls")->ncalls, 5);
