@@ -43,6 +43,7 @@ enum {
 	F_CLOBBER_RBP = 8,
 	F_PAD = 16,     /* nop or int3 */
 	F_NORET = 32,   /* call that does not return */
+	F_LOCK = 64,    /* starts with a lock prefix (0xf0) */
 };
 
 struct mref {
@@ -413,6 +414,8 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 	o->len = (uint8_t)insn->size;
 	o->eff = E_OTHER;
 	o->writes_cs = callee_saved_written(a->cs, insn);
+	if (insn->size > 1 && insn->bytes[0] == 0xf0)
+		o->flags |= F_LOCK;
 	stack_refs(insn, o);
 	if (classify_special(a, insn, o))
 		return;
@@ -628,7 +631,12 @@ static void branch(struct ana *a, struct unit *u, uint32_t owner, uint64_t from,
 			return;
 		}
 	}
-	if (find(u, target, &r, &i))
+	/* glibc skips a lock prefix when single-threaded (malloc's catomic_*:
+	 * cmpl $0,%fs:0x18; je 1f; lock; 1: cmpxchg): the jump lands on the
+	 * same instruction without it, the same stack effect, and a clone
+	 * keeps its bytes */
+	if (find(u, target, &r, &i) ||
+	    (find(u, target - 1, &r, &i) && (u->r[r].ins[i].flags & F_LOCK)))
 		join(u, r, i, s);
 	else {
 		set_why(u, RW_PAD_UNDECODABLE, from);   /* into the middle of an insn */

@@ -606,6 +606,9 @@ fx_run:
 	neg %rdi
 	call fx_pop_release      /* its tail call, after the pop (adds 0) */
 	add %rax, -24(%rbp)
+	mov %rbx, %rdi
+	call fx_lock_skip        /* adds 0 */
+	add %rax, -24(%rbp)
 	mov -24(%rbp), %rax
 	add $24, %rsp
 	pop %rbx
@@ -648,6 +651,30 @@ fx_pop_release:
 	jmp fx_leaf
 	.cfi_endproc
 	.size fx_pop_release, .-fx_pop_release
+
+/* glibc's catomic_* in malloc: a jump over a lock prefix into the
+ * instruction it prefixes (cmpl $0,%fs:0x18; je 1f; lock; 1: cmpxchg).
+ * The jump lands on the same instruction without the prefix: analysed,
+ * padded in place and cloned like any other.  Returns 0. */
+	.globl fx_lock_skip
+	.type fx_lock_skip, @function
+fx_lock_skip:
+	.cfi_startproc
+	sub $24, %rsp
+	.cfi_def_cfa_offset 32
+	call fx_leaf
+	mov %rax, %rcx
+	xor %eax, %eax
+	cmpl $0, fx_lock_word(%rip)
+	je 1f
+	lock
+1:	cmpxchg %rcx, fx_lock_word(%rip)
+	xor %eax, %eax
+	add $24, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_lock_skip, .-fx_lock_skip
 
 /* a call with one 8-byte stack argument: the callee reads 8(%rsp) at its
  * entry, the caller stores 16 -> copies 8, wrap >= 16 (a trampoline that
@@ -750,5 +777,10 @@ fx_cfi_witness:
 	ret
 	.cfi_endproc
 	.size fx_cfi_witness, .-fx_cfi_witness
+
+	.data
+	.align 8
+fx_lock_word:
+	.quad 0
 
 	.section .note.GNU-stack,"",@progbits

@@ -111,6 +111,8 @@ static void check_analysis(const struct rw_binary *b)
 	check_pad(b, "fx_pop_release", RW_FRAME_SP, 0, RW_PAD_POP_RELEASE);
 	CHECK_EQ_INT(func(b, "fx_pop_release")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_pop_release")->ncalls, 1);
+	check_pad(b, "fx_lock_skip", RW_FRAME_SP, 96, RW_PAD_OK);
+	CHECK_EQ_INT(func(b, "fx_lock_skip")->clone_why, RW_CLONE_OK);
 	check_pad(b, "fx_calls", RW_FRAME_FP, 80, RW_PAD_OK);
 	check_pad(b, "fx_big", RW_FRAME_SP, RW_MAX_AMOUNT, RW_PAD_OK);
 	/* entry wrappers where in-place padding is refused for its shape */
