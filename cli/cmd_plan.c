@@ -230,11 +230,16 @@ static void report_left(struct pathmap *pm, const struct da_problem *p, const st
 		printf("  %" PRIu64 " paths stay ambiguous under any plan within the paddings and the\n"
 		       "  stack cap: their functions have fewer reachable heights than paths\n",
 		       r->crowded_paths);
-	if (r->unsolved_elsewhere)
+	if (r->unsolved_elsewhere > r->unsolved_no_dispatch)
 		printf("  %" PRIu64 " of the unsolved are at functions both paths enter by a call from\n"
 		       "  another module that no clone of the function may take: that module is\n"
 		       "  not rewritten with it (--binary), or the call cannot be tagged\n",
-		       r->unsolved_elsewhere);
+		       r->unsolved_elsewhere - r->unsolved_no_dispatch);
+	if (r->unsolved_no_dispatch)
+		printf("  %" PRIu64 " of the unsolved are at functions both paths enter by a call from\n"
+		       "  another module, which cannot take a clone by a test at their entry\n"
+		       "  (icpp rewrite --explain says why)\n",
+		       r->unsolved_no_dispatch);
 	if (r->unsolved_priced && code_weight > 0)
 		printf("  %" PRIu64 " of the unsolved only clones cure, at %" PRIu64 " bytes of new code\n"
 		       "  or more each: more than the paths at their CID are worth at %.0f bytes a\n"

@@ -230,8 +230,10 @@
  * whose two frames were entered by calls from another module that no clone
  * may take (untagged: the calling module is not rewritten, or the call
  * cannot be tagged; libsqlite3's tail calls into libc's mutex functions
- * without --lib): only paddings and wraps above can move them, and those
- * move whole sets of paths at once.
+ * without --lib), or because the function takes no dispatch at all
+ * (unsolved_no_dispatch: libc's memmove, which mempcpy enters at +3, so
+ * its first instructions cannot be displaced): only paddings and wraps
+ * above can move them, and those move whole sets of paths at once.
  * clone_bytes is the least code of a clone cure (the cheapest of the three
  * above, at section 3's costs); unsolved_priced counts the unsolved pairs
  * that only cloning cures and whose least clone costs more at code_weight
@@ -794,6 +796,10 @@ struct da_result {
 	                             * function whose two frames are entered by
 	                             * calls from another module that no clone of
 	                             * it may take (section 2, Dispatch) */
+	uint64_t unsolved_no_dispatch;  /* of those, at a function that may not
+	                             * take a clone by a dispatch at all (not
+	                             * cloneable, or its entry cannot test its
+	                             * callers: libc's memmove, entered at +3) */
 	uint64_t unsolved_priced;   /* unsolved pairs that only cloning cures,
 	                             * whose least clone (clone_bytes) costs more
 	                             * at code_weight than the paths at their CID

@@ -320,12 +320,17 @@ int da_leftovers(const struct da_problem *p, const struct da_options *o, const i
 	if (capacity(p, o, klass, ncl, skip, &over, &r->crowded_paths) < 0)
 		goto oom;
 	mark_crowded(p, left, nleft, &over, r);
-	r->unsolved_elsewhere = 0;
-	for (uint32_t i = 0; i < nleft; i++)
-		r->unsolved_elsewhere += (left[i].why.left == DA_LEFT_UNSOLVED ||
-					  left[i].why.left == DA_LEFT_CROWDED) && left[i].inst < p->nfuncs &&
-					 called_from_elsewhere(p, left[i].a) &&
-					 called_from_elsewhere(p, left[i].b);
+	r->unsolved_elsewhere = r->unsolved_no_dispatch = 0;
+	for (uint32_t i = 0; i < nleft; i++) {
+		const struct da_leftover *l = &left[i];
+		if ((l->why.left != DA_LEFT_UNSOLVED && l->why.left != DA_LEFT_CROWDED) ||
+		    l->inst >= p->nfuncs || !called_from_elsewhere(p, l->a) ||
+		    !called_from_elsewhere(p, l->b))
+			continue;
+		r->unsolved_elsewhere++;
+		const struct da_func *f = &p->funcs[l->inst];
+		r->unsolved_no_dispatch += !f->cloneable || !f->dispatch;
+	}
 	priced_clones(o, left, nleft, r);
 	if (nleft)
 		qsort(left, nleft, sizeof(*left), cmp_left);

@@ -867,7 +867,10 @@ static void test_stack_cap(void)
 /* A collision left at a function whose frames both come from calls in
  * another module is counted in unsolved_elsewhere (icpp plan says no clone
  * of the function can take them); in one module it is not.  B calls A and
- * E, which call D at one height; the cap allows no padding. */
+ * E, which call D at one height; the cap allows no padding.  Whether D
+ * could take a dispatch at all (cloneable, with a dispatch, but its
+ * callers' calls cannot be tagged) or not (unsolved_no_dispatch) is told
+ * apart. */
 static void test_unsolved_elsewhere(void)
 {
 	struct da_options o;
@@ -875,11 +878,14 @@ static void test_unsolved_elsewhere(void)
 	char err[256];
 	opts(&o);
 	o.max_stack_growth = 1.0;
-	for (uint32_t other = 0; other < 2; other++) {
+	o.allow_clone = true;
+	for (uint32_t other = 0; other < 3; other++) {
 		struct da_problem *p = da_problem_new();
 		uint32_t B = da_add_func(p, "B", 0, pads(), false), A = da_add_func(p, "A", 0, pads(), false);
-		uint32_t E = da_add_func(p, "E", 0, pads(), false), D = da_add_func(p, "D", 0, 1, false);
-		p->funcs[D].module = other;
+		uint32_t E = da_add_func(p, "E", 0, pads(), false);
+		uint32_t D = da_add_func(p, "D", 0, 1, other == 2);
+		p->funcs[D].module = other > 0;
+		p->funcs[D].dispatch = p->funcs[D].reads_tags = other == 2;
 		uint32_t cs[4];
 		for (uint32_t k = 0; k < 4; k++)          /* B's calls of A and E, theirs of D */
 			cs[k] = da_add_callsite(p, k < 2 ? B : k == 2 ? A : E, 1, false);
@@ -888,7 +894,8 @@ static void test_unsolved_elsewhere(void)
 		path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 1);
 		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0 && r.nleft == 1);
 		CHECK_EQ_INT(r.left[0].why.cure, DA_CURE_ARR);
-		CHECK_EQ_INT(r.unsolved_elsewhere, other);
+		CHECK_EQ_INT(r.unsolved_elsewhere, other > 0);
+		CHECK_EQ_INT(r.unsolved_no_dispatch, other == 1);
 		da_result_free(&r);
 		da_problem_free(p);
 	}
