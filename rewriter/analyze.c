@@ -979,18 +979,80 @@ static bool padding_after(struct ana *a, const struct bin_function *f, uint64_t 
 	       x86_is_padding(a->cs, pad, pad_end - end, end);
 }
 
+/* The island for a jmp rel8 that ends at patch_end, at f's entry (f:
+ * a->bf[fi]; rewriter.h section 1, Islands), or {0}.  The padding before
+ * f, from the end of the code before it, must decode as nops, so that code
+ * falling through it meets the island on an instruction boundary; the
+ * island is its last boundary with room for the jmp rel32, in rel8 reach,
+ * and an earlier boundary must have room for the island training writes
+ * when it hooks the rewritten f (train/analysis.c).  Jumps of other units
+ * into the island are looked for once every unit is known
+ * (refuse_entered_inside). */
+static struct rw_island find_island(struct ana *a, size_t fi, uint64_t patch_end)
+{
+	enum { JMP32 = 5, REL8_REACH = 128, MAX_ISLAND = 16 };
+	const struct bin_function *f = &a->bf[fi];
+	uint64_t lo = 0, sec_start, sec_end;
+	for (size_t j = fi; j-- > 0 && j + 16 > fi;) {
+		/* a short function's own entry patch may cover the padding after it */
+		static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+		uint8_t head[4];
+		const struct bin_function *e = &a->bf[j];
+		bool endbr = bin_read(a->b->bin, e->addr, head, 4) == 0 && !memcmp(head, endbr64, 4);
+		uint64_t end = e->addr + e->size, patch_end = e->addr + (endbr ? 4 : 0) + JMP32;
+		end = end > patch_end ? end : patch_end;
+		lo = end > lo ? end : lo;
+	}
+	if (bin_exec_range(a->b->bin, f->addr, &sec_start, &sec_end) == 0 && lo < sec_start)
+		lo = sec_start;
+	uint8_t pad[REL8_REACH];
+	size_t n = lo < f->addr ? (size_t)(f->addr - lo) : 0;
+	if (n < 2 * JMP32 || n > sizeof(pad) || bin_read(a->b->bin, lo, pad, n) < 0)
+		return (struct rw_island){0, 0};
+	uint64_t bound[REL8_REACH + 1];
+	size_t nb = 0, off = 0, k;
+	cs_insn *insn = cs_malloc(a->cs);
+	while (insn && off < n && (k = x86_padding_insn(a->cs, insn, pad + off, n - off, lo + off, 0))) {
+		bound[nb++] = lo + off;
+		off += k;
+	}
+	if (insn)
+		cs_free(insn, 1);
+	if (off < n)
+		return (struct rw_island){0, 0};
+	bound[nb] = f->addr;
+	for (size_t r = nb; r-- > 0;) {
+		if (bound[r] + JMP32 > f->addr)
+			continue;
+		if (bound[r] + REL8_REACH < patch_end)
+			break;
+		size_t e = r + 1;
+		while (bound[e] < bound[r] + JMP32)
+			e++;
+		bool room = false;
+		for (size_t t = 0; t < r && !room; t++)
+			room = bound[t] + JMP32 <= bound[r] && bound[t] + REL8_REACH >= patch_end;
+		if (!room || bound[e] - bound[r] > MAX_ISLAND)
+			break;
+		return (struct rw_island){bound[r], (uint8_t)(bound[e] - bound[r])};
+	}
+	return (struct rw_island){0, 0};
+}
+
 /* The instructions an entry wrapper displaces: whole ones after the
- * endbr64 covering 5 bytes, each relocatable, with a known CFA - SP before
- * it (into ru).  A branch among them (test; je) keeps its target, which must
- * lie past them in f; a ret or jmp may end them (a tail call: the jmp back
- * after them is never reached), and when it ends f before 5 bytes the patch
- * covers the padding after f (sqlite3's `mov -8(%rdi),%eax; ret`).  A
- * direct call may end them too (libtcl's Tcl_Alloc: `push %rbx; mov
- * %edi,%ebx; call TclpAlloc@plt`): its copy pushes the original return
- * address and jumps (x86_relocate_insn), so the callee returns into f past
- * the patch, as it did.  No other call: its return would land in the
- * displaced copy.  entry_len counts the bytes patched. */
-static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_unit *ru)
+ * endbr64 covering `need` bytes (5 for a jmp rel32, 2 for a jmp rel8 to an
+ * island), each relocatable, with a known CFA - SP before it (into d).  A
+ * branch among them (test; je) keeps its target, which must lie past them
+ * in f; a ret or jmp may end them (a tail call: the jmp back after them is
+ * never reached), and when it ends f before `need` bytes the patch covers
+ * the padding after f (sqlite3's `mov -8(%rdi),%eax; ret`).  A direct call
+ * may end them too (libtcl's Tcl_Alloc: `push %rbx; mov %edi,%ebx; call
+ * TclpAlloc@plt`): its copy pushes the original return address and jumps
+ * (x86_relocate_insn), so the callee returns into f past the patch, as it
+ * did.  No other call: its return would land in the displaced copy.
+ * d->len counts the bytes patched. */
+static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_displaced *d,
+			      uint32_t need)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	const struct range *g = &u->r[0];
@@ -999,23 +1061,23 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_uni
 	size_t avail = f->size < sizeof(code) ? f->size : sizeof(code);
 	if (bin_read(a->b->bin, f->addr, code, avail) < 0)
 		return false;
-	ru->entry_off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
-	const uint8_t *p = code + ru->entry_off;
-	size_t left = avail - ru->entry_off;
-	uint64_t addr = f->addr + ru->entry_off;
-	uint32_t i = ru->entry_off ? 1 : 0, len = 0;
+	d->off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
+	const uint8_t *p = code + d->off;
+	size_t left = avail - d->off;
+	uint64_t addr = f->addr + d->off;
+	uint32_t i = d->off ? 1 : 0, len = 0;
 	uint64_t targets[RW_ENTRY_MAX_INSNS];
 	uint32_t ntargets = 0;
 	bool stop = false;
 	cs_insn *insn = cs_malloc(a->cs);
 	bool ok = insn != NULL;
-	ru->entry_nins = 0;
-	while (ok && len < 5 && !stop) {
+	d->nins = 0;
+	while (ok && len < need && !stop) {
 		const struct ins *in = i < g->n ? &g->ins[i] : NULL;
 		bool branch = in && (in->eff == E_JMP || in->eff == E_JCC);
 		bool call = in && in->eff == E_CALL && in->target;
 		ok = in && in->addr == addr && (g->st[i].f & S_KNOWN) &&
-		     ru->entry_nins < RW_ENTRY_MAX_INSNS &&
+		     d->nins < RW_ENTRY_MAX_INSNS &&
 		     /* (a `call next` pushes too: its copy would jump into the patch) */
 		     (in->eff == E_OTHER || (in->eff == E_PUSH && !in->target) || in->eff == E_POP ||
 		      in->eff == E_ADJ || in->eff == E_RET || branch || call) &&
@@ -1024,32 +1086,62 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_uni
 			if (branch || (call && in->target != f->addr))
 				targets[ntargets++] = in->target;   /* f's own entry: its patch */
 			stop = in->eff == E_RET || in->eff == E_JMP || call;
-			ru->entry_k[ru->entry_nins++] = g->st[i].k;
+			d->k[d->nins++] = g->st[i].k;
 			len += in->len;
-			ru->entry_end[ru->entry_nins - 1] = (uint8_t)len;
+			d->end[d->nins - 1] = (uint8_t)len;
 			i++;
 		}
 	}
 	if (insn)
 		cs_free(insn, 1);
-	if (ok && stop && len < 5) {
-		ok = addr == f->addr + f->size && padding_after(a, f, f->addr + ru->entry_off + 5);
-		len = 5;
+	if (ok && stop && len < need) {
+		ok = addr == f->addr + f->size && padding_after(a, f, f->addr + d->off + need);
+		len = need;
 	}
-	ru->entry_len = (uint8_t)len;
+	d->len = (uint8_t)len;
 	for (uint32_t t = 0; ok && t < ntargets; t++)
-		ok = targets[t] < f->addr || targets[t] >= f->addr + ru->entry_off + len;
-	if (!ok || len < 5 || len > RW_ENTRY_MAX_BYTES)
+		ok = targets[t] < f->addr || targets[t] >= f->addr + d->off + len;
+	if (!ok || len < need || len > RW_ENTRY_MAX_BYTES)
 		return false;
 	if (stop) {
-		ru->entry_k[ru->entry_nins] = ru->entry_k[ru->entry_nins - 1];
+		d->k[d->nins] = d->k[d->nins - 1];
 		return true;
 	}
 	/* the jmp back runs with the state after them */
 	if (i >= g->n || !(g->st[i].f & S_KNOWN))
 		return false;
-	ru->entry_k[ru->entry_nins] = g->st[i].k;
+	d->k[d->nins] = g->st[i].k;
 	return true;
+}
+
+/* The jmp at the entry of f (at addr; into ru->entry, ru->island): a jmp
+ * rel32 where the instructions it covers can be displaced and no branch of
+ * f's unit lands among them, else a jmp rel8 to f's island (ru->near, found
+ * before), else why not. */
+static enum rw_entry_why plan_entry_jmp(struct ana *a, const struct unit *u, struct rw_unit *ru,
+					uint64_t addr)
+{
+	ru->island = (struct rw_island){0, 0};
+	enum rw_entry_why why = !plan_displacement(a, u, &ru->entry, 5) ? RW_ENTRY_DISPLACE
+				: branches_into(u, addr, addr + ru->entry.off + ru->entry.len)
+					? RW_ENTRY_BRANCH_TARGET
+					: RW_ENTRY_OK;
+	if (why != RW_ENTRY_OK && ru->near_island.at) {
+		ru->entry = ru->near;
+		ru->island = ru->near_island;
+		why = RW_ENTRY_OK;
+	}
+	return why;
+}
+
+/* The alternative to a jmp rel32 at f's entry: a jmp rel8 to an island
+ * (into ru->near, ru->near_island; near_island.at 0 when there is none). */
+static void plan_near(struct ana *a, const struct unit *u, struct rw_unit *ru, uint64_t addr)
+{
+	ru->near_island = (struct rw_island){0, 0};
+	if (plan_displacement(a, u, &ru->near, 2) &&
+	    !branches_into(u, addr, addr + ru->near.off + ru->near.len))
+		ru->near_island = find_island(a, u->r[0].func, addr + ru->near.off + 2);
 }
 
 /* Whether function `owner`, refused in place, can be padded by an entry
@@ -1072,12 +1164,7 @@ static enum rw_entry_why entry_why(struct ana *a, const struct unit *u, uint32_t
 		return RW_ENTRY_ARGS;
 	if (returns_twice_name(rf->name))
 		return RW_ENTRY_RETURNS_TWICE;
-	struct rw_unit *ru = &a->b->units[owner];
-	if (!plan_displacement(a, u, ru))
-		return RW_ENTRY_DISPLACE;
-	if (branches_into(u, rf->addr, rf->addr + ru->entry_off + ru->entry_len))
-		return RW_ENTRY_BRANCH_TARGET;
-	return RW_ENTRY_OK;
+	return plan_entry_jmp(a, u, &a->b->units[owner], rf->addr);
 }
 
 /* Does a range of the unit hold bytes that are not code? */
@@ -1365,6 +1452,8 @@ static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint
 			: u->falls_off ? RW_CLONE_FALLS_OFF
 			: rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;
+	if (!u->conflict && !u->unreached && !u->r[0].bad && u->r[0].n)
+		plan_near(a, u, &b->units[owner], rf->addr);
 	rf->entry_why = entry_why(a, u, owner, ncalls);
 	if (rf->entry_why == RW_ENTRY_OK) {
 		rf->pad_entry = true;
@@ -1374,9 +1463,7 @@ static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint
 	 * function with a fragment takes no entry wrapper, but may dispatch:
 	 * branches_into sees the fragment's jumps back too) */
 	rf->dispatch = rf->cloneable &&
-		       (rf->pad_entry || (plan_displacement(a, u, &b->units[owner]) &&
-					  !branches_into(u, rf->addr, rf->addr + b->units[owner].entry_off +
-									b->units[owner].entry_len)));
+		       (rf->pad_entry || plan_entry_jmp(a, u, &b->units[owner], rf->addr) == RW_ENTRY_OK);
 	/* the fragments run in its frame */
 	for (uint32_t r = 1; r < u->nr; r++) {
 		struct rw_func *fr = &b->funcs[u->r[r].func];
@@ -1583,13 +1670,62 @@ static void refuse_shared_fragments(struct ana *a)
 	}
 }
 
+/* Function g's entry jmp loses its island: no dispatch, no entry wrapper. */
+static void drop_island(struct ana *a, uint32_t g)
+{
+	struct rw_func *rf = &a->b->funcs[g];
+	if (rf->pad_entry) {
+		rf->pad_mask = 1;
+		rf->pad_entry = false;
+		rf->entry_why = RW_ENTRY_BRANCH_TARGET;
+	}
+	rf->dispatch = false;
+	a->b->units[g].island.at = 0;
+}
+
+/* No jump of any unit may land in an island past its first byte. */
+static void refuse_island_targets(struct ana *a)
+{
+	struct spot {
+		uint64_t at, end;
+		uint32_t func;
+	} *v = malloc((a->nbf ? a->nbf : 1) * sizeof(*v));
+	uint32_t n = 0;
+	for (size_t g = 0; g < a->nbf; g++) {
+		const struct rw_island *is = &a->b->units[g].island;
+		if (is->at && v)
+			v[n++] = (struct spot){is->at, is->at + is->len, (uint32_t)g};
+		else if (is->at)        /* out of memory: none, rather than one not checked */
+			drop_island(a, (uint32_t)g);
+	}
+	for (size_t i = 0; v && i < a->nbf; i++)
+		for (uint32_t t = 0; t < a->tails[i].n; t++) {
+			uint64_t to = a->tails[i].to[t];
+			uint32_t lo = 0, hi = n;  /* the last island that starts before `to` */
+			while (lo < hi) {
+				uint32_t mid = (lo + hi) / 2;
+				if (v[mid].at < to)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo && to < v[lo - 1].end)
+				drop_island(a, v[lo - 1].func);
+		}
+	free(v);
+}
+
 /* A function another one jumps into, past its entry (a tail jump recorded
  * by the jumper's unit; glibc: mempcpy into memmove + 3): that path runs its
  * code without a frame of it, so padding it in place would move the jumper's
- * callees, and its entry bytes cannot be displaced (an entry wrapper, a
- * dispatch).  A clone is a copy the jump does not reach. */
+ * callees (an entry wrapper too: no entry wrapper).  A clone is a copy the
+ * jump does not reach, and a dispatch displaces the first instructions
+ * only: when the jmp rel32's lie before every such jump's target it keeps
+ * them, else it may jump by its island when the instructions that displaces
+ * do. */
 static void refuse_entered_inside(struct ana *a)
 {
+	uint64_t *inside = calloc(a->nbf ? a->nbf : 1, sizeof(*inside));   /* lowest, per function */
 	for (size_t i = 0; i < a->nbf; i++)
 		for (uint32_t t = 0; t < a->tails[i].n; t++) {
 			uint64_t to = a->tails[i].to[t];
@@ -1597,13 +1733,35 @@ static void refuse_entered_inside(struct ana *a)
 			if (g == RW_NONE || a->b->funcs[g].addr == to)
 				continue;
 			struct rw_func *rf = &a->b->funcs[g];
+			if (!inside || !inside[g] || to < inside[g]) {
+				rf->why_at = to;
+				if (inside)
+					inside[g] = to;
+			}
 			rf->pad_mask = 1;
 			rf->pad_why = RW_PAD_ENTERED_INSIDE;
-			rf->why_at = to;
 			rf->pad_entry = false;
 			rf->entry_why = RW_ENTRY_ENTERED_INSIDE;
-			rf->dispatch = false;
 		}
+	for (size_t g = 0; g < a->nbf; g++) {
+		struct rw_func *rf = &a->b->funcs[g];
+		struct rw_unit *ru = &a->b->units[g];
+		if (rf->pad_why != RW_PAD_ENTERED_INSIDE)
+			continue;
+		uint64_t to = inside ? inside[g] : rf->addr;
+		bool far = rf->dispatch && !ru->island.at && to >= rf->addr + ru->entry.off + ru->entry.len;
+		bool near = rf->cloneable && ru->near_island.at &&
+			    to >= rf->addr + ru->near.off + ru->near.len;
+		if (!far && near) {
+			ru->entry = ru->near;
+			ru->island = ru->near_island;
+		} else if (!far) {
+			ru->island.at = 0;
+		}
+		rf->dispatch = far || near;
+	}
+	free(inside);
+	refuse_island_targets(a);
 }
 
 static void analysis_free(struct ana *a)

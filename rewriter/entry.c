@@ -29,10 +29,10 @@ static void add_row(struct rw_entry_code *e, uint64_t at, int64_t cfa)
  * a wrapped call's nops, then its call). */
 static int32_t k_at(const struct rw_unit *u, uint64_t off)
 {
-	for (uint32_t i = 0; i < u->entry_nins; i++)
-		if (off < u->entry_end[i])
-			return u->entry_k[i];
-	return u->entry_k[u->entry_nins];
+	for (uint32_t i = 0; i < u->entry.nins; i++)
+		if (off < u->entry.end[i])
+			return u->entry.k[i];
+	return u->entry.k[u->entry.nins];
 }
 
 /* B: the displaced instructions relocated to the end of text, each with the
@@ -47,10 +47,10 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, const uint8
 {
 	const struct rw_func *f = &b->funcs[fi];
 	const struct rw_unit *u = &b->units[fi];
-	uint64_t from = f->addr + u->entry_off;
+	uint64_t from = f->addr + u->entry.off;
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *p = head;
-	size_t left = u->entry_len;
+	size_t left = u->entry.len;
 	uint64_t addr = from;
 	bool ended = false;
 	const char *why = insn ? NULL : "out of memory";
@@ -80,10 +80,10 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, const uint8
 	/* after a ret, a jmp or a call's copy never reached, but B ends with it
 	 * whatever they are: icpp report finds f there (report/entry.c) */
 	uint8_t jmp[5];
-	if (x86_encode_jmp(text_vaddr + text->n, from + u->entry_len, jmp) < 0)
+	if (x86_encode_jmp(text_vaddr + text->n, from + u->entry.len, jmp) < 0)
 		return errmsg(err, errlen, "the entry wrapper of %s (0x%" PRIx64 ") is out of rel32 "
 			      "reach", f->name ? f->name : "?", f->addr);
-	add_row(e, text_vaddr + text->n, u->entry_k[u->entry_nins]);
+	add_row(e, text_vaddr + text->n, u->entry.k[u->entry.nins]);
 	rb_put(text, jmp, sizeof(jmp));
 	return 0;
 }
@@ -362,10 +362,19 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, co
 	if (emit_body(cs, b, fi, head, text_vaddr, text, e, err, errlen) < 0)
 		return -1;
 	e->size = (uint32_t)(text_vaddr + text->n - e->addr);
-	e->patch_at = f->addr + u->entry_off;
-	e->patch_len = u->entry_len;
+	e->patch_at = f->addr + u->entry.off;
+	e->patch_len = u->entry.len;
 	memset(e->patch, 0xcc, sizeof(e->patch));
-	if (x86_encode_jmp(e->patch_at, tramp, e->patch) < 0)
+	uint64_t jmp_at = e->patch_at;
+	if (u->island.at) {
+		/* jmp rel8 to the island, which jumps on (the rest of it nops) */
+		e->patch[0] = 0xeb;
+		e->patch[1] = (uint8_t)(int8_t)(int64_t)(u->island.at - (e->patch_at + 2));
+		e->island_at = jmp_at = u->island.at;
+		e->island_len = u->island.len;
+		memset(e->island, 0x90, sizeof(e->island));
+	}
+	if (x86_encode_jmp(jmp_at, tramp, u->island.at ? e->island : e->patch) < 0)
 		return errmsg(err, errlen, "%s (0x%" PRIx64 ") is out of rel32 reach of its entry "
 			      "code", f->name ? f->name : "?", f->addr);
 	return text->oom ? errmsg(err, errlen, "out of memory applying the plan") : 0;

@@ -148,6 +148,22 @@ struct rw_edit {
 #define RW_ENTRY_MAX_ROWS (RW_ENTRY_MAX_INSNS + 4 + X86_RELOC_CALL_STEPS)
 #define RW_ENTRY_GUARD 16           /* int3 bytes before its trampoline (rewriter.h) */
 
+/* Instructions displaced from a function's entry: the bytes [addr + off,
+ * + len), and per instruction CFA - SP before it (k[nins]: after the last)
+ * and where it ends (bytes past off). */
+struct rw_displaced {
+	uint8_t off, len, nins;
+	int32_t k[RW_ENTRY_MAX_INSNS + 1];
+	uint8_t end[RW_ENTRY_MAX_INSNS];
+};
+
+/* An island: the bytes [at, at + len) of the padding before a function,
+ * where the entry's jmp rel8 goes; they become a jmp rel32 and nops. */
+struct rw_island {
+	uint64_t at;
+	uint8_t len;
+};
+
 struct rw_unit {
 	struct rw_edit *edits;
 	uint32_t nedits;
@@ -155,13 +171,16 @@ struct rw_unit {
 	uint32_t nfdes;
 	int64_t k0;                  /* CFA - SP just before the allocation */
 	int64_t k1;                  /* CFA - SP right after the allocation */
-	/* an entry wrapper's displaced instructions (pad_entry): the bytes
-	 * [addr + entry_off, + entry_len), and per instruction CFA - SP before
-	 * it (entry_k[entry_nins]: after the last) and where it ends (bytes
-	 * past entry_off) */
-	uint8_t entry_off, entry_len, entry_nins;
-	int32_t entry_k[RW_ENTRY_MAX_INSNS + 1];
-	uint8_t entry_end[RW_ENTRY_MAX_INSNS];
+	/* the instructions the jmp at its entry displaces (an entry wrapper,
+	 * a dispatch); when island.at is not 0 that jmp is a jmp rel8 to a jmp
+	 * rel32 written there, in the padding before the function
+	 * (rewriter.h section 1, Islands) */
+	struct rw_displaced entry;
+	struct rw_island island;
+	/* the alternative by an island, when the padding has room for it
+	 * (near_island.at not 0): whole instructions covering 2 bytes */
+	struct rw_displaced near;
+	struct rw_island near_island;
 	uint32_t frag;               /* the one fragment of a unit of two ranges
 	                              * (function index; a clone copies it too),
 	                              * else RW_NONE */
@@ -240,8 +259,12 @@ struct rw_entry_code {
 	struct eh_row rows[RW_ENTRY_MAX_ROWS];
 	uint32_t nrows;
 	uint64_t patch_at;           /* fi's displaced instructions */
-	uint8_t patch[RW_ENTRY_MAX_BYTES];   /* jmp T, then int3 */
+	uint8_t patch[RW_ENTRY_MAX_BYTES];   /* jmp T (or jmp rel8 to the
+	                                      * island), then int3 */
 	uint8_t patch_len;
+	uint64_t island_at;          /* 0, or the island: jmp T, then nops */
+	uint8_t island[RW_ENTRY_MAX_BYTES];
+	uint8_t island_len;
 };
 struct rw_dispatch_test {
 	uint64_t ret;                /* a return address of fi's module */
@@ -270,7 +293,7 @@ int rw_emit_dispatch(struct rbuf *text, uint64_t text_vaddr, const struct rw_dis
 		     uint32_t ntests);
 /* Entry code of function fi: its dispatch tests (any), then its entry
  * wrapper padded by w (none when w is 0), then its displaced instructions
- * as head holds them (entry_len bytes from entry_off: the rewritten image's,
+ * as head holds them (entry.len bytes from entry.off: the rewritten image's,
  * with fi's in-place padding and the changes of a displaced call). */
 int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, const uint8_t *head,
 		  const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,

@@ -491,8 +491,9 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 		if (f->pad_mask <= 1 && f->entry_why != RW_ENTRY_SHAPE)
 			fprintf(out, " entry wrapper refused (%s)", rw_entry_why_name(f->entry_why));
 		if (f->cloneable)
-			fprintf(out, f->dispatch ? " clone ok (direct calls, dispatch)"
-						 : " clone ok (direct calls only)");
+			fprintf(out, !f->dispatch ? " clone ok (direct calls only)"
+				     : b->units[i].island.at ? " clone ok (direct calls, dispatch by an island)"
+							      : " clone ok (direct calls, dispatch)");
 		else
 			fprintf(out, " clone refused (%s)", rw_clone_why_name(f->clone_why));
 		fprintf(out, " %s\n", name);

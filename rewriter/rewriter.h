@@ -144,6 +144,26 @@
  * instructions can be displaced and no branch of its own (or of its
  * fragment's) lands among them: a function with a fragment takes no entry
  * wrapper, but may dispatch.
+ *
+ * Islands (analyze.c, entry.c): where a branch lands among the bytes the
+ * jmp rel32 would cover (glibc's mempcpy jumps to memmove + 3, past its
+ * first instruction; or f's own code jumps there), f's entry takes a jmp
+ * rel8 instead, displacing the whole instructions that cover 2 bytes, to
+ * an island: a jmp rel32 to the entry code, written over the alignment
+ * padding before f (the rest of the padding instruction it cuts becomes
+ * nops).  As for training's own islands (train/analysis.c), the padding
+ * from the end of the code before f must decode as nops, so that code
+ * falling through it (glibc's __memmove_chk into memmove) meets the island
+ * on an instruction boundary and enters f's entry code as it entered f;
+ * the island is the last boundary with room, within rel8 reach; no jump
+ * of the binary may land inside it; and an earlier boundary must have
+ * room for training's island, which training writes there when it hooks
+ * f in OUT (it takes the jmp rel32 at the target of f's jmp rel8 for
+ * padding: x86_padding_insn).  A function another one jumps into
+ * (RW_PAD_ENTERED_INSIDE) dispatches when the instructions displaced lie
+ * before every such target: by a jmp rel32 when its bytes do, else by an
+ * island.  It takes no entry wrapper (the jumper runs its code in its own
+ * frame, which padding f would move).
  * Training OUT sees f's entry (hooked), then f_k's at the same CFA, which
  * replaces it as a tail call would: rw_collapse drops the childless frame
  * (f, c) that this leaves beside (f_k, c).

@@ -487,17 +487,17 @@ static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, ui
 {
 	const struct rw_unit *u = &b->units[fi];
 	const char *name = b->funcs[fi].name ? b->funcs[fi].name : "?";
-	uint64_t from = b->funcs[fi].addr + u->entry_off;
+	uint64_t from = b->funcs[fi].addr + u->entry.off;
 	uint8_t head[RW_ENTRY_MAX_BYTES];
-	if (u->entry_len > sizeof(head) || bin_read(b->bin, from, head, u->entry_len) < 0)
+	if (u->entry.len > sizeof(head) || bin_read(b->bin, from, head, u->entry.len) < 0)
 		return errmsg(err, errlen, "cannot read the entry of %s (0x%" PRIx64 ")", name,
 			      b->funcs[fi].addr);
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < ps->patches.n; i++) {
 		const struct patch *x = &ps->patches.v[i];
-		if (x->at >= from && x->at + x->len <= from + u->entry_len)
+		if (x->at >= from && x->at + x->len <= from + u->entry.len)
 			memcpy(head + (x->at - from), x->bytes, x->len);
-		else if (x->at < from + u->entry_len && x->at + x->len > from)
+		else if (x->at < from + u->entry.len && x->at + x->len > from)
 			return errmsg(err, errlen, "internal error: a change at 0x%" PRIx64 " straddles "
 				      "the entry of %s", x->at, name);
 		else
@@ -512,7 +512,8 @@ static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, ui
 	*t = (struct tramp){.addr = e.addr, .size = e.size, .func = b->funcs[fi].addr, .bytes = w,
 			    .nrows = e.nrows};
 	memcpy(t->rows, e.rows, e.nrows * sizeof(*e.rows));
-	if (patch_add(&ps->patches, e.patch_at, e.patch, e.patch_len))
+	if (patch_add(&ps->patches, e.patch_at, e.patch, e.patch_len) ||
+	    (e.island_at && patch_add(&ps->patches, e.island_at, e.island, e.island_len)))
 		return errmsg(err, errlen, "out of memory applying the plan");
 	return 0;
 }

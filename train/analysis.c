@@ -231,8 +231,13 @@ static enum train_skip displace(csh cs, const uint8_t *code, size_t avail, uint6
  * falling through it meets the island on an instruction boundary and goes
  * where it went before, into f's hook; no branch may land inside the island,
  * and it must lie within rel8 reach.  glibc's memmove variants are the
- * case: mempcpy jumps to memmove + 3, past its first instruction.  code:
- * f's bytes from its patch on (avail of them). */
+ * case: mempcpy jumps to memmove + 3, past its first instruction.  In a
+ * program icpp rewrite wrote, f's entry may be such a jmp rel8 already, to
+ * the rewriter's own island (rewriter.h section 1, Islands): then the
+ * padding holds that jmp rel32 among its nops, and training's island lies
+ * before it, so that code falling through meets the hook first and goes on
+ * through f's displaced jmp rel8.  code: f's bytes from its patch on (avail
+ * of them). */
 static enum train_skip plan_island(csh cs, struct bin_module *m, const struct bin_function *f,
 				   const uint8_t *code, size_t avail, uint64_t pad_lo,
 				   const struct targets *t, struct train_site *site)
@@ -247,14 +252,20 @@ static enum train_skip plan_island(csh cs, struct bin_module *m, const struct bi
 	if (targets_within(t, f->addr, patch + len) || pad_lo + JMP32 > f->addr ||
 	    f->addr - pad_lo > sizeof(pad) || bin_read(m, pad_lo, pad, f->addr - pad_lo) < 0)
 		return SKIP_BRANCH_TARGET;
+	/* the rewriter's island, where the jmp rel8 at f's entry goes */
+	uint64_t theirs = code[0] == 0xeb ? patch + JMP8 + (uint64_t)(int64_t)(int8_t)code[1] : 0;
+	if (theirs < pad_lo || theirs >= f->addr)
+		theirs = 0;
+	uint64_t limit = theirs ? theirs : f->addr;
 	/* the last nop boundary with room for the island, in reach */
 	cs_insn *insn = cs_malloc(cs);
 	size_t off = 0, n;
 	uint64_t island = 0;
 	while (insn && pad_lo + off < f->addr &&
-	       (n = x86_padding_insn(cs, insn, pad + off, f->addr - pad_lo - off, pad_lo + off))) {
+	       (n = x86_padding_insn(cs, insn, pad + off, f->addr - pad_lo - off, pad_lo + off,
+				     theirs))) {
 		uint64_t here = pad_lo + off;
-		if (here + JMP32 <= f->addr && here + REL8_REACH >= patch + JMP8 &&
+		if (here + JMP32 <= limit && here + REL8_REACH >= patch + JMP8 &&
 		    !targets_within(t, here, here + JMP32))
 			island = here;
 		off += n;

@@ -210,19 +210,24 @@ int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *ou
 	return insn->size;
 }
 
-size_t x86_padding_insn(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr)
+size_t x86_padding_insn(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr,
+			uint64_t island)
 {
+	enum { JMP32 = 5 };
 	if (!len)
 		return 0;
 	if (*code == 0xcc || *code == 0x90)
 		return 1;
+	if (island && addr == island && len >= JMP32 && *code == 0xe9)
+		return JMP32;
 	return cs_disasm_iter(cs, &code, &len, &addr, insn) && insn->id == X86_INS_NOP ? insn->size : 0;
 }
 
-bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr)
+bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr,
+		       uint64_t island)
 {
 	size_t n;
-	while (len && (n = x86_padding_insn(cs, insn, code, len, addr)))
+	while (len && (n = x86_padding_insn(cs, insn, code, len, addr, island)))
 		code += n, len -= n, addr += n;
 	return !len;
 }
@@ -230,7 +235,7 @@ bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, u
 bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr)
 {
 	cs_insn *insn = cs_malloc(cs);
-	bool ok = insn && x86_is_padding_in(cs, insn, code, len, addr);
+	bool ok = insn && x86_is_padding_in(cs, insn, code, len, addr, 0);
 	if (insn)
 		cs_free(insn, 1);
 	return ok;

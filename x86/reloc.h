@@ -67,11 +67,16 @@ int x86_copy_insn(const cs_insn *insn, uint64_t to, uint64_t target, uint8_t *ou
  * nop instructions, int3 and one-byte nops (a run may end mid-way). */
 bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr);
 /* The same, decoding into insn (cs_malloc'd, or with its own detail): no
- * allocation, for the training runtime, which stays off the program's heap. */
-bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr);
+ * allocation, for the training runtime, which stays off the program's heap;
+ * and a jmp rel32 at `island` is padding too (below). */
+bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr,
+		       uint64_t island);
 /* The length of the padding instruction at code (decoded into insn), or 0
- * when it is not one. */
-size_t x86_padding_insn(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr);
+ * when it is not one.  At `island` (not 0), a jmp rel32 counts as padding:
+ * the island icpp rewrite writes into the padding before a function whose
+ * entry jumps there by a jmp rel8 (rewriter.h section 1, Islands). */
+size_t x86_padding_insn(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr,
+			uint64_t island);
 
 /* Encode "jmp target" at address `at` into out (5 bytes, rel32); -1 when the
  * distance does not fit in int32. */

@@ -19,7 +19,13 @@
  *    writes at its entry, which runs into the alignment padding after it.
  *    main calls it indirectly at fx_dl_site_s and directly;
  *  - fx_dl_many calls fx_dl_leaf indirectly from 33 callsites: as many
- *    clones by dispatch as a function may take, and one more.
+ *    clones by dispatch as a function may take, and one more;
+ *  - glibc's memmove shape: fx_dl_chk checks its arguments and falls
+ *    through the nop padding after it into fx_dl_move, and fx_dl_pcpy
+ *    jumps to fx_dl_move + 3, past its first instruction.  A jmp rel32 at
+ *    fx_dl_move's entry would cover that target: its dispatch jumps by a
+ *    jmp rel8 to an island in the padding.  main calls fx_dl_move
+ *    indirectly at fx_dl_site_m, and fx_dl_chk at fx_dl_site_c.
  * Every function has CFI, as gcc would emit it. */
 	.text
 
@@ -98,6 +104,39 @@ fx_dl_size:
 	.size fx_dl_size, .-fx_dl_size
 	.p2align 4
 
+/* fx_dl_chk(d, s, n, size): fx_dl_move(d, s, n), after checking n <= size */
+	.type fx_dl_chk, @function
+fx_dl_chk:
+	.cfi_startproc
+	cmp %rdx, %rcx
+	jb fx_dl_leaf            /* __chk_fail's place: never taken */
+	.cfi_endproc
+	.size fx_dl_chk, .-fx_dl_chk
+	.nops 39                 /* glibc's: 11 + 11 + 11 + 6 bytes, no FDE */
+
+/* fx_dl_move(d, s, n): d + n */
+	.type fx_dl_move, @function
+fx_dl_move:
+	.cfi_startproc
+	mov %rdi, %rax
+.Lfx_dl_move_start:
+	add %rdx, %rax
+	ret
+	.cfi_endproc
+	.size fx_dl_move, .-fx_dl_move
+	.p2align 4
+
+/* fx_dl_pcpy(d, s, n): d + 2 n, mempcpy's way into memmove */
+	.type fx_dl_pcpy, @function
+fx_dl_pcpy:
+	.cfi_startproc
+	mov %rdi, %rax
+	add %rdx, %rax
+	jmp .Lfx_dl_move_start
+	.cfi_endproc
+	.size fx_dl_pcpy, .-fx_dl_pcpy
+	.p2align 4
+
 /* fx_dl_many(x): fx_dl_leaf(x) summed over 33 indirect calls, each at a
  * callsite of its own (fx_dl_many_1 .. _33): one more than a dispatch takes */
 	.type fx_dl_many, @function
@@ -134,8 +173,9 @@ fx_dl_many_\k:
 	.p2align 4
 
 /* main: prints fx_dl_f(1) + fx_dl_g(fx_dl_f(1)) + fx_dl_enter(5) +
- * fx_dl_enter(0) + fx_dl_size(3) + fx_dl_size(4) + fx_dl_many(2), the
- * second, third and fifth calls indirect */
+ * fx_dl_enter(0) + fx_dl_size(3) + fx_dl_size(4) + fx_dl_move(6, 0, 7) +
+ * fx_dl_chk(8, 0, 9, 20) + fx_dl_pcpy(10, 0, 11) + fx_dl_many(2), the
+ * second, third, fifth and seventh calls indirect */
 	.globl main
 	.type main, @function
 main:
@@ -168,6 +208,22 @@ fx_dl_site_s:
 	add %rax, %rbx
 	mov $4, %edi
 	call fx_dl_size
+	add %rax, %rbx
+	mov $6, %edi
+	mov $7, %edx
+	lea fx_dl_move(%rip), %rax
+	call *%rax
+fx_dl_site_m:
+	add %rax, %rbx
+	mov $8, %edi
+	mov $9, %edx
+	mov $20, %ecx
+	call fx_dl_chk
+fx_dl_site_c:
+	add %rax, %rbx
+	mov $10, %edi
+	mov $11, %edx
+	call fx_dl_pcpy
 	add %rax, %rbx
 	mov $2, %edi
 	call fx_dl_many

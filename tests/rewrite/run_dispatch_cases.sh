@@ -15,7 +15,9 @@
 #  E. A on the program stripped: the new symbols of a function without a
 #     name (its clones', its dispatch's) name it by its address;
 #  F. 32 clones by dispatch of one function (the most it may take), each
-#     for its own call: every call enters its clone; a 33rd is refused.
+#     for its own call: every call enters its clone; a 33rd is refused;
+#  G. clones by dispatch of fx_dl_move, which another function enters at +3
+#     (glibc's mempcpy into memmove): its entry jumps by an island.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 # And icpp report on A: t_report_dispatch (tests/record) puts samples in
@@ -97,6 +99,33 @@ rewrite d "1 functions cloned (1 by dispatch)"
 [ -n "$(height d.rw.icpp "__icpp_clone_0_fx_dl_size")" ] || fail "d: no path main > the clone"
 [ -n "$(height d.rw.icpp "fx_dl_size")" ] || fail "d: no path main > fx_dl_size"
 grep -q " 0 predicted paths not taken" d.verify || fail "d: verify: $(head -1 d.verify)"
+# G: glibc's memmove shape: fx_dl_move, which fx_dl_pcpy enters at +3 and
+# fx_dl_chk falls into through the padding before it, takes clone 0 for
+# main's indirect call and clone 1 for main's call of fx_dl_chk, both by a
+# dispatch that its entry's jmp rel8 reaches through an island in that
+# padding; training the rewritten program hooks it by an island of its
+# own before the rewriter's (verify); the output shows that fx_dl_pcpy
+# still runs its code from +3 on
+m=$(sym fx_dl_move)
+"$icpp" rewrite --explain "$p" > g.explain 2>&1 || fail "g: explain"
+grep -q "dispatch by an island) fx_dl_move\$" g.explain ||
+	fail "g: $(grep ' fx_dl_move$' g.explain)"
+plan g.plan "clone 0 0 $m 0 $(site fx_dl_site_m) 0" "clone 1 0 $m 0 $(site fx_dl_site_c) 0"
+rewrite g "2 functions cloned (2 by dispatch)"
+objdump -d --start-address=$m --stop-address=$((m + 2)) g.rw | grep -q "jmp " ||
+	fail "g: fx_dl_move's entry is no jmp rel8"
+for path in "__icpp_clone_0_fx_dl_move" "__icpp_clone_1_fx_dl_move"; do
+	[ -n "$(height g.rw.icpp "$path")" ] || fail "g: no path main > $path predicted"
+done
+"$icpp" train -q -o g.obs -- ./g.rw > /dev/null || fail "g: train the rewritten program"
+"$icpp" paths --callsites g.obs > g.paths || fail "g: paths"
+main=$(sym main)
+for want in "m __icpp_clone_0_fx_dl_move fx_dl_move" "c __icpp_clone_1_fx_dl_move fx_dl_chk fx_dl_move"; do
+	off=$(printf '%#x' $(($(site fx_dl_site_${want%% *}) - main)))
+	got=$(sed -n "s/.* > main+$off > \([^ ]*\)\$/\1/p" g.paths | LC_ALL=C sort | tr '\n' ' ')
+	[ "${got% }" = "${want#* }" ] || fail "g: the call at main+$off enters '$got', not ${want#* }"
+done
+
 # F: 32 clones by dispatch of fx_dl_leaf, one for each of fx_dl_many's
 # indirect calls but the last: the dispatch searches their return
 # addresses, and training the rewritten program must see each call enter
@@ -132,4 +161,4 @@ done
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
 	"of a function shorter than the jmp; symbols of functions without a name;" \
-	"32 clones by dispatch of one function"
+	"32 clones by dispatch of one function; a dispatch by an island"

@@ -270,9 +270,13 @@ static int check_site(const struct train_site *s, uint64_t entry, size_t *n)
 		(*n)++;
 	if (left)
 		return -1;
+	/* f's entry may jump to the rewriter's island (x86_padding_insn) */
+	const cs_insn *first = &site_insns[0];
+	uint64_t theirs = *n && first->id == X86_INS_JMP && first->size == 2 ? x86_branch_target(first)
+									     : 0;
 	return !(s->flags & SITE_ISLAND) ||
 			       x86_is_padding_in(cs, &site_insns[SITE_INSNS], (const uint8_t *)island,
-						 entry - island, island)
+						 entry - island, island, theirs)
 		       ? 0 : -1;
 }
 
