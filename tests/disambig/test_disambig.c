@@ -946,6 +946,51 @@ static void test_clones_alike(void)
 	da_problem_free(p);
 }
 
+/* A function's first clone by dispatch pays for the tests at every entry
+ * of it: D, which takes all the weight, is entered from the indirect calls
+ * of K functions M, each called from A and from B, and nothing else may
+ * change: D's frames under A collide at one height, and under B at
+ * another.  At dispatch weight 0.2 its dispatch costs 0.2 * N * D's share
+ * (7 paths), more than the 2 paths a first clone makes precise and less
+ * than the 2 K that K - 1 clones make precise: the clone pass takes D's
+ * routes together (clone_dispatch_routes).  Clone by clone, none improved. */
+static void test_dispatch_routes(void)
+{
+	enum { K = 8 };
+	struct da_problem *p = da_problem_new();
+	uint32_t R = da_add_func(p, "R", 0, 1, false), D = da_add_func(p, "D", 16, 1, true);
+	uint32_t A = da_add_func(p, "A", 0, 1, false), B = da_add_func(p, "B", 0, 1, false);
+	p->funcs[D].dispatch = true;
+	uint32_t toA = da_add_callsite(p, R, 1, false), toB = da_add_callsite(p, R, 1, false);
+	uint32_t paths[2][K];
+	for (uint32_t k = 0; k < K; k++) {
+		uint32_t M = da_add_func(p, NULL, 0, 1, false), toD = da_add_callsite(p, M, 1, false);
+		uint32_t toM[2] = {da_add_callsite(p, A, 1, false), da_add_callsite(p, B, 1, false)};
+		for (int via = 0; via < 2; via++)
+			paths[via][k] = da_add_path(p, 4, (uint32_t[]){R, via ? B : A, M, D},
+						    (uint32_t[]){DA_NONE, via ? toB : toA, toM[via], toD},
+						    (int64_t[]){16, 48, 96 + 32 * via, 144 + 32 * via}, 100);
+	}
+	struct da_options o;
+	opts(&o);
+	o.allow_clone = true;
+	o.dispatch_weight = 0.2;
+	o.searches = 1;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.nleft, 0);
+	CHECK_EQ_INT(r.plan.nclones, K - 1);
+	uint32_t nd;
+	CHECK(da_dispatch_share(p, &r.plan, &nd) == 1.0 && nd == 1);
+	for (uint32_t k = 1; k < K; k++)   /* by clones, not by heights */
+		CHECK(r.height[paths[0][k]] == r.height[paths[0][0]] &&
+		      r.height[paths[1][k]] == r.height[paths[1][0]]);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* The price of a dispatch's run time (section 5): D, entered from A and E
  * at one height, is separated only by a clone its dispatch takes.  Free or
  * at the default price the clone is worth its two paths; at a price
@@ -2236,6 +2281,7 @@ int main(int argc, char **argv)
 	test_stack_cap();
 	test_unsolved_elsewhere();
 	test_clones_alike();
+	test_dispatch_routes();
 	test_tagged_dispatch();
 	test_dispatch_price();
 	test_chain_tagged();
