@@ -87,7 +87,7 @@ static int scan_function(csh cs, cs_insn *insn, struct bin_module *m, const stru
 	uint64_t at = f->addr, stub;
 	int rc = 0;
 	while (left && rc == 0) {
-		if (!cs_disasm_iter(cs, &p, &left, &at, insn)) {
+		if (!x86_disasm_iter(cs, &p, &left, &at, insn)) {
 			p++, left--, at++;      /* data or padding: resync */
 			continue;
 		}

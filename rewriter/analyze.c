@@ -187,7 +187,7 @@ static const char *plt_name(struct ana *a, uint64_t target)
 	uint64_t addr = target;
 	cs_insn *insn = cs_malloc(a->cs);
 	const char *name = NULL;
-	for (int i = 0; i < 3 && cs_disasm_iter(a->cs, &p, &left, &addr, insn); i++) {
+	for (int i = 0; i < 3 && x86_disasm_iter(a->cs, &p, &left, &addr, insn); i++) {
 		const cs_x86 *x = &insn->detail->x86;
 		if (insn->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
 		    x->operands[0].mem.base == X86_REG_RIP) {
@@ -453,7 +453,7 @@ static int decode(struct ana *a, uint32_t fi, struct range *r)
 	uint64_t addr = f->addr;
 	cs_insn *insn = cs_malloc(a->cs);
 	while (left) {
-		if (!cs_disasm_iter(a->cs, &p, &left, &addr, insn)) {
+		if (!x86_disasm_iter(a->cs, &p, &left, &addr, insn)) {
 			/* Trailing padding is fine; anything else is data in text. */
 			for (; left; p++, left--, addr++)
 				if (*p != 0x90 && *p != 0xcc && *p != 0) {
@@ -1081,7 +1081,7 @@ static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_dis
 		     /* (a `call next` pushes too: its copy would jump into the patch) */
 		     (in->eff == E_OTHER || (in->eff == E_PUSH && !in->target) || in->eff == E_POP ||
 		      in->eff == E_ADJ || in->eff == E_RET || branch || call) &&
-		     cs_disasm_iter(a->cs, &p, &left, &addr, insn) && !x86_unrelocatable(insn);
+		     x86_disasm_iter(a->cs, &p, &left, &addr, insn) && !x86_unrelocatable(insn);
 		if (ok) {
 			if (branch || (call && in->target != f->addr))
 				targets[ntargets++] = in->target;   /* f's own entry: its patch */

@@ -60,7 +60,7 @@ static enum rw_clone_why copy_range(csh cs, const struct rw_binary *b, const str
 	enum rw_clone_why why = RW_CLONE_OK;
 	cs_insn *insn = cs_malloc(cs);
 	while (left && why == RW_CLONE_OK) {
-		if (!cs_disasm_iter(cs, &p, &left, &addr, insn)) {
+		if (!x86_disasm_iter(cs, &p, &left, &addr, insn)) {
 			/* trailing padding is copied as it is (analyze.c's rule) */
 			for (size_t i = 0; i < left; i++)
 				if (p[i] != 0x90 && p[i] != 0xcc && p[i] != 0)

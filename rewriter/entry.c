@@ -58,7 +58,7 @@ static int emit_body(csh cs, const struct rw_binary *b, uint32_t fi, const uint8
 		uint64_t at = text_vaddr + text->n;
 		uint8_t out[X86_RELOC_MAX_INSN];
 		why = "undecodable";
-		int n = cs_disasm_iter(cs, &p, &left, &addr, insn) ? x86_relocate_insn(insn, at, out, &why)
+		int n = x86_disasm_iter(cs, &p, &left, &addr, insn) ? x86_relocate_insn(insn, at, out, &why)
 								   : -1;
 		if (n < 0)
 			break;

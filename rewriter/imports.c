@@ -132,7 +132,7 @@ static int32_t ifunc_bound(const struct rw_binary *lib, csh cs, uint64_t resolve
 	cs_insn *insn = cs_malloc(cs);
 	int32_t bound = -1;
 	bool any = false, unknown = false;
-	while (insn && !unknown && cs_disasm_iter(cs, &p, &left, &addr, insn)) {
+	while (insn && !unknown && x86_disasm_iter(cs, &p, &left, &addr, insn)) {
 		if (insn->id != X86_INS_LEA || !x86_rip_target(insn))
 			continue;
 		uint32_t impl = rw_func_index(lib, x86_rip_target(insn));

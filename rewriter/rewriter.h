@@ -10,7 +10,9 @@
  * 1. Feasibility (analyze.c), per function and per call instruction
  *
  * rw_open() decodes every function the binary layer finds (symbols and FDEs)
- * with Capstone and follows its stack pointer through its control flow: the
+ * with Capstone (x86_disasm_iter: and the AVX-512 mask instructions of
+ * glibc's string functions, which Capstone 4.0.2 lacks) and follows its
+ * stack pointer through its control flow: the
  * state at each instruction is k = CFA - SP (SP = CFA - k), whether the
  * frame's padding is below SP ("padded"), and whether rbp = CFA - 16.  Edges
  * are direct jumps and fall-throughs; landing pads (from the FDE's LSDA) start

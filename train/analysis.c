@@ -108,7 +108,7 @@ static void *scan_functions(void *arg)
 		size_t left = f[i].size;
 		uint64_t addr = f[i].addr;
 		while (left) {
-			if (!cs_disasm_iter(j->cs, &p, &left, &addr, insn)) {
+			if (!x86_disasm_iter(j->cs, &p, &left, &addr, insn)) {
 				p++, left--, addr++;   /* data or padding: resync */
 				continue;
 			}
@@ -212,7 +212,7 @@ static enum train_skip displace(csh cs, const uint8_t *code, size_t avail, uint6
 	while (*len < need && !ended && why == SKIP_NREASONS) {
 		if (!left || at >= f->addr + f->size)
 			why = SKIP_TOO_SHORT;
-		else if (!cs_disasm_iter(cs, &p, &left, &at, insn))
+		else if (!x86_disasm_iter(cs, &p, &left, &at, insn))
 			why = SKIP_UNDECODABLE;
 		else if (x86_unrelocatable(insn))
 			why = SKIP_UNRELOCATABLE;

@@ -10,6 +10,90 @@ bool x86_open(csh *cs)
 	return true;
 }
 
+/* The AVX-512 mask instructions x86_disasm_iter decodes itself: VEX map 1
+ * (0F), EVEX map 2 (0F38) and map 3 (0F3A, with an imm8), the opcode, and
+ * whether the ModRM must name registers (mod 3). */
+struct mask_op {
+	uint8_t evex, map, op;
+	bool reg_only;
+	x86_insn id;
+};
+static const struct mask_op MASK_OPS[] = {
+	{0, 1, 0x41, true, X86_INS_KANDQ},     {0, 1, 0x42, true, X86_INS_KANDNQ},
+	{0, 1, 0x44, true, X86_INS_KNOTQ},     {0, 1, 0x45, true, X86_INS_KORQ},
+	{0, 1, 0x46, true, X86_INS_KXNORQ},    {0, 1, 0x47, true, X86_INS_KXORQ},
+	{0, 1, 0x4b, true, X86_INS_KUNPCKBW},  {0, 1, 0x90, false, X86_INS_KMOVQ},
+	{0, 1, 0x91, false, X86_INS_KMOVQ},    {0, 1, 0x92, true, X86_INS_KMOVQ},
+	{0, 1, 0x93, true, X86_INS_KMOVQ},     {0, 1, 0x98, true, X86_INS_KORTESTQ},
+	{0, 1, 0x99, true, X86_INS_KORTESTQ},  /* ktest: no id of its own in 4.0.2 */
+	{1, 2, 0x26, false, X86_INS_VPTESTMD}, /* vptestm(b|w), vptestnm(b|w) */
+	{1, 2, 0x27, false, X86_INS_VPTESTMD}, /* vptestm(d|q), vptestnm(d|q) */
+	{1, 3, 0x1e, false, X86_INS_VPCMPUD},  {1, 3, 0x1f, false, X86_INS_VPCMPD},
+	{1, 3, 0x25, false, X86_INS_VPCMPD},   /* vpternlog(d|q): no id in 4.0.2 */
+	{1, 3, 0x3e, false, X86_INS_VPCMPUB},  {1, 3, 0x3f, false, X86_INS_VPCMPB},
+};
+
+/* The length of the mask instruction at c (n bytes), with *id, or 0. */
+static size_t mask_insn_len(const uint8_t *c, size_t n, x86_insn *id)
+{
+	enum { RSP = 4, RBP = 5 };
+	if (n < 4 || (c[0] != 0xc5 && c[0] != 0xc4 && c[0] != 0x62))
+		return 0;
+	bool evex = c[0] == 0x62, vex2 = c[0] == 0xc5;
+	size_t pre = vex2 ? 2 : evex ? 4 : 3;
+	if (n < pre + 2 || (evex && (c[1] & 0x0c || !(c[2] & 0x04))))
+		return 0;
+	unsigned map = vex2 ? 1 : evex ? c[1] & 0x03 : c[1] & 0x1f;
+	unsigned r_ext = !(c[1] & 0x80), b_ext = !vex2 && !(c[1] & 0x20);
+	uint8_t op = c[pre], modrm = c[pre + 1];
+	unsigned mod = modrm >> 6, reg = ((modrm >> 3) & 7) | r_ext << 3, rm = modrm & 7;
+	const struct mask_op *m = NULL;
+	for (size_t i = 0; i < sizeof(MASK_OPS) / sizeof(*MASK_OPS) && !m; i++)
+		if (MASK_OPS[i].evex == evex && MASK_OPS[i].map == map && MASK_OPS[i].op == op)
+			m = &MASK_OPS[i];
+	if (!m || (m->reg_only && mod != 3) || (op == 0x91 && !evex && mod == 3))
+		return 0;
+	/* kmov to a general register: a caller-saved one only */
+	if (!evex && op == 0x93 && (reg == 3 || reg == RSP || reg == RBP || reg >= 12))
+		return 0;
+	size_t len = pre + 2;
+	if (mod != 3) {
+		unsigned base = rm;
+		if (rm == 4) {
+			if (n < len + 1)
+				return 0;
+			base = c[len++] & 7;
+		}
+		/* rip-relative or absolute (mod 0, base 5), or through rsp or rbp */
+		if ((mod == 0 && base == RBP) || ((base == RSP || base == RBP) && !b_ext))
+			return 0;
+		len += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	}
+	len += map == 3;
+	*id = m->id;
+	return len <= n && len <= 15 ? len : 0;
+}
+
+bool x86_disasm_iter(csh cs, const uint8_t **code, size_t *size, uint64_t *addr, cs_insn *insn)
+{
+	if (cs_disasm_iter(cs, code, size, addr, insn))
+		return true;
+	x86_insn id;
+	size_t len = mask_insn_len(*code, *size, &id);
+	if (!len)
+		return false;
+	insn->id = id;
+	insn->address = *addr;
+	insn->size = (uint16_t)len;
+	memcpy(insn->bytes, *code, len);
+	memcpy(insn->mnemonic, "(avx-512)", sizeof("(avx-512)"));   /* no stdio: the runtime */
+	insn->op_str[0] = 0;
+	if (insn->detail)
+		memset(insn->detail, 0, sizeof(*insn->detail));
+	*code += len, *size -= len, *addr += len;
+	return true;
+}
+
 /* cs_insn_group() needs the handle; the detail's group list does not. */
 static bool in_group(const cs_insn *insn, uint8_t group)
 {

@@ -11,7 +11,9 @@
  *    inside the trampoline (computed rip-relative: the rewriter relocates at
  *    link-time addresses);
  *  - anything else is copied byte for byte.
- * loop/jrcxz (rel8 only) and instructions Capstone cannot decode are refused.
+ * loop/jrcxz (rel8 only) and instructions Capstone cannot decode are refused,
+ * but for the AVX-512 mask instructions x86_disasm_iter decodes itself
+ * (Capstone 4.0.2 lacks them; they are copied byte for byte).
  */
 #ifndef ICPP_X86_RELOC_H
 #define ICPP_X86_RELOC_H
@@ -35,6 +37,18 @@ extern const struct x86_sp_step X86_RELOC_CALL_SP[X86_RELOC_CALL_STEPS];
 
 /* An x86-64 Capstone handle with detail on; false on failure. */
 bool x86_open(csh *cs);
+
+/* cs_disasm_iter (insn cs_malloc'd), and where Capstone 4.0.2 cannot
+ * decode one of the AVX-512 mask instructions of glibc's string functions
+ * (kmovd %k0,%eax; vpcmpub $4,(%rsi),%ymm16,%k1; vptestnmb; vpternlogd;
+ * kortestd; kord; kunpckdq), that instruction: its length and bytes, with
+ * an empty detail (no operand, no register read or written, no group), which
+ * is exact for what icpp asks of it.  Only those that address no memory
+ * through rsp, rbp or rip (nothing to relocate, no stack reference) and
+ * write no general register but a caller-saved one (kmov to rax, rcx, rdx,
+ * rsi, rdi, r8-r11) are taken: the stack analysis and a clone's copy need
+ * nothing more of them. */
+bool x86_disasm_iter(csh cs, const uint8_t **code, size_t *size, uint64_t *addr, cs_insn *insn);
 
 /* Why insn cannot be relocated, or NULL when it can (insn needs detail). */
 const char *x86_unrelocatable(const cs_insn *insn);

@@ -609,6 +609,9 @@ fx_run:
 	mov %rbx, %rdi
 	call fx_lock_skip        /* adds 0 */
 	add %rax, -24(%rbp)
+	mov %rbx, %rdi
+	call fx_mask
+	add %rax, -24(%rbp)
 	mov -24(%rbp), %rax
 	add $24, %rsp
 	pop %rbx
@@ -675,6 +678,29 @@ fx_lock_skip:
 	ret
 	.cfi_endproc
 	.size fx_lock_skip, .-fx_lock_skip
+
+/* glibc's AVX-512 string functions: mask instructions Capstone 4.0.2
+ * cannot decode (x86_disasm_iter decodes them), on a branch that fx_run
+ * never takes (its argument is not negative; this host need not have
+ * AVX-512): analysed and cloned like any other, the copies copied byte for
+ * byte.  Returns its argument + 1. */
+	.globl fx_mask
+	.type fx_mask, @function
+fx_mask:
+	.cfi_startproc
+	test %rdi, %rdi
+	jns 1f
+	kmovd %k0, %eax
+	vpcmpub $4, (%rsi), %ymm16, %k1
+	vptestnmb 32(%rdi), %ymm16, %k2
+	kortestd %k1, %k2
+	vpternlogd $0xde, 64(%rdi,%rdx), %ymm17, %ymm16
+	kmovq %k2, %rcx
+	ret
+1:	lea 1(%rdi), %rax
+	ret
+	.cfi_endproc
+	.size fx_mask, .-fx_mask
 
 /* a call with one 8-byte stack argument: the callee reads 8(%rsp) at its
  * entry, the caller stores 16 -> copies 8, wrap >= 16 (a trampoline that

@@ -266,7 +266,7 @@ static int check_site(const struct train_site *s, uint64_t entry, size_t *n)
 	const uint8_t *code = (const uint8_t *)at;
 	size_t left = s->patch_len;
 	*n = 0;
-	while (left && *n < SITE_INSNS && cs_disasm_iter(cs, &code, &left, &at, &site_insns[*n]))
+	while (left && *n < SITE_INSNS && x86_disasm_iter(cs, &code, &left, &at, &site_insns[*n]))
 		(*n)++;
 	if (left)
 		return -1;
