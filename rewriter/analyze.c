@@ -822,7 +822,12 @@ static bool seed_landing_pads(struct ana *a, struct unit *u, uint32_t owner)
 	return any;
 }
 
-/* Jump-table targets start with the state of the (single) indirect jump. */
+/* Jump-table targets start with the state of the (single) indirect jump:
+ * the first instruction of each run of unreached code.  Whether the one
+ * before was reached is as it was before this seeding: the rest of a run
+ * takes its state from the code before it in the run (seeding every
+ * instruction of lua5.4's 0x22416 with the table's state made its `add
+ * $0x10,%rsp; pop %rbx; ret` conflict with itself). */
 static bool seed_unreached(struct unit *u)
 {
 	if (u->nind != 1)
@@ -830,14 +835,14 @@ static bool seed_unreached(struct unit *u)
 	bool any = false;
 	for (uint32_t r = 0; r < u->nr; r++) {
 		struct range *g = &u->r[r];
+		bool after = true;      /* the one before was reached, or padding */
 		for (uint32_t i = 0; i < g->n; i++) {
-			if ((g->st[i].f & S_REACH) || (g->ins[i].flags & F_PAD))
-				continue;
-			bool start = i == 0 || (g->st[i - 1].f & S_REACH) || (g->ins[i - 1].flags & F_PAD);
-			if (start) {
+			bool reached = g->st[i].f & S_REACH, pad = g->ins[i].flags & F_PAD;
+			if (!reached && !pad && after) {
 				join(u, r, i, u->ind);
 				any = u->ind_table = true;
 			}
+			after = reached || pad;
 		}
 	}
 	return any;

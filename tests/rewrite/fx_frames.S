@@ -368,6 +368,49 @@ fx_switch_table:
 	.long 1b - fx_switch_table, 2b - fx_switch_table
 	.text
 
+/* a jump table in a frame, one of whose targets releases the frame and
+ * returns (lua5.4's 0x22416): only the first instruction of that run takes
+ * the table's state, the rest follow from it.  Padded in place; fx_run
+ * takes both targets.  Returns 10 for an even argument, else 20. */
+	.globl fx_jtab_run
+	.type fx_jtab_run, @function
+fx_jtab_run:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	sub $16, %rsp
+	.cfi_def_cfa_offset 32
+	mov %rdi, %rbx
+	call fx_leaf
+	mov %rbx, %rdi
+	and $1, %edi
+	lea fx_jtab_run_table(%rip), %rdx
+	movslq (%rdx,%rdi,4), %rax
+	add %rdx, %rax
+	jmp *%rax
+1:	mov $10, %eax
+	add $16, %rsp
+	.cfi_remember_state
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_restore_state
+2:	mov $20, %eax
+	add $16, %rsp
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size fx_jtab_run, .-fx_jtab_run
+	.section .rodata
+	.align 4
+fx_jtab_run_table:
+	.long 1b - fx_jtab_run_table, 2b - fx_jtab_run_table
+	.text
+
 /* a tail call through a pointer: cloneable */
 	.globl fx_tailptr
 	.type fx_tailptr, @function
@@ -611,6 +654,12 @@ fx_run:
 	add %rax, -24(%rbp)
 	mov %rbx, %rdi
 	call fx_mask
+	add %rax, -24(%rbp)
+	mov %rbx, %rdi
+	call fx_jtab_run         /* its odd target */
+	add %rax, -24(%rbp)
+	lea 1(%rbx), %rdi
+	call fx_jtab_run         /* its even one */
 	add %rax, -24(%rbp)
 	mov -24(%rbp), %rax
 	add $24, %rsp
