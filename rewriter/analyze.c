@@ -1000,11 +1000,10 @@ static struct rw_island find_island(struct ana *a, size_t fi, uint64_t patch_end
 	uint64_t lo = 0, sec_start, sec_end;
 	for (size_t j = fi; j-- > 0 && j + 16 > fi;) {
 		/* a short function's own entry patch may cover the padding after it */
-		static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 		uint8_t head[4];
 		const struct bin_function *e = &a->bf[j];
-		bool endbr = bin_read(a->b->bin, e->addr, head, 4) == 0 && !memcmp(head, endbr64, 4);
-		uint64_t end = e->addr + e->size, patch_end = e->addr + (endbr ? 4 : 0) + JMP32;
+		size_t kept = bin_read(a->b->bin, e->addr, head, 4) == 0 ? x86_endbr64_len(head, 4) : 0;
+		uint64_t end = e->addr + e->size, patch_end = e->addr + kept + JMP32;
 		end = end > patch_end ? end : patch_end;
 		lo = end > lo ? end : lo;
 	}
@@ -1059,14 +1058,13 @@ static struct rw_island find_island(struct ana *a, size_t fi, uint64_t patch_end
 static bool plan_displacement(struct ana *a, const struct unit *u, struct rw_displaced *d,
 			      uint32_t need)
 {
-	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	const struct range *g = &u->r[0];
 	const struct bin_function *f = &a->bf[g->func];
 	uint8_t code[64];
 	size_t avail = f->size < sizeof(code) ? f->size : sizeof(code);
 	if (bin_read(a->b->bin, f->addr, code, avail) < 0)
 		return false;
-	d->off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
+	d->off = (uint8_t)x86_endbr64_len(code, avail);
 	const uint8_t *p = code + d->off;
 	size_t left = avail - d->off;
 	uint64_t addr = f->addr + d->off;

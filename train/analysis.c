@@ -301,9 +301,8 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 	size_t avail = room < sizeof(code) ? room : sizeof(code);
 	if (bin_read(m, f->addr, code, avail) < 0)
 		return SKIP_UNDECODABLE;
-	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	site->addr = f->addr;
-	site->patch_off = avail >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
+	site->patch_off = (uint16_t)x86_endbr64_len(code, avail);
 	const uint8_t *patch = code + site->patch_off;
 	size_t patch_avail = avail - site->patch_off;
 	enum train_skip why = displace(cs, patch, patch_avail, f->addr + site->patch_off, f, 5,

@@ -94,6 +94,12 @@ bool x86_disasm_iter(csh cs, const uint8_t **code, size_t *size, uint64_t *addr,
 	return true;
 }
 
+size_t x86_endbr64_len(const uint8_t *code, size_t len)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	return len >= sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64)) ? sizeof(endbr64) : 0;
+}
+
 /* cs_insn_group() needs the handle; the detail's group list does not. */
 static bool in_group(const cs_insn *insn, uint8_t group)
 {

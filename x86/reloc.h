@@ -50,6 +50,10 @@ bool x86_open(csh *cs);
  * nothing more of them. */
 bool x86_disasm_iter(csh cs, const uint8_t **code, size_t *size, uint64_t *addr, cs_insn *insn);
 
+/* The bytes an entry keeps in place: endbr64's 4 at code (len of them),
+ * else 0. */
+size_t x86_endbr64_len(const uint8_t *code, size_t len);
+
 /* Why insn cannot be relocated, or NULL when it can (insn needs detail). */
 const char *x86_unrelocatable(const cs_insn *insn);
 

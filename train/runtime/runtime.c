@@ -259,8 +259,7 @@ static uint64_t jmp_addr(const struct train_site *s, uint64_t entry)
  * from the island to the entry is padding, as it was in the file. */
 static int check_site(const struct train_site *s, uint64_t entry, size_t *n)
 {
-	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
-	if (s->patch_off && (s->patch_off != 4 || memcmp((void *)entry, endbr64, 4)))
+	if (s->patch_off && s->patch_off != x86_endbr64_len((const uint8_t *)entry, 4))
 		return -1;
 	uint64_t at = entry + s->patch_off, island = jmp_addr(s, entry);
 	const uint8_t *code = (const uint8_t *)at;
