@@ -2194,7 +2194,7 @@ static void clone_crowded(struct ds *s, bool mirror)
 	/* routes of one path end the list: one path is moved more cheaply by
 	 * a padding or a wrap than by a copy of its function (sqlite3: 65.3%
 	 * with them, 68.9% without) */
-	bool *batched = calloc(s->nf, sizeof(*batched));   /* clone_dispatch_routes tried */
+	bool *batched = calloc(s->nf ? s->nf : 1, sizeof(*batched));   /* clone_dispatch_routes tried */
 	if (!batched)
 		s->oom = true;
 	for (uint32_t i = 0; i < n && c[i].nodes >= 2 && !out_of_time(s) && !s->oom; i++) {
