@@ -197,6 +197,23 @@ static void report_plan(const struct pathmap *pm, const struct da_problem *p,
 }
 
 /* The collisions left, by reason and structure, and the top heaviest. */
+/* The CID function of a leftover: an original function, or "clone K of F"
+ * (its fragment: "clone K of F's fragment"), K as in the plan file. */
+static const char *leftover_label(struct pathmap *pm, const struct da_problem *p,
+				  const struct da_result *r, uint32_t inst, char *buf, size_t len)
+{
+	if (inst < p->nfuncs)
+		return pm_function_label(pm, inst, bin_demangle, buf, len);
+	uint32_t k = inst - p->nfuncs;
+	bool fragment = k >= r->plan.nclones;
+	if (fragment)
+		k -= r->plan.nclones;
+	char name[768];
+	pm_function_label(pm, r->plan.clones[k].func, bin_demangle, name, sizeof(name));
+	snprintf(buf, len, "clone %" PRIu32 " of %s%s", k, name, fragment ? "'s fragment" : "");
+	return buf;
+}
+
 static void report_left(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
 			long top, struct weights w, double code_weight)
 {
@@ -247,8 +264,7 @@ static void report_left(struct pathmap *pm, const struct da_problem *p, const st
 		       r->unsolved_priced, r->priced_least_bytes, 1.0 / code_weight);
 	for (uint32_t i = 0; i < r->nleft && i < (uint32_t)top; i++) {
 		const struct da_leftover *l = &r->left[i];
-		const char *fname = l->inst < p->nfuncs
-			? pm_function_label(pm, l->inst, bin_demangle, label, sizeof(label)) : "clone";
+		const char *fname = leftover_label(pm, p, r, l->inst, label, sizeof(label));
 		char least[64] = "";
 		if (l->why.cure == DA_CURE_CLONE)
 			snprintf(least, sizeof(least), ", %" PRIu64 " bytes of clones or more",

@@ -9,6 +9,7 @@
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
 #include "util/fileio.h"
+#include "uthash.h"
 
 /* the solver plans no more dispatched clones per function than the rewriter
  * applies */
@@ -194,9 +195,43 @@ static void suggest_top(const struct pathmap *pm, const struct da_result *r, uin
 	}
 }
 
+/* A CID whose weight a module's count holds: a CID with several pairs left
+ * (degree 3 and up) counts once. */
+struct counted_cid {
+	struct {
+		uint32_t inst, module;
+		int64_t height;
+		bool unsolved;          /* in uweight, else weight */
+	} key;
+	UT_hash_handle hh;
+};
+
+/* Add l's weight to sum[module] unless that CID is counted there already;
+ * false when out of memory. */
+static bool count_cid(struct counted_cid **set, const struct da_leftover *l, uint32_t module,
+		      bool unsolved, uint64_t *sum)
+{
+	struct counted_cid k, *c;
+	memset(&k, 0, sizeof(k));
+	k.key.inst = l->inst;
+	k.key.module = module;
+	k.key.height = l->height;
+	k.key.unsolved = unsolved;
+	HASH_FIND(hh, *set, &k.key, sizeof(k.key), c);
+	if (c)
+		return true;
+	if (!(c = malloc(sizeof(*c))))
+		return false;
+	*c = k;
+	HASH_ADD(hh, *set, key, sizeof(c->key), c);
+	sum[module] += l->weight;
+	return true;
+}
+
 void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 			 const struct da_result *r, const char *who, const char *flag, FILE *out)
 {
+	struct counted_cid *counted = NULL, *c, *tmp;
 	size_t nm = (size_t)pm->nmodules + 1;
 	uint64_t *weight = calloc(nm, sizeof(*weight)), *uweight = calloc(nm, sizeof(*uweight));
 	uint32_t *pairs = calloc(nm, sizeof(*pairs)), *upairs = calloc(nm, sizeof(*upairs));
@@ -210,7 +245,8 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 			/* a clone of the function would be a namespace of CIDs
 			 * of its own for the calls it takes, but only a module
 			 * rewritten here has clones */
-			uweight[pm->funcs[l->inst].module] += l->weight;
+			if (!count_cid(&counted, l, pm->funcs[l->inst].module, true, uweight))
+				goto out;
 			upairs[pm->funcs[l->inst].module]++;
 		}
 		if (l->why.left != DA_LEFT_BLOCKED)
@@ -221,7 +257,8 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 		mark_frames(rc, pm, l->b, lca, seen);
 		for (uint32_t m = 0; m < pm->nmodules; m++)
 			if (seen[m]) {
-				weight[m] += l->weight;
+				if (!count_cid(&counted, l, m, false, weight))
+					goto out;
 				pairs[m]++;
 			}
 	}
@@ -233,6 +270,10 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 	suggest_top(pm, r, uweight, upairs, who, "unsolved collisions", "are at functions of", flag,
 		    out);
 out:
+	HASH_ITER(hh, counted, c, tmp) {
+		HASH_DEL(counted, c);
+		free(c);
+	}
 	free(weight);
 	free(uweight);
 	free(pairs);

@@ -734,6 +734,38 @@ static void test_cli(void)
 	pm_free(pm);
 }
 
+/* A collision left at a clone names the clone and the function it copies:
+ * R > A > F and R > B > A > F both enter F by A's call, which clone 0 of F
+ * takes from R > C > F, so that the two stay together at the clone. */
+static void test_clone_leftover(void)
+{
+	struct pathmap *pm = pm_new();
+	uint32_t m = pm_add_module(pm, "/usr/bin/prog", PST_ID, sizeof(PST_ID));
+	uint32_t R = pm_add_function(pm, m, 0x1000, 0x100, "R");
+	uint32_t A = pm_add_function(pm, m, 0x2000, 0x100, "A");
+	uint32_t B = pm_add_function(pm, m, 0x3000, 0x100, "B");
+	uint32_t C = pm_add_function(pm, m, 0x4000, 0x100, "C");
+	uint32_t F = pm_add_function(pm, m, 0x5000, 0x100, "F");
+	uint32_t r = pm_add_node(pm, PM_NONE, R, PM_NONE, 0, 16, 1);
+	uint32_t a = pm_add_node(pm, r, A, m, 0x1010, 48, 1);
+	uint32_t b = pm_add_node(pm, r, B, m, 0x1020, 32, 1);
+	uint32_t ba = pm_add_node(pm, b, A, m, 0x3010, 48, 1);
+	uint32_t c = pm_add_node(pm, r, C, m, 0x1030, 48, 1);
+	pm_add_node(pm, a, F, m, 0x2010, 96, 1);
+	pm_add_node(pm, ba, F, m, 0x2010, 96, 1);
+	pm_add_node(pm, c, F, m, 0x4010, 96, 1);
+	char err[256], map[256], plan[256];
+	snprintf(map, sizeof(map), "%s", path_in("cl.icpp"));
+	snprintf(plan, sizeof(plan), "%s", path_in("cl.plan"));
+	CHECK(pm_write(pm, map, err, sizeof(err)) == 0);
+	write_text(plan, "icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\n"
+			 "clone 0 0 0x5000 0 0x2010 0\nend 1\n");
+	CHECK_EQ_INT(run("--clone", "--evaluate", plan, map, NULL), 0);
+	CONTAINS(cli_out, "\n  clone 0 of F@96: degree 2, ");
+	CONTAINS(cli_out, "R > B > A > F\n");
+	pm_free(pm);
+}
+
 /* What icpp plan --binary and icpp rewrite suggest adding for the
  * collisions a plan leaves (rewrite_cap_suggest): the module of a function
  * where collisions stay unsolved, as no clone of it may be made there, and
@@ -757,14 +789,17 @@ static void test_suggest(void)
 	uint32_t a = pm_add_node(pm, root, fl, prog, 0x1004, 200, 3);
 	uint32_t b = pm_add_node(pm, root, fd, prog, 0x1008, 200, 1);
 	struct da_leftover left[] = {
-		{.inst = fl, .height = 200, .degree = 2, .a = a, .b = a, .weight = 3,
+		{.inst = fl, .height = 200, .degree = 3, .a = a, .b = a, .weight = 3,
+		 .why.left = DA_LEFT_UNSOLVED},
+		/* the same CID's second pair: its weight counts once */
+		{.inst = fl, .height = 200, .degree = 3, .a = a, .b = a, .weight = 3,
 		 .why.left = DA_LEFT_UNSOLVED},
 		{.inst = fd, .height = 200, .degree = 2, .a = b, .b = b, .weight = 1,
 		 .why.left = DA_LEFT_UNSOLVED},
 		{.inst = fp, .height = 100, .degree = 2, .a = root, .b = root, .weight = 1,
 		 .why.left = DA_LEFT_UNSOLVED},
 	};
-	struct da_result r = {.left = left, .nleft = 3};
+	struct da_result r = {.left = left, .nleft = 4};
 	r.before.weight = 4;
 	struct rewrite_cap rc = {.n = 0};       /* nothing rewritten */
 	char *text = NULL;
@@ -774,7 +809,7 @@ static void test_suggest(void)
 	if (f) {
 		rewrite_cap_suggest(&rc, pm, &r, "", "--binary", f);
 		fclose(f);
-		CONTAINS(text, "1 unsolved collisions (their CIDs hold 75.0% of the weight) are at "
+		CONTAINS(text, "2 unsolved collisions (their CIDs hold 75.0% of the weight) are at "
 			       "functions of /lib/libx.so, which is not rewritten here: add --binary "
 			       "/lib/libx.so\n");
 		CHECK(!strstr(text, interp));
@@ -800,6 +835,7 @@ int main(void)
 	test_refusals();
 	test_suggest();
 	test_cli();
+	test_clone_leftover();
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (!check_failures && system(cmd) != 0)
