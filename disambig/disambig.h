@@ -263,14 +263,22 @@
  *     (precise paths) + hot_weight * N * (weight of nodes whose CID is
  *     unique) / W - stack_weight * sum over roots r of (distinct paths under
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - dispatch_weight
- *     * N * (weight of the nodes of functions that take clones by dispatch)
- *     / W - 1e-4 per 16 bytes of padding (a tie-break towards small
- *     amounts).
+ *     * N * (sum over functions f that take clones by dispatch of the weight
+ *     of f's nodes * (1 + log2(f's tests))) / W - 1e-4 per 16 bytes of
+ *     padding (a tie-break towards small amounts).
  * The dispatch term prices run time, which the other costs leave out: every
  * entry of such a function runs its tests (da_dispatch_share), so with
- * training's entries as weights a dispatch in a function that takes 10% of
- * the calls costs dispatch_weight * 10% of the paths, whatever its number
- * of tests.  At the default 0.1 the five real maps keep their precision
+ * training's entries as weights a dispatch of one test in a function that
+ * takes 10% of the calls costs dispatch_weight * 10% of the paths.  K tests
+ * are a search of about log2(K) compares and branches, which mispredict in
+ * proportion, so they cost 1 + log2(K) times that (solve.c
+ * dispatch_depth; jq: 84 tests at jv_get_kind, a 3-instruction function
+ * entered by 20% of the calls, ran 15 more instructions and mispredicted
+ * one more branch per entry, 1.84 times the program's run time under
+ * cachegrind, where one test at each of its hot functions costs 4
+ * instructions; docs/bench-disambig.md, session 37).  Before session 37
+ * the number of tests was not priced; the figures below are from then.
+ * At the default 0.1 the five real maps keep their precision
  * (seed 1, % of reducible paths: tcl 99.46 -> 99.57, python3 98.30 ->
  * 98.35, sqlite3 99.98 -> 99.97, perl 100, lua 99.32 -> 99.01) with fewer
  * entries testing (tcl 36.1% -> 27.2%, python3 34.0% -> 13.3%, sqlite3 24.5%

@@ -950,10 +950,11 @@ static void test_clones_alike(void)
  * of it: D, which takes all the weight, is entered from the indirect calls
  * of K functions M, each called from A and from B, and nothing else may
  * change: D's frames under A collide at one height, and under B at
- * another.  At dispatch weight 0.2 its dispatch costs 0.2 * N * D's share
- * (7 paths), more than the 2 paths a first clone makes precise and less
- * than the 2 K that K - 1 clones make precise: the clone pass takes D's
- * routes together (clone_dispatch_routes).  Clone by clone, none improved. */
+ * another.  At dispatch weight 0.1 a test at its entry costs 0.1 * N * D's
+ * share (3.5 paths), more than the 2 paths a first clone makes precise,
+ * and K - 1 tests cost (1 + log2(K - 1)) times that (13.3 paths), less than
+ * the 2 K that K - 1 clones make precise: the clone pass takes D's routes
+ * together (clone_dispatch_routes).  Clone by clone, none improved. */
 static void test_dispatch_routes(void)
 {
 	enum { K = 8 };
@@ -974,7 +975,7 @@ static void test_dispatch_routes(void)
 	struct da_options o;
 	opts(&o);
 	o.allow_clone = true;
-	o.dispatch_weight = 0.2;
+	o.dispatch_weight = 0.1;
 	o.searches = 1;
 	struct da_result r;
 	char err[256];
@@ -987,6 +988,12 @@ static void test_dispatch_routes(void)
 		CHECK(r.height[paths[0][k]] == r.height[paths[0][0]] &&
 		      r.height[paths[1][k]] == r.height[paths[1][0]]);
 	check_predict(p, &r);
+	da_result_free(&r);
+	/* at twice the price, K - 1 tests cost 26.7 paths, more than they
+	 * make precise (one test costs 7, less): a search's depth is paid */
+	o.dispatch_weight = 0.2;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.plan.nclones, 0);
 	da_result_free(&r);
 	da_problem_free(p);
 }
