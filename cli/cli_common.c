@@ -51,16 +51,16 @@ bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weig
 	return true;
 }
 
-bool cli_parse_dispatch_weight(const char *cmd, const char *arg, double *dispatch_weight)
+bool cli_parse_run_weight(const char *cmd, const char *opt, const char *arg, double *weight)
 {
 	char *end;
 	double x = strtod(arg, &end);
 	if (!*arg || *end || !(x >= 0 && x <= 1000)) {
-		cli_error(cmd, "--dispatch-weight wants a number from 0 (run time is free) to 1000, "
-			  "not '%s'", arg);
+		cli_error(cmd, "%s wants a number from 0 (run time is free) to 1000, not '%s'", opt,
+			  arg);
 		return false;
 	}
-	*dispatch_weight = x;
+	*weight = x;
 	return true;
 }
 
@@ -84,9 +84,13 @@ static void search_progress(void *cmd, const struct da_search_done *d)
 		d->best + 1, cli_pct(d->best_precise_paths, d->paths, 100.0));
 }
 
-void cli_print_dispatch_share(FILE *out, const char *prefix, const struct pathmap *pm,
-			      const struct da_problem *p, const struct da_plan *plan, const char *unit)
+void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
+			const struct da_problem *p, const struct da_plan *plan, const char *unit)
 {
+	double runs = da_run_share(p, plan);
+	if (runs > 0)
+		fprintf(out, "%s%.1f%% of the %s run a trampoline (a wrapped call or an entry "
+			"wrapper: --wrap-weight prices them higher)\n", prefix, 100.0 * runs, unit);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);

@@ -58,6 +58,9 @@ static const char usage_text[] =
 	"                         S% of the weight (training's entries) and tests K\n"
 	"                         clones at entry costs X*S%*(1+log2 K) of the paths\n"
 	"                         (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: free)\n"
+	"  --wrap-weight X        the run time of trampolines: S% of the weight entering\n"
+	"                         frames by a wrapped call or an entry wrapper costs X*S%\n"
+	"                         of the paths (default " STR(DA_DEFAULT_WRAP_WEIGHT) "; 0: free)\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
 	"  --searches N           independent searches, the best plan kept (default " STR(DA_DEFAULT_SEARCHES) "; run\n"
 	"                         at once on the CPUs this process may use, the plan the\n"
@@ -177,7 +180,7 @@ static void report_plan(const struct pathmap *pm, const struct da_problem *p,
 	if (chains)
 		printf(" (%" PRIu32 " in chains)", chains);
 	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
-	cli_print_dispatch_share(stdout, "  ", pm, p, &r->plan, w.unit);
+	cli_print_run_time(stdout, "  ", pm, p, &r->plan, w.unit);
 	if (solved) {
 		printf("solver: %.2f s, %" PRIu32 " search%s (the plan of search %" PRIu32 "), %" PRIu64
 		       " moves tried, %" PRIu64 " kept\n", r->stats.seconds, r->stats.searches,
@@ -346,6 +349,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		{"clone", no_argument, NULL, 'c'},
 		{"no-dispatch", no_argument, NULL, 'D'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
+		{"wrap-weight", required_argument, NULL, 'Y'},
 		{"seed", required_argument, NULL, 's'},
 		{"searches", required_argument, NULL, 'N'},
 		{"pad-bound", required_argument, NULL, 'p'},
@@ -397,7 +401,12 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 				return 2;
 			break;
 		case 'X':
-			if (!cli_parse_dispatch_weight("plan", optarg, &o->dispatch_weight))
+			if (!cli_parse_run_weight("plan", "--dispatch-weight", optarg,
+						  &o->dispatch_weight))
+				return 2;
+			break;
+		case 'Y':
+			if (!cli_parse_run_weight("plan", "--wrap-weight", optarg, &o->wrap_weight))
 				return 2;
 			break;
 		case 'W':

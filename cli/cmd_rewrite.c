@@ -62,6 +62,7 @@ static const char usage_text[] =
 	"                         its return address or a tag at entry (the run-time\n"
 	"                         cost of a clone of a hot function)\n"
 	"  --dispatch-weight X    as icpp plan (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: run time is free)\n"
+	"  --wrap-weight X        as icpp plan (default " STR(DA_DEFAULT_WRAP_WEIGHT) "; 0: run time is free)\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
 	"                         as icpp plan\n"
 	"  -q, --quiet            no progress or summary on stderr\n"
@@ -536,6 +537,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		{"no-clone", no_argument, NULL, 'C'},
 		{"no-dispatch", no_argument, NULL, 'D'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
+		{"wrap-weight", required_argument, NULL, 'Y'},
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
@@ -599,7 +601,12 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 				return 2;
 			break;
 		case 'X':
-			if (!cli_parse_dispatch_weight("rewrite", optarg, &o->dispatch_weight))
+			if (!cli_parse_run_weight("rewrite", "--dispatch-weight", optarg,
+						  &o->dispatch_weight))
+				return 2;
+			break;
+		case 'Y':
+			if (!cli_parse_run_weight("rewrite", "--wrap-weight", optarg, &o->wrap_weight))
 				return 2;
 			break;
 		case 'W':
@@ -878,8 +885,8 @@ static void print_summary(struct rewrite *R)
 				cli_pct(r->after.precise_weight, r->after.weight, 100.0));
 		fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 			r->max_growth, r->max_growth_bytes);
-		cli_print_dispatch_share(stderr, "icpp rewrite: ", R->pm, R->br.prob, &r->plan,
-					 R->samples ? "samples" : "entries");
+		cli_print_run_time(stderr, "icpp rewrite: ", R->pm, R->br.prob, &r->plan,
+				   R->samples ? "samples" : "entries");
 		if (r->recursion_node != DA_NONE)
 			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64
 				" -> %" PRId64 " bytes), and so does every level deeper than training's "

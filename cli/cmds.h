@@ -40,20 +40,23 @@ bool cli_parse_count(const char *s, uint64_t *v);
 /* --code-per-path BYTES of command cmd into the solver's price per byte of
  * new code (0: free); false after saying what is wrong. */
 bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight);
-/* --dispatch-weight X: the solver's price of clones by dispatch (0 to 1000). */
-bool cli_parse_dispatch_weight(const char *cmd, const char *arg, double *dispatch_weight);
+/* --dispatch-weight X or --wrap-weight X (opt): the solver's price of the
+ * run time of dispatches or trampolines (0 to 1000). */
+bool cli_parse_run_weight(const char *cmd, const char *opt, const char *arg, double *weight);
 /* --searches N of command cmd (1 to DA_MAX_SEARCHES); false after saying
  * what is wrong. */
 bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
 /* Progress of solving p on stderr for command cmd ("plan"): a line now,
  * and one as each of the solver's searches ends (o's on_search). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
-/* Two lines on out after prefix, when plan has clones by dispatch: how many
- * functions take them and the share of the weight (unit: "entries",
- * "samples") that runs their tests, then the three heaviest, each with its
- * share and its number of tests (da_dispatch_top; p's functions are pm's). */
-void cli_print_dispatch_share(FILE *out, const char *prefix, const struct pathmap *pm,
-			      const struct da_problem *p, const struct da_plan *plan, const char *unit);
+/* The run time a plan adds, on out after prefix: a line when frames run
+ * a trampoline, the share of the weight (unit: "entries", "samples") that
+ * does (da_run_share); two when plan has clones by dispatch: how many
+ * functions take them and the share that runs their tests, then the three
+ * heaviest, each with its share and its number of tests (da_dispatch_top;
+ * p's functions are pm's). */
+void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
+			const struct da_problem *p, const struct da_plan *plan, const char *unit);
 /* A growth factor for option opt of command cmd (--max-stack-growth,
  * --max-recursion-growth): at least 1, or 0 for none; false after saying
  * what is wrong. */

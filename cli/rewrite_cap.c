@@ -24,7 +24,7 @@ const struct rewrite_target *rewrite_cap_target(const struct rewrite_cap *rc, ui
 }
 
 static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		      bool *cloneable, da_mask *clone_mask, bool *dispatch)
+		      bool *cloneable, da_mask *clone_mask, bool *dispatch, bool *pad_runs)
 {
 	const struct rewrite_target *c = rewrite_cap_target(ctx, pm->funcs[func].module);
 	size_t n;
@@ -35,6 +35,7 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 	/* a clone is padded in place only: it has no entry wrapper */
 	*clone_mask &= i == RW_NONE || c->vis.no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;
 	*dispatch = i != RW_NONE && !c->vis.no_pad[i] && f[i].dispatch;
+	*pad_runs = i != RW_NONE && f[i].pad_entry;
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,

@@ -264,8 +264,10 @@
  *     unique) / W - stack_weight * sum over roots r of (distinct paths under
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - dispatch_weight
  *     * N * (sum over functions f that take clones by dispatch of the weight
- *     of f's nodes * (1 + log2(f's tests))) / W - 1e-4 per 16 bytes of
- *     padding (a tie-break towards small amounts).
+ *     of f's nodes * (1 + log2(f's tests))) / W - wrap_weight * N *
+ *     (weight of the nodes entered by a wrapped call, plus that of the
+ *     nodes of functions padded by an entry wrapper) / W - 1e-4 per 16
+ *     bytes of padding (a tie-break towards small amounts).
  * The dispatch term prices run time, which the other costs leave out: every
  * entry of such a function runs its tests (da_dispatch_share), so with
  * training's entries as weights a dispatch of one test in a function that
@@ -278,6 +280,13 @@
  * cachegrind, where one test at each of its hot functions costs 4
  * instructions; docs/bench-disambig.md, session 37).  Before session 37
  * the number of tests was not priced; the figures below are from then.
+ * The trampoline term prices the other run time a plan adds: a wrapped
+ * call runs four more instructions, an entry wrapper's padding about six
+ * (da_run_share).  jq's plan with it free wrapped calls that 12.2% of the
+ * entries took, 10.5% of its instructions; at the default 0.3, 4.5%, with
+ * the same precision on jq, the real maps, the abstract maps and the
+ * synthetic sets within a search's spread (docs/bench-disambig.md,
+ * session 37).
  * At the default 0.1 the five real maps keep their precision
  * (seed 1, % of reducible paths: tcl 99.46 -> 99.57, python3 98.30 ->
  * 98.35, sqlite3 99.98 -> 99.97, perl 100, lua 99.32 -> 99.01) with fewer
@@ -479,6 +488,7 @@
 #define DA_MAX_DISPATCH 128         /* dispatched clones per function */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
 #define DA_DEFAULT_DISPATCH_WEIGHT 0.1      /* da_options.dispatch_weight (section 5) */
+#define DA_DEFAULT_WRAP_WEIGHT 0.3          /* da_options.wrap_weight (section 5) */
 #define DA_DEFAULT_BUDGET_M 45      /* node moves per search, millions (section 5) */
 #define DA_DEFAULT_BUDGET (DA_DEFAULT_BUDGET_M * 1000000ULL)
 #define DA_MAX_SEARCHES 64
@@ -506,6 +516,9 @@ struct da_func {
 	                         * an entry wrapper) */
 	bool dispatch;          /* its clones may take calls by a dispatch at its
 	                         * entry (section 2; da_add_func: false) */
+	bool pad_runs;          /* a padding of it runs code at each entry (the
+	                         * rewriter's entry wrapper; priced as a wrap,
+	                         * section 5; da_add_func: false) */
 	bool reads_tags;        /* with dispatch: it may also test tagged calls
 	                         * of other modules: every frame of it was
 	                         * entered by a call, so a return address is at
@@ -629,6 +642,12 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
  * libtcl and libc: libc's pthread_getspecific alone takes 7.9%, and its 73
  * tag tests cost 5% of the rewritten program's time). */
 double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs);
+/* The other run-time side: the share of the problem's weight (0 to 1) that
+ * runs a trampoline, entering a frame by a wrapped call or a function padded
+ * by an entry wrapper (da_func.pad_runs; a frame that does both counts
+ * twice, as section 5 prices it: jq's default plan wrapped calls that 10.5%
+ * of its instructions then ran in).  -1 when out of memory. */
+double da_run_share(const struct da_problem *p, const struct da_plan *plan);
 /* The same, and the heaviest of those functions (at most ntop into top,
  * heaviest first): what a user weighs against --dispatch-weight.  Returns
  * how many functions dispatch; *share as da_dispatch_share's value. */
@@ -694,6 +713,9 @@ struct da_options {
 	                             * functions that take clones by dispatch
 	                             * (their entries all run its tests), in
 	                             * paths per path: section 5 */
+	double wrap_weight;         /* per share of the weight that runs a
+	                             * trampoline (a wrapped call, an entry
+	                             * wrapper's padding): section 5 */
 	uint64_t budget;            /* work limit of each search in node moves
 	                             * (and annealing draws); 0 = default */
 	double time_limit_s;        /* per search; 0 = none (a limit makes
@@ -785,6 +807,9 @@ struct da_solve_stats {
 	                             * made with a clone the search kept
 	                             * (section 5, c) */
 	double objective;           /* the kept plan's objective (section 5) */
+	double run_share;           /* the share of the weight that runs a
+	                             * trampoline, as the search kept it
+	                             * (da_run_share recomputes it) */
 	uint32_t searches;          /* independent searches run */
 	uint32_t best_search;       /* the one whose plan was kept (0: the seed's own) */
 	bool budget_exhausted;      /* the last phase ran out of work */

@@ -222,10 +222,11 @@ static int bridge_funcs(const struct pathmap *pm, const struct da_capability *ca
 		da_mask m = ok ? pads : 1;
 		bool clone = ok && cap->clone, dispatch = clone && cap->dispatch;
 		da_mask cm = m;
+		bool runs = false;
 		if (cap->func_hook) {
 			da_mask hm = m, hcm = m;
 			bool hc = clone, hd = dispatch;
-			cap->func_hook(cap->ctx, pm, f, &hm, &hc, &hcm, &hd);
+			cap->func_hook(cap->ctx, pm, f, &hm, &hc, &hcm, &hd, &runs);
 			m &= hm;
 			cm &= hcm;
 			clone = clone && hc;
@@ -236,6 +237,7 @@ static int bridge_funcs(const struct pathmap *pm, const struct da_capability *ca
 			return -1;
 		b->prob->funcs[df].clone_pad_mask = cm | 1;
 		b->prob->funcs[df].dispatch = dispatch;
+		b->prob->funcs[df].pad_runs = runs && m > 1;
 		b->prob->funcs[df].module = fn->module;
 	}
 	return 0;

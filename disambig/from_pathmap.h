@@ -54,7 +54,8 @@ struct da_capability {
 	/* refinements (may be NULL): narrow *mask / *ok for one function or
 	 * callsite; the rewriter's feasibility analysis goes here */
 	void (*func_hook)(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *pad_mask,
-			  bool *cloneable, da_mask *clone_pad_mask, bool *dispatch);
+			  bool *cloneable, da_mask *clone_pad_mask, bool *dispatch,
+			  bool *pad_runs);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			      da_mask *wrap_mask, bool *redirectable, uint64_t *target,
 			      bool *dispatchable, bool *taggable);

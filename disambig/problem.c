@@ -177,6 +177,7 @@ uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes
 	f->cloneable = cloneable;
 	f->clone_pad_mask = f->pad_mask;
 	f->dispatch = false;
+	f->pad_runs = false;
 	f->reads_tags = false;
 	f->module = 0;
 	return p->nfuncs++;
@@ -451,8 +452,11 @@ static uint32_t inst_clone(const struct da_problem *p, const struct da_plan *pla
 	return in < plan->nclones ? in : in - plan->nclones;
 }
 
-int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
-	       uint32_t *inst)
+/* da_predict, and into *runs (when not NULL) the weight that runs a
+ * trampoline: of each node entered by a wrapped call, and again of each
+ * node of an original function padded by an entry wrapper (pad_runs). */
+static int predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
+		   uint32_t *inst, uint64_t *runs)
 {
 	struct u64map clones, chains = {0}, cwraps = {0};
 	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
@@ -477,6 +481,8 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 		return -1;
 	}
 	int rc = 0;
+	if (runs)
+		*runs = 0;
 	/* originals by (function, callsite); chains by (callsite, parent), the
 	 * clones of one copy linked by next (a direct one and dispatched ones:
 	 * one function each) */
@@ -504,21 +510,26 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 				d += fpad[par];
 			bool copy = k_parent != DA_NONE && cs != DA_NONE &&
 				    p->callsites[cs].owner == p->nodes[par].func;
+			uint32_t wrap = 0;
 			if (copy) {
 				uint32_t w = u64map_get(&cwraps, da_pair(k_parent, cs));
-				d += w != DA_NONE ? plan->clone_wraps[w].amount : plan->wrap[cs];
+				wrap = w != DA_NONE ? plan->clone_wraps[w].amount : plan->wrap[cs];
 				uint32_t k = u64map_get(&chains, da_pair(cs, k_parent));
 				while (k != DA_NONE && plan->clones[k].func != n->func)
 					k = next[k];
 				if (k != DA_NONE)
 					me = p->nfuncs + k;
 			} else if (cs != DA_NONE) {
-				d += plan->wrap[cs];
+				wrap = plan->wrap[cs];
 				uint32_t k = u64map_get(&clones, da_pair(n->func, cs));
 				if (k != DA_NONE)
 					me = p->nfuncs + k;
 			}
+			d += wrap;
 			fpad[i] = me < p->nfuncs ? plan->pad[me] : plan->clones[me - p->nfuncs].pad;
+			if (runs)
+				*runs += (wrap ? n->weight : 0) +
+					 (me < p->nfuncs && fpad[i] && p->funcs[me].pad_runs ? n->weight : 0);
 		}
 		delta[i] = d;
 		in[i] = me;
@@ -535,6 +546,22 @@ int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *
 	free(fpad);
 	free(next);
 	return rc;
+}
+
+int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
+	       uint32_t *inst)
+{
+	return predict(p, plan, height, inst, NULL);
+}
+
+double da_run_share(const struct da_problem *p, const struct da_plan *plan)
+{
+	uint64_t runs, total = 0;
+	if (predict(p, plan, NULL, NULL, &runs) < 0)
+		return -1;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		total += p->nodes[i].weight;
+	return total ? (double)runs / (double)total : 0;
 }
 
 /* ---------------------------------------------------------------- classes */

@@ -19,6 +19,8 @@ struct var {
 	uint32_t *anch;         /* positions anchoring it, ascending */
 	uint32_t nanch, capanch;
 	uint64_t reach;         /* sum of the anchors' subtree sizes */
+	uint64_t aweight;       /* sum of the anchors' weights: the entries
+	                         * through a wrap's call, a padding's function */
 	da_mask mask;
 	uint32_t value;
 	uint8_t kind;
@@ -111,6 +113,11 @@ struct ds {
 	                         * weight times dispatch_depth(their tests) */
 	double dispk;           /* the price of a unit of weight at depth 1
 	                         * (dispatch_weight) */
+	uint64_t run_weight;    /* the entries that run a trampoline: through a
+	                         * wrapped call, or into a function padded by an
+	                         * entry wrapper (var_runs) */
+	double runk;            /* the price of a unit of it (wrap_weight) */
+	uint64_t wsum;          /* the weight of all nodes */
 	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
 	struct u64map tramp;    /* (callee, amount) -> wrapped callsites sharing it */
@@ -703,6 +710,26 @@ static uint32_t anch_lower(const struct var *V, uint32_t x)
 	return anch_lower_from(V, 0, x);
 }
 
+/* Does V's value run code at each of its anchors' entries: a wrapped call's
+ * trampoline, or the entry wrapper of a function padded that way (a clone
+ * is padded in place only)? */
+static bool var_runs(const struct ds *s, const struct var *V)
+{
+	if (V->dead || !V->value)
+		return false;
+	return V->kind == VWRAP ||
+	       (V->kind == VPAD && V->clone == DA_NONE && s->p->funcs[V->id].pad_runs);
+}
+
+/* Anchor x joins (dir +1) or leaves (-1) V's anchors: their weight. */
+static void anch_weigh(struct ds *s, struct var *V, uint32_t x, int dir)
+{
+	uint64_t w = s->weight[x];
+	V->aweight += dir > 0 ? w : -w;
+	if (var_runs(s, V))
+		s->run_weight += dir > 0 ? w : -w;
+}
+
 static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 {
 	struct var *V = &s->vars[v];
@@ -715,6 +742,7 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 	V->anch[lo] = x;
 	V->nanch++;
 	V->reach += s->end[x] - moves_from(s, V, x);
+	anch_weigh(s, V, x, +1);
 }
 
 /* Anchor changes of a clone's recompute, applied together (anch_flush):
@@ -753,10 +781,12 @@ static void anch_merge(struct ds *s, const struct anch_op *op, uint32_t nop)
 			if (i < V->nanch && V->anch[i] == x) {
 				i++;
 				V->reach -= r;
+				anch_weigh(s, V, x, -1);
 			}
 		} else {
 			a[n++] = x;
 			V->reach += r;
+			anch_weigh(s, V, x, +1);
 		}
 	}
 	if (V->nanch > i)
@@ -848,8 +878,12 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 	if (!d)
 		return;
 	code_change(s, V, -1);
+	if (var_runs(s, V))
+		s->run_weight -= V->aweight;
 	s->pad16 += d / DA_ALIGN;
 	V->value = value;
+	if (var_runs(s, V))
+		s->run_weight += V->aweight;
 	code_change(s, V, +1);
 	bool pad = V->kind == VPAD;
 	uint32_t depth = 0, at = 0, nmv = 0;
@@ -958,6 +992,7 @@ static double score(const struct ds *s)
 {
 	return (double)s->nprecise + s->hotk * (double)s->uniq_weight - s->pen -
 	       s->o.code_weight * (double)s->code_bytes - s->dispk * (double)s->disp_units / DISPATCH_UNIT -
+	       s->runk * (double)s->run_weight -
 	       1e-4 * (double)s->pad16;
 }
 
@@ -1193,6 +1228,8 @@ static void clone_destroy(struct ds *s, uint32_t k)
 			continue;
 		s->pad16 -= V->value / DA_ALIGN;
 		code_change(s, V, -1);
+		if (var_runs(s, V))
+			s->run_weight -= V->aweight;
 		V->dead = 1;
 		if (V->kind == VWRAP)
 			u64map_del(&s->copymap, da_pair(k, V->id));
@@ -1484,6 +1521,8 @@ static int build(struct ds *s)
 	}
 	s->hotk = da_per_weight(s->o.hot_weight, s->nclasses, wsum);
 	s->dispk = da_per_weight(s->o.dispatch_weight, s->nclasses, wsum);
+	s->runk = da_per_weight(s->o.wrap_weight, s->nclasses, wsum);
+	s->wsum = wsum;
 	s->work = 0;
 	return s->oom ? -1 : 0;
 }
@@ -1501,6 +1540,7 @@ void da_options_default(struct da_options *o)
 	o->stack_weight = 0.25;
 	o->code_weight = 1.0 / 128;
 	o->dispatch_weight = DA_DEFAULT_DISPATCH_WEIGHT;
+	o->wrap_weight = DA_DEFAULT_WRAP_WEIGHT;
 	o->anneal = true;
 }
 
@@ -3481,6 +3521,8 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.mirrors = P.best->mirrors;
 		r->stats.budget_exhausted = P.exhausted;
 		r->stats.objective = score(P.best);
+		r->stats.run_share = P.best->wsum ? (double)P.best->run_weight /
+						    (double)P.best->wsum : 0;
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
 		r->stats.seconds = seconds_since(&t0);

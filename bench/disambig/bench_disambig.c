@@ -51,6 +51,7 @@ static double max_stack_growth;
 static double max_recursion_growth;   /* --max-recursion-growth; 0: none */
 static double code_weight = -1;   /* --code-weight; < 0: the library's */
 static double dispatch_weight = -1;       /* --dispatch-weight; < 0: the library's */
+static double wrap_weight = -1;           /* --wrap-weight; < 0: the library's */
 static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
 static int verbose;
 static uint32_t searches;         /* --searches; 0: the library's */
@@ -195,6 +196,8 @@ int main(int argc, char **argv)
 			code_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--dispatch-weight") && v)
 			dispatch_weight = atof(argv[++i]);
+		else if (!strcmp(a, "--wrap-weight") && v)
+			wrap_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--stack-weight") && v)
 			stack_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--max-recursion-growth") && v)
@@ -217,7 +220,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--dispatch-weight X] [--stack-weight S] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--dispatch-weight X] [--wrap-weight X] [--stack-weight S] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--searches N [--each-search]] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -361,6 +364,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 				o.code_weight = code_weight;
 			if (dispatch_weight >= 0)
 				o.dispatch_weight = dispatch_weight;
+			if (wrap_weight >= 0)
+				o.wrap_weight = wrap_weight;
 			if (stack_weight >= 0)
 				o.stack_weight = stack_weight;
 			o.verbose = verbose;

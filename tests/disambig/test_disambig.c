@@ -1044,6 +1044,58 @@ static void test_dispatch_price(void)
 	da_problem_free(p);
 }
 
+/* The price of a trampoline's run time (section 5): D, entered from A and E
+ * at one height.  With wraps only, the wrap of E's call (10 of the 100
+ * entries) separates them as well as A's (30) and runs less: the default
+ * price takes it, a price beyond the paths leaves the pair UNSOLVED, and a
+ * free one separates it too.  With paddings only, A's runs an entry
+ * wrapper (pad_runs, 60 entries): bought at the default price, left at
+ * 1000.  da_run_share counts the entries that run one, as the solver. */
+static void test_wrap_price(void)
+{
+	struct da_options o;
+	struct da_result r;
+	char err[256];
+	opts(&o);
+	o.max_stack_growth = 0;
+	for (int pads = 0; pads < 2; pads++) {
+		struct da_problem *p = da_problem_new();
+		da_mask m = pads ? da_mask_upto(16) : 1;
+		uint32_t B = da_add_func(p, "B", 0, 1, false), A = da_add_func(p, "A", 0, m, false);
+		uint32_t E = da_add_func(p, "E", 0, 1, false), D = da_add_func(p, "D", 0, 1, false);
+		p->funcs[A].pad_runs = true;
+		uint32_t cs[4];
+		for (uint32_t k = 0; k < 4; k++)
+			cs[k] = da_add_callsite(p, k < 2 ? B : k == 2 ? A : E,
+						k >= 2 && !pads ? da_mask_upto(16) : 1, false);
+		int64_t size[] = {32, 48, 48, 16};
+		path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]}, size, 16, 30);
+		path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 10);
+		path(p, 2, (uint32_t[]){B, A}, (uint32_t[]){DA_NONE, cs[0]}, size, 16, 60);
+		const double price[] = {0, DA_DEFAULT_WRAP_WEIGHT, 1000};
+		for (int i = 0; i < 3; i++) {
+			o.wrap_weight = price[i];
+			CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+			if (i < 2) {
+				CHECK_EQ_INT(r.nleft, 0);
+			} else {
+				CHECK(r.nleft == 1 && r.left[0].why.left == DA_LEFT_UNSOLVED);
+				CHECK(da_run_share(p, &r.plan) == 0);
+			}
+			if (i == 1 && pads) {
+				CHECK_EQ_INT(r.plan.pad[A], 16);
+				CHECK(da_run_share(p, &r.plan) == 0.6);
+			} else if (i == 1) {
+				CHECK(r.plan.wrap[cs[3]] && !r.plan.wrap[cs[2]]);
+				CHECK(da_run_share(p, &r.plan) == 0.1);
+			}
+			check_predict(p, &r);
+			da_result_free(&r);
+		}
+		da_problem_free(p);
+	}
+}
+
 /* Tagged calls (disambig.h section 2, "Dispatch"): D of another module is
  * entered from A and E at one height and nothing may be padded; a clone of
  * D separates them only when its dispatch may test a call of the other
@@ -1606,6 +1658,7 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 		size[f] = 16 * (1 + rnd(4));
 		da_mask m = rnd(5) == 0 ? 1 : rnd(3) == 0 ? da_mask_upto(64) : pads();
 		da_add_func(p, NULL, 64 + 16 * rnd(8), m, rnd(2));
+		p->funcs[f].pad_runs = f % 3 == 1;     /* padded by an entry wrapper */
 	}
 	for (uint32_t a = 0; a < nf; a++)
 		for (uint32_t b = 0; b < nf; b++)
@@ -1914,6 +1967,8 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 	}
 	CHECK_EQ_INT(bad, 0);
 	check_predict(p, r);
+	/* the trampolines' run time the search kept, recomputed */
+	CHECK(fabs(r->stats.run_share - da_run_share(p, &r->plan)) < 1e-12);
 	struct da_metrics m;
 	CHECK(da_metrics_of(p, r->height, r->inst, &m) == 0);
 	CHECK_EQ_INT(m.precise_paths, r->after.precise_paths);
@@ -2291,6 +2346,7 @@ int main(int argc, char **argv)
 	test_dispatch_routes();
 	test_tagged_dispatch();
 	test_dispatch_price();
+	test_wrap_price();
 	test_chain_tagged();
 	test_crowded();
 	test_clone_crowded();

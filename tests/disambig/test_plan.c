@@ -103,11 +103,13 @@ static void target_hook(void *ctx, const struct pathmap *pm, uint32_t module, ui
 }
 
 static void clone_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		       bool *cloneable, da_mask *clone_mask, bool *dispatch)
+		       bool *cloneable, da_mask *clone_mask, bool *dispatch, bool *pad_runs)
 {
 	(void)ctx, (void)pm, (void)mask, (void)cloneable, (void)dispatch;
-	if (func == 1)                                  /* A: padded by an entry wrapper */
+	if (func == 1) {                                /* A: padded by an entry wrapper */
 		*clone_mask = 1;
+		*pad_runs = true;
+	}
 }
 
 static void test_bridge_targets(void)
@@ -138,6 +140,7 @@ static void test_bridge_targets(void)
 	CHECK(!p->callsites[mb].redirectable);                  /* target not known */
 	CHECK_EQ_INT(p->funcs[1].clone_pad_mask, 1);
 	CHECK_EQ_INT(p->funcs[1].pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
+	CHECK(p->funcs[1].pad_runs && !p->funcs[2].pad_runs);
 	CHECK_EQ_INT(p->funcs[2].clone_pad_mask, da_mask_upto(DA_DEFAULT_BOUND));
 	da_bridge_free(&br);
 	pm_free(pm);
