@@ -8,4 +8,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config clang llvm libclang-rt-14-dev \
   libelf-dev libdw-dev libcapstone-dev uthash-dev zlib1g-dev libbpf-dev bpftool \
   libprotobuf-c-dev protobuf-c-compiler \
-  gdb strace valgrind lua5.4 bzip2 libbz2-1.0 uftrace python3 sqlite3 >/dev/null
+  gdb strace valgrind lua5.4 bzip2 libbz2-1.0 uftrace python3 sqlite3 jq >/dev/null

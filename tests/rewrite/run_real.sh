@@ -27,6 +27,12 @@
 #               through PYTHONPATH and LD_LIBRARY_PATH (libc, as the plan
 #               advises: most of what python3.11 alone leaves unsolved is at
 #               libc's functions)
+#     jq        /usr/bin/jq with libjq.so.1, libonig.so.5 and libc.so.6 by
+#               the same plan (--lib): a call every 21 instructions, most of
+#               them into tiny functions (jv_get_kind: 3 instructions), where
+#               dispatches and trampolines cost the most run time
+#               (docs/bench-disambig.md, session 37); filters, sorting,
+#               grouping and regular expressions over 3,000 records
 # A summary per run is appended to WORK/summary.txt.
 set -u
 icpp=$1 work=$2 kind=$3 src=${4:-}
@@ -100,6 +106,19 @@ python3)
 	grep -q 'range(2000)' work.py || { echo "FAIL: $src no longer has range(20000) to shrink"; exit 1; }
 	cat > wl.sh <<'EOF'
 "$P" work.py; echo "exit $?"
+EOF
+	;;
+jq)
+	target=/usr/bin/jq
+	[ -e "$target" ] || { echo "SKIP: $target missing (apt-get install it)"; exit 77; }
+	libs=$(ldd "$target" | sed -n 's/.*\(libjq.so.1\|libonig.so.5\|libc.so.6\) => \([^ ]*\).*/\2/p')
+	"$target" -nc '[range(3000) | {id: ., name: "n\(.)", tags: [range(5) as $k | (. * 7 + $k) % 10],
+		v: (. / 3)}]' > data.json
+	cat > wl.sh <<'EOF'
+"$P" -c '[.[] | select(.id % 7 == 0) | {id, s: (.tags | add)}] | sort_by(.s) | .[0:20]' data.json &&
+	"$P" -c 'group_by(.tags[0]) | map({k: .[0].tags[0], n: length, v: (map(.v) | add)})' data.json &&
+	"$P" -r '.[] | select(.name | test("^n1[0-9]*7$")) | "\(.id) \(.name | ascii_upcase)"' data.json |
+	md5sum && "$P" -c 'map(.tags | join("-")) | unique | length' data.json; echo "exit $?"
 EOF
 	;;
 *)
