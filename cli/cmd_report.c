@@ -6,6 +6,10 @@
 
 #include "cli/cmds.h"
 #include "report/report.h"
+#include "rewriter/rewriter.h"
+
+/* a sample in a dispatch may be in the frame of any of its clones */
+_Static_assert(RP_MAX_DISPATCH == RW_MAX_DISPATCH, "dispatch limits differ");
 
 static void usage(FILE *out)
 {

@@ -47,6 +47,108 @@ static int64_t wrapper_bytes(const cs_insn *insn)
 	return 8 - x->operands[1].mem.disp;
 }
 
+/* One decoded instruction of entry code. */
+struct entry_insn {
+	uint64_t addr, target;  /* target: a direct branch's, else 0 */
+	unsigned id;
+	bool stops;             /* never falls through (jmp, ret, int3) */
+	int64_t wrapper;        /* wrapper_bytes */
+};
+
+/* The instruction at addr, or the first after it: an index into e[n]. */
+static uint32_t insn_at(const struct entry_insn *e, uint32_t n, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (e[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The je of a test whose clone's frame a sample at vaddr may be in: one
+ * that the code can still reach from vaddr, following its branches inside
+ * the code (a search's other half is out of reach) and not into a call
+ * (an entry wrapper's body). */
+static void reachable_tests(const struct entry_insn *e, uint32_t n, uint64_t lo, uint64_t hi,
+			    uint64_t vaddr, bool *seen, uint32_t *todo, struct rp_entry_frames *out)
+{
+	uint32_t ntodo = 0, first = insn_at(e, n, vaddr);
+	if (first < n) {
+		seen[first] = true;
+		todo[ntodo++] = first;
+	}
+	while (ntodo) {
+		uint32_t i = todo[--ntodo], next[2];
+		uint32_t nnext = 0;
+		bool inside = e[i].target >= lo && e[i].target < hi;
+		if (e[i].id != X86_INS_CALL && e[i].target && inside)
+			next[nnext++] = insn_at(e, n, e[i].target);
+		if (!e[i].stops && i + 1 < n)
+			next[nnext++] = i + 1;
+		for (uint32_t k = 0; k < nnext; k++)
+			if (next[k] < n && !seen[next[k]]) {
+				seen[next[k]] = true;
+				todo[ntodo++] = next[k];
+			}
+	}
+	for (uint32_t i = 0; i < n && out->nclones < RP_MAX_DISPATCH; i++)
+		if (seen[i] && e[i].id == X86_INS_JE && e[i].target &&
+		    !(e[i].target >= lo && e[i].target < hi))
+			out->clones[out->nclones++] = e[i].target;
+}
+
+int rp_entry_scan(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t vaddr,
+		  uint64_t *resume, struct rp_entry_frames *out)
+{
+	memset(out, 0, sizeof(*out));
+	*resume = 0;
+	struct entry_insn *e = malloc((size + 1) * sizeof(*e));
+	bool *seen = calloc(size + 1, sizeof(*seen));
+	uint32_t *todo = malloc((size + 1) * sizeof(*todo));
+	csh cs;
+	if (!e || !seen || !todo || !x86_open(&cs)) {
+		free(e);
+		free(seen);
+		free(todo);
+		return -1;
+	}
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *p = bytes;
+	size_t left = insn ? size : 0;
+	uint64_t at = addr, body = 0;
+	uint32_t n = 0;
+	while (left && x86_disasm_iter(cs, &p, &left, &at, insn)) {
+		uint64_t t = x86_branch_target(insn);
+		bool inside = t >= addr && t < addr + size;
+		e[n] = (struct entry_insn){insn->address, t, insn->id,
+					   x86_is_terminator(insn) || insn->id == X86_INS_INT3,
+					   wrapper_bytes(insn)};
+		if (insn->id == X86_INS_CALL && t && inside)
+			body = t;
+		if (insn->id == X86_INS_JMP && t && !inside)    /* the last: jmp f+N */
+			*resume = t;
+		n++;
+	}
+	/* an entry wrapper's lea, before its body */
+	for (uint32_t i = 0; i < n && e[i].addr < body; i++)
+		if (e[i].wrapper && vaddr < body) {
+			out->func_extra = e[i].wrapper;
+			break;
+		}
+	reachable_tests(e, n, addr, addr + size, vaddr, seen, todo, out);
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&cs);
+	free(e);
+	free(seen);
+	free(todo);
+	return 0;
+}
+
 int rp_entry_frames(const struct rp_module *mod, const struct bin_function *code, uint64_t vaddr,
 		    struct rp_entry_frames *out)
 {
@@ -54,35 +156,20 @@ int rp_entry_frames(const struct rp_module *mod, const struct bin_function *code
 	if (!entry_code(code->name))
 		return -1;
 	uint8_t *bytes = malloc(code->size ? code->size : 1);
-	csh cs;
-	if (!bytes || bin_read(mod->bin, code->addr, bytes, code->size) || !x86_open(&cs)) {
+	uint64_t resume;
+	if (!bytes || bin_read(mod->bin, code->addr, bytes, code->size) ||
+	    rp_entry_scan(bytes, code->size, code->addr, vaddr, &resume, out) < 0) {
 		free(bytes);
 		return -1;
 	}
-	cs_insn *insn = cs_malloc(cs);
-	const uint8_t *p = bytes;
-	size_t left = insn ? code->size : 0;
-	uint64_t at = code->addr, body = 0;
-	int64_t w = 0;
-	while (left && cs_disasm_iter(cs, &p, &left, &at, insn)) {
-		uint64_t t = x86_branch_target(insn);
-		bool inside = t >= code->addr && t < code->addr + code->size;
-		if (insn->id == X86_INS_JE && t && !inside && vaddr <= insn->address &&
-		    out->nclones < RP_MAX_DISPATCH)
-			out->clones[out->nclones++] = t;
-		else if (!w && !body)
-			w = wrapper_bytes(insn);
-		if (insn->id == X86_INS_CALL && t && inside)
-			body = t;
-		if (insn->id == X86_INS_JMP && t && !inside) {   /* the last: jmp f+N */
-			const struct bin_function *f = bin_function_at(mod->bin, t);
-			out->func = f ? f->addr : 0;
-		}
-	}
-	out->func_extra = vaddr < body ? w : 0;
-	if (insn)
-		cs_free(insn, 1);
-	cs_close(&cs);
 	free(bytes);
+	const struct bin_function *f = resume ? bin_function_at(mod->bin, resume) : NULL;
+	out->func = f ? f->addr : 0;
+	/* a je among f's displaced instructions goes on in f: no clone */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < out->nclones; i++)
+		if (!f || out->clones[i] < f->addr || out->clones[i] >= f->addr + f->size)
+			out->clones[k++] = out->clones[i];
+	out->nclones = k;
 	return out->func ? 0 : -1;
 }

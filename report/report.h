@@ -161,10 +161,10 @@ void rp_jumps_free(struct rp_ctx *c);
 /* A sample at vaddr in `code`, the entry code icpp rewrite wrote for a
  * function (__icpp_dispatch_NAME, __icpp_entry_NAME; entry.c): the start of
  * that function, what to add to the sample's height for its frame, and the
- * entries of the clones whose frame it may be in (those whose je lies at or
- * after vaddr), at most RP_MAX_DISPATCH.  -1 when
- * code is no such code or does not decode. */
-#define RP_MAX_DISPATCH 64
+ * entries of the clones whose frame it may be in (those whose je the code
+ * can still reach from vaddr: a search's other half cannot), at most
+ * RP_MAX_DISPATCH.  -1 when code is no such code or does not decode. */
+#define RP_MAX_DISPATCH 128        /* rewriter.h's RW_MAX_DISPATCH */
 struct rp_entry_frames {
 	uint64_t func;
 	int64_t func_extra;
@@ -173,6 +173,12 @@ struct rp_entry_frames {
 };
 int rp_entry_frames(const struct rp_module *mod, const struct bin_function *code, uint64_t vaddr,
 		    struct rp_entry_frames *out);
+/* rp_entry_frames on the code's bytes at addr, without the module: func
+ * left 0, *resume the target of its last jump out (f+N, in the function),
+ * and clones that may include a je among f's displaced instructions (which
+ * rp_entry_frames drops by f's bounds).  -1 when out of memory. */
+int rp_entry_scan(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t vaddr,
+		  uint64_t *resume, struct rp_entry_frames *out);
 /* The file name of a path (after the last '/'). */
 const char *rp_base_name(const char *path);
 /* The label of pathmap function func (demangled, or FILE+0xADDR; a clone
