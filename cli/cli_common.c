@@ -85,21 +85,20 @@ static void search_progress(void *cmd, const struct da_search_done *d)
 }
 
 void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
-			const struct da_problem *p, const struct da_plan *plan, const char *unit)
+			const struct da_problem *p, const struct da_plan *plan)
 {
 	double runs = da_run_share(p, plan);
 	if (runs > 0)
-		fprintf(out, "%s%.1f%% of the %s run a trampoline (a wrapped call or an entry "
-			"wrapper: --wrap-weight prices them higher)\n", prefix, 100.0 * runs, unit);
+		fprintf(out, "%s%.1f%% of the entries run a trampoline (a wrapped call or an entry "
+			"wrapper: --wrap-weight prices them higher)\n", prefix, 100.0 * runs);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);
 	if (!n)
 		return;
-	fprintf(out, "%s%" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the %s run "
-		"%s tests at entry (--dispatch-weight prices them higher, --no-dispatch: none)\n",
-		prefix, n, n > 1 ? "s" : "", n > 1 ? "" : "s", 100.0 * share, unit,
-		n > 1 ? "their" : "its");
+	fprintf(out, "%s%" PRIu32 " function%s take%s clones by dispatch: %.1f%% of the entries "
+		"run %s tests at entry (--dispatch-weight prices them higher, --no-dispatch: none)\n",
+		prefix, n, n > 1 ? "s" : "", n > 1 ? "" : "s", 100.0 * share, n > 1 ? "their" : "its");
 	fprintf(out, "%s  the heaviest:", prefix);
 	for (uint32_t i = 0; i < n && i < 3; i++) {
 		char label[256];

@@ -180,7 +180,7 @@ static void report_plan(const struct pathmap *pm, const struct da_problem *p,
 	if (chains)
 		printf(" (%" PRIu32 " in chains)", chains);
 	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
-	cli_print_run_time(stdout, "  ", pm, p, &r->plan, w.unit);
+	cli_print_run_time(stdout, "  ", pm, p, &r->plan);
 	if (solved) {
 		printf("solver: %.2f s, %" PRIu32 " search%s (the plan of search %" PRIu32 "), %" PRIu64
 		       " moves tried, %" PRIu64 " kept\n", r->stats.seconds, r->stats.searches,

@@ -885,8 +885,7 @@ static void print_summary(struct rewrite *R)
 				cli_pct(r->after.precise_weight, r->after.weight, 100.0));
 		fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 			r->max_growth, r->max_growth_bytes);
-		cli_print_run_time(stderr, "icpp rewrite: ", R->pm, R->br.prob, &r->plan,
-				   R->samples ? "samples" : "entries");
+		cli_print_run_time(stderr, "icpp rewrite: ", R->pm, R->br.prob, &r->plan);
 		if (r->recursion_node != DA_NONE)
 			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64
 				" -> %" PRId64 " bytes), and so does every level deeper than training's "

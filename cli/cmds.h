@@ -50,13 +50,14 @@ bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
  * and one as each of the solver's searches ends (o's on_search). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
 /* The run time a plan adds, on out after prefix: a line when frames run
- * a trampoline, the share of the weight (unit: "entries", "samples") that
- * does (da_run_share); two when plan has clones by dispatch: how many
- * functions take them and the share that runs their tests, then the three
- * heaviest, each with its share and its number of tests (da_dispatch_top;
- * p's functions are pm's). */
+ * a trampoline, the share of training's entries that do (da_run_share,
+ * also when the weights are samples: run time is paid per call); two when
+ * plan has clones by dispatch: how many functions take them and the share
+ * of the entries that runs their tests, then the three heaviest, each with
+ * its share and its number of tests (da_dispatch_top; p's functions are
+ * pm's). */
 void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
-			const struct da_problem *p, const struct da_plan *plan, const char *unit);
+			const struct da_problem *p, const struct da_plan *plan);
 /* A growth factor for option opt of command cmd (--max-stack-growth,
  * --max-recursion-growth): at least 1, or 0 for none; false after saying
  * what is wrong. */

@@ -259,15 +259,18 @@
  * (or its undoing) changes the CIDs of the frames its call enters and of
  * the chains below them; what keeps its call, CID and height is not visited
  * further down (solve.c recompute).
- * Objective (maximised), with N paths and total weight W:
+ * Objective (maximised), with N paths, total weight W and total entries E
+ * (da_node.entries: training's, also where the weights are samples):
  *     (precise paths) + hot_weight * N * (weight of nodes whose CID is
  *     unique) / W - stack_weight * sum over roots r of (distinct paths under
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - dispatch_weight
- *     * N * (sum over functions f that take clones by dispatch of the weight
- *     of f's nodes * (1 + log2(f's tests))) / W - wrap_weight * N *
- *     (weight of the nodes entered by a wrapped call, plus that of the
- *     nodes of functions padded by an entry wrapper) / W - 1e-4 per 16
- *     bytes of padding (a tie-break towards small amounts).
+ *     * N * (sum over functions f that take clones by dispatch of the
+ *     entries of f's nodes * (1 + log2(f's tests))) / E - wrap_weight * N *
+ *     (entries of the nodes entered by a wrapped call, plus those of the
+ *     nodes of functions padded by an entry wrapper) / E - 1e-4 per 16
+ *     bytes of padding (a tie-break towards small amounts).  Run time is
+ *     paid per call: a plan weighted by samples (icpp plan --samples) still
+ *     prices it by entries.
  * The dispatch term prices run time, which the other costs leave out: every
  * entry of such a function runs its tests (da_dispatch_share), so with
  * training's entries as weights a dispatch of one test in a function that
@@ -553,6 +556,9 @@ struct da_node {
 	uint32_t callsite;      /* DA_NONE when unknown */
 	int64_t height;         /* measured height of this frame, bytes */
 	uint64_t weight;        /* entries or samples */
+	uint64_t entries;       /* training's entries, what the run-time prices
+	                         * count (section 5) when weight is samples
+	                         * (da_add_node: weight) */
 	bool fragment;          /* its parent's frame, run in a fragment of the
 	                         * parent's function (section 2): no callsite,
 	                         * its parent's height, and its function has no
@@ -637,13 +643,13 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
 /* The run-time side of clones by dispatch (section 2, "Dispatch"), which
  * section 3's costs leave out: every entry of a function that takes one
  * runs its tests.  The functions that do (*nfuncs) and the share of the
- * problem's weight that their nodes hold (0 to 1): with training's entries
- * as weights, the share of the calls that run a dispatch (tclsh8.6 with
+ * problem's entries (da_node.entries) that their nodes hold (0 to 1): the
+ * share of the calls that run a dispatch (tclsh8.6 with
  * libtcl and libc: libc's pthread_getspecific alone takes 7.9%, and its 73
  * tag tests cost 5% of the rewritten program's time). */
 double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs);
-/* The other run-time side: the share of the problem's weight (0 to 1) that
- * runs a trampoline, entering a frame by a wrapped call or a function padded
+/* The other run-time side: the share of the problem's entries (0 to 1) that
+ * run a trampoline, entering a frame by a wrapped call or a function padded
  * by an entry wrapper (da_func.pad_runs; a frame that does both counts
  * twice, as section 5 prices it: jq's default plan wrapped calls that 10.5%
  * of its instructions then ran in).  -1 when out of memory. */
@@ -654,7 +660,7 @@ double da_run_share(const struct da_problem *p, const struct da_plan *plan);
 struct da_dispatch_fn {
 	uint32_t func;
 	uint32_t tests;             /* its dispatched clones */
-	double share;               /* of the problem's weight */
+	double share;               /* of the problem's entries */
 };
 uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 			 struct da_dispatch_fn *top, uint32_t ntop, double *share);

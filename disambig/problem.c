@@ -206,7 +206,8 @@ uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint3
 		return DA_NONE;
 	if (!da_grow((void **)&p->nodes, p->nnodes, &p->cap_nodes, sizeof(*p->nodes)))
 		return DA_NONE;
-	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight, false};
+	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight, weight,
+					       false};
 	return p->nnodes++;
 }
 
@@ -291,8 +292,10 @@ uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *fun
 			return DA_NONE;
 		parent = found;
 	}
-	if (parent != DA_NONE)
+	if (parent != DA_NONE) {
 		p->nodes[parent].weight += weight;
+		p->nodes[parent].entries += weight;
+	}
 	return parent;
 }
 
@@ -528,8 +531,8 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 			d += wrap;
 			fpad[i] = me < p->nfuncs ? plan->pad[me] : plan->clones[me - p->nfuncs].pad;
 			if (runs)
-				*runs += (wrap ? n->weight : 0) +
-					 (me < p->nfuncs && fpad[i] && p->funcs[me].pad_runs ? n->weight : 0);
+				*runs += (wrap ? n->entries : 0) +
+					 (me < p->nfuncs && fpad[i] && p->funcs[me].pad_runs ? n->entries : 0);
 		}
 		delta[i] = d;
 		in[i] = me;
@@ -560,7 +563,7 @@ double da_run_share(const struct da_problem *p, const struct da_plan *plan)
 	if (predict(p, plan, NULL, NULL, &runs) < 0)
 		return -1;
 	for (uint32_t i = 0; i < p->nnodes; i++)
-		total += p->nodes[i].weight;
+		total += p->nodes[i].entries;
 	return total ? (double)runs / (double)total : 0;
 }
 
@@ -1035,10 +1038,10 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 	}
 	uint64_t total = 0, in = 0;
 	for (uint32_t i = 0; i < p->nnodes; i++) {
-		total += p->nodes[i].weight;
-		weight[p->nodes[i].func] += p->nodes[i].weight;
+		total += p->nodes[i].entries;
+		weight[p->nodes[i].func] += p->nodes[i].entries;
 		if (tests[p->nodes[i].func])
-			in += p->nodes[i].weight;
+			in += p->nodes[i].entries;
 	}
 	for (uint32_t f = 0; f < p->nfuncs && ntop; f++) {   /* insertion, heaviest first */
 		if (!tests[f] || (kept == ntop && weight[f] <= weight[top[kept - 1].func]))

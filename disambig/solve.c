@@ -19,8 +19,9 @@ struct var {
 	uint32_t *anch;         /* positions anchoring it, ascending */
 	uint32_t nanch, capanch;
 	uint64_t reach;         /* sum of the anchors' subtree sizes */
-	uint64_t aweight;       /* sum of the anchors' weights: the entries
-	                         * through a wrap's call, a padding's function */
+	uint64_t aweight;       /* sum of the anchors' entries (da_node): the
+	                         * calls through a wrap's call, of a padding's
+	                         * function */
 	da_mask mask;
 	uint32_t value;
 	uint8_t kind;
@@ -107,8 +108,8 @@ struct ds {
 	struct sclone *clones;
 	uint32_t nclones, capclones;
 	uint8_t *ndispatch;     /* per function: its dispatched clones alive */
-	uint64_t *fweight;      /* per function: the weight of its nodes (its
-	                         * entries, which all run its dispatch) */
+	uint64_t *fweight;      /* per function: its nodes' entries (da_node),
+	                         * which all run its dispatch */
 	uint64_t disp_units;    /* sum over functions that dispatch of their
 	                         * weight times dispatch_depth(their tests) */
 	double dispk;           /* the price of a unit of weight at depth 1
@@ -117,7 +118,7 @@ struct ds {
 	                         * wrapped call, or into a function padded by an
 	                         * entry wrapper (var_runs) */
 	double runk;            /* the price of a unit of it (wrap_weight) */
-	uint64_t wsum;          /* the weight of all nodes */
+	uint64_t esum;          /* the entries of all nodes */
 	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
 	struct u64map tramp;    /* (callee, amount) -> wrapped callsites sharing it */
@@ -721,10 +722,10 @@ static bool var_runs(const struct ds *s, const struct var *V)
 	       (V->kind == VPAD && V->clone == DA_NONE && s->p->funcs[V->id].pad_runs);
 }
 
-/* Anchor x joins (dir +1) or leaves (-1) V's anchors: their weight. */
+/* Anchor x joins (dir +1) or leaves (-1) V's anchors: their entries. */
 static void anch_weigh(struct ds *s, struct var *V, uint32_t x, int dir)
 {
-	uint64_t w = s->weight[x];
+	uint64_t w = s->p->nodes[s->node[x]].entries;
 	V->aweight += dir > 0 ? w : -w;
 	if (var_runs(s, V))
 		s->run_weight += dir > 0 ? w : -w;
@@ -1514,15 +1515,18 @@ static int build(struct ds *s)
 		root_rescan(s, r);
 		s->nover += root_over(s, r);
 	}
-	uint64_t wsum = 0;
+	uint64_t wsum = 0, esum = 0;
 	for (uint32_t x = 0; x < n; x++) {
+		uint64_t e = p->nodes[s->node[x]].entries;
 		wsum += s->weight[x];
-		s->fweight[s->func[x]] += s->weight[x];
+		esum += e;
+		s->fweight[s->func[x]] += e;
 	}
 	s->hotk = da_per_weight(s->o.hot_weight, s->nclasses, wsum);
-	s->dispk = da_per_weight(s->o.dispatch_weight, s->nclasses, wsum);
-	s->runk = da_per_weight(s->o.wrap_weight, s->nclasses, wsum);
-	s->wsum = wsum;
+	/* run time is paid per call, also where weight counts samples */
+	s->dispk = da_per_weight(s->o.dispatch_weight, s->nclasses, esum);
+	s->runk = da_per_weight(s->o.wrap_weight, s->nclasses, esum);
+	s->esum = esum;
 	s->work = 0;
 	return s->oom ? -1 : 0;
 }
@@ -3521,8 +3525,8 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.mirrors = P.best->mirrors;
 		r->stats.budget_exhausted = P.exhausted;
 		r->stats.objective = score(P.best);
-		r->stats.run_share = P.best->wsum ? (double)P.best->run_weight /
-						    (double)P.best->wsum : 0;
+		r->stats.run_share = P.best->esum ? (double)P.best->run_weight /
+						    (double)P.best->esum : 0;
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
 		r->stats.seconds = seconds_since(&t0);

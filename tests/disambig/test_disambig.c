@@ -1050,7 +1050,9 @@ static void test_dispatch_price(void)
  * price takes it, a price beyond the paths leaves the pair UNSOLVED, and a
  * free one separates it too.  With paddings only, A's runs an entry
  * wrapper (pad_runs, 60 entries): bought at the default price, left at
- * 1000.  da_run_share counts the entries that run one, as the solver. */
+ * 1000.  da_run_share counts the entries that run one, as the solver.
+ * Weighted by samples (the weights no longer the entries), the price still
+ * counts entries: E's call is the cheaper wrap however many samples. */
 static void test_wrap_price(void)
 {
 	struct da_options o;
@@ -1069,14 +1071,22 @@ static void test_wrap_price(void)
 			cs[k] = da_add_callsite(p, k < 2 ? B : k == 2 ? A : E,
 						k >= 2 && !pads ? da_mask_upto(16) : 1, false);
 		int64_t size[] = {32, 48, 48, 16};
-		path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]}, size, 16, 30);
-		path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 10);
+		uint32_t ad = path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]},
+				   size, 16, 30);
+		uint32_t ed = path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]},
+				   size, 16, 10);
 		path(p, 2, (uint32_t[]){B, A}, (uint32_t[]){DA_NONE, cs[0]}, size, 16, 60);
-		const double price[] = {0, DA_DEFAULT_WRAP_WEIGHT, 1000};
-		for (int i = 0; i < 3; i++) {
+		const double price[] = {0, DA_DEFAULT_WRAP_WEIGHT, 1000, DA_DEFAULT_WRAP_WEIGHT};
+		for (int i = 0; i < 4; i++) {
+			if (i == 3 && pads)
+				break;
+			if (i == 3) {   /* samples: E's frames of D hot, A's cold */
+				p->nodes[ed].weight = 1000;
+				p->nodes[ad].weight = 1;
+			}
 			o.wrap_weight = price[i];
 			CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
-			if (i < 2) {
+			if (i != 2) {
 				CHECK_EQ_INT(r.nleft, 0);
 			} else {
 				CHECK(r.nleft == 1 && r.left[0].why.left == DA_LEFT_UNSOLVED);
@@ -1085,7 +1095,7 @@ static void test_wrap_price(void)
 			if (i == 1 && pads) {
 				CHECK_EQ_INT(r.plan.pad[A], 16);
 				CHECK(da_run_share(p, &r.plan) == 0.6);
-			} else if (i == 1) {
+			} else if (i == 1 || i == 3) {
 				CHECK(r.plan.wrap[cs[3]] && !r.plan.wrap[cs[2]]);
 				CHECK(da_run_share(p, &r.plan) == 0.1);
 			}
