@@ -111,13 +111,13 @@ struct ds {
 	uint64_t *fweight;      /* per function: its nodes' entries (da_node),
 	                         * which all run its dispatch */
 	uint64_t disp_units;    /* sum over functions that dispatch of their
-	                         * weight times dispatch_depth(their tests) */
-	double dispk;           /* the price of a unit of weight at depth 1
+	                         * entries times dispatch_depth(their tests) */
+	double dispk;           /* the price of an entry at depth 1
 	                         * (dispatch_weight) */
 	uint64_t run_weight;    /* the entries that run a trampoline: through a
 	                         * wrapped call, or into a function padded by an
 	                         * entry wrapper (var_runs) */
-	double runk;            /* the price of a unit of it (wrap_weight) */
+	double runk;            /* the price of an entry of it (wrap_weight) */
 	uint64_t esum;          /* the entries of all nodes */
 	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
@@ -992,9 +992,9 @@ static void dispatch_count(struct ds *s, uint32_t f, int dir)
 static double score(const struct ds *s)
 {
 	return (double)s->nprecise + s->hotk * (double)s->uniq_weight - s->pen -
-	       s->o.code_weight * (double)s->code_bytes - s->dispk * (double)s->disp_units / DISPATCH_UNIT -
-	       s->runk * (double)s->run_weight -
-	       1e-4 * (double)s->pad16;
+	       s->o.code_weight * (double)s->code_bytes -
+	       s->dispk * (double)s->disp_units / DISPATCH_UNIT -
+	       s->runk * (double)s->run_weight - 1e-4 * (double)s->pad16;
 }
 
 /* Seconds since t0 (CLOCK_MONOTONIC). */
