@@ -89,6 +89,14 @@ def workloads(work):
             if os.path.exists(p):
                 f.write(open(p, "rb").read()[:6_000_000])
         f.write(b"".join(b"%d\n" % i for i in range(400000)))
+    jq = "/usr/bin/jq"
+    jq_libs = [l for l in ("/lib/x86_64-linux-gnu/libjq.so.1", "/lib/x86_64-linux-gnu/libonig.so.5",
+                           "/lib/x86_64-linux-gnu/libc.so.6") if os.path.exists(l)]
+    if os.path.exists(jq):
+        with open(os.path.join(work, "data.json"), "w") as f:
+            subprocess.run([jq, "-nc", '[range(60000) | {id: ., name: "n\\(.)", '
+                            'tags: [range(8) as $k | (. * 7 + $k) % 10], v: (. / 3)}]'],
+                           stdout=f, check=True)
     libbz2 = subprocess.run(["sh", "-c", "ldd /usr/bin/bzip2 | sed -n 's/.*libbz2.so.1.0 => \\([^ ]*\\).*/\\1/p'"],
                             capture_output=True, text=True).stdout.strip()
     w = {
@@ -104,6 +112,11 @@ def workloads(work):
                                                           ([json_mod], "PYTHONPATH")),
         "tclsh8.6 work.tcl (libtcl and libc rewritten with it)": (
             "/usr/bin/tclsh8.6", ["{P}", "work.tcl"], False, (tcl_libs, "LD_LIBRARY_PATH")),
+        # a call every 21 instructions, most into tiny functions: where a
+        # plan's dispatches and trampolines cost the most (session 37)
+        "jq filter, sort (60k records; libjq, libonig and libc rewritten with it)": (
+            jq, ["{P}", "-c", "[.[] | select(.id % 7 == 0) | {id, s: (.tags | add)}] | "
+                 "sort_by(.s) | .[0:5]", "data.json"], False, (jq_libs, "LD_LIBRARY_PATH")),
     }
     return {k: v if len(v) == 4 else v + (([], None),) for k, v in w.items() if os.path.exists(v[0])}
 
@@ -131,8 +144,9 @@ def main():
             tag = re.sub(r"[^a-z0-9]+", "-", name.lower())[:20]
             d = os.path.join(work, tag)
             os.makedirs(d)
-            for f in ("bench.lua", "data", "work.py", "work.tcl"):
-                os.link(os.path.join(work, f), os.path.join(d, f))   # zstd skips symlinks
+            for f in ("bench.lua", "data", "work.py", "work.tcl", "data.json"):
+                if os.path.exists(os.path.join(work, f)):
+                    os.link(os.path.join(work, f), os.path.join(d, f))   # zstd skips symlinks
             base = os.path.basename(target)
             variants, libs_dirs = {}, {}
             # A/A: a byte copy of the original (and of its libraries), same
