@@ -14,10 +14,10 @@
  *        copy, which jumps to the callee: f is the last jump's)
  * Symbols __icpp_dispatch_NAME (no T) and __icpp_entry_NAME (with T).
  * The tests run in the frame f's caller just entered, which becomes f's or
- * clone k's: a sample at test k or before it may be in the frame of f or
- * of any clone whose je lies at or after it (the sample has no return
- * address to tell; a search skips some of those, and has ruled out the
- * clones whose je lies before it, run or jumped over).  Past the tests the
+ * clone k's: a sample in them may be in the frame of f or of any clone
+ * whose je the code can still reach from the sample, following its
+ * branches (the sample has no return address to tell; a search has ruled
+ * out the je's it ran and the half it did not take).  Past the tests the
  * frame is f's.  In T its CFA is still the
  * entry's (the FDE's rule), but the prediction has f's frame W deeper, where
  * B runs f's body: a sample in the tests or T is at f's height + W, one in B
