@@ -680,6 +680,9 @@ static void test_cli(void)
 	CONTAINS(cli_out, "s.plan");
 	CONTAINS(cli_out, "precise paths                             66.7%       100.0%");
 	CONTAINS(cli_out, "no ambiguous CIDs left");
+	/* Figure 5.4's pair is separated by a wrap, whose calls run a trampoline */
+	CONTAINS(cli_out, "% of the entries run a trampoline (a wrapped call or an entry wrapper: "
+			  "--wrap-weight prices them higher)\n");
 	struct stat sb;
 	CHECK(stat(path_in("s.plan"), &sb) == 0);
 
@@ -688,6 +691,7 @@ static void test_cli(void)
 	snprintf(pred, sizeof(pred), "%s", path_in("arr.icpp"));
 	CHECK_EQ_INT(run("--no-wrap", "-o", plan, "--predict", pred, "--seed", "5", map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
+	CHECK(!strstr(cli_out, "run a trampoline"));
 	CONTAINS(cli_out, "disabled");
 	CHECK(!strstr(cli_out, "clones were priced"));    /* nothing could be cloned */
 	CONTAINS(cli_out, "G@");
@@ -730,6 +734,8 @@ static void test_cli(void)
 	CHECK_EQ_INT(run("--dispatch-weight", "x", map, NULL), 2);
 	CONTAINS(cli_err, "--dispatch-weight wants a number from 0");
 	CHECK_EQ_INT(run("--dispatch-weight", "1001", map, NULL), 2);
+	CHECK_EQ_INT(run("--wrap-weight", "-1", map, NULL), 2);
+	CONTAINS(cli_err, "--wrap-weight wants a number from 0 (run time is free) to 1000, not '-1'");
 	CHECK_EQ_INT(run("--evaluate", plan, "-o", plan, map, NULL), 2);
 	write_text(path_in("junk.plan"), "junk\n");
 	CHECK_EQ_INT(run("--evaluate", path_in("junk.plan"), map, NULL), 1);
