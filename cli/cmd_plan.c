@@ -200,7 +200,6 @@ static void report_plan(const struct pathmap *pm, const struct da_problem *p,
 	}
 }
 
-/* The collisions left, by reason and structure, and the top heaviest. */
 /* The CID function of a leftover: an original function, or "clone K of F"
  * (its fragment: "clone K of F's fragment"), K as in the plan file. */
 static const char *leftover_label(struct pathmap *pm, const struct da_problem *p,
@@ -218,6 +217,7 @@ static const char *leftover_label(struct pathmap *pm, const struct da_problem *p
 	return buf;
 }
 
+/* The collisions left, by reason and structure, and the top heaviest. */
 static void report_left(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
 			long top, struct weights w, double code_weight)
 {

@@ -715,11 +715,11 @@ struct da_options {
 	double stack_weight;        /* per node per unit of ln(growth) */
 	double code_weight;         /* per byte of new code (icpp plan
 	                             * --code-per-path N: 1/N) */
-	double dispatch_weight;     /* per share of the weight held by the
+	double dispatch_weight;     /* per share of the entries (da_node) of the
 	                             * functions that take clones by dispatch
-	                             * (their entries all run its tests), in
-	                             * paths per path: section 5 */
-	double wrap_weight;         /* per share of the weight that runs a
+	                             * (they all run its tests), per test's
+	                             * depth, in paths per path: section 5 */
+	double wrap_weight;         /* per share of the entries that run a
 	                             * trampoline (a wrapped call, an entry
 	                             * wrapper's padding): section 5 */
 	uint64_t budget;            /* work limit of each search in node moves

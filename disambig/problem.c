@@ -455,7 +455,7 @@ static uint32_t inst_clone(const struct da_problem *p, const struct da_plan *pla
 	return in < plan->nclones ? in : in - plan->nclones;
 }
 
-/* da_predict, and into *runs (when not NULL) the weight that runs a
+/* da_predict, and into *runs (when not NULL) the entries that run a
  * trampoline: of each node entered by a wrapped call, and again of each
  * node of an original function padded by an entry wrapper (pad_runs). */
 static int predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,

@@ -55,6 +55,11 @@ struct entry_insn {
 	int64_t wrapper;        /* wrapper_bytes */
 };
 
+static bool within(uint64_t a, uint64_t lo, uint64_t hi)
+{
+	return a >= lo && a < hi;
+}
+
 /* The instruction at addr, or the first after it: an index into e[n]. */
 static uint32_t insn_at(const struct entry_insn *e, uint32_t n, uint64_t addr)
 {
@@ -84,8 +89,7 @@ static void reachable_tests(const struct entry_insn *e, uint32_t n, uint64_t lo,
 	while (ntodo) {
 		uint32_t i = todo[--ntodo], next[2];
 		uint32_t nnext = 0;
-		bool inside = e[i].target >= lo && e[i].target < hi;
-		if (e[i].id != X86_INS_CALL && e[i].target && inside)
+		if (e[i].id != X86_INS_CALL && within(e[i].target, lo, hi))
 			next[nnext++] = insn_at(e, n, e[i].target);
 		if (!e[i].stops && i + 1 < n)
 			next[nnext++] = i + 1;
@@ -96,8 +100,7 @@ static void reachable_tests(const struct entry_insn *e, uint32_t n, uint64_t lo,
 			}
 	}
 	for (uint32_t i = 0; i < n && out->nclones < RP_MAX_DISPATCH; i++)
-		if (seen[i] && e[i].id == X86_INS_JE && e[i].target &&
-		    !(e[i].target >= lo && e[i].target < hi))
+		if (seen[i] && e[i].id == X86_INS_JE && e[i].target && !within(e[i].target, lo, hi))
 			out->clones[out->nclones++] = e[i].target;
 }
 
@@ -123,7 +126,7 @@ int rp_entry_scan(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t vad
 	uint32_t n = 0;
 	while (left && x86_disasm_iter(cs, &p, &left, &at, insn)) {
 		uint64_t t = x86_branch_target(insn);
-		bool inside = t >= addr && t < addr + size;
+		bool inside = within(t, addr, addr + size);
 		e[n] = (struct entry_insn){insn->address, t, insn->id,
 					   x86_is_terminator(insn) || insn->id == X86_INS_INT3,
 					   wrapper_bytes(insn)};
@@ -168,7 +171,7 @@ int rp_entry_frames(const struct rp_module *mod, const struct bin_function *code
 	/* a je among f's displaced instructions goes on in f: no clone */
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < out->nclones; i++)
-		if (!f || out->clones[i] < f->addr || out->clones[i] >= f->addr + f->size)
+		if (!f || !within(out->clones[i], f->addr, f->addr + f->size))
 			out->clones[k++] = out->clones[i];
 	out->nclones = k;
 	return out->func ? 0 : -1;

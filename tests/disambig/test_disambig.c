@@ -1059,7 +1059,6 @@ static void test_wrap_price(void)
 	struct da_result r;
 	char err[256];
 	opts(&o);
-	o.max_stack_growth = 0;
 	for (int pads = 0; pads < 2; pads++) {
 		struct da_problem *p = da_problem_new();
 		da_mask m = pads ? da_mask_upto(16) : 1;
