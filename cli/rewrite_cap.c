@@ -39,22 +39,22 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			  da_mask *mask, bool *redirectable, uint64_t *target, bool *dispatchable,
-			  bool *taggable)
+			  struct da_callsite_cap *cc)
 {
 	const struct rewrite_target *c = rewrite_cap_target(ctx, module);
 	size_t n;
 	const struct rw_call *cs = c ? rw_calls(c->b, &n) : NULL;
 	uint32_t i = c ? rw_call_index(c->b, addr) : RW_NONE;
-	*mask &= i == RW_NONE || c->vis.no_wrap[i] ? 1 : cs[i].wrap_mask;
-	*redirectable = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].redirectable;
-	*target = i != RW_NONE ? cs[i].target : 0;
+	cc->wrap_mask &= i == RW_NONE || c->vis.no_wrap[i] ? 1 : cs[i].wrap_mask;
+	cc->redirectable = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].redirectable;
+	cc->target = i != RW_NONE ? cs[i].target : 0;
+	cc->wrap_copy = i != RW_NONE ? cs[i].stack_args : 0;
 	/* a call whose frames the map may not show as they run keeps its
 	 * callee's original code, as it keeps its height */
-	*dispatchable = i != RW_NONE && !c->vis.no_wrap[i];
+	cc->dispatchable = i != RW_NONE && !c->vis.no_wrap[i];
 	/* a tag names its module by build-id: two modules without one could
 	 * give two calls the same tag */
-	*taggable = *dispatchable && cs[i].taggable && pm->modules[module].build_id_len;
+	cc->taggable = cc->dispatchable && cs[i].taggable && pm->modules[module].build_id_len;
 }
 
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,

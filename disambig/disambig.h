@@ -266,7 +266,8 @@
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - dispatch_weight
  *     * N * (sum over functions f that take clones by dispatch of the
  *     entries of f's nodes * (1 + log2(f's tests))) / E - wrap_weight * N *
- *     (entries of the nodes entered by a wrapped call, plus those of the
+ *     (entries of the nodes entered by a wrapped call, each times 1 + the
+ *     bytes its trampoline copies / DA_COPY_RUN_BYTES, plus those of the
  *     nodes of functions padded by an entry wrapper) / E - 1e-4 per 16
  *     bytes of padding (a tie-break towards small amounts).  Run time is
  *     paid per call: a plan weighted by samples (icpp plan --samples) still
@@ -284,8 +285,9 @@
  * instructions; docs/bench-disambig.md, session 37).  Before session 37
  * the number of tests was not priced; the figures below are from then.
  * The trampoline term prices the other run time a plan adds: a wrapped
- * call runs four more instructions, an entry wrapper's padding about six
- * (da_run_share).  jq's plan with it free wrapped calls that 12.2% of the
+ * call runs four more instructions and a push for every 8 bytes of stack
+ * arguments it copies (da_callsite.wrap_copy, up to RW_MAX_COPY), an entry
+ * wrapper's padding about six (da_run_shares).  jq's plan with it free wrapped calls that 12.2% of the
  * entries took, 10.5% of its instructions; at the default 0.3, 4.5%, with
  * the same precision on jq, the real maps, the abstract maps and the
  * synthetic sets within a search's spread (docs/bench-disambig.md,
@@ -488,6 +490,9 @@
 #define DA_CLONE_DEFAULT_BYTES 256  /* clone of a function of unknown size */
 #define DA_DISPATCH_CODE_BYTES 32   /* a clone's test in its function's dispatch */
 #define DA_TAG_CODE_BYTES 64        /* a tagged call's stub, beside its test */
+#define DA_COPY_RUN_BYTES 32        /* stack-argument bytes whose copy (a push
+                                     * each 8) runs as long as a trampoline's
+                                     * own four instructions */
 #define DA_MAX_DISPATCH 128         /* dispatched clones per function */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
 #define DA_DEFAULT_DISPATCH_WEIGHT 0.1      /* da_options.dispatch_weight (section 5) */
@@ -548,6 +553,9 @@ struct da_callsite {
 	bool taggable;          /* the rewriter can tag the call, so that a
 	                         * dispatch in another module may test it
 	                         * (section 2; default false) */
+	uint32_t wrap_copy;     /* stack-argument bytes its trampoline copies
+	                         * at every call (default 0): run time that
+	                         * section 5 prices beside the trampoline's own */
 };
 
 struct da_node {
@@ -654,6 +662,12 @@ double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan,
  * twice, as section 5 prices it: jq's default plan wrapped calls that 10.5%
  * of its instructions then ran in).  -1 when out of memory. */
 double da_run_share(const struct da_problem *p, const struct da_plan *plan);
+/* The same share into *runs, and into *copies what the trampolines' copies
+ * of stack arguments add, in trampolines' worth (bytes copied at each
+ * entry / DA_COPY_RUN_BYTES, over the entries): section 5 prices
+ * wrap_weight * N * (runs + copies).  0, or -1 when out of memory. */
+int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
+		  double *copies);
 /* The same, and the heaviest of those functions (at most ntop into top,
  * heaviest first): what a user weighs against --dispatch-weight.  Returns
  * how many functions dispatch; *share as da_dispatch_share's value. */
@@ -816,6 +830,8 @@ struct da_solve_stats {
 	double run_share;           /* the share of the weight that runs a
 	                             * trampoline, as the search kept it
 	                             * (da_run_share recomputes it) */
+	double copy_share;          /* what their copies of stack arguments add
+	                             * (da_run_shares recomputes it) */
 	uint32_t searches;          /* independent searches run */
 	uint32_t best_search;       /* the one whose plan was kept (0: the seed's own) */
 	bool budget_exhausted;      /* the last phase ran out of work */

@@ -255,15 +255,16 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	bool redirect = ok && cap->clone;
 	uint32_t target = DA_NONE;
 	bool dispatchable = true, taggable = ok && cap->tag;
+	uint32_t copy = 0;
 	if (cap->callsite_hook) {
-		da_mask hm = m;
-		bool hr = redirect, ht = taggable;
-		uint64_t ta = 0;
-		cap->callsite_hook(cap->ctx, pm, module, addr, &hm, &hr, &ta, &dispatchable, &ht);
-		taggable = taggable && ht;
-		m &= hm;
-		target = ta ? pmi_function_at(ix, module, ta) : DA_NONE;
-		redirect = redirect && hr && target != DA_NONE;
+		struct da_callsite_cap cc = {m, redirect, 0, dispatchable, taggable, 0};
+		cap->callsite_hook(cap->ctx, pm, module, addr, &cc);
+		taggable = taggable && cc.taggable;
+		dispatchable = cc.dispatchable;
+		m &= cc.wrap_mask;
+		target = cc.target ? pmi_function_at(ix, module, cc.target) : DA_NONE;
+		redirect = redirect && cc.redirectable && target != DA_NONE;
+		copy = m > 1 ? cc.wrap_copy : 0;
 	}
 	uint32_t cs = da_add_callsite(b->prob, pmi_owner(ix, module, addr), m, redirect);
 	if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
@@ -273,6 +274,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	C->module = module;
 	C->dispatchable = dispatchable;
 	C->taggable = taggable;
+	C->wrap_copy = copy;
 	if (cs >= *capcs) {
 		uint32_t nc = *capcs ? *capcs * 2 : 1024;
 		uint32_t *a = realloc(b->cs_module, nc * sizeof(*a));

@@ -41,6 +41,16 @@
 #include "disambig/disambig.h"
 #include "pathmap/pathmap.h"
 
+/* What a callsite hook may narrow (or, for target and wrap_copy, tell):
+ * preset from the capability, target 0 (unknown) and wrap_copy 0. */
+struct da_callsite_cap {
+	da_mask wrap_mask;
+	bool redirectable;
+	uint64_t target;            /* the address it calls directly, 0: unknown */
+	bool dispatchable, taggable;
+	uint32_t wrap_copy;         /* da_callsite.wrap_copy */
+};
+
 struct da_capability {
 	uint32_t pad_bound;         /* bytes, multiple of 16; 0: no ARR */
 	uint32_t wrap_bound;        /* bytes, multiple of 16; 0: no wrapping */
@@ -57,8 +67,7 @@ struct da_capability {
 			  bool *cloneable, da_mask *clone_pad_mask, bool *dispatch,
 			  bool *pad_runs);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			      da_mask *wrap_mask, bool *redirectable, uint64_t *target,
-			      bool *dispatchable, bool *taggable);
+			      struct da_callsite_cap *cc);
 	void *ctx;
 };
 /* pad_bound and wrap_bound 1008, no clone (dispatch and tag on, for when

@@ -196,6 +196,7 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->module = 0;
 	c->dispatchable = true;
 	c->taggable = false;
+	c->wrap_copy = 0;
 	return p->ncallsites++;
 }
 
@@ -457,9 +458,11 @@ static uint32_t inst_clone(const struct da_problem *p, const struct da_plan *pla
 
 /* da_predict, and into *runs (when not NULL) the entries that run a
  * trampoline: of each node entered by a wrapped call, and again of each
- * node of an original function padded by an entry wrapper (pad_runs). */
+ * node of an original function padded by an entry wrapper (pad_runs); into
+ * *copies the entries through a wrapped call times the bytes its trampoline
+ * copies (wrap_copy). */
 static int predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
-		   uint32_t *inst, uint64_t *runs)
+		   uint32_t *inst, uint64_t *runs, uint64_t *copies)
 {
 	struct u64map clones, chains = {0}, cwraps = {0};
 	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
@@ -485,7 +488,7 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 	}
 	int rc = 0;
 	if (runs)
-		*runs = 0;
+		*runs = *copies = 0;
 	/* originals by (function, callsite); chains by (callsite, parent), the
 	 * clones of one copy linked by next (a direct one and dispatched ones:
 	 * one function each) */
@@ -530,9 +533,11 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 			}
 			d += wrap;
 			fpad[i] = me < p->nfuncs ? plan->pad[me] : plan->clones[me - p->nfuncs].pad;
-			if (runs)
+			if (runs) {
 				*runs += (wrap ? n->entries : 0) +
 					 (me < p->nfuncs && fpad[i] && p->funcs[me].pad_runs ? n->entries : 0);
+				*copies += wrap ? n->entries * p->callsites[cs].wrap_copy : 0;
+			}
 		}
 		delta[i] = d;
 		in[i] = me;
@@ -554,17 +559,26 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
 	       uint32_t *inst)
 {
-	return predict(p, plan, height, inst, NULL);
+	return predict(p, plan, height, inst, NULL, NULL);
+}
+
+int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
+		  double *copies)
+{
+	uint64_t r, c, total = 0;
+	if (predict(p, plan, NULL, NULL, &r, &c) < 0)
+		return -1;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		total += p->nodes[i].entries;
+	*runs = total ? (double)r / (double)total : 0;
+	*copies = total ? (double)c / DA_COPY_RUN_BYTES / (double)total : 0;
+	return 0;
 }
 
 double da_run_share(const struct da_problem *p, const struct da_plan *plan)
 {
-	uint64_t runs, total = 0;
-	if (predict(p, plan, NULL, NULL, &runs) < 0)
-		return -1;
-	for (uint32_t i = 0; i < p->nnodes; i++)
-		total += p->nodes[i].entries;
-	return total ? (double)runs / (double)total : 0;
+	double runs, copies;
+	return da_run_shares(p, plan, &runs, &copies) < 0 ? -1 : runs;
 }
 
 /* ---------------------------------------------------------------- classes */

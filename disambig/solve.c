@@ -117,6 +117,9 @@ struct ds {
 	uint64_t run_weight;    /* the entries that run a trampoline: through a
 	                         * wrapped call, or into a function padded by an
 	                         * entry wrapper (var_runs) */
+	uint64_t copy_weight;   /* of those through a wrapped call, entries
+	                         * times the stack-argument bytes its
+	                         * trampoline copies (da_callsite.wrap_copy) */
 	double runk;            /* the price of an entry of it (wrap_weight) */
 	uint64_t esum;          /* the entries of all nodes */
 	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
@@ -722,13 +725,23 @@ static bool var_runs(const struct ds *s, const struct var *V)
 	       (V->kind == VPAD && V->clone == DA_NONE && s->p->funcs[V->id].pad_runs);
 }
 
+/* Entries w start (dir +1) or stop (-1) running V's code, if it runs any:
+ * a trampoline, and the copies of stack arguments in it. */
+static void run_tally(struct ds *s, const struct var *V, uint64_t w, int dir)
+{
+	if (!var_runs(s, V))
+		return;
+	uint64_t copy = V->kind == VWRAP ? w * s->p->callsites[V->id].wrap_copy : 0;
+	s->run_weight += dir > 0 ? w : -w;
+	s->copy_weight += dir > 0 ? copy : -copy;
+}
+
 /* Anchor x joins (dir +1) or leaves (-1) V's anchors: their entries. */
 static void anch_weigh(struct ds *s, struct var *V, uint32_t x, int dir)
 {
 	uint64_t w = s->p->nodes[s->node[x]].entries;
 	V->aweight += dir > 0 ? w : -w;
-	if (var_runs(s, V))
-		s->run_weight += dir > 0 ? w : -w;
+	run_tally(s, V, w, dir);
 }
 
 static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
@@ -879,12 +892,10 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 	if (!d)
 		return;
 	code_change(s, V, -1);
-	if (var_runs(s, V))
-		s->run_weight -= V->aweight;
+	run_tally(s, V, V->aweight, -1);
 	s->pad16 += d / DA_ALIGN;
 	V->value = value;
-	if (var_runs(s, V))
-		s->run_weight += V->aweight;
+	run_tally(s, V, V->aweight, +1);
 	code_change(s, V, +1);
 	bool pad = V->kind == VPAD;
 	uint32_t depth = 0, at = 0, nmv = 0;
@@ -994,7 +1005,9 @@ static double score(const struct ds *s)
 	return (double)s->nprecise + s->hotk * (double)s->uniq_weight - s->pen -
 	       s->o.code_weight * (double)s->code_bytes -
 	       s->dispk * (double)s->disp_units / DISPATCH_UNIT -
-	       s->runk * (double)s->run_weight - 1e-4 * (double)s->pad16;
+	       s->runk * ((double)s->run_weight +
+			  (double)s->copy_weight / DA_COPY_RUN_BYTES) -
+	       1e-4 * (double)s->pad16;
 }
 
 /* Seconds since t0 (CLOCK_MONOTONIC). */
@@ -1229,8 +1242,7 @@ static void clone_destroy(struct ds *s, uint32_t k)
 			continue;
 		s->pad16 -= V->value / DA_ALIGN;
 		code_change(s, V, -1);
-		if (var_runs(s, V))
-			s->run_weight -= V->aweight;
+		run_tally(s, V, V->aweight, -1);
 		V->dead = 1;
 		if (V->kind == VWRAP)
 			u64map_del(&s->copymap, da_pair(k, V->id));
@@ -3525,8 +3537,10 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.mirrors = P.best->mirrors;
 		r->stats.budget_exhausted = P.exhausted;
 		r->stats.objective = score(P.best);
-		r->stats.run_share = P.best->esum ? (double)P.best->run_weight /
-						    (double)P.best->esum : 0;
+		double esum = (double)P.best->esum;
+		r->stats.run_share = esum ? (double)P.best->run_weight / esum : 0;
+		r->stats.copy_share = esum ? (double)P.best->copy_weight /
+						     DA_COPY_RUN_BYTES / esum : 0;
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
 		r->stats.seconds = seconds_since(&t0);

@@ -1052,7 +1052,10 @@ static void test_dispatch_price(void)
  * wrapper (pad_runs, 60 entries): bought at the default price, left at
  * 1000.  da_run_share counts the entries that run one, as the solver.
  * Weighted by samples (the weights no longer the entries), the price still
- * counts entries: E's call is the cheaper wrap however many samples. */
+ * counts entries: E's call is the cheaper wrap however many samples.  When
+ * E's call passes 128 bytes of stack arguments, its trampoline copies them
+ * at each of its 10 entries, (1 + 128 / 32) trampolines' worth: A's call
+ * (30) is the cheaper wrap. */
 static void test_wrap_price(void)
 {
 	struct da_options o;
@@ -1075,13 +1078,20 @@ static void test_wrap_price(void)
 		uint32_t ed = path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]},
 				   size, 16, 10);
 		path(p, 2, (uint32_t[]){B, A}, (uint32_t[]){DA_NONE, cs[0]}, size, 16, 60);
-		const double price[] = {0, DA_DEFAULT_WRAP_WEIGHT, 1000, DA_DEFAULT_WRAP_WEIGHT};
-		for (int i = 0; i < 4; i++) {
-			if (i == 3 && pads)
+		const double price[] = {0, DA_DEFAULT_WRAP_WEIGHT, 1000, DA_DEFAULT_WRAP_WEIGHT,
+					DA_DEFAULT_WRAP_WEIGHT};
+		for (int i = 0; i < 5; i++) {
+			if (i >= 3 && pads)
 				break;
 			if (i == 3) {   /* samples: E's frames of D hot, A's cold */
 				p->nodes[ed].weight = 1000;
 				p->nodes[ad].weight = 1;
+			}
+			if (i == 4) {   /* E's call copies 128 bytes: wraps of 144 and up */
+				p->nodes[ed].weight = 10;
+				p->nodes[ad].weight = 30;
+				p->callsites[cs[3]].wrap_copy = 128;
+				p->callsites[cs[3]].wrap_mask = 1 | 1ULL << 9;
 			}
 			o.wrap_weight = price[i];
 			CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
@@ -1097,6 +1107,18 @@ static void test_wrap_price(void)
 			} else if (i == 1 || i == 3) {
 				CHECK(r.plan.wrap[cs[3]] && !r.plan.wrap[cs[2]]);
 				CHECK(da_run_share(p, &r.plan) == 0.1);
+			} else if (i == 4) {
+				CHECK(r.plan.wrap[cs[2]] && !r.plan.wrap[cs[3]]);
+				double runs, copies;
+				CHECK(da_run_shares(p, &r.plan, &runs, &copies) == 0);
+				CHECK(runs == 0.3 && copies == 0);
+				uint32_t wa = r.plan.wrap[cs[2]];
+				r.plan.wrap[cs[2]] = 0;         /* E's call wrapped instead */
+				r.plan.wrap[cs[3]] = 144;
+				CHECK(da_run_shares(p, &r.plan, &runs, &copies) == 0);
+				CHECK(runs == 0.1 && copies == 0.4);
+				r.plan.wrap[cs[2]] = wa;
+				r.plan.wrap[cs[3]] = 0;
 			}
 			check_predict(p, &r);
 			da_result_free(&r);
@@ -1673,6 +1695,8 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 		for (uint32_t b = 0; b < nf; b++)
 			for (int v = 0; v < 2; v++)
 				cs[a][b][v] = da_add_callsite(p, a, rnd(4) == 0 ? 1 : pads(), rnd(3) != 0);
+	for (uint32_t c = 0; c < p->ncallsites; c++)   /* stack arguments: none to 32 bytes */
+		p->callsites[c].wrap_copy = 8 * (c % 5);
 	uint32_t frag = nf >= 5 ? nf - 1 : DA_NONE;
 	if (frag != DA_NONE) {
 		p->funcs[frag].pad_mask = p->funcs[frag].clone_pad_mask = 1;
@@ -1977,7 +2001,11 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 	CHECK_EQ_INT(bad, 0);
 	check_predict(p, r);
 	/* the trampolines' run time the search kept, recomputed */
-	CHECK(fabs(r->stats.run_share - da_run_share(p, &r->plan)) < 1e-12);
+	double runs, copies;
+	CHECK(da_run_shares(p, &r->plan, &runs, &copies) == 0);
+	CHECK(fabs(r->stats.run_share - runs) < 1e-12);
+	CHECK(fabs(r->stats.copy_share - copies) < 1e-12);
+	CHECK(runs == da_run_share(p, &r->plan));
 	struct da_metrics m;
 	CHECK(da_metrics_of(p, r->height, r->inst, &m) == 0);
 	CHECK_EQ_INT(m.precise_paths, r->after.precise_paths);

@@ -94,12 +94,10 @@ static void test_bridge(void)
  * two (the callee tail-called the other) is not redirected; with it, the
  * hook names the instruction's target and the paddings a clone may take. */
 static void target_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
-			da_mask *mask, bool *redirectable, uint64_t *target, bool *dispatchable,
-			bool *taggable)
+			struct da_callsite_cap *cc)
 {
-	(void)ctx, (void)pm, (void)module, (void)mask, (void)redirectable, (void)dispatchable;
-	(void)taggable;
-	*target = addr == 0x1010 ? 0x2000 : addr == 0x1020 ? 0x3000 : 0;   /* M->A, M->E */
+	(void)ctx, (void)pm, (void)module;
+	cc->target = addr == 0x1010 ? 0x2000 : addr == 0x1020 ? 0x3000 : 0;   /* M->A, M->E */
 }
 
 static void clone_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
