@@ -756,6 +756,26 @@ static int cmp_hdr(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+/* A CFA row's advance by adv code bytes (the code alignment factor is 1):
+ * a trampoline that copies 512 bytes of stack arguments runs 64 pushes
+ * before its next row, more than advance_loc1 says. */
+static void put_advance(struct rbuf *frame, uint32_t adv)
+{
+	if (adv < 64) {
+		rb_u8(frame, (uint8_t)(DW_CFA_advance_loc | adv));
+	} else if (adv <= UINT8_MAX) {
+		rb_u8(frame, DW_CFA_advance_loc1);
+		rb_u8(frame, (uint8_t)adv);
+	} else if (adv <= UINT16_MAX) {
+		rb_u8(frame, DW_CFA_advance_loc2);
+		rb_u8(frame, (uint8_t)adv);
+		rb_u8(frame, (uint8_t)(adv >> 8));
+	} else {
+		rb_u8(frame, DW_CFA_advance_loc4);
+		rb_u32(frame, adv);
+	}
+}
+
 /* Append entry i of eh at the end of frame (address vaddr + offset), its
  * pointers re-encoded, an FDE's CFA program edited by ed (may be NULL) and
  * its pc_begin moved by shift (a clone's copy of the FDE).  CIEs must have
@@ -862,13 +882,7 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 			for (uint32_t r = 0; r < nf[i].nrows; r++) {
 				const struct eh_row *row = &nf[i].rows[r];
 				if (row->pc > pc) {
-					uint32_t adv = row->pc - pc;
-					if (adv < 64) {
-						rb_u8(frame, DW_CFA_advance_loc | adv);
-					} else {
-						rb_u8(frame, DW_CFA_advance_loc1);
-						rb_u8(frame, (uint8_t)adv);
-					}
+					put_advance(frame, row->pc - pc);
 					pc = row->pc;
 				}
 				if (row->cfa != cfa) {

@@ -348,7 +348,7 @@
 #define RW_NONE UINT32_MAX
 #define RW_ALIGN 16                /* every amount is a multiple of this */
 #define RW_MAX_AMOUNT 1008         /* 63 * 16: what a mask can say */
-#define RW_MAX_COPY 128            /* stack-argument bytes a trampoline copies at most */
+#define RW_MAX_COPY 512            /* stack-argument bytes a trampoline copies at most */
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
 #define RW_MAX_DISPATCH 128        /* dispatched clones per function */

@@ -473,15 +473,15 @@ fx_calls:
 	.size fx_calls, .-fx_calls
 
 /* A big no-fp frame calling outside the module: every byte of it might be a
- * stack argument -> too many to copy */
+ * stack argument -> too many to copy (more than RW_MAX_COPY, 512) */
 	.globl fx_big
 	.type fx_big, @function
 fx_big:
 	.cfi_startproc
-	sub $200, %rsp
-	.cfi_def_cfa_offset 208
+	sub $600, %rsp
+	.cfi_def_cfa_offset 608
 	call getpid@PLT
-	add $200, %rsp
+	add $600, %rsp
 	.cfi_def_cfa_offset 8
 	ret
 	.cfi_endproc

@@ -5,13 +5,15 @@
 #include <string.h>
 
 long sum10(long, long, long, long, long, long, long, long, long, long);
+#define L10 long, long, long, long, long, long, long, long, long, long
+long sum50(L10, L10, L10, L10, L10);
 long sum2(long, long);
 long vsum(int, ...);
 long pick(long);
 
 __attribute__((noinline)) static long work(const char *arg)
 {
-	char buf[512];
+	char buf[1024];        /* more than a trampoline copies (RW_MAX_COPY) */
 	long t = 0;
 	strncpy(buf, arg, sizeof(buf) - 1);
 	buf[sizeof(buf) - 1] = 0;
@@ -19,6 +21,9 @@ __attribute__((noinline)) static long work(const char *arg)
 		long c = buf[i];
 		t += sum10(c, t, 3, 4, 5, 6, c, t, 9, c);
 		t += sum2(c, t);
+		t += sum50(c, t, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+			   22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+			   40, 41, 42, 43, 44, 45, 46, 47, c, t, i);
 		t += vsum(6, c, t, 3L, 4L, 5L, 6L, 7L, 8L);
 		t += pick(c);
 		t %= 1000003;
