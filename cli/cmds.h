@@ -50,7 +50,7 @@ bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
  * and one as each of the solver's searches ends (o's on_search). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
 /* The run time a plan adds, on out after prefix: a line when frames run
- * a trampoline, the share of training's entries that do (da_run_share,
+ * a trampoline, the share of training's entries that do (da_run_shares,
  * also when the weights are samples: run time is paid per call); two when
  * plan has clones by dispatch: how many functions take them and the share
  * of the entries that runs their tests, then the three heaviest, each with

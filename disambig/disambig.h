@@ -656,18 +656,6 @@ int da_plan_check(const struct da_problem *p, const struct da_plan *plan, char *
  * libtcl and libc: libc's pthread_getspecific alone takes 7.9%, and its 73
  * tag tests cost 5% of the rewritten program's time). */
 double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan, uint32_t *nfuncs);
-/* The other run-time side: the share of the problem's entries (0 to 1) that
- * run a trampoline, entering a frame by a wrapped call or a function padded
- * by an entry wrapper (da_func.pad_runs; a frame that does both counts
- * twice, as section 5 prices it: jq's default plan wrapped calls that 10.5%
- * of its instructions then ran in).  -1 when out of memory. */
-double da_run_share(const struct da_problem *p, const struct da_plan *plan);
-/* The same share into *runs, and into *copies what the trampolines' copies
- * of stack arguments add, in trampolines' worth (bytes copied at each
- * entry / DA_COPY_RUN_BYTES, over the entries): section 5 prices
- * wrap_weight * N * (runs + copies).  0, or -1 when out of memory. */
-int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
-		  double *copies);
 /* The same, and the heaviest of those functions (at most ntop into top,
  * heaviest first): what a user weighs against --dispatch-weight.  Returns
  * how many functions dispatch; *share as da_dispatch_share's value. */
@@ -678,6 +666,16 @@ struct da_dispatch_fn {
 };
 uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 			 struct da_dispatch_fn *top, uint32_t ntop, double *share);
+/* The other run-time side.  Into *runs the share of the problem's entries
+ * (0 to 1) that run a trampoline, entering a frame by a wrapped call or a
+ * function padded by an entry wrapper (da_func.pad_runs; a frame that does
+ * both counts twice, as section 5 prices it: jq's default plan wrapped
+ * calls that 10.5% of its instructions then ran in); into *copies what the
+ * trampolines' copies of stack arguments add, in trampolines' worth (bytes
+ * copied at each entry / DA_COPY_RUN_BYTES, over the entries).  Section 5
+ * prices wrap_weight * N * (runs + copies).  0, or -1 when out of memory. */
+int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
+		  double *copies);
 
 /* Heights and CIDs under a plan, from scratch (section 2): height[i] and
  * inst[i] for every node (inst: the function index, nfuncs + clone index, or
@@ -829,7 +827,7 @@ struct da_solve_stats {
 	double objective;           /* the kept plan's objective (section 5) */
 	double run_share;           /* the share of the weight that runs a
 	                             * trampoline, as the search kept it
-	                             * (da_run_share recomputes it) */
+	                             * (da_run_shares recomputes it) */
 	double copy_share;          /* what their copies of stack arguments add
 	                             * (da_run_shares recomputes it) */
 	uint32_t searches;          /* independent searches run */

@@ -575,12 +575,6 @@ int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double
 	return 0;
 }
 
-double da_run_share(const struct da_problem *p, const struct da_plan *plan)
-{
-	double runs, copies;
-	return da_run_shares(p, plan, &runs, &copies) < 0 ? -1 : runs;
-}
-
 /* ---------------------------------------------------------------- classes */
 
 int da_classes(const struct da_problem *p, uint32_t *klass, uint32_t *n)
