@@ -5,8 +5,9 @@
  * after): MUTANTS copies with one to four bytes changed at random (a fixed
  * seed) and the prefix cut at every STEP-th length.  A real section must
  * parse and be rebuilt with every FDE copied; mutants must both parse and
- * be refused (or they test nothing); no property may fail on any.  The
- * libFuzzer target fuzz_ehframe checks the same on what it makes. */
+ * be refused (or they test nothing); no property may fail on any.  A new
+ * FDE (generated code) keeps each of its rows in place however far apart.
+ * The libFuzzer target fuzz_ehframe checks the same on what it makes. */
 #include <dwarf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "binary/eh_encoding.h"
+#include "rewriter/internal.h"
 #include "tests/check.h"
 #include "tests/rewrite/ehframe_check.h"
 
@@ -189,6 +192,58 @@ static void check_findings(void)
 	CHECK(t.parsed == 1 && t.copied == 1 && t.edited == 0);
 }
 
+/* The CFA offset the program of FDE `fde` gives at pc_begin + at (its
+ * last DW_CFA_def_cfa_offset there; 8, the CIE's, without one), or -1. */
+static int64_t cfa_at(const struct eh_frame *eh, uint32_t fde, uint64_t at)
+{
+	struct rbuf row = {0};
+	int64_t cfa = -1;
+	if (eh_edit_cfa(eh, fde, 0, 0, 0, at, &row) == 0) {
+		cfa = 8;
+		for (size_t i = 0; i + 1 < row.n; i++)
+			if (row.p[i] == DW_CFA_def_cfa_offset) {
+				const uint8_t *q = row.p + i + 1;
+				uint64_t v;
+				if (eh_uleb(&q, row.p + row.n, &v) == 0)
+					cfa = (int64_t)v;
+				i = (size_t)(q - row.p) - 1;
+			}
+	}
+	rb_free(&row);
+	return cfa;
+}
+
+/* A new FDE whose rows lie more than 255 and 65535 bytes apart (a
+ * trampoline that copies 512 bytes runs 64 pushes before its next row):
+ * every row at its own place, as advance_loc2 and advance_loc4 put them
+ * (advance_loc1 alone put the row at 300 at 44). */
+static void check_long_advances(void)
+{
+	static const uint8_t empty[4] = {0};
+	const uint64_t vaddr = 0x600000, code = 0x401000;
+	struct eh_frame eh, eh2;
+	char err[256];
+	CHECK(eh_parse(empty, sizeof(empty), vaddr, &eh, err, sizeof(err)) == 0);
+	const struct eh_row rows[] = {{0, 8}, {7, 24}, {300, 336}, {313, 8}, {70000, 40}};
+	const struct eh_newfde nf = {code, 70100, rows, 5};
+	struct rbuf frame = {0}, hdr = {0};
+	CHECK(eh_build(&eh, NULL, 0, NULL, 0, &nf, 1, vaddr, vaddr + 0x10000, &frame, &hdr, err,
+		       sizeof(err)) == 0);
+	CHECK(eh_parse(frame.p, frame.n, vaddr, &eh2, err, sizeof(err)) == 0);
+	uint32_t fde = eh_fde_at(&eh2, code);
+	CHECK(fde != RW_NONE);
+	if (fde != RW_NONE) {
+		const uint64_t at[] = {0, 6, 7, 44, 299, 300, 312, 313, 69999, 70000, 70099};
+		const int64_t want[] = {8, 8, 24, 24, 24, 336, 336, 8, 8, 40, 40};
+		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+			CHECK_EQ_INT(cfa_at(&eh2, fde, at[i]), want[i]);
+	}
+	eh_free(&eh2);
+	eh_free(&eh);
+	rb_free(&frame);
+	rb_free(&hdr);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -196,6 +251,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	check_findings();
+	check_long_advances();
 	for (int i = 1; i < argc; i++) {
 		struct section s = {0};
 		if (!read_eh_frame(argv[i], &s)) {
