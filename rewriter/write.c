@@ -33,6 +33,12 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 
 /* ------------------------------------------------------------------ trampolines */
 
+/* A trampoline's CFA rows: one at its entry, after its lea, after each push
+ * that copies 8 bytes of stack arguments, after its restoring lea; an entry
+ * wrapper's (rw_emit_entry) fewer. */
+#define TRAMP_ROWS (RW_MAX_COPY / 8 + 3)
+#define TRAMP_MAX_ROWS (TRAMP_ROWS > RW_ENTRY_MAX_ROWS ? TRAMP_ROWS : RW_ENTRY_MAX_ROWS)
+
 struct tramp {
 	uint64_t addr;               /* in .icpp.text */
 	uint32_t size;
@@ -46,7 +52,7 @@ struct tramp {
 	uint64_t tag;                /* its call's tag (0: none) */
 	bool stub;                   /* a tagged call's stub, no frame (no rows:
 	                              * its FDE is a copy of the caller's row) */
-	struct eh_row rows[RW_ENTRY_MAX_ROWS];
+	struct eh_row rows[TRAMP_MAX_ROWS];
 	uint32_t nrows;
 };
 
@@ -88,7 +94,10 @@ static void lea_rsp(struct rbuf *o, int64_t disp)
 
 /* One trampoline at t->addr:
  *   lea -(W-8-K)(%rsp),%rsp; K/8 x pushq (W-8)(%rsp); call target;
- *   lea (W-8)(%rsp),%rsp; ret                                          */
+ *   lea (W-8)(%rsp),%rsp; ret
+ * with a CFA row after every instruction that moves %rsp: a sample or a
+ * signal among the pushes (64 of them for 512 bytes) finds the caller's
+ * frame, as icpp report and a debugger do. */
 static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 {
 	const struct rw_call *c = t->call;
@@ -110,10 +119,10 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 			rb_put(o, op, 3);
 			rb_u32(o, (uint32_t)w8);
 		}
+		/* the last: CFA = rsp + W from here until the restoring lea */
+		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start),
+						      (uint32_t)(8 + low + 8 * (i + 1))};
 	}
-	/* CFA = rsp + W from here until the restoring lea */
-	if (k)
-		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), (uint32_t)t->bytes};
 	if (t->tag) {
 		/* icpp train hooks a trampoline like any function, moving the
 		 * whole instructions that cover its first 5 bytes: the tag must

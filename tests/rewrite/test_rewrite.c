@@ -438,6 +438,8 @@ static void check_output(const char *in, const char *out, struct rw_binary *b)
 	CHECK(tf && tf->addr == tramp && tf->name && !strncmp(tf->name, "__icpp_wrap_", 12));
 	check_cfa(m, tramp, BIN_CFA_RSP, 8);
 	check_cfa(m, tramp + 5, BIN_CFA_RSP, 8 + 48 - 8 - 16);      /* after lea */
+	check_cfa(m, tramp + 9, BIN_CFA_RSP, 40);   /* after each push of a stack argument */
+	check_cfa(m, tramp + 13, BIN_CFA_RSP, 48);
 	check_cfa(m, tramp + tf->size - 1, BIN_CFA_RSP, 8);          /* at ret */
 	/* build-id: new, and the note names the old one */
 	const uint8_t *id_out, *id_in;
