@@ -281,7 +281,8 @@
  *    PIE needs no new relocation);
  *  - an R PT_LOAD with the merged .eh_frame (the old CIEs/FDEs with their
  *    pc-relative pointers re-encoded and no-FP FDEs edited, then one CIE and
- *    one FDE per trampoline), a rebuilt sorted .eh_frame_hdr (datarel sdata4
+ *    one FDE per trampoline, a row after each instruction that moves %rsp),
+ *    a rebuilt sorted .eh_frame_hdr (datarel sdata4
  *    table) that PT_GNU_EH_FRAME points at, the notes, and, last, the new
  *    program header table (PT_PHDR).  The new segments sit at
  *    vaddr = first-load bias + file offset when that is above every segment
