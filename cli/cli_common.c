@@ -93,8 +93,9 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 		fprintf(out, "%s%.1f%% of the entries run a trampoline (a wrapped call or an entry "
 			"wrapper: --wrap-weight prices them higher)\n", prefix, 100.0 * runs);
 	if (copies >= 0.0005)
-		fprintf(out, "%s  their copies of stack arguments run as long as trampolines at "
-			"%.1f%% more (a push per 8 bytes, priced alike)\n", prefix, 100.0 * copies);
+		fprintf(out, "%s  the stack arguments they copy (a push per 8 bytes) take as long "
+			"as %.1f%% more of the entries through a trampoline would\n", prefix,
+			100.0 * copies);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);
