@@ -768,8 +768,7 @@ static void put_advance(struct rbuf *frame, uint32_t adv)
 		rb_u8(frame, (uint8_t)adv);
 	} else if (adv <= UINT16_MAX) {
 		rb_u8(frame, DW_CFA_advance_loc2);
-		rb_u8(frame, (uint8_t)adv);
-		rb_u8(frame, (uint8_t)(adv >> 8));
+		rb_put(frame, &(uint16_t){(uint16_t)adv}, 2);
 	} else {
 		rb_u8(frame, DW_CFA_advance_loc4);
 		rb_u32(frame, adv);
