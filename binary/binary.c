@@ -197,6 +197,8 @@ struct bin_module *bin_open(const char *path, char *err, size_t errlen)
 		bin_close(m);
 		return NULL;
 	}
+	m->line_dwarf = m->dwarf;
+	bin_open_debuginfo(m);
 	return m;
 }
 
@@ -208,6 +210,8 @@ void bin_close(struct bin_module *m)
 		dwarf_cfi_end(m->eh_cfi);
 	if (m->dwarf)
 		dwarf_end(m->dwarf);
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
 	if (m->elf)
 		elf_end(m->elf);
 	if (m->fd >= 0)

@@ -16,6 +16,14 @@
  * earlier function ends there.  .debug_frame is used for CFA rules only:
  * strip removes it together with .symtab, so its FDEs add no function.
  *
+ * A stripped file's separate debug file (a -dbgsym package's
+ * /usr/lib/debug/.build-id/xx/yyyy.debug, or what .gnu_debuglink names),
+ * found and checked by libdwfl's standard search (ICPP_DEBUGINFO_PATH, in
+ * its syntax, replaces the default ":.debug:/usr/lib/debug"), gives names
+ * to the functions that have none (its symbol at their start, by the alias
+ * rule) and source lines; never bounds, so the functions are the same with
+ * or without it.
+ *
  * The CFA rule at a PC comes from dwarf_cfi_addrframe/dwarf_frame_cfa on
  * .eh_frame (or .debug_frame); icpp normalises a sample at any PC of a
  * function to that function's CFA with it (method.md).
@@ -67,6 +75,9 @@ uint64_t bin_load_base(const struct bin_module *m);
 
 /* GNU build-id note; returns its length (0: none) and points *id at it. */
 size_t bin_build_id(const struct bin_module *m, const uint8_t **id);
+/* The separate debug file that named m's functions or gave its lines, or
+ * NULL (none was needed, or none was found that belongs to m). */
+const char *bin_debug_file(const struct bin_module *m);
 
 /* All functions, sorted by address. */
 const struct bin_function *bin_functions(const struct bin_module *m, size_t *n);

@@ -39,7 +39,7 @@ static int push(struct cands *c, struct cand x)
 	return 0;
 }
 
-static Elf_Scn *section_of_type(Elf *elf, GElf_Word type)
+Elf_Scn *bin_section_of_type(Elf *elf, GElf_Word type)
 {
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
@@ -64,7 +64,7 @@ static Elf_Scn *section_named(Elf *elf, const char *name)
 	return NULL;
 }
 
-static int bind_rank(unsigned char info)
+int bin_bind_rank(unsigned char info)
 {
 	switch (GELF_ST_BIND(info)) {
 	case STB_GLOBAL:
@@ -79,9 +79,9 @@ static int bind_rank(unsigned char info)
 
 static int add_symbols(struct bin_module *m, struct cands *c)
 {
-	Elf_Scn *scn = section_of_type(m->elf, SHT_SYMTAB);
+	Elf_Scn *scn = bin_section_of_type(m->elf, SHT_SYMTAB);
 	if (!scn)
-		scn = section_of_type(m->elf, SHT_DYNSYM);
+		scn = bin_section_of_type(m->elf, SHT_DYNSYM);
 	GElf_Shdr sh;
 	Elf_Data *d;
 	if (!scn || !gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)))
@@ -99,7 +99,7 @@ static int add_symbols(struct bin_module *m, struct cands *c)
 		if (!name || s.st_value + s.st_size < s.st_value ||
 		    bin_exec_range(m, s.st_value, &lo, &hi) != 0)
 			continue;
-		struct cand x = {s.st_value, s.st_value + s.st_size, name, bind_rank(s.st_info)};
+		struct cand x = {s.st_value, s.st_value + s.st_size, name, bin_bind_rank(s.st_info)};
 		if (push(c, x))
 			return -1;
 	}

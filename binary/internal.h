@@ -4,6 +4,7 @@
 #define ICPP_BINARY_INTERNAL_H
 
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <gelf.h>
 
 #include "util/errmsg.h"
@@ -41,10 +42,35 @@ struct bin_module {
 	Dwarf_CFI *eh_cfi;           /* .eh_frame; NULL when absent */
 	Dwarf *dwarf;                /* NULL without DWARF sections */
 	Dwarf_CFI *debug_cfi;        /* .debug_frame, owned by dwarf */
+	/* the separate debug file (debuginfo.c), looked for when the module
+	 * has no .symtab (names) or no DWARF and a line is asked for */
+	Dwfl_Callbacks dwfl_cb;
+	char *debuginfo_path;        /* $ICPP_DEBUGINFO_PATH, or NULL: libdwfl's */
+	bool dwfl_tried;
+	Dwfl *dwfl;                  /* a session of this module's own */
+	Dwfl_Module *dwfl_mod;
+	const char *debug_file;      /* its path (owned by dwfl), or NULL */
+	bool lines_tried;
+	Dwarf *line_dwarf;           /* source lines: dwarf, else the debug
+	                              * file's (owned by dwfl); NULL: none */
 };
 
 /* Fill m->funcs from the symbol tables and the .eh_frame FDEs (functions.c). */
 int bin_load_functions(struct bin_module *m, char *err, size_t errlen);
+
+/* The first section of a type, or NULL (functions.c). */
+Elf_Scn *bin_section_of_type(Elf *elf, GElf_Word type);
+/* A symbol's preference as a function's name by its binding: global 0,
+ * weak 1, local 2 (lower is preferred; functions.c). */
+int bin_bind_rank(unsigned char info);
+
+/* After bin_load_functions: names for m's unnamed functions from its
+ * separate debug file when m has no .symtab; no debug file found (or none
+ * that belongs to m) leaves m as it was (debuginfo.c). */
+void bin_open_debuginfo(struct bin_module *m);
+/* The DWARF of m's source lines: its own, else its debug file's; NULL:
+ * none (debuginfo.c). */
+Dwarf *bin_line_dwarf(struct bin_module *m);
 
 /* Where the CFI row libdw finds for pc in cfi starts; at an FDE's first
  * address that is the FDE's start.  0 or -1 (cfi.c). */

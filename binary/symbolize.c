@@ -38,7 +38,8 @@ static void source_line(struct bin_module *m, uint64_t addr, struct bin_symbol *
 {
 	Dwarf_Die cu;
 	Dwarf_Line *line;
-	if (!m->dwarf || cu_at(m->dwarf, addr, &cu) || !(line = dwarf_getsrc_die(&cu, addr)))
+	Dwarf *dw = bin_line_dwarf(m);
+	if (!dw || cu_at(dw, addr, &cu) || !(line = dwarf_getsrc_die(&cu, addr)))
 		return;
 	out->file = dwarf_linesrc(line, NULL, NULL);
 	if (out->file && dwarf_lineno(line, &out->line) != 0)

@@ -152,7 +152,8 @@ static void check_layout(struct bin_module *m)
 		CHECK(i == 0 || f[i - 1].addr + f[i - 1].size <= f[i].addr);
 		CHECK(bin_function_at(m, f[i].addr) == &f[i]);
 		CHECK(bin_function_at(m, f[i].addr + f[i].size - 1) == &f[i]);
-		CHECK(f[i].from_fde == (f[i].name == NULL));
+		/* a debug file names functions the file's own symbols do not */
+		CHECK(f[i].from_fde == (f[i].name == NULL) || (bin_debug_file(m) && f[i].name));
 	}
 	CHECK(bin_function_at(m, f[0].addr - 1) == NULL);
 	CHECK(bin_function_at(m, f[n - 1].addr + f[n - 1].size) == NULL);
@@ -641,6 +642,88 @@ static void test_system(void)
 	bin_close(m);
 }
 
+/* Open path with ICPP_DEBUGINFO_PATH set to path_env (NULL: unset). */
+static struct bin_module *open_with_debuginfo(const char *path, const char *path_env)
+{
+	if (path_env)
+		setenv("ICPP_DEBUGINFO_PATH", path_env, 1);
+	else
+		unsetenv("ICPP_DEBUGINFO_PATH");
+	struct bin_module *m = open_ok(path);
+	unsetenv("ICPP_DEBUGINFO_PATH");
+	return m;
+}
+
+/* stripped_path, opened with the debug file path_env leads to (whose path
+ * holds debug_in): the functions it has alone, each fx_ one named as in
+ * full_path, and fx_lined's source line. */
+static void check_debug_file(const char *full_path, const char *stripped_path,
+			     const char *path_env, const char *debug_in)
+{
+	struct bin_module *full = open_ok(full_path);
+	struct bin_module *bare = open_with_debuginfo(stripped_path, "/nonexistent");
+	struct bin_module *named = open_with_debuginfo(stripped_path, path_env);
+	if (!full || !bare || !named)
+		goto out;
+	CHECK(!bin_debug_file(full) && !bin_debug_file(bare));
+	CHECK(bin_debug_file(named) && strstr(bin_debug_file(named), debug_in));
+	size_t nb, nn, nf;
+	const struct bin_function *b = bin_functions(bare, &nb), *n = bin_functions(named, &nn);
+	const struct bin_function *f = bin_functions(full, &nf);
+	CHECK_EQ_INT(nn, nb);
+	for (size_t i = 0; i < nb && i < nn; i++)
+		CHECK(n[i].addr == b[i].addr && n[i].size == b[i].size &&
+		      n[i].from_fde == b[i].from_fde);
+	size_t checked = 0;
+	for (size_t i = 0; i < nf; i++) {
+		if (!f[i].name || strncmp(f[i].name, "fx_", 3))
+			continue;
+		const struct bin_function *g = bin_function_at(named, f[i].addr);
+		CHECK(g && g->addr == f[i].addr && g->name && !strcmp(g->name, f[i].name));
+		CHECK(!bin_function_at(bare, f[i].addr)->name);
+		checked++;
+	}
+	CHECK(checked >= 5);
+	const struct bin_function *lined = by_name(named, "fx_lined");
+	struct bin_symbol sym;
+	/* the file and line the unstripped file gives (at -O2 fx_lined's
+	 * first instruction is its body's line) */
+	struct bin_symbol want;
+	CHECK(lined && bin_symbolize(named, lined->addr + 3, &sym) == 0);
+	CHECK(lined && bin_symbolize(full, lined->addr + 3, &want) == 0);
+	CHECK_EQ_STR(sym.name, "fx_lined");
+	CHECK(sym.file && want.file && strstr(sym.file, "fixtures/fx_main.c") &&
+	      !strcmp(sym.file, want.file));
+	CHECK_EQ_INT(sym.line, want.line);
+	CHECK(sym.line == marked_line("fx_lined") || sym.line == marked_line("fx_lined") + 1);
+	CHECK(lined && bin_symbolize(bare, lined->addr + 3, &sym) == 0 && !sym.file);
+out:
+	bin_close(full);
+	bin_close(bare);
+	bin_close(named);
+}
+
+/* Separate debug files: found by build-id and by .gnu_debuglink (the
+ * directory of the file: the "" element), and refused when they belong to
+ * another binary (o0's debug file under o2's build-id). */
+static void test_debug_files(void)
+{
+	check_debug_file(FX_O0_FP, FX_OUT "/binfx_o0_fp.stripped", FX_OUT "/debugroot",
+			 "/debugroot/.build-id/");
+	check_debug_file(FX_O2_NOFP, FX_OUT "/linked/binfx_o2_nofp.linked", "/nonexistent:",
+			 "/linked/binfx_o2_nofp.debug");
+	struct bin_module *m = open_with_debuginfo(FX_OUT "/binfx_o2_nofp.stripped",
+						   FX_OUT "/wrongroot");
+	if (!m)
+		return;
+	CHECK(!bin_debug_file(m));
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		CHECK(!f[i].name || strncmp(f[i].name, "fx_", 3));
+	bin_close(m);
+}
+
 int main(void)
 {
 	test_o0_fp();
@@ -654,5 +737,6 @@ int main(void)
 	test_debug_frame();
 	test_bad_input();
 	test_system();
+	test_debug_files();
 	return check_exit();
 }

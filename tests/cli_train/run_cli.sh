@@ -120,6 +120,22 @@ check "missing program: one line" test "$(wc -l < none.err)" -eq 1
 check "no program: usage error 2" test $? -eq 2
 check "no temporary files left" bash -c "! ls *.tmp.* 2>/dev/null | grep -q ."
 
+# A stripped program takes its functions' names from its separate debug file
+# where a -dbgsym package puts it (ICPP_DEBUGINFO_PATH stands for
+# /usr/lib/debug): the same paths and heights, named.
+objcopy --only-keep-debug "$progs" dbg.debug && strip -o dbg.stripped "$progs"
+id=$(readelf -n "$progs" | sed -n 's/.*Build ID: *//p')
+mkdir -p "debugroot/.build-id/${id:0:2}" && cp dbg.debug "debugroot/.build-id/${id:0:2}/${id:2}.debug"
+ICPP_DEBUGINFO_PATH=/nonexistent "$icpp" train -q -o dbg-bare.icpp -- ./dbg.stripped exit 0
+ICPP_DEBUGINFO_PATH="$work/debugroot" "$icpp" train -q -o dbg-named.icpp -- ./dbg.stripped exit 0
+check "stripped, no debug file: work() has no name" \
+	bash -c "! '$icpp' paths dbg-bare.icpp | grep -q 'main > work'"
+check "stripped, with its debug file: main > work > work" \
+	bash -c "'$icpp' paths dbg-named.icpp --function work | grep -q 'main > work > work'"
+check "the debug file changes no path or height" \
+	bash -c "cmp <('$icpp' paths dbg-bare.icpp | awk '{print \$1, \$2}' | sort) \
+		     <('$icpp' paths dbg-named.icpp | awk '{print \$1, \$2}' | sort)"
+
 # The run directory of a session killed by SIGKILL (it keeps tmpfs memory)
 # goes at the next session; one that a running session holds locked stays.
 base=/dev/shm
