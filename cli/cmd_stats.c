@@ -77,6 +77,20 @@ static size_t candidates(struct pathmap *pm, const uint32_t *ids, uint32_t *slot
 	return k;
 }
 
+/* Module m's functions in the map, and how many of them have no name. */
+static uint32_t unnamed_functions(const struct pathmap *pm, uint32_t m, uint32_t *total)
+{
+	uint32_t n = 0;
+	*total = 0;
+	for (uint32_t f = 0; f < pm->nfuncs; f++) {
+		if (pm->funcs[f].module != m)
+			continue;
+		(*total)++;
+		n += !pm->funcs[f].name || !*pm->funcs[f].name;
+	}
+	return n;
+}
+
 static void print_text(const char *file, const char *only, struct pathmap *pm,
 		       const struct pm_stats *st, const struct pm_ambiguous_cid *worst, size_t nworst,
 		       const uint32_t *ids, uint32_t *slot, struct candidate *cand)
@@ -90,6 +104,11 @@ static void print_text(const char *file, const char *only, struct pathmap *pm,
 		printf("  %s\n      %" PRIu32 " of %" PRIu32 " functions hooked (%.1f%%), build-id %s\n",
 		       m->path, m->functions_hooked, m->functions_found,
 		       cli_pct(m->functions_hooked, m->functions_found, 0.0), m->build_id_len ? id : "none");
+		uint32_t total, unnamed = unnamed_functions(pm, i, &total);
+		if (unnamed)
+			printf("      %" PRIu32 " of its %" PRIu32 " functions in the map unnamed "
+			       "(stripped; with its -dbgsym package installed, training names them)\n",
+			       unnamed, total);
 	}
 	if (only)
 		printf("\nonly the paths with a frame of %s\n", only);
