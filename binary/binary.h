@@ -78,6 +78,9 @@ size_t bin_build_id(const struct bin_module *m, const uint8_t **id);
 /* The separate debug file that named m's functions or gave its lines, or
  * NULL (none was needed, or none was found that belongs to m). */
 const char *bin_debug_file(const struct bin_module *m);
+/* Whether m has no .symtab (strip removed it): its functions' names are
+ * .dynsym's exports only, or its debug file's. */
+bool bin_stripped(const struct bin_module *m);
 
 /* All functions, sorted by address. */
 const struct bin_function *bin_functions(const struct bin_module *m, size_t *n);

@@ -98,7 +98,7 @@ static const char *found_debug_file(struct bin_module *m)
 
 void bin_open_debuginfo(struct bin_module *m)
 {
-	if (bin_section_of_type(m->elf, SHT_SYMTAB) || !dwfl_ready(m))
+	if (!bin_stripped(m) || !dwfl_ready(m))
 		return;         /* names of its own, or no way to look */
 	int nsyms = dwfl_module_getsymtab(m->dwfl_mod);         /* runs the search */
 	if (found_debug_file(m))
@@ -122,4 +122,9 @@ Dwarf *bin_line_dwarf(struct bin_module *m)
 const char *bin_debug_file(const struct bin_module *m)
 {
 	return m->debug_file;
+}
+
+bool bin_stripped(const struct bin_module *m)
+{
+	return !bin_section_of_type(m->elf, SHT_SYMTAB);
 }

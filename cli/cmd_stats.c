@@ -77,6 +77,22 @@ static size_t candidates(struct pathmap *pm, const uint32_t *ids, uint32_t *slot
 	return k;
 }
 
+/* Is module m's file (its path, the build it was trained on) stripped, with
+ * no debug file found for it (binary.h)? */
+static bool stripped_bare(const struct pm_module *m)
+{
+	char err[256];
+	struct bin_module *bm = bin_open(m->path, err, sizeof(err));
+	if (!bm)
+		return false;
+	const uint8_t *id;
+	size_t n = bin_build_id(bm, &id);
+	bool same = n && n == m->build_id_len && !memcmp(id, m->build_id, n);
+	bool bare = same && bin_stripped(bm) && !bin_debug_file(bm);
+	bin_close(bm);
+	return bare;
+}
+
 /* Module m's functions in the map, and how many of them have no name. */
 static uint32_t unnamed_functions(const struct pathmap *pm, uint32_t m, uint32_t *total)
 {
@@ -104,8 +120,9 @@ static void print_text(const char *file, const char *only, struct pathmap *pm,
 		printf("  %s\n      %" PRIu32 " of %" PRIu32 " functions hooked (%.1f%%), build-id %s\n",
 		       m->path, m->functions_hooked, m->functions_found,
 		       cli_pct(m->functions_hooked, m->functions_found, 0.0), m->build_id_len ? id : "none");
+		/* a stripped module's names wait on its debug file */
 		uint32_t total, unnamed = unnamed_functions(pm, i, &total);
-		if (unnamed)
+		if (unnamed && stripped_bare(m))
 			printf("      %" PRIu32 " of its %" PRIu32 " functions in the map unnamed "
 			       "(stripped; with its -dbgsym package installed, training names them)\n",
 			       unnamed, total);

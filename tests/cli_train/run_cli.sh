@@ -132,6 +132,14 @@ check "stripped, no debug file: work() has no name" \
 	bash -c "! '$icpp' paths dbg-bare.icpp | grep -q 'main > work'"
 check "stripped, with its debug file: main > work > work" \
 	bash -c "'$icpp' paths dbg-named.icpp --function work | grep -q 'main > work > work'"
+check "icpp stats says the stripped program's functions are unnamed, and why" \
+	bash -c "ICPP_DEBUGINFO_PATH=/nonexistent '$icpp' stats dbg-bare.icpp |
+		 grep -A2 'dbg.stripped\$' | grep -q 'functions in the map unnamed (stripped'"
+check "icpp stats says nothing of it where its debug file is found" \
+	bash -c "ICPP_DEBUGINFO_PATH='$work/debugroot' '$icpp' stats dbg-bare.icpp |
+		 grep -A2 'dbg.stripped\$' | grep -q 'build-id' &&
+		 ! ICPP_DEBUGINFO_PATH='$work/debugroot' '$icpp' stats dbg-bare.icpp |
+		 grep -A2 'dbg.stripped\$' | grep -q unnamed"
 check "the debug file changes no path or height" \
 	bash -c "cmp <('$icpp' paths dbg-bare.icpp | awk '{print \$1, \$2}' | sort) \
 		     <('$icpp' paths dbg-named.icpp | awk '{print \$1, \$2}' | sort)"
