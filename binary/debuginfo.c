@@ -16,9 +16,9 @@
 
 #include "binary/internal.h"
 
-/* Is name, of bind rank `rank`, preferred over cur, of cur_rank (NULL: none)?  The
- * rule binary.h states for aliases: global, then weak, then local; then the
- * shortest name; then the first in strcmp order. */
+/* Is name (bind rank `rank`) preferred over cur (cur_rank; NULL: none)?
+ * The rule binary.h states for aliases: global, then weak, then local; then
+ * the shortest name; then the first in strcmp order. */
 static bool name_better(int rank, const char *name, int cur_rank, const char *cur)
 {
 	if (!cur)
