@@ -295,8 +295,10 @@
  * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>), per
  * tagged call's stub (__icpp_tag_<callsite>) and per
  * clone (__icpp_clone_<K>_<name>, and its fragment's copy); a stripped input
- * gets a .symtab made of
- * its .dynsym plus those.
+ * gets a .symtab made of those, a local FUNC symbol per function that only
+ * its separate debug file names (binary.h; OUT's new build-id finds no
+ * debug file, so gdb, perf and training of OUT name them by these) and its
+ * .dynsym.
  * The GNU build-id note is replaced by a new id (SHA-1 of the input, the plan
  * and the rewriter version), and a note "icpp" (type NT_ICPP_REWRITE) names
  * the original build-id, carries the plan, the trampoline table and the

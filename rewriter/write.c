@@ -907,6 +907,44 @@ static uint32_t str_add(struct strtab *t, const char *s)
 	return at;
 }
 
+/* The index of the input's executable section holding addr, or 0 (the
+ * output keeps the input's sections at their indices). */
+static size_t exec_section_at(Elf *elf, uint64_t addr)
+{
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(elf, s));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(s, &sh) && (sh.sh_flags & SHF_EXECINSTR) && sh.sh_type == SHT_PROGBITS &&
+		    addr >= sh.sh_addr && addr - sh.sh_addr < sh.sh_size)
+			return elf_ndxscn(s);
+	}
+	return 0;
+}
+
+/* Local FUNC symbols for the functions that only the stripped input's
+ * separate debug file names (binary.h: FDE bounds, its name): the output's
+ * new build-id finds no debug file, so gdb, perf and training of the output
+ * name them by these.  Their number. */
+static uint32_t add_debug_names(const struct rw_binary *b, struct rbuf *syms,
+				struct strtab *names)
+{
+	if (!bin_debug_file(b->bin))
+		return 0;
+	size_t nf, ndx;
+	const struct bin_function *f = bin_functions(b->bin, &nf);
+	uint32_t n = 0;
+	for (size_t i = 0; i < nf; i++) {
+		if (!f[i].from_fde || !f[i].name || !(ndx = exec_section_at(b->elf, f[i].addr)))
+			continue;
+		Elf64_Sym s = {.st_name = str_add(names, f[i].name),
+			       .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC),
+			       .st_shndx = (uint16_t)ndx, .st_value = f[i].addr,
+			       .st_size = f[i].size};
+		rb_put(syms, &s, sizeof(s));
+		n++;
+	}
+	return n;
+}
+
 /* Adds the trampoline symbols; *tsec and *tfirst say where they are (their
  * values are fixed up once the trampolines have their final address). */
 static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_t text_idx,
@@ -920,7 +958,8 @@ static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_
 	if (!ts)
 		goto oom;
 	if (symtab == SIZE_MAX) {
-		/* stripped: a new .symtab from .dynsym plus the trampolines */
+		/* stripped: a new .symtab from the trampolines, the names of a
+		 * debug file and .dynsym */
 		Elf_Scn *dscn = NULL;
 		GElf_Shdr dsh;
 		for (Elf_Scn *s = NULL; (s = elf_nextscn(b->elf, s));)
@@ -942,6 +981,7 @@ static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_
 				       .st_size = ps->syms[i].size};
 			rb_put(&syms, &s, sizeof(s));
 		}
+		uint32_t nlocal = 1 + (uint32_t)nt + add_debug_names(b, &syms, &names);
 		for (size_t i = 1; i < dn; i++) {
 			GElf_Sym g;
 			if (!gelf_getsym(dd, (int)i, &g) || g.st_shndx == SHN_UNDEF)
@@ -966,7 +1006,7 @@ static int build_symtab(struct rw_binary *b, struct out *o, size_t symtab, size_
 		*tfirst = 1;
 		st->name = ".symtab";
 		st->sh = (GElf_Shdr){.sh_type = SHT_SYMTAB, .sh_size = syms.n,
-				     .sh_link = (GElf_Word)(o->n - 1), .sh_info = (GElf_Word)(1 + nt),
+				     .sh_link = (GElf_Word)(o->n - 1), .sh_info = nlocal,
 				     .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym)};
 		st->data = st->owned = syms.p;
 		st->size = syms.n;

@@ -13,7 +13,9 @@
 #     the padding after it, and training the rewritten program still hooks
 #     it (icpp verify takes every predicted path);
 #  E. A on the program stripped: the new symbols of a function without a
-#     name (its clones', its dispatch's) name it by its address;
+#     name (its clones', its dispatch's) name it by its address; with its
+#     debug file installed, by the debug file's name, and the output's
+#     .symtab names the functions too;
 #  F. 32 clones by dispatch of one function (the most it may take), each
 #     for its own call: every call enters its clone; a 33rd is refused;
 #  G. clones by dispatch of fx_dl_move, which another function enters at +3
@@ -157,6 +159,22 @@ strip -o stripped "$p" || fail "strip"
 fa=$(printf '%#x' $f) ga=$(printf '%#x' $g)
 for s in __icpp_clone_0_$fa __icpp_clone_1_$ga __icpp_dispatch_$ga; do
 	nm e.rw | grep -q " $s\$" || fail "e: no symbol $s: $(nm e.rw | grep __icpp_ | tr '\n' ' ')"
+done
+# E2: the same with the stripped program's debug file where a -dbgsym
+# package puts it: the output's own symbols name its functions by it (their
+# clones' and dispatch's too), since the output's new build-id finds none
+objcopy --only-keep-debug "$p" prog.debug || fail "objcopy"
+id=$(readelf -n "$p" | sed -n 's/.*Build ID: *//p')
+mkdir -p "dbg/.build-id/${id:0:2}" && cp prog.debug "dbg/.build-id/${id:0:2}/${id:2}.debug"
+ICPP_DEBUGINFO_PATH="$PWD/dbg" "$icpp" rewrite ./stripped -m map --plan a.plan -o e2.rw \
+	> e2.log 2>&1 || fail "e2: rewrite: $(tail -1 e2.log)"
+"./e2.rw" > e2.out && cmp -s orig.out e2.out || fail "e2: the output differs"
+for s in fx_dl_f fx_dl_g __icpp_clone_0_fx_dl_f __icpp_clone_1_fx_dl_g __icpp_dispatch_fx_dl_g; do
+	nm e2.rw | grep -q " $s\$" || fail "e2: no symbol $s: $(nm e2.rw | tr '\n' ' ')"
+done
+for s in fx_dl_f fx_dl_g; do
+	[ "$(nm e2.rw | awk -v s=$s '$3 == s { print $1 }')" = "$(nm "$p" | awk -v s=$s '$3 == s { print $1 }')" ] ||
+		fail "e2: $s is not where the input has it"
 done
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
