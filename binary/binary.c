@@ -197,7 +197,6 @@ struct bin_module *bin_open(const char *path, char *err, size_t errlen)
 		bin_close(m);
 		return NULL;
 	}
-	m->line_dwarf = m->dwarf;
 	bin_open_debuginfo(m);
 	return m;
 }

@@ -109,14 +109,16 @@ Dwarf *bin_line_dwarf(struct bin_module *m)
 {
 	/* the debug file's DWARF only when a line is asked for: libdw
 	 * decompresses its sections as it opens them (libc6-dbg's 4 MB) */
-	if (m->dwarf || m->lines_tried)
-		return m->line_dwarf;
+	if (m->dwarf)
+		return m->dwarf;
+	if (m->lines_tried)
+		return m->debug_dwarf;
 	m->lines_tried = true;
 	Dwarf_Addr bias;
 	Dwarf *dw = dwfl_ready(m) ? dwfl_module_getdwarf(m->dwfl_mod, &bias) : NULL;
 	if (dw && found_debug_file(m))
-		m->line_dwarf = dw;
-	return m->line_dwarf;
+		m->debug_dwarf = dw;
+	return m->debug_dwarf;
 }
 
 const char *bin_debug_file(const struct bin_module *m)

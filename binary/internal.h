@@ -51,8 +51,8 @@ struct bin_module {
 	Dwfl_Module *dwfl_mod;
 	const char *debug_file;      /* its path (owned by dwfl), or NULL */
 	bool lines_tried;
-	Dwarf *line_dwarf;           /* source lines: dwarf, else the debug
-	                              * file's (owned by dwfl); NULL: none */
+	Dwarf *debug_dwarf;          /* its DWARF, for lines where the module
+	                              * has none (owned by dwfl); NULL: none */
 };
 
 /* Fill m->funcs from the symbol tables and the .eh_frame FDEs (functions.c). */

@@ -257,7 +257,8 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	bool dispatchable = true, taggable = ok && cap->tag;
 	uint32_t copy = 0;
 	if (cap->callsite_hook) {
-		struct da_callsite_cap cc = {m, redirect, 0, dispatchable, taggable, 0};
+		struct da_callsite_cap cc = {.wrap_mask = m, .redirectable = redirect,
+					     .dispatchable = dispatchable, .taggable = taggable};
 		cap->callsite_hook(cap->ctx, pm, module, addr, &cc);
 		taggable = taggable && cc.taggable;
 		dispatchable = cc.dispatchable;

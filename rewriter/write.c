@@ -913,8 +913,9 @@ static size_t exec_section_at(Elf *elf, uint64_t addr)
 {
 	for (Elf_Scn *s = NULL; (s = elf_nextscn(elf, s));) {
 		GElf_Shdr sh;
-		if (gelf_getshdr(s, &sh) && (sh.sh_flags & SHF_EXECINSTR) && sh.sh_type == SHT_PROGBITS &&
-		    addr >= sh.sh_addr && addr - sh.sh_addr < sh.sh_size)
+		if (gelf_getshdr(s, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
+		    sh.sh_type == SHT_PROGBITS && addr >= sh.sh_addr &&
+		    addr - sh.sh_addr < sh.sh_size)
 			return elf_ndxscn(s);
 	}
 	return 0;
