@@ -302,14 +302,18 @@ const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t 
 	return &m->funcs[lo - 1];
 }
 
-const struct bin_function *bin_tag_stub_caller(const struct bin_module *m,
-					       const struct bin_function *f, uint64_t *site)
+const struct bin_function *bin_stub_caller(const struct bin_module *m,
+					   const struct bin_function *f, uint64_t *site)
 {
-	static const char prefix[] = "__icpp_tag_";
-	char *end;
-	if (!f || !f->name || strncmp(f->name, prefix, sizeof(prefix) - 1))
+	static const char *const prefixes[] = {"__icpp_tag_", "__icpp_bind_"};
+	const char *hex = NULL;
+	for (size_t i = 0; f && f->name && !hex && i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
+			hex = f->name + strlen(prefixes[i]);
+	if (!hex)
 		return NULL;
-	uint64_t at = strtoull(f->name + sizeof(prefix) - 1, &end, 16);
+	char *end;
+	uint64_t at = strtoull(hex, &end, 16);
 	const struct bin_function *caller = *end ? NULL : bin_function_at(m, at);
 	if (!caller || caller == f)
 		return NULL;

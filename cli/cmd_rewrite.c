@@ -357,7 +357,8 @@ static void print_capability(const struct rw_binary *b)
 			fprintf(stderr, "  %6u not cloneable: %s\n", s.clone_refused[i],
 				rw_clone_why_name((enum rw_clone_why)i));
 	fprintf(stderr, "icpp rewrite: %u call instructions: %u wrappable, %u redirectable to a "
-		"clone, %u taggable\n", s.calls, s.wrappable, s.redirectable, s.taggable);
+		"clone (%u of them bound calls), %u taggable\n", s.calls, s.wrappable, s.redirectable,
+		s.bound, s.taggable);
 	for (int i = 1; i < RW_WRAP_N; i++)
 		if (s.wrap_refused[i])
 			fprintf(stderr, "  %6u not wrappable: %s\n", s.wrap_refused[i],
@@ -461,16 +462,20 @@ static int rename_modules(struct pathmap *pred, const struct target *t, uint32_t
 static void print_written(const struct target *t, bool named)
 {
 	const struct rw_write_stats *st = &t->st;
-	char chains[48] = "", tags[48] = "";
+	char chains[48] = "", bound[64] = "", tags[48] = "";
 	if (st->chains)
 		snprintf(chains, sizeof(chains), "; %u in chains", st->chains);
+	if (st->bound)
+		snprintf(bound, sizeof(bound), "; %u through a bound call%s", st->bound,
+			 st->bind_now ? ", bound at load time" : "");
 	if (st->tags)
 		snprintf(tags, sizeof(tags), ", %u calls tagged", st->tags);
 	fprintf(stderr, "icpp rewrite: %s%s%u functions padded (%u through entry wrappers), %u "
-		"callsites wrapped, %u functions cloned (%u by dispatch%s)%s, %u bytes patched, %" PRIu64
+		"callsites wrapped, %u functions cloned (%u by dispatch%s%s)%s, %u bytes patched, %" PRIu64
 		" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
 		named ? t->out : "", named ? ": " : "", st->pads, st->entry_pads, st->wraps,
-		st->clones, st->dispatched, chains, tags, st->patched_bytes, st->tramp_bytes, st->in_size,
+		st->clones, st->dispatched, chains, bound, tags, st->patched_bytes, st->tramp_bytes,
+		st->in_size,
 		st->out_size,
 		st->in_size ? 100.0 * ((double)st->out_size - (double)st->in_size) / (double)st->in_size : 0);
 }

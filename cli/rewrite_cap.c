@@ -47,7 +47,7 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	uint32_t i = c ? rw_call_index(c->b, addr) : RW_NONE;
 	cc->wrap_mask &= i == RW_NONE || c->vis.no_wrap[i] ? 1 : cs[i].wrap_mask;
 	cc->redirectable = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].redirectable;
-	cc->target = i != RW_NONE ? cs[i].target : 0;
+	cc->target = i != RW_NONE ? rw_call_callee(&cs[i]) : 0;
 	cc->wrap_copy = i != RW_NONE ? cs[i].stack_args : 0;
 	/* a call whose frames the map may not show as they run keeps its
 	 * callee's original code, as it keeps its height */

@@ -97,7 +97,10 @@
  * where the chain starts.
  *
  * Dispatch: where c cannot be pointed at f_k (an indirect call, a call of
- * another function that tail-calls f, a call through the PLT), f's entry can
+ * another function that tail-calls f, a call through the PLT that is not
+ * bound: a library's call of its own exported function is pointed at f_k
+ * by a stub that checks the GOT slot first, and is redirectable, rewriter.h
+ * section 1, "Bound calls"), f's entry can
  * test the return address instead: f begins with a jump to code that
  * compares it with c's (of f's own module, rip-relative) and jumps to f_k on
  * a match, else runs f's displaced first instructions and goes on in f.  A
@@ -537,7 +540,8 @@ struct da_func {
 struct da_callsite {
 	uint32_t owner;         /* function containing the call, or DA_NONE */
 	da_mask wrap_mask;      /* allowed wrap amounts (bit 0 = not wrapped) */
-	bool redirectable;      /* a direct call that may be pointed at a clone */
+	bool redirectable;      /* a direct (or bound) call that may be pointed
+	                         * at a clone */
 	uint32_t target;        /* the function it calls directly: only a clone
 	                         * of it may take the call (a frame entered
 	                         * through c may be of another function: c calls

@@ -373,7 +373,7 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 	/* a tagged call's stub runs in its caller's frame, with the caller's
 	 * CFI row: the caller's sample at its call */
 	uint64_t site;
-	const struct bin_function *caller = bin_tag_stub_caller(s->mod->bin, s->fn, &site);
+	const struct bin_function *caller = bin_stub_caller(s->mod->bin, s->fn, &site);
 	if (caller) {
 		s->fn = caller;
 		s->vaddr = site;

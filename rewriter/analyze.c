@@ -176,37 +176,44 @@ static uint32_t func_index(const struct ana *a, const struct bin_function *f)
 	return f ? (uint32_t)(f - a->bf) : RW_NONE;
 }
 
-/* A PLT stub's target symbol: the GOT slot of its first rip-relative jmp. */
-static const char *plt_name(struct ana *a, uint64_t target)
+/* A PLT stub's GOT slot: that of its first rip-relative jmp; 0 unknown. */
+static uint64_t plt_slot(struct ana *a, uint64_t target)
 {
 	uint8_t code[32];
 	if (bin_read(a->b->bin, target, code, sizeof(code)) < 0)
-		return NULL;
+		return 0;
 	const uint8_t *p = code;
 	size_t left = sizeof(code);
 	uint64_t addr = target;
 	cs_insn *insn = cs_malloc(a->cs);
-	const char *name = NULL;
+	uint64_t slot = 0;
 	for (int i = 0; i < 3 && x86_disasm_iter(a->cs, &p, &left, &addr, insn); i++) {
 		const cs_x86 *x = &insn->detail->x86;
 		if (insn->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
 		    x->operands[0].mem.base == X86_REG_RIP) {
-			name = rw_slot_symbol(a->b, x86_rip_target(insn));
+			slot = x86_rip_target(insn);
 			break;
 		}
 	}
 	cs_free(insn, 1);
-	return name;
+	return slot;
+}
+
+/* The GOT slot a call goes through: its own operand, or its PLT stub's. */
+static uint64_t call_slot(struct ana *a, uint64_t target, uint64_t slot)
+{
+	if (slot)
+		return slot;
+	return target && bin_plt_stub(a->b->bin, target, NULL, NULL) ? plt_slot(a, target) : 0;
 }
 
 static const char *target_name(struct ana *a, uint64_t target, uint64_t slot)
 {
-	if (slot)
-		return rw_slot_symbol(a->b, slot);
-	if (!target)
+	uint64_t s = call_slot(a, target, slot);
+	if (s)
+		return rw_slot_symbol(a->b, s);
+	if (!target || bin_plt_stub(a->b->bin, target, NULL, NULL))
 		return NULL;
-	if (bin_plt_stub(a->b->bin, target, NULL, NULL))
-		return plt_name(a, target);
 	const struct bin_function *f = func_at(a, target);
 	return f && f->addr == target ? f->name : NULL;
 }
@@ -1607,6 +1614,22 @@ static bool stub_row_ok(const struct eh_frame *eh, uint64_t insn)
 	return eh_edit_cfa(eh, fde, 0, 0, 0, insn - eh->e[fde].pc_begin, NULL) == 0;
 }
 
+/* The function of b that call rc reaches through a GOT slot that b's own
+ * definition fills (rewriter.h section 1, Bound calls), when its stub can
+ * take it: as for a tag's, and b can be made to bind at load time. */
+static void bind_call(struct ana *a, struct rw_call *rc)
+{
+	rc->bind = rc->bind_slot = 0;
+	if (!rc->taggable || a->b->bind_now == RW_BIND_NOW_NONE)
+		return;
+	uint64_t slot = call_slot(a, rc->target, rc->slot), own = rw_slot_own(a->b, slot);
+	const struct bin_function *f = own ? func_at(a, own) : NULL;
+	if (f && f->addr == own && !returns_twice_name(f->name)) {
+		rc->bind = own;
+		rc->bind_slot = slot;
+	}
+}
+
 static void resolve_calls(struct ana *a)
 {
 	struct rw_binary *b = a->b;
@@ -1635,6 +1658,8 @@ static void resolve_calls(struct ana *a)
 			       !returns_twice_name(rc->target_name) &&
 			       b->funcs[rc->func].pad_why != RW_PAD_UNDECODABLE &&
 			       stub_row_ok(&b->eh, rc->insn);
+		bind_call(a, rc);
+		rc->redirectable = rc->redirectable || rc->bind;
 	}
 	qsort(b->calls, b->ncalls, sizeof(*b->calls), cmp_call);
 	/* one record per site (a call reached twice is impossible; keep the first) */

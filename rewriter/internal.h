@@ -189,6 +189,18 @@ struct rw_unit {
 struct rw_slot_name {
 	uint64_t slot;
 	const char *name;
+	uint64_t own;                /* the module's own definition of name (a
+	                              * FUNC, not an IFUNC), 0: none */
+};
+
+/* How a module can be made to bind its calls at load time (DT_BIND_NOW),
+ * which a bound call's stub needs (rewriter.h section 1, Bound calls). */
+enum rw_bind_now {
+	RW_BIND_NOW_NONE,            /* no .dynamic, or no room for a flag */
+	RW_BIND_NOW_ALREADY,         /* DT_BIND_NOW, or a flag says it */
+	RW_BIND_NOW_FLAGS,           /* OR DF_BIND_NOW into DT_FLAGS */
+	RW_BIND_NOW_FLAGS_1,         /* OR DF_1_NOW into DT_FLAGS_1 */
+	RW_BIND_NOW_SPARE,           /* a DT_FLAGS in a spare DT_NULL */
 };
 
 struct rw_binary {
@@ -207,7 +219,13 @@ struct rw_binary {
 	size_t ncalls, capcalls;
 	struct rw_slot_name *slots;  /* GOT slot -> symbol, sorted */
 	size_t nslots;
+	enum rw_bind_now bind_now;
+	size_t bind_now_at;          /* the .dynamic entry it edits */
 };
+
+/* The function of b that GOT slot's symbol names, when b defines it
+ * itself (a FUNC symbol at a function's start), else 0. */
+uint64_t rw_slot_own(const struct rw_binary *b, uint64_t slot);
 
 /* rw_open; for_writing false: only for its analysis (imports.c), without the
  * refusals that are about writing an output (no .eh_frame_hdr, ...). */

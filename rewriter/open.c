@@ -138,7 +138,7 @@ static int cmp_slot(const void *x, const void *y)
 	return a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
-const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot)
+static const struct rw_slot_name *slot_at(const struct rw_binary *b, uint64_t slot)
 {
 	size_t lo = 0, hi = b->nslots;
 	while (lo < hi) {
@@ -148,7 +148,19 @@ const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot)
 		else
 			hi = mid;
 	}
-	return lo < b->nslots && b->slots[lo].slot == slot ? b->slots[lo].name : NULL;
+	return lo < b->nslots && b->slots[lo].slot == slot ? &b->slots[lo] : NULL;
+}
+
+const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot)
+{
+	const struct rw_slot_name *s = slot_at(b, slot);
+	return s ? s->name : NULL;
+}
+
+uint64_t rw_slot_own(const struct rw_binary *b, uint64_t slot)
+{
+	const struct rw_slot_name *s = slot_at(b, slot);
+	return s ? s->own : 0;
 }
 
 static int load_slots(struct rw_binary *b)
@@ -185,12 +197,55 @@ static int load_slots(struct rw_binary *b)
 					return -1;
 				b->slots = v;
 			}
-			b->slots[b->nslots++] = (struct rw_slot_name){r.r_offset, name};
+			bool own = s.st_shndx != SHN_UNDEF && GELF_ST_TYPE(s.st_info) == STT_FUNC;
+			b->slots[b->nslots++] = (struct rw_slot_name){r.r_offset, name,
+								      own ? s.st_value : 0};
 		}
 	}
 	if (b->nslots)
 		qsort(b->slots, b->nslots, sizeof(*b->slots), cmp_slot);
 	return 0;
+}
+
+/* Where a DT_BIND_NOW can be said in .dynamic: a flag already there to OR
+ * into, or a DT_NULL followed by another (the linker's spare entries; the
+ * last DT_NULL must stay). */
+static void find_bind_now(struct rw_binary *b)
+{
+	b->bind_now = RW_BIND_NOW_NONE;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(b->elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Dyn dyn, next;
+			if (!gelf_getdyn(d, (int)i, &dyn))
+				break;
+			if (dyn.d_tag == DT_BIND_NOW ||
+			    (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_BIND_NOW)) ||
+			    (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_NOW))) {
+				b->bind_now = RW_BIND_NOW_ALREADY;
+				return;
+			}
+			if (dyn.d_tag == DT_FLAGS ||
+			    (dyn.d_tag == DT_FLAGS_1 && b->bind_now != RW_BIND_NOW_FLAGS)) {
+				b->bind_now = dyn.d_tag == DT_FLAGS ? RW_BIND_NOW_FLAGS : RW_BIND_NOW_FLAGS_1;
+				b->bind_now_at = i;
+			}
+			if (dyn.d_tag != DT_NULL)
+				continue;
+			if (b->bind_now == RW_BIND_NOW_NONE && i + 1 < n &&
+			    gelf_getdyn(d, (int)i + 1, &next) && next.d_tag == DT_NULL) {
+				b->bind_now = RW_BIND_NOW_SPARE;
+				b->bind_now_at = i;
+			}
+			break;
+		}
+		return;
+	}
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -362,6 +417,7 @@ struct rw_binary *rw_open_mode(const char *path, bool for_writing, char *err, si
 		errmsg(err, errlen, "out of memory reading %s", path);
 		goto fail;
 	}
+	find_bind_now(b);
 	if (rw_analyse(b, err, errlen))
 		goto fail;
 	return b;
@@ -466,6 +522,7 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 		else
 			s->wrap_refused[b->calls[i].wrap_why]++;
 		s->redirectable += b->calls[i].redirectable;
+		s->bound += b->calls[i].bind != 0;
 		s->taggable += b->calls[i].taggable;
 	}
 }

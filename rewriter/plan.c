@@ -364,7 +364,7 @@ static bool copied_by(const struct rw_binary *b, uint32_t ci, uint64_t func)
 static bool direct_call_of(const struct rw_binary *b, uint64_t site, uint64_t func)
 {
 	uint32_t ci = rw_call_index(b, site);
-	return ci != RW_NONE && b->calls[ci].redirectable && b->calls[ci].target == func;
+	return ci != RW_NONE && b->calls[ci].redirectable && rw_call_callee(&b->calls[ci]) == func;
 }
 
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
@@ -493,7 +493,7 @@ static uint32_t everything_target(const struct rw_binary *b, const struct rw_vis
 				  size_t c)
 {
 	const struct rw_call *call = &b->calls[c];
-	uint32_t fi = call->redirectable ? rw_func_index(b, call->target) : RW_NONE;
+	uint32_t fi = call->redirectable ? rw_func_index(b, rw_call_callee(call)) : RW_NONE;
 	if (fi == RW_NONE || !b->funcs[fi].cloneable ||
 	    (v && (v->no_wrap[c] || v->no_pad[fi] || v->no_clone[fi] || !v->in_map[fi])))
 		return RW_NONE;
@@ -514,8 +514,8 @@ static int everything_clones(const struct rw_binary *b, const struct rw_visibili
 			continue;
 		bool done = false;
 		for (uint32_t k = 0; k < p->nclones && !done; k++)
-			done = p->clones[k].func == b->calls[c].target;
-		if (!done && rw_plan_add_clone(p, b->calls[c].target, b->calls[c].site,
+			done = p->clones[k].func == rw_call_callee(&b->calls[c]);
+		if (!done && rw_plan_add_clone(p, rw_call_callee(&b->calls[c]), b->calls[c].site,
 					       everything_clone_pad(b, p, fi), RW_NONE))
 			return -1;
 	}
@@ -526,7 +526,7 @@ static int everything_clones(const struct rw_binary *b, const struct rw_visibili
 			uint32_t fi = everything_target(b, v, c);
 			if (fi == RW_NONE || b->funcs[b->calls[c].func].addr != func)
 				continue;
-			if (rw_plan_add_clone(p, b->calls[c].target, b->calls[c].site,
+			if (rw_plan_add_clone(p, rw_call_callee(&b->calls[c]), b->calls[c].site,
 					      everything_clone_pad(b, p, fi), k))
 				return -1;
 			break;

@@ -101,16 +101,17 @@
  * own with a pc-relative pc_begin, and that FDE's LSDA (if any) has no
  * LPStart, lands only in the FDE's range and is pointed at pc-relatively (or
  * absolutely in a non-PIE executable).  A call is redirectable when it is a
- * direct `call rel32` to a function start (not a returns-twice one).  Clones
+ * direct `call rel32` to a function start (not a returns-twice one), or a
+ * bound call (below).  Clones
  * get a local FUNC symbol __icpp_clone_K_NAME, the copy of a fragment
  * __icpp_clone_K_GNAME (g's name; NAME.cold when g has none), and are listed
  * in the note (the fragment's copy too: frag_addr, frag_size, frag_func).
  *
  * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
- * call of f (indirect, through the PLT, or a call of a function that
- * tail-calls f; or of another module: Tagged calls, below), or a chain's
- * clone k = (f, c in j) whose copy of c in clone j is not: f's entry tests
- * the return address instead.  The whole
+ * call of f (indirect, through the PLT when not bound (below), or a call of
+ * a function that tail-calls f; or of another module: Tagged calls, below),
+ * or a chain's clone k = (f, c in j) whose copy of c in clone j is not: f's
+ * entry tests the return address instead.  The whole
  * instructions covering 5 bytes after f's endbr64 are displaced and replaced
  * by `jmp D` (as for an entry wrapper, below; a branch among them keeps its
  * target, past them in f; a ret or jmp may end them, and when that ends f
@@ -217,6 +218,31 @@
  * trampoline (the copy's wrapper), with rw_tag(M's build-id,
  * rw_copy_key(c, J)): a clone's copies are laid out as the original, so
  * rw_collapse finds c and J from the copy's address in M's note.
+ *
+ * Bound calls (analyze.c, write.c): a shared library calls its own exported
+ * functions through its PLT (or a GOT slot, -fno-plt), so that another
+ * module's definition can interpose: libtcl's `call Tcl_Alloc@plt`,
+ * libsqlite3's calls of its API.  Such a call c, whose slot's relocation
+ * names a FUNC symbol that this module defines at a function's start f
+ * (rw_call.bind), is redirectable to a clone f_k of f without a dispatch:
+ * c becomes `jmp S` (the rest int3), a stub as a tagged call's (G, its FDE
+ * the caller's row, a local FUNC symbol __icpp_bind_SITE, no frame: the
+ * heights are the direct call's), or its trampoline when it is wrapped,
+ * whose call is
+ *     lea f(%rip),%r11; cmp slot(%rip),%r11; jne F
+ *     [tag] call f_k; jmp back (a trampoline: to its restoring lea)
+ *  F: [tag] call as c does (*slot, or its PLT entry); jmp back
+ * so that the clone runs only where the slot holds the module's own f, and
+ * an interposed definition is called as before.  A copy of c in a clone
+ * (a chain) is bound the same way.  %r11 and the flags are scratch at a
+ * call.  A lazily bound slot holds the PLT's resolver entry until the first
+ * call through it, whose frames would then be the original f's: the output
+ * binds at load time (DT_FLAGS BIND_NOW: OR'd into DT_FLAGS, else DF_1_NOW
+ * into DT_FLAGS_1, else written over the first of two trailing DT_NULLs;
+ * no call is bound in a module with none of these).  A call is bound when it
+ * is taggable (above) and its callee is no returns-twice function; a tagged
+ * bound call carries its tag before both calls, and both return addresses
+ * stay out of a page's first RW_TAG_SHIFT bytes.
  *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
@@ -492,10 +518,22 @@ struct rw_call {
 					that may hold arguments; -1 unknown */
 	rw_mask wrap_mask;           /* allowed wraps; 1 when refused */
 	enum rw_wrap_why wrap_why;
-	bool redirectable;           /* a direct call rel32 that may call a clone */
+	bool redirectable;           /* may call a clone: a direct call rel32, or
+	                              * a bound call */
 	bool taggable;               /* may be tagged for another module's dispatch
 	                              * (section 1, Tagged calls) */
+	uint64_t bind;               /* a bound call's callee, this module's own
+	                              * function behind its GOT slot (section 1,
+	                              * Bound calls); else 0 */
+	uint64_t bind_slot;          /* ... and that slot */
 };
+
+/* The function of this module that call c calls (and that a clone of
+ * replaces), or 0 when it leaves the module or is indirect. */
+static inline uint64_t rw_call_callee(const struct rw_call *c)
+{
+	return c->bind ? c->bind : c->slot ? 0 : c->target;
+}
 
 struct rw_binary;
 
@@ -536,6 +574,7 @@ struct rw_summary {
 	uint32_t fp, sp, frameless;
 	uint32_t calls, wrappable, wrap_refused[RW_WRAP_N];
 	uint32_t cloneable, clone_refused[RW_CLONE_N], redirectable;
+	uint32_t bound;              /* of redirectable: bound calls (section 1) */
 	uint32_t taggable;           /* calls that may be tagged */
 };
 void rw_summarize(const struct rw_binary *b, struct rw_summary *s);
@@ -648,6 +687,10 @@ struct rw_write_stats {
 	uint32_t entry_pads;         /* of pads: through entry wrappers */
 	uint32_t dispatched;         /* of clones: taking their calls by dispatch */
 	uint32_t chains;             /* of clones: taking a copy's call (a chain) */
+	uint32_t bound;              /* bound calls (and copies) taking a clone
+	                              * (section 1, Bound calls) */
+	bool bind_now;               /* the output binds at load time, the input
+	                              * did not */
 	uint64_t in_size, out_size;
 	uint64_t tramp_bytes;
 	uint64_t new_vaddr;          /* where the added segments start */
@@ -664,7 +707,8 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *out,
 struct rw_note_wrap {
 	uint64_t tramp;              /* trampoline start */
 	uint32_t size;
-	uint32_t bytes;              /* W; 0: a tagged call's stub, no frame */
+	uint32_t bytes;              /* W; 0: a tagged or bound call's stub, no
+	                              * frame */
 	uint64_t site;               /* the callsite it serves: an original one,
 	                              * or the copy of one inside a clone */
 };

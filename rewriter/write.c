@@ -50,8 +50,13 @@ struct tramp {
 	uint32_t bytes;              /* W (0: an entry that only dispatches, or a
 	                              * tagged call's stub) */
 	uint64_t tag;                /* its call's tag (0: none) */
-	bool stub;                   /* a tagged call's stub, no frame (no rows:
-	                              * its FDE is a copy of the caller's row) */
+	bool bound;                  /* a bound call's, target its clone: checks
+	                              * the GOT slot first (put_call) */
+	uint64_t ret2;               /* a bound one's: the return address of the
+	                              * original call, when the slot holds another
+	                              * function */
+	bool stub;                   /* a tagged or bound call's stub, no frame (no
+	                              * rows: its FDE is a copy of the caller's row) */
 	struct eh_row rows[TRAMP_MAX_ROWS];
 	uint32_t nrows;
 };
@@ -92,6 +97,71 @@ static void lea_rsp(struct rbuf *o, int64_t disp)
 	}
 }
 
+/* An instruction op (n bytes) with a rel32 to dest, at origin + o->n. */
+static int put_rel32(struct rbuf *o, uint64_t origin, const uint8_t *op, size_t n, uint64_t dest)
+{
+	int64_t rel = (int64_t)(dest - (origin + o->n + n + 4));
+	if (rel < INT32_MIN || rel > INT32_MAX)
+		return -1;
+	rb_put(o, op, n);
+	rb_u32(o, (uint32_t)(int32_t)rel);
+	return 0;
+}
+
+/* The call that t makes for t->call (code at origin + o->n), its tag before
+ * it: call t->target, or call *slot for a call through one that takes no
+ * clone; t->ret is its return address.  A bound call's (t->bound:
+ * rewriter.h section 1, Bound calls) calls its clone only while the GOT
+ * slot holds the module's own function:
+ *       lea own(%rip),%r11; cmp slot(%rip),%r11; jne F
+ *       [tag] call clone; jmp exit (0: J)
+ *   F:  [tag] call as the original does     (t->ret2 after it)
+ *   J:
+ * %r11 and the flags are scratch at a call in the ABI.  -1 when out of
+ * rel32 reach. */
+static int put_call(struct rbuf *o, uint64_t origin, struct tramp *t, uint64_t exit)
+{
+	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, cmp_r11[] = {0x4c, 0x3b, 0x1d},
+			     jne[] = {0x0f, 0x85}, call[] = {0xe8}, call_slot[] = {0xff, 0x15},
+			     jmp[] = {0xe9};
+	const struct rw_call *c = t->call;
+	size_t to_fallback = 0, to_exit = 0;
+	if (t->bound) {
+		if (put_rel32(o, origin, lea_r11, 3, c->bind) < 0 ||
+		    put_rel32(o, origin, cmp_r11, 3, c->bind_slot) < 0)
+			return -1;
+		rb_put(o, jne, 2);
+		rb_u32(o, 0);
+		to_fallback = o->n;
+		if (t->tag)
+			put_tag(o, t->tag, true);
+		if (put_rel32(o, origin, call, 1, t->target) < 0)
+			return -1;
+		t->ret = origin + o->n;
+		rb_put(o, jmp, 1);
+		rb_u32(o, 0);
+		to_exit = o->n;
+		if (o->oom)
+			return 0;          /* the caller reports it */
+		int32_t rel = (int32_t)(o->n - to_fallback);
+		memcpy(o->p + to_fallback - 4, &rel, 4);
+	}
+	if (t->tag)
+		put_tag(o, t->tag, !c->slot);
+	if (c->slot ? put_rel32(o, origin, call_slot, 2, c->slot)
+		    : put_rel32(o, origin, call, 1, t->bound ? c->target : t->target))
+		return -1;
+	*(t->bound ? &t->ret2 : &t->ret) = origin + o->n;
+	if (to_exit && !o->oom) {
+		int64_t rel = exit ? (int64_t)(exit - (origin + to_exit)) : (int64_t)(o->n - to_exit);
+		if (rel < INT32_MIN || rel > INT32_MAX)
+			return -1;
+		int32_t r32 = (int32_t)rel;
+		memcpy(o->p + to_exit - 4, &r32, 4);
+	}
+	return 0;
+}
+
 /* One trampoline at t->addr:
  *   lea -(W-8-K)(%rsp),%rsp; K/8 x pushq (W-8)(%rsp); call target;
  *   lea (W-8)(%rsp),%rsp; ret
@@ -123,34 +193,18 @@ static int emit_tramp(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 		t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start),
 						      (uint32_t)(8 + low + 8 * (i + 1))};
 	}
-	if (t->tag) {
+	if (t->tag && !t->bound && o->n - start < 5) {
 		/* icpp train hooks a trampoline like any function, moving the
 		 * whole instructions that cover its first 5 bytes: the tag must
 		 * start past them (one 4-byte push is too short: a 5-byte nop
-		 * joins it), else the callee's dispatch misses it */
-		if (o->n - start < 5) {
-			static const uint8_t nop5[] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
-			rb_put(o, nop5, sizeof(nop5));
-		}
-		put_tag(o, t->tag, !c->slot);
+		 * joins it), else the callee's dispatch misses it (a bound
+		 * call's check comes first, 7 bytes) */
+		static const uint8_t nop5[] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+		rb_put(o, nop5, sizeof(nop5));
 	}
-	uint64_t at = t->addr + (o->n - start);
-	int64_t rel;
-	if (c->slot) {
-		rel = (int64_t)(c->slot - (at + 6));
-		rb_u8(o, 0xff);
-		rb_u8(o, 0x15);
-	} else {
-		rel = (int64_t)(t->target - (at + 5));
-		rb_u8(o, 0xe8);
-	}
-	if (rel < INT32_MIN || rel > INT32_MAX) {
-		errmsg(err, errlen, "trampoline for callsite 0x%" PRIx64 " is out of rel32 reach of "
-			"its target", t->site);
-		return -1;
-	}
-	rb_u32(o, (uint32_t)(int32_t)rel);
-	t->ret = t->addr + (o->n - start);
+	if (put_call(o, t->addr - start, t, 0) < 0)
+		return errmsg(err, errlen, "trampoline for callsite 0x%" PRIx64 " is out of rel32 "
+			      "reach of its target", t->site);
 	lea_rsp(o, w8);
 	t->rows[t->nrows++] = (struct eh_row){(uint32_t)(o->n - start), 8};
 	rb_u8(o, 0xc3);
@@ -334,6 +388,7 @@ struct plan_state {
 	struct eh_fde_edit *fedits;
 	uint32_t nfedits;
 	struct rbuf text;
+	uint32_t nbound;                 /* bound calls' stubs and trampolines */
 };
 
 static void plan_state_free(struct plan_state *ps)
@@ -405,23 +460,24 @@ static struct tramp *next_tramp(struct plan_state *ps, char *err, size_t errlen)
 	return &ps->t[ps->nt++];
 }
 
-/* Emit t at the end of text; a tagged one's return address never lies in
+/* Emit t at the end of text; a tagged one's return addresses never lie in
  * the first RW_TAG_SHIFT bytes of a page (no dispatch reads its tag there):
- * then it moves on by RW_TAG_SHIFT.  t's address, or 0 with err. */
+ * then it moves on by RW_TAG_SHIFT (twice at most: a bound call's two lie
+ * less than RW_TAG_SHIFT apart).  t's address, or 0 with err. */
 static uint64_t place(struct plan_state *ps, struct tramp *t, uint64_t text_vaddr,
 		      int (*emit)(struct rbuf *, struct tramp *, char *, size_t), char *err,
 		      size_t errlen)
 {
 	rb_align(&ps->text, 16, 0xcc);
 	size_t at = ps->text.n;
-	for (int shift = 0; shift <= RW_TAG_SHIFT; shift += RW_TAG_SHIFT) {
+	for (int shift = 0; shift <= 2 * RW_TAG_SHIFT; shift += RW_TAG_SHIFT) {
 		ps->text.n = at;
 		for (int i = 0; i < shift; i++)
 			rb_u8(&ps->text, 0xcc);
 		t->addr = text_vaddr + ps->text.n;
 		if (emit(&ps->text, t, err, errlen))
 			return 0;
-		if (!t->tag || tag_readable(t->ret))
+		if (!t->tag || (tag_readable(t->ret) && (!t->ret2 || tag_readable(t->ret2))))
 			return t->addr;
 	}
 	errmsg(err, errlen, "internal error: the tag of callsite 0x%" PRIx64 " lies where no "
@@ -429,59 +485,56 @@ static uint64_t place(struct plan_state *ps, struct tramp *t, uint64_t text_vadd
 	return 0;
 }
 
+/* A trampoline for call c (or its copy at site) wrapped by bytes, calling
+ * target: the clone of a bound call's callee when bound. */
 static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			  uint64_t target, uint32_t bytes, uint64_t tag, uint64_t text_vaddr,
-			  char *err, size_t errlen)
+			  uint64_t target, bool bound, uint32_t bytes, uint64_t tag,
+			  uint64_t text_vaddr, char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
-	*t = (struct tramp){.call = c, .site = site, .target = target, .bytes = bytes, .tag = tag};
+	*t = (struct tramp){.call = c, .site = site, .target = target, .bytes = bytes, .tag = tag,
+			    .bound = bound};
+	ps->nbound += bound;
 	return place(ps, t, text_vaddr, emit_tramp, err, errlen);
 }
 
-/* The stub of a tagged call t->call that is not wrapped, at t->addr:
+/* The stub of a tagged or bound call t->call that is not wrapped, at
+ * t->addr:
  *     G: 16 x int3
- *     S: tag; call t->target (or *slot); jmp back after the call
+ *     S: the call (put_call: a bound one's check, the tag); jmp back after
+ *        the original call
  * entered by a jmp at the call.  No frame: the stub's FDE repeats the
  * caller's row at the call (an eh_clonefde with row_at). */
 static int emit_stub(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 {
-	const struct rw_call *c = t->call;
+	static const uint8_t jmp[] = {0xe9};
 	size_t start = o->n;
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(o, 0xcc);
-	put_tag(o, t->tag, !c->slot);
-	uint64_t call = t->addr + (o->n - start);
-	int64_t rel = c->slot ? (int64_t)(c->slot - (call + 6)) : (int64_t)(t->target - (call + 5));
-	int64_t back = (int64_t)(t->site + 1 - (call + (c->slot ? 11 : 10)));
-	if (rel < INT32_MIN || rel > INT32_MAX || back < INT32_MIN || back > INT32_MAX)
+	uint64_t back = t->site + 1;
+	if (put_call(o, t->addr - start, t, back) < 0 ||
+	    put_rel32(o, t->addr - start, jmp, 1, back) < 0)
 		return errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " is out of rel32 reach "
-			      "of its target", c->site);
-	if (c->slot) {
-		rb_u8(o, 0xff);
-		rb_u8(o, 0x15);
-	} else {
-		rb_u8(o, 0xe8);
-	}
-	rb_u32(o, (uint32_t)(int32_t)rel);
-	t->ret = t->addr + (o->n - start);
-	rb_u8(o, 0xe9);
-	rb_u32(o, (uint32_t)(int32_t)back);
+			      "of its target", t->call->site);
 	t->size = (uint32_t)(o->n - start);
 	return 0;
 }
 
-/* A stub for tagged call c, or for its copy in a clone at site, calling
- * dest; its entry S, or 0 with err. */
+/* A stub for call c (tagged, or bound and calling dest, its callee's
+ * clone), or for its copy in a clone at site; its entry S, or 0 with err. */
 static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			 uint64_t dest, uint64_t tag, uint64_t text_vaddr, char *err, size_t errlen)
+			 uint64_t dest, bool bound, uint64_t tag, uint64_t text_vaddr, char *err,
+			 size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
-	*t = (struct tramp){.call = c, .site = site, .target = dest, .tag = tag, .stub = true};
+	*t = (struct tramp){.call = c, .site = site, .target = dest, .tag = tag, .bound = bound,
+			    .stub = true};
 	uint64_t g = place(ps, t, text_vaddr, emit_stub, err, errlen);
+	ps->nbound += bound;
 	return g ? g + RW_ENTRY_GUARD : 0;
 }
 
@@ -666,11 +719,14 @@ static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_c
 /* The FDE of stub t for call c: the caller's row at the call, edited as the
  * caller's padding edits its FDE; for c's copy in a clone, copy_start is
  * where the clone's copy of c's function (or fragment) begins, and the
- * clone's FDE there gives the edit (its own padding).  add_stubs made room
- * for a stub of every tag. */
-static void add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-			 uint64_t copy_start, const struct tramp *t)
+ * clone's FDE there gives the edit (its own padding).  -1 out of memory. */
+static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
+			uint64_t copy_start, const struct tramp *t)
 {
+	struct eh_clonefde *v = realloc(ps->cfdes, (ps->ncfdes + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	ps->cfdes = v;
 	uint32_t fde = eh_fde_at(&b->eh, c->insn);
 	struct eh_fde_edit ed = {fde, 0, 0, 0};
 	if (copy_start) {
@@ -684,12 +740,14 @@ static void add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const
 	}
 	ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){ed, t->addr, c->insn - b->eh.e[fde].pc_begin,
 						       t->size};
+	return 0;
 }
 
 /* Trampolines for the wrapped copies of calls inside clone k (they call what
  * the original calls, or the clone of a chain that takes the copy), stubs
- * for the tagged ones that are not wrapped (a wrapped copy's trampoline
- * carries its tag), and the copies patched to call them or that clone. */
+ * for the tagged or bound ones that are not wrapped (a wrapped copy's
+ * trampoline carries its tag and check), and the copies patched to call
+ * them or that clone. */
 static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		       uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
 {
@@ -700,17 +758,19 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		uint32_t w = insn ? copy_wrap(p, k, c) : 0;
 		uint32_t chain = insn ? chain_of(b, p, k, c->site) : RW_NONE;
 		uint64_t tag = insn ? rw_plan_tag(p, c->site, k) : 0;
+		bool bound = chain != RW_NONE && c->bind;
 		if (!w && chain == RW_NONE && !tag)
 			continue;
 		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;
 		uint64_t site = c->site + (insn - c->insn);
 		uint8_t bytes[16];
-		if (!w && tag) {
-			uint64_t stub = add_stub(ps, c, site, dest, tag, text_vaddr, err, errlen);
+		if (!w && (tag || bound)) {
+			uint64_t stub = add_stub(ps, c, site, dest, bound, tag, text_vaddr, err, errlen);
 			if (!stub)
 				return -1;
-			add_stub_fde(ps, b, c, c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr,
-				     &ps->t[ps->nt - 1]);
+			if (add_stub_fde(ps, b, c, c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr,
+					 &ps->t[ps->nt - 1]))
+				return errmsg(err, errlen, "out of memory applying the plan");
 			memset(bytes, 0xcc, sizeof(bytes));
 			if (x86_encode_jmp(insn, stub, bytes) < 0)
 				return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of "
@@ -718,7 +778,8 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 			memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
 			continue;
 		}
-		uint64_t t = w ? add_tramp(ps, c, site, dest, w, tag, text_vaddr, err, errlen) : dest;
+		uint64_t t = w ? add_tramp(ps, c, site, dest, bound, w, tag, text_vaddr, err, errlen)
+			       : dest;
 		if (!t)
 			return -1;
 		if (call_to(insn, c->len, t, bytes))
@@ -729,36 +790,51 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	return 0;
 }
 
+/* A stub for the original call c (tagged, or bound and calling dest, its
+ * callee's clone), the jump at the call into it, and its FDE
+ * (add_stub_fde). */
+static int stub_call(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
+		     uint64_t dest, bool bound, uint64_t tag, uint64_t text_vaddr, char *err,
+		     size_t errlen)
+{
+	uint64_t stub = add_stub(ps, c, c->site, dest, bound, tag, text_vaddr, err, errlen);
+	if (!stub)
+		return -1;
+	if (add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1]))
+		return errmsg(err, errlen, "out of memory applying the plan");
+	uint8_t bytes[16];
+	memset(bytes, 0xcc, sizeof(bytes));
+	if (x86_encode_jmp(c->insn, stub, bytes) < 0)
+		return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of its stub",
+			      c->site);
+	if (patch_add(&ps->patches, c->insn, bytes, c->len))
+		return errmsg(err, errlen, "out of memory applying the plan");
+	return 0;
+}
+
 /* The stubs of the tagged calls that are not wrapped (a wrapped one's
- * trampoline carries its tag), the jumps at the calls into them, and their
- * FDEs (add_stub_fde); room in ps->cfdes for the copies' too. */
+ * trampoline carries its tag); a copy's are wrap_copies'. */
 static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
 		     uint64_t text_vaddr, char *err, size_t errlen)
 {
-	struct eh_clonefde *v = realloc(ps->cfdes, (ps->ncfdes + p->ntags + 1) * sizeof(*v));
-	if (!v)
-		return errmsg(err, errlen, "out of memory applying the plan");
-	ps->cfdes = v;
 	for (uint32_t i = 0; i < p->ntags; i++) {
 		uint64_t site = p->tags[i].site;
 		if (p->tags[i].clone != RW_NONE || plan_amount(p->wraps, p->nwraps, site))
-			continue;        /* a copy's: wrap_copies */
+			continue;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = redirect_of(b, p, site);
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
-		uint64_t stub = add_stub(ps, c, site, dest, p->tags[i].tag, text_vaddr, err, errlen);
-		if (!stub)
+		if (stub_call(ps, b, c, dest, k != RW_NONE && c->bind, p->tags[i].tag, text_vaddr, err,
+			      errlen))
 			return -1;
-		add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1]);
-		uint8_t bytes[16];
-		memset(bytes, 0xcc, sizeof(bytes));
-		if (x86_encode_jmp(c->insn, stub, bytes) < 0)
-			return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of its "
-				      "stub", site);
-		if (patch_add(&ps->patches, c->insn, bytes, c->len))
-			return errmsg(err, errlen, "out of memory applying the plan");
 	}
 	return 0;
+}
+
+/* What a callsite's trampoline or stub is called: __icpp_KIND_SITE. */
+static const char *stub_kind(const struct tramp *t)
+{
+	return !t->stub ? "wrap" : t->bound ? "bind" : "tag";
 }
 
 /* Code edits of the plan: clones, then trampolines, laid out from
@@ -805,9 +881,15 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 			continue;        /* a chain's (wrap_copies), done with its wrap,
 					  * dispatched, or its stub's (below) */
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
-		if (wrap && !(dest = add_tramp(ps, c, site, dest, p->wraps[i].bytes, tag, text_vaddr,
-					       err, errlen)))
+		bool bound = k != RW_NONE && c->bind;
+		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, p->wraps[i].bytes, tag,
+					       text_vaddr, err, errlen)))
 			return -1;
+		if (!wrap && bound) {
+			if (stub_call(ps, b, c, dest, true, 0, text_vaddr, err, errlen))
+				return -1;
+			continue;
+		}
 		uint8_t bytes[16];
 		if (call_to(c->insn, c->len, dest, bytes))
 			return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the "
@@ -838,10 +920,10 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 				 ps->t[i].bytes ? "entry" : "dispatch", ps->t[i].func);
 		else if (ps->t[i].site < text_vaddr)
 			snprintf(n->name, sizeof(n->name), "__icpp_%s_%" PRIx64,
-				 ps->t[i].stub ? "tag" : "wrap", ps->t[i].site);
+				 stub_kind(&ps->t[i]), ps->t[i].site);
 		else    /* a copy's, in new code: as long in both passes (final_code) */
 			snprintf(n->name, sizeof(n->name), "__icpp_%s_%016" PRIx64,
-				 ps->t[i].stub ? "tag" : "wrap", ps->t[i].site);
+				 stub_kind(&ps->t[i]), ps->t[i].site);
 		n->addr = ps->t[i].addr;
 		n->size = ps->t[i].size;
 	}
@@ -1433,6 +1515,34 @@ static int apply_patches(struct writer *w)
 	return 0;
 }
 
+/* A bound call's stub reads its GOT slot, which lazy binding fills only at
+ * the first call through it: the output binds at load time (rewriter.h
+ * section 1, Bound calls), by the flag rw_open found room for. */
+static int bind_now(struct writer *w)
+{
+	const struct rw_binary *b = w->b;
+	if (!w->ps.nbound || b->bind_now == RW_BIND_NOW_ALREADY)
+		return 0;
+	for (size_t i = 1; i < w->nold; i++) {
+		struct osec *sec = &w->o.s[i];
+		if (sec->sh.sh_type != SHT_DYNAMIC || sec->sh.sh_entsize != sizeof(Elf64_Dyn) ||
+		    (b->bind_now_at + 1) * sizeof(Elf64_Dyn) > sec->size)
+			continue;
+		Elf64_Dyn *d = own_copy(sec);
+		if (!d)
+			return w_oom(w);
+		d += b->bind_now_at;
+		if (b->bind_now == RW_BIND_NOW_SPARE)
+			*d = (Elf64_Dyn){.d_tag = DT_FLAGS, .d_un.d_val = DF_BIND_NOW};
+		else
+			d->d_un.d_val |= b->bind_now == RW_BIND_NOW_FLAGS ? DF_BIND_NOW : DF_1_NOW;
+		w->st->bind_now = true;
+		return 0;
+	}
+	return errmsg(w->err, w->errlen, "internal error: %s has no .dynamic to bind at load time",
+		      b->path);
+}
+
 /* The input's program headers (PT_PHDR and PT_GNU_EH_FRAME moved to the
  * new tables), the new loads after its last load, and a PT_NOTE. */
 static int program_headers(struct writer *w)
@@ -1562,6 +1672,7 @@ static void fill_stats(struct writer *w)
 	st->tags = p->ntags;
 	st->clones = p->nclones;
 	st->dispatched = st->chains = 0;
+	st->bound = w->ps.nbound;
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		st->chains += p->clones[k].parent != RW_NONE;
 		st->dispatched += rw_plan_dispatched(w->b, &p->clones[k]);
@@ -1613,7 +1724,7 @@ int rw_write(struct rw_binary *b, const struct rw_plan *p, const char *outpath,
 	    name_sections(&w) < 0 || place_unloaded(&w) < 0)
 		goto out;
 	place_segments(&w);
-	if (final_code(&w) < 0 || make_notes(&w) < 0 || apply_patches(&w) < 0 ||
+	if (final_code(&w) < 0 || make_notes(&w) < 0 || apply_patches(&w) < 0 || bind_now(&w) < 0 ||
 	    program_headers(&w) < 0 || write_file(&w) < 0)
 		goto out;
 	fill_stats(&w);

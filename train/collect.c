@@ -143,7 +143,7 @@ static const struct bin_function *function_at(struct record *r, uint32_t slot, u
 }
 
 /* The pathmap parent of node n, whose recorded parent maps to `parent`.
- * A callsite in a stub of icpp rewrite's (bin_tag_stub_caller) is its
+ * A callsite in a stub of icpp rewrite's (bin_stub_caller) is its
  * caller's, whose CFI row the stub's FDE repeats.
  *
  * Entry-only training pops a returned frame only at a later entry at or
@@ -180,7 +180,7 @@ static uint32_t true_parent(struct record *r, const struct rec_node *n, uint32_t
 	const struct bin_function *x = cs_slot == REC_NONE ? NULL
 				       : function_at(r, cs_slot, n->ra - 1, cache, &am);
 	uint64_t stub_site;
-	const struct bin_function *stub_caller = x ? bin_tag_stub_caller(am->bin, x, &stub_site)
+	const struct bin_function *stub_caller = x ? bin_stub_caller(am->bin, x, &stub_site)
 						   : NULL;
 	if (stub_caller)
 		x = stub_caller;       /* a stub runs in its caller's frame */

@@ -1,8 +1,10 @@
 /* t_report_tags: icpp report on the pair run_tags.sh rewrites (rewriter.h
- * section 1, Tagged calls), one file per run:
- *  - the program: a sample in a tagged call's stub (__icpp_tag_SITE) is its
- *    caller's at the caller's height (the stub's FDE repeats the caller's
- *    row at the call), as the sample would be at the call itself;
+ * section 1, Tagged calls), and on run_bound.sh's library (Bound calls), one
+ * file per run:
+ *  - the program (the library): a sample in a tagged call's stub
+ *    (__icpp_tag_SITE; a bound call's, __icpp_bind_SITE) is its caller's at
+ *    the caller's height (the stub's FDE repeats the caller's row at the
+ *    call), as the sample would be at the call itself;
  *  - the library: a sample in the dispatch of fx_tag_leaf before its tag
  *    test may be in the frame of the function or of its clone, one after
  *    it in the function's alone (report/entry.c).
@@ -27,7 +29,8 @@ static const struct bin_function *stub_of(struct bin_module *m)
 	size_t n;
 	const struct bin_function *f = bin_functions(m, &n);
 	for (size_t i = 0; i < n; i++)
-		if (f[i].name && !strncmp(f[i].name, "__icpp_tag_", 11))
+		if (f[i].name && (!strncmp(f[i].name, "__icpp_tag_", 11) ||
+				  !strncmp(f[i].name, "__icpp_bind_", 12)))
 			return &f[i];
 	return NULL;
 }
@@ -36,7 +39,7 @@ static void check_stub(struct bin_module *m, const char *path, const char *dir,
 		       const struct bin_function *stub)
 {
 	uint64_t site;
-	const struct bin_function *caller = bin_tag_stub_caller(m, stub, &site);
+	const struct bin_function *caller = bin_stub_caller(m, stub, &site);
 	CHECK(caller != NULL);
 	if (!caller)
 		return;

@@ -30,6 +30,7 @@
 set -u
 icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 t_report=$6 noid=$7
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/stub_checks.sh"
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$noid" "$work"/ && cd "$work" || fail "setup"
 p=./$(basename "$prog") l=./$(basename "$lib") ln=$(basename "$lib")
 
@@ -67,12 +68,7 @@ for x in rw "rw.libs/$ln"; do
 		fail "t_report_tags $x: $(tail -3 "report.$(basename "$x").log")"
 done
 
-if [ -n "$gdb" ]; then
-	LD_LIBRARY_PATH=rw.libs "$gdb" -q -batch -ex 'set breakpoint pending on' \
-		-ex 'break __icpp_clone_0_fx_tag_leaf' -ex run -ex bt ./rw > gdb.log 2>&1
-	grep -q "^#[0-9].* in __icpp_tag_" gdb.log && grep -q "^#[0-9].* in main " gdb.log ||
-		fail "gdb does not unwind from the clone through the stub: $(grep '^#' gdb.log)"
-fi
+[ -z "$gdb" ] || gdb_unwinds_through "$gdb" rw.libs ./rw __icpp_clone_0_fx_tag_leaf __icpp_tag_
 
 # the tagged call wrapped too: its trampoline carries the tag
 "$icpp" plan map.icpp --binary "$p" --binary "$l" --no-wrap -o tag.plan > plan.log 2>&1 ||
@@ -83,8 +79,7 @@ grep -q "^    the heaviest: fx_tag_leaf [0-9.]*% ([0-9]* tests*)$" plan.log ||
 	fail "plan: the function that dispatches is not named: $(grep -A1 'by dispatch' plan.log)"
 read -r km site <<< "$(awk '$1 == "clone" && $3 != $5 {print $5, $6}' tag.plan)"
 [ -n "$site" ] || fail "the plan has no clone for a call of another module: $(grep clone tag.plan)"
-awk -v km="$km" -v site="$site" '$1 == "end" {print "wrap", km, site, 64; print "end", $2 + 1; next} {print}' \
-	tag.plan > wrap.plan
+plan_wrapping tag.plan "$km" "$site" wrap.plan
 "$icpp" rewrite "$p" -m map.icpp -o rw2 --lib "$l" --plan wrap.plan > rewrite2.log 2>&1 ||
 	fail "rewrite --plan (wrapped): $(tail -1 rewrite2.log)"
 nm rw2 | grep -q " t __icpp_wrap_${site#0x}$" || fail "the tagged call is not wrapped"
