@@ -239,7 +239,9 @@
  * call through it, whose frames would then be the original f's: the output
  * binds at load time (DT_FLAGS BIND_NOW: OR'd into DT_FLAGS, else DF_1_NOW
  * into DT_FLAGS_1, else written over the first of two trailing DT_NULLs;
- * no call is bound in a module with none of these).  A call is bound when it
+ * no call is bound in a module with none of these; a module that names a
+ * function no loaded object defines then fails to load, where lazily it
+ * failed at the first call of it).  A call is bound when it
  * is taggable (above) and its callee is no returns-twice function; a tagged
  * bound call carries its tag before both calls, and both return addresses
  * stay out of a page's first RW_TAG_SHIFT bytes.
