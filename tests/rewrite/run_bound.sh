@@ -17,10 +17,14 @@
 #  - the bound call wrapped too: its trampoline checks the slot, and the
 #    pair verifies again;
 #  - every cloneable function cloned for its first redirectable call, with
-#    chains (--everything): the pair runs and verifies at every height.
-#   run_bound.sh ICPP GDB WORK PROG LIB INTERPOSER T_REPORT_TAGS   (GDB may be empty)
+#    chains (--everything): the pair runs and verifies at every height;
+#  - the library linked with a DT_FLAGS_1 (-z nodelete) binds at load time
+#    by DF_1_NOW, one linked with -z now already did (its .dynamic kept):
+#    both verify.
+#   run_bound.sh ICPP GDB WORK PROG LIB INTERPOSER T_REPORT_TAGS LIB_FLAGS1 LIB_NOW
+#   (GDB may be empty; LIB_FLAGS1 and LIB_NOW: LIB linked so)
 set -u
-icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 inter=$6 t_report=$7
+icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 inter=$6 t_report=$7 lib_flags1=$8 lib_now=$9
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$inter" "$work"/ && cd "$work" || fail "setup"
@@ -86,4 +90,23 @@ LD_PRELOAD=$in LD_LIBRARY_PATH=all "$p" > all-inter.out && cmp -s orig-inter.out
 LD_LIBRARY_PATH=all "$icpp" verify all.so --exec "$p" > /dev/null 2> verify-all.log ||
 	fail "verify --everything: $(tail -3 verify-all.log)"
 grep -q " 0 at another height" verify-all.log || fail "--everything: $(grep observed verify-all.log)"
+
+# the flag the output gets, by the input's .dynamic
+for v in flags1 now; do
+	src=$lib_flags1 want="(FLAGS_1) *Flags: NOW NODELETE" made="1 through a bound call, bound at load time)"
+	[ $v = now ] && src=$lib_now want="(FLAGS) *BIND_NOW" made="1 through a bound call)"
+	mkdir -p $v && cp "$prog" "$v/" && cp "$src" "$v/$ln" || fail "$v: setup"
+	(
+		cd $v || exit 1
+		"$icpp" train -q -o map.icpp -- "$p" > /dev/null || fail "$v: train"
+		"$icpp" rewrite "$p" -m map.icpp -o rw --lib "$l" --no-wrap > rewrite.log 2>&1 ||
+			fail "$v: rewrite: $(tail -1 rewrite.log)"
+		grep -qF "$made" rewrite.log || fail "$v: $(grep 'functions cloned' rewrite.log)"
+		readelf -d "rw.libs/$ln" | grep -q "$want" ||
+			fail "$v: $(readelf -d "rw.libs/$ln" | grep -i flags)"
+		LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "$v: verify: $(tail -3 verify.log)"
+		grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log ||
+			fail "$v: $(grep precise verify.log)"
+	) || exit 1
+done
 echo ok
