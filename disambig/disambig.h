@@ -295,12 +295,16 @@
  * the same precision on jq, the real maps, the abstract maps and the
  * synthetic sets within a search's spread (docs/bench-disambig.md,
  * session 37).
- * At the default 0.1 the five real maps keep their precision
- * (seed 1, % of reducible paths: tcl 99.46 -> 99.57, python3 98.30 ->
- * 98.35, sqlite3 99.98 -> 99.97, perl 100, lua 99.32 -> 99.01) with fewer
- * entries testing (tcl 36.1% -> 27.2%, python3 34.0% -> 13.3%, sqlite3 24.5%
- * -> 20.6%, perl 10.3% -> 4.8%); at 0.25 tcl falls to 75.8% (6.3%): its
- * allocator's routes all end in pthread_getspecific, a tenth of its calls.
+ The default is 0.05 (0.1 from session 34 to 39, when a library's calls of
+ * its own API took their clones by dispatch, and tclsh's plan cost 1.07-1.1
+ * times the original's run time): under the rewriter's capability, seeds
+ * 1-3, % of reducible paths from 0.1 to 0.05, python3 96.7 -> 98.8, lua
+ * 97.3 -> 98.3, tcl 98.1 -> 98.7, sqlite3 99.0 -> 99.1, perl 97.7 -> 97.9;
+ * run time (cachegrind estimate, seed 1, against the original) python3
+ * 1.010 -> 1.028, sqlite3 1.038 -> 1.043, tcl 1.040 -> 1.038, jq 1.111 ->
+ * 1.116 (docs/bench-disambig.md, session 40).  At 0.25 tcl fell to 75.8%
+ * (session 34): its allocator's routes all end in pthread_getspecific, a
+ * tenth of its calls.
  * With the defaults, a path made precise is worth as much as 4/N of the
  * weight, and 1% of stack growth of a root costs about 0.25% of its paths:
  * precision is bought with stack, within the cap.  Moves never leave the
@@ -498,7 +502,7 @@
                                      * own four instructions */
 #define DA_MAX_DISPATCH 128         /* dispatched clones per function */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
-#define DA_DEFAULT_DISPATCH_WEIGHT 0.1      /* da_options.dispatch_weight (section 5) */
+#define DA_DEFAULT_DISPATCH_WEIGHT 0.05     /* da_options.dispatch_weight (section 5) */
 #define DA_DEFAULT_WRAP_WEIGHT 0.3          /* da_options.wrap_weight (section 5) */
 #define DA_DEFAULT_BUDGET_M 45      /* node moves per search, millions (section 5) */
 #define DA_DEFAULT_BUDGET (DA_DEFAULT_BUDGET_M * 1000000ULL)
@@ -758,7 +762,7 @@ struct da_options {
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
  * hot_weight 0.25, stack_weight 0.25, code_weight 1/128, dispatch_weight
- * 0.1, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
+ * 0.05, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
  * 25 s at 1.5M nodes, a few seconds on small maps), anneal on, searches 0
  * (= 4), threads 0 (= the CPUs this process may use). */
 void da_options_default(struct da_options *o);
