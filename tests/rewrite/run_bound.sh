@@ -18,13 +18,14 @@
 #    pair verifies again;
 #  - every cloneable function cloned for its first redirectable call, with
 #    chains (--everything): the pair runs and verifies at every height;
-#  - the library linked with a DT_FLAGS_1 (-z nodelete) binds at load time
-#    by DF_1_NOW, one linked with -z now already did (its .dynamic kept):
-#    both verify.
-#   run_bound.sh ICPP GDB WORK PROG LIB INTERPOSER T_REPORT_TAGS LIB_FLAGS1 LIB_NOW
-#   (GDB may be empty; LIB_FLAGS1 and LIB_NOW: LIB linked so)
+#  - the library linked with a DT_FLAGS (-z origin) binds at load time by
+#    DF_BIND_NOW there, one with a DT_FLAGS_1 only (-z nodelete) by
+#    DF_1_NOW, one linked with -z now already did (its .dynamic kept): each
+#    verifies.
+#   run_bound.sh ICPP GDB WORK PROG LIB INTERPOSER T_REPORT_TAGS LIB_FLAGS LIB_FLAGS1 LIB_NOW
+#   (GDB may be empty; LIB_FLAGS, LIB_FLAGS1 and LIB_NOW: LIB linked so)
 set -u
-icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 inter=$6 t_report=$7 lib_flags1=$8 lib_now=$9
+icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 inter=$6 t_report=$7 lib_flags=$8 lib_flags1=$9 lib_now=${10}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$inter" "$work"/ && cd "$work" || fail "setup"
@@ -92,9 +93,12 @@ LD_LIBRARY_PATH=all "$icpp" verify all.so --exec "$p" > /dev/null 2> verify-all.
 grep -q " 0 at another height" verify-all.log || fail "--everything: $(grep observed verify-all.log)"
 
 # the flag the output gets, by the input's .dynamic
-for v in flags1 now; do
-	src=$lib_flags1 want="(FLAGS_1) *Flags: NOW NODELETE" made="1 through a bound call, bound at load time)"
-	[ $v = now ] && src=$lib_now want="(FLAGS) *BIND_NOW" made="1 through a bound call)"
+for v in flags flags1 now; do
+	case $v in
+	flags) src=$lib_flags want="(FLAGS) *ORIGIN BIND_NOW" made="1 through a bound call, bound at load time)" ;;
+	flags1) src=$lib_flags1 want="(FLAGS_1) *Flags: NOW NODELETE" made="1 through a bound call, bound at load time)" ;;
+	now) src=$lib_now want="(FLAGS) *BIND_NOW" made="1 through a bound call)" ;;
+	esac
 	mkdir -p $v && cp "$prog" "$v/" && cp "$src" "$v/$ln" || fail "$v: setup"
 	(
 		cd $v || exit 1
