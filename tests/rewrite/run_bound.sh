@@ -68,12 +68,7 @@ cmp -s orig-inter.out rw-inter.out || fail "the rewritten pair does not call the
 	fail "plan: $(tail -1 plan.log)"
 read -r km site <<< "$(awk '$1 == "clone" {print $5, $6}' bound.plan)"
 [ -n "$site" ] || fail "the plan has no clone: $(grep clone bound.plan)"
-plan_wrapping bound.plan "$km" "$site" wrap.plan
-"$icpp" rewrite "$p" -m map.icpp -o rw2 --lib "$l" --plan wrap.plan > rewrite2.log 2>&1 ||
-	fail "rewrite --plan (wrapped): $(tail -1 rewrite2.log)"
-nm "rw2.libs/$ln" | grep -q " t __icpp_wrap_${site#0x}$" || fail "the bound call is not wrapped"
-nm "rw2.libs/$ln" | grep -q " t __icpp_bind_" && fail "a stub beside the trampoline"
-LD_LIBRARY_PATH=rw2.libs ./rw2 > rw2.out && cmp -s orig.out rw2.out || fail "the wrapped pair's output"
+rewrite_wrapped bound.plan "$km" "$site" "rw2.libs/$ln" __icpp_bind_
 LD_PRELOAD=$in LD_LIBRARY_PATH=rw2.libs ./rw2 > rw2-inter.out && cmp -s orig-inter.out rw2-inter.out ||
 	fail "the wrapped pair does not call the interposed leaf"
 LD_LIBRARY_PATH=rw2.libs "$icpp" verify rw2 > /dev/null 2> verify2.log || fail "verify (wrapped): $(tail -3 verify2.log)"

@@ -79,12 +79,7 @@ grep -q "^    the heaviest: fx_tag_leaf [0-9.]*% ([0-9]* tests*)$" plan.log ||
 	fail "plan: the function that dispatches is not named: $(grep -A1 'by dispatch' plan.log)"
 read -r km site <<< "$(awk '$1 == "clone" && $3 != $5 {print $5, $6}' tag.plan)"
 [ -n "$site" ] || fail "the plan has no clone for a call of another module: $(grep clone tag.plan)"
-plan_wrapping tag.plan "$km" "$site" wrap.plan
-"$icpp" rewrite "$p" -m map.icpp -o rw2 --lib "$l" --plan wrap.plan > rewrite2.log 2>&1 ||
-	fail "rewrite --plan (wrapped): $(tail -1 rewrite2.log)"
-nm rw2 | grep -q " t __icpp_wrap_${site#0x}$" || fail "the tagged call is not wrapped"
-nm rw2 | grep -q " t __icpp_tag_" && fail "a stub beside the trampoline"
-LD_LIBRARY_PATH=rw2.libs ./rw2 > rw2.out && cmp -s orig.out rw2.out || fail "the wrapped pair's output"
+rewrite_wrapped tag.plan "$km" "$site" rw2 __icpp_tag_
 LD_LIBRARY_PATH=rw2.libs "$icpp" verify rw2 > /dev/null 2> verify2.log || fail "verify (wrapped): $(tail -3 verify2.log)"
 grep -q "precise paths: 100.0% predicted, 100.0% observed" verify2.log || fail "$(grep precise verify2.log)"
 

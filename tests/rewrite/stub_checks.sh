@@ -11,9 +11,17 @@ gdb_unwinds_through() {
 		fail "gdb does not unwind from the clone through the stub: $(grep '^#' gdb.log)"
 }
 
-# plan_wrapping PLAN MODULE SITE OUT: PLAN with the callsite SITE of module
-# MODULE wrapped by 64 bytes as well.
-plan_wrapping() {
+# rewrite_wrapped PLAN MODULE SITE FILE STUB_PREFIX: PLAN with the callsite
+# SITE of module MODULE wrapped by 64 bytes as well, applied to $p and $l
+# (the caller's) as rw2: FILE (rw2 or its library) holds the callsite's
+# trampoline and no stub named STUB_PREFIX..., and the pair's output is the
+# original's (orig.out).
+rewrite_wrapped() {
 	awk -v km="$2" -v site="$3" \
-		'$1 == "end" {print "wrap", km, site, 64; print "end", $2 + 1; next} {print}' "$1" > "$4"
+		'$1 == "end" {print "wrap", km, site, 64; print "end", $2 + 1; next} {print}' "$1" > wrap.plan
+	"$icpp" rewrite "$p" -m map.icpp -o rw2 --lib "$l" --plan wrap.plan > rewrite2.log 2>&1 ||
+		fail "rewrite --plan (wrapped): $(tail -1 rewrite2.log)"
+	nm "$4" | grep -q " t __icpp_wrap_${3#0x}$" || fail "the call at $3 is not wrapped"
+	nm "$4" | grep -q " t $5" && fail "a stub beside the trampoline"
+	LD_LIBRARY_PATH=rw2.libs ./rw2 > rw2.out && cmp -s orig.out rw2.out || fail "the wrapped pair's output"
 }
