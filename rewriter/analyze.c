@@ -207,15 +207,21 @@ static uint64_t call_slot(struct ana *a, uint64_t target, uint64_t slot)
 	return target && bin_plt_stub(a->b->bin, target, NULL, NULL) ? plt_slot(a, target) : 0;
 }
 
-static const char *target_name(struct ana *a, uint64_t target, uint64_t slot)
+/* The symbol of what a call or jump to target (through GOT slot got, its
+ * own or its PLT stub's: call_slot) reaches; NULL unknown. */
+static const char *callee_name(struct ana *a, uint64_t target, uint64_t got)
 {
-	uint64_t s = call_slot(a, target, slot);
-	if (s)
-		return rw_slot_symbol(a->b, s);
+	if (got)
+		return rw_slot_symbol(a->b, got);
 	if (!target || bin_plt_stub(a->b->bin, target, NULL, NULL))
 		return NULL;
 	const struct bin_function *f = func_at(a, target);
 	return f && f->addr == target ? f->name : NULL;
+}
+
+static const char *target_name(struct ana *a, uint64_t target, uint64_t slot)
+{
+	return callee_name(a, target, call_slot(a, target, slot));
 }
 
 /* ------------------------------------------------------------------ decoding */
@@ -1614,15 +1620,15 @@ static bool stub_row_ok(const struct eh_frame *eh, uint64_t insn)
 	return eh_edit_cfa(eh, fde, 0, 0, 0, insn - eh->e[fde].pc_begin, NULL) == 0;
 }
 
-/* The function of b that call rc reaches through a GOT slot that b's own
- * definition fills (rewriter.h section 1, Bound calls), when its stub can
- * take it: as for a tag's, and b can be made to bind at load time. */
-static void bind_call(struct ana *a, struct rw_call *rc)
+/* The function of b that call rc reaches through GOT slot `slot` when b's
+ * own definition fills it (rewriter.h section 1, Bound calls) and its stub
+ * can take it: as for a tag's, and b can be made to bind at load time. */
+static void bind_call(struct ana *a, struct rw_call *rc, uint64_t slot)
 {
 	rc->bind = rc->bind_slot = 0;
 	if (!rc->taggable || a->b->bind_now == RW_BIND_NOW_NONE)
 		return;
-	uint64_t slot = call_slot(a, rc->target, rc->slot), own = rw_slot_own(a->b, slot);
+	uint64_t own = rw_slot_own(a->b, slot);
 	const struct bin_function *f = own ? func_at(a, own) : NULL;
 	if (f && f->addr == own && !returns_twice_name(f->name)) {
 		rc->bind = own;
@@ -1635,7 +1641,8 @@ static void resolve_calls(struct ana *a)
 	struct rw_binary *b = a->b;
 	for (size_t c = 0; c < b->ncalls; c++) {
 		struct rw_call *rc = &b->calls[c];
-		rc->target_name = target_name(a, rc->target, rc->slot);
+		uint64_t got = call_slot(a, rc->target, rc->slot);
+		rc->target_name = callee_name(a, rc->target, got);
 		rc->wrap_mask = 1;
 		rc->wrap_why = RW_WRAP_OK;
 		const struct bin_function *tf = rc->target ? func_at(a, rc->target) : NULL;
@@ -1658,7 +1665,7 @@ static void resolve_calls(struct ana *a)
 			       !returns_twice_name(rc->target_name) &&
 			       b->funcs[rc->func].pad_why != RW_PAD_UNDECODABLE &&
 			       stub_row_ok(&b->eh, rc->insn);
-		bind_call(a, rc);
+		bind_call(a, rc, got);
 		rc->redirectable = rc->redirectable || rc->bind;
 	}
 	qsort(b->calls, b->ncalls, sizeof(*b->calls), cmp_call);
