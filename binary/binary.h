@@ -93,6 +93,12 @@ const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t 
  * NULL. */
 const struct bin_function *bin_stub_caller(const struct bin_module *m,
 					   const struct bin_function *f, uint64_t *site);
+/* icpp rewrite's thunk of bound calls (a local symbol __icpp_bindto_CLONE,
+ * rewriter.h section 1, Bound calls) runs between a call and the entry of
+ * the clone it jumps to, with that entry's CFA: for such a thunk f, the
+ * clone's function; else NULL. */
+const struct bin_function *bin_thunk_callee(const struct bin_module *m,
+					    const struct bin_function *f);
 
 /* Copy len bytes of the file's image at vaddr into buf (from the PT_LOAD
  * segment that holds them all; .bss is not in the file).  0 on success, -1 if

@@ -320,3 +320,15 @@ const struct bin_function *bin_stub_caller(const struct bin_module *m,
 	*site = at;
 	return caller;
 }
+
+const struct bin_function *bin_thunk_callee(const struct bin_module *m,
+					    const struct bin_function *f)
+{
+	static const char prefix[] = "__icpp_bindto_";
+	if (!f || !f->name || strncmp(f->name, prefix, sizeof(prefix) - 1))
+		return NULL;
+	char *end;
+	uint64_t at = strtoull(f->name + sizeof(prefix) - 1, &end, 16);
+	const struct bin_function *callee = *end ? NULL : bin_function_at(m, at);
+	return callee && callee != f && callee->addr == at ? callee : NULL;
+}

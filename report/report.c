@@ -371,12 +371,18 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 		return 0;
 	}
 	/* a tagged call's stub runs in its caller's frame, with the caller's
-	 * CFI row: the caller's sample at its call */
+	 * CFI row: the caller's sample at its call; a bound call's thunk
+	 * with the entry CFA of the clone it jumps to: the clone's sample at
+	 * its entry */
 	uint64_t site;
-	const struct bin_function *caller = bin_stub_caller(s->mod->bin, s->fn, &site);
+	const struct bin_function *caller = bin_stub_caller(s->mod->bin, s->fn, &site),
+				  *callee = caller ? NULL : bin_thunk_callee(s->mod->bin, s->fn);
 	if (caller) {
 		s->fn = caller;
 		s->vaddr = site;
+	} else if (callee) {
+		s->fn = callee;
+		s->vaddr = callee->addr;
 	}
 	s->func = pm_function_at(c->pm, s->mod->pm_module, s->fn->addr);
 	size_t n = 0;

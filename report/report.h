@@ -15,7 +15,9 @@
  *              function, no CFI, no base): reported with its function.
  * A sample in a PLT stub has the CID of the callee the stub leads to (plt.c);
  * one in code another function jumps into may be that function's (jumps.c);
- * one in a trampoline of icpp rewrite has its caller's (the call goes on).
+ * one in a trampoline of icpp rewrite has its caller's (the call goes on),
+ * one in a tagged or bound call's stub its caller's at the call, one in a
+ * bound call's thunk the clone's it jumps to, at its entry.
  * With --validate, each sample's real stack (frame-pointer walk recorded with
  * it) is compared with the candidates (validate.c).
  */

@@ -224,11 +224,23 @@
  * module's definition can interpose: libtcl's `call Tcl_Alloc@plt`,
  * libsqlite3's calls of its API.  Such a call c, whose slot's relocation
  * names a FUNC symbol that this module defines at a function's start f
- * (rw_call.bind), is redirectable to a clone f_k of f without a dispatch:
- * c becomes `jmp S` (the rest int3), a stub as a tagged call's (G, its FDE
- * the caller's row, a local FUNC symbol __icpp_bind_SITE, no frame: the
- * heights are the direct call's), or its trampoline when it is wrapped,
- * whose call is
+ * (rw_call.bind), is redirectable to a clone f_k of f without a dispatch.
+ * c, neither tagged nor wrapped, calls a thunk instead of the PLT entry or
+ * the slot (`call rel32`, after nops where c was longer, so its return
+ * address stays), in the new segment, shared by every such call of the
+ * slot redirected to f_k:
+ *     G: 16 x int3
+ *     T: lea f(%rip),%r11; cmp slot(%rip),%r11; jne F; jmp f_k
+ *     F: jmp *slot(%rip)
+ * a local FUNC symbol __icpp_bindto_F_K from G (training's hook there never
+ * runs), its FDE CFA = rsp + 8 throughout: it runs between the call and
+ * f_k's entry with that entry's CFA, so f_k's frame is the direct call's and
+ * a sample in the thunk is f_k's at its entry (icpp report).  Against the
+ * PLT entry (endbr64; jmp *slot) it runs two more instructions a call.  A
+ * tagged one becomes `jmp S` (the rest int3), a stub as a tagged call's (G,
+ * its FDE the caller's row, a local FUNC symbol __icpp_bind_SITE, no frame:
+ * the heights are the direct call's), and a wrapped one calls its
+ * trampoline, whose call is
  *     lea f(%rip),%r11; cmp slot(%rip),%r11; jne F
  *     [tag] call f_k; jmp back (a trampoline: to its restoring lea)
  *  F: [tag] call as c does (*slot, or its PLT entry); jmp back

@@ -57,6 +57,9 @@ struct tramp {
 	                              * function */
 	bool stub;                   /* a tagged or bound call's stub, no frame (no
 	                              * rows: its FDE is a copy of the caller's row) */
+	bool thunk;                  /* a bound call's thunk (emit_thunk): serves
+	                              * every untagged, unwrapped call of one slot
+	                              * redirected to one clone, target */
 	struct eh_row rows[TRAMP_MAX_ROWS];
 	uint32_t nrows;
 };
@@ -108,6 +111,18 @@ static int put_rel32(struct rbuf *o, uint64_t origin, const uint8_t *op, size_t 
 	return 0;
 }
 
+/* A bound call's test of its GOT slot (rewriter.h section 1, Bound calls),
+ * code at origin + o->n: lea own(%rip),%r11; cmp slot(%rip),%r11, so that
+ * ZF says whether the slot holds the module's own function.  -1 when out
+ * of rel32 reach. */
+static int put_slot_test(struct rbuf *o, uint64_t origin, const struct rw_call *c)
+{
+	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, cmp_r11[] = {0x4c, 0x3b, 0x1d};
+	if (put_rel32(o, origin, lea_r11, 3, c->bind) < 0)
+		return -1;
+	return put_rel32(o, origin, cmp_r11, 3, c->bind_slot);
+}
+
 /* The call that t makes for t->call (code at origin + o->n), its tag before
  * it: call t->target, or call *slot for a call through one that takes no
  * clone; t->ret is its return address.  A bound call's (t->bound:
@@ -121,14 +136,12 @@ static int put_rel32(struct rbuf *o, uint64_t origin, const uint8_t *op, size_t 
  * rel32 reach. */
 static int put_call(struct rbuf *o, uint64_t origin, struct tramp *t, uint64_t exit)
 {
-	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, cmp_r11[] = {0x4c, 0x3b, 0x1d},
-			     jne[] = {0x0f, 0x85}, call[] = {0xe8}, call_slot[] = {0xff, 0x15},
+	static const uint8_t jne[] = {0x0f, 0x85}, call[] = {0xe8}, call_slot[] = {0xff, 0x15},
 			     jmp[] = {0xe9};
 	const struct rw_call *c = t->call;
 	size_t to_fallback = 0, to_exit = 0;
 	if (t->bound) {
-		if (put_rel32(o, origin, lea_r11, 3, c->bind) < 0 ||
-		    put_rel32(o, origin, cmp_r11, 3, c->bind_slot) < 0)
+		if (put_slot_test(o, origin, c) < 0)
 			return -1;
 		rb_put(o, jne, 2);
 		rb_u32(o, 0);
@@ -304,12 +317,14 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 	rb_u32(d, idlen);
 	rb_put(d, id, idlen);
 	rb_align(d, 4, 0);
-	uint32_t nw = 0;
-	for (uint32_t i = 0; i < nt; i++)
-		nw += !t[i].func;
+	uint32_t nw = 0, nthunks = 0;
+	for (uint32_t i = 0; i < nt; i++) {
+		nw += !t[i].func && !t[i].thunk;
+		nthunks += t[i].thunk;
+	}
 	rb_u32(d, nw);
 	for (uint32_t i = 0; i < nt; i++) {
-		if (t[i].func)
+		if (t[i].func || t[i].thunk)
 			continue;
 		rb_u64(d, t[i].addr);
 		rb_u32(d, t[i].size);
@@ -328,7 +343,7 @@ static void icpp_desc(struct rbuf *d, const uint8_t *id, uint32_t idlen, const s
 		rb_u64(d, c[k].frag_func);
 		rb_u64(d, c[k].tag);
 	}
-	rb_u32(d, nt - nw);
+	rb_u32(d, nt - nw - nthunks);
 	for (uint32_t i = 0; i < nt; i++) {
 		if (!t[i].func)
 			continue;
@@ -520,6 +535,56 @@ static int emit_stub(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 			      "of its target", t->call->site);
 	t->size = (uint32_t)(o->n - start);
 	return 0;
+}
+
+/* The thunk of the bound calls of t->call's GOT slot redirected to clone
+ * t->target that are neither tagged nor wrapped (rewriter.h section 1,
+ * Bound calls), at t->addr:
+ *     G: 16 x int3
+ *     T: lea own(%rip),%r11; cmp slot(%rip),%r11; jne F; jmp clone
+ *     F: jmp *slot(%rip)
+ * called in place of the PLT entry or the slot, so it runs with the callee's
+ * entry CFA (rsp + 8) and leaves the return address as the call made it. */
+static int emit_thunk(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
+{
+	static const uint8_t jne8[] = {0x75}, jmp[] = {0xe9}, jmp_slot[] = {0xff, 0x25};
+	enum { JMP_REL32 = 5 };
+	size_t start = o->n;
+	uint64_t origin = t->addr - start;
+	for (int i = 0; i < RW_ENTRY_GUARD; i++)
+		rb_u8(o, 0xcc);
+	if (put_slot_test(o, origin, t->call) < 0)
+		goto far;
+	rb_put(o, jne8, 1);
+	rb_u8(o, JMP_REL32);
+	if (put_rel32(o, origin, jmp, 1, t->target) < 0 ||
+	    put_rel32(o, origin, jmp_slot, 2, t->call->bind_slot) < 0)
+		goto far;
+	t->size = (uint32_t)(o->n - start);
+	t->rows[0] = (struct eh_row){0, 8};
+	t->nrows = 1;
+	return 0;
+far:
+	return errmsg(err, errlen, "the thunk of callsite 0x%" PRIx64 " is out of rel32 reach of "
+		      "its clone or GOT slot", t->call->site);
+}
+
+/* The entry T of the thunk for bound call c (or its copy) redirected to
+ * clone dest, made on its slot's first such call; 0 with err. */
+static uint64_t add_thunk(struct plan_state *ps, const struct rw_call *c, uint64_t dest,
+			  uint64_t text_vaddr, char *err, size_t errlen)
+{
+	ps->nbound++;
+	for (uint32_t i = 0; i < ps->nt; i++)
+		if (ps->t[i].thunk && ps->t[i].target == dest &&
+		    ps->t[i].call->bind_slot == c->bind_slot)
+			return ps->t[i].addr + RW_ENTRY_GUARD;
+	struct tramp *t = next_tramp(ps, err, errlen);
+	if (!t)
+		return 0;
+	*t = (struct tramp){.call = c, .target = dest, .bound = true, .thunk = true};
+	uint64_t g = place(ps, t, text_vaddr, emit_thunk, err, errlen);
+	return g ? g + RW_ENTRY_GUARD : 0;
 }
 
 /* A stub for call c (tagged, or bound and calling dest, its callee's
@@ -764,7 +829,17 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;
 		uint64_t site = c->site + (insn - c->insn);
 		uint8_t bytes[16];
-		if (!w && (tag || bound)) {
+		if (!w && bound && !tag) {
+			uint64_t thunk = add_thunk(ps, c, dest, text_vaddr, err, errlen);
+			if (!thunk)
+				return -1;
+			if (call_to(insn, c->len, thunk, bytes))
+				return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of "
+					      "rel32 reach of its thunk", c->site, k);
+			memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
+			continue;
+		}
+		if (!w && tag) {
 			uint64_t stub = add_stub(ps, c, site, dest, bound, tag, text_vaddr, err, errlen);
 			if (!stub)
 				return -1;
@@ -885,11 +960,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, p->wraps[i].bytes, tag,
 					       text_vaddr, err, errlen)))
 			return -1;
-		if (!wrap && bound) {
-			if (stub_call(ps, b, c, dest, true, 0, text_vaddr, err, errlen))
-				return -1;
-			continue;
-		}
+		if (!wrap && bound && !(dest = add_thunk(ps, c, dest, text_vaddr, err, errlen)))
+			return -1;
 		uint8_t bytes[16];
 		if (call_to(c->insn, c->len, dest, bytes))
 			return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the "
@@ -912,7 +984,10 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	for (uint32_t i = 0; i < ps->nt; i++) {
 		struct newsym *n = &ps->syms[ps->nsyms++];
 		const char *fname = ps->t[i].func ? b->funcs[rw_func_index(b, ps->t[i].func)].name : NULL;
-		if (ps->t[i].func && fname)
+		if (ps->t[i].thunk)  /* named by its clone, in new code */
+			snprintf(n->name, sizeof(n->name), "__icpp_bindto_%016" PRIx64,
+				 ps->t[i].target);
+		else if (ps->t[i].func && fname)
 			snprintf(n->name, sizeof(n->name), "__icpp_%s_%s",
 				 ps->t[i].bytes ? "entry" : "dispatch", fname);
 		else if (ps->t[i].func)     /* no name: its address, as clones' copies */

@@ -5,6 +5,9 @@
  *    (__icpp_tag_SITE; a bound call's, __icpp_bind_SITE) is its caller's at
  *    the caller's height (the stub's FDE repeats the caller's row at the
  *    call), as the sample would be at the call itself;
+ *  - run_bound.sh's library: a sample in a bound call's thunk
+ *    (__icpp_bindto_CLONE) is the clone's at its entry's height, where the
+ *    thunk jumps to it (its FDE: CFA = rsp + 8, as at the clone's entry);
  *  - the library: a sample in the dispatch of fx_tag_leaf before its tag
  *    test may be in the frame of the function or of its clone, one after
  *    it in the function's alone (report/entry.c).
@@ -23,6 +26,8 @@
  * search over low halves: cmp, je, jmp past; at its hit: mov, cmpl, je) */
 enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 21, LO_TEST = 18,
        TAG_TEST = 36 };
+/* a bound call's thunk: lea, cmp (7 bytes each) and jne rel8 before its jmp */
+enum { THUNK_JMP = 16 };
 
 static const struct bin_function *stub_of(struct bin_module *m)
 {
@@ -62,6 +67,47 @@ static void check_stub(struct bin_module *m, const char *path, const char *dir,
 	if (folded) {
 		printf("%s", folded);
 		CHECK(!strcmp(folded, "the_caller 7\n"));
+	}
+	pm_free(pm);
+	sf_free(ss);
+}
+
+static const struct bin_function *thunk_of(struct bin_module *m)
+{
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].name && !strncmp(f[i].name, "__icpp_bindto_", 14))
+			return &f[i];
+	return NULL;
+}
+
+static void check_thunk(struct bin_module *m, const char *path, const char *dir,
+			const struct bin_function *thunk)
+{
+	const struct bin_function *clone = bin_thunk_callee(m, thunk),
+				  *f = hand_function(m, "fx_bound_leaf");
+	CHECK(clone && f && !strncmp(clone->name, "__icpp_clone_", 13));
+	if (!clone || !f)
+		return;
+	struct pathmap *pm = hand_clone_map(m, path, f, clone, H_FUNC, H_CLONE, H_BOTH);
+	struct sample_set *ss = hand_samples(m, path, "fx_bound", 9);
+	CHECK(pm && ss);
+	if (!pm || !ss) {
+		pm_free(pm);
+		sf_free(ss);
+		return;
+	}
+	/* at the thunk's slot test, at its jump to the clone, and at the
+	 * clone's entry: the clone's frame */
+	CHECK(hand_sample_in_frame(ss, m, thunk->addr + GUARD, H_CLONE, 2));
+	CHECK(hand_sample_in_frame(ss, m, thunk->addr + GUARD + THUNK_JMP, H_CLONE, 3));
+	CHECK(hand_sample_in_frame(ss, m, clone->addr, H_CLONE, 4));
+	const char *folded = hand_report(pm, ss, dir, "bound_thunk", RP_FOLDED);
+	CHECK(folded != NULL);
+	if (folded) {
+		printf("%s", folded);
+		CHECK(!strcmp(folded, "the_clone 9\n"));
 	}
 	pm_free(pm);
 	sf_free(ss);
@@ -114,11 +160,13 @@ int main(int argc, char **argv)
 	struct bin_module *m = hand_open(argc, argv, "t_report_tags REWRITTEN_PROG_OR_LIB WORKDIR");
 	if (!m)
 		return 1;
-	const struct bin_function *stub = stub_of(m),
+	const struct bin_function *stub = stub_of(m), *thunk = thunk_of(m),
 				  *code = hand_function(m, "__icpp_dispatch_fx_tag_leaf");
-	CHECK(stub || code);
+	CHECK(stub || thunk || code);
 	if (stub)
 		check_stub(m, argv[1], argv[2], stub);
+	if (thunk)
+		check_thunk(m, argv[1], argv[2], thunk);
 	if (code)
 		check_dispatch(m, argv[1], argv[2], code);
 	bin_close(m);

@@ -5,15 +5,17 @@
 # (fx_bound_main.c) runs the library's two functions in both orders; with
 # --no-wrap only a clone of the leaf separates them.
 #  - icpp rewrite --explain counts the library's bound calls;
-#  - rewrite --lib --no-wrap: one clone, no dispatch, a stub
-#    __icpp_bind_SITE, and the library binds at load time (BIND_NOW); the
-#    pair runs with the same output and verifies with every path precise;
+#  - rewrite --lib --no-wrap: one clone, no dispatch, the call calls a
+#    thunk __icpp_bindto_CLONE (no stub), and the library binds at load
+#    time (BIND_NOW); the pair runs with the same output and verifies with
+#    every path precise;
 #  - an interposed leaf (LD_PRELOAD) is called by the rewritten library as
-#    by the original: the stub calls the clone only where the slot holds
-#    the library's own leaf;
-#  - icpp report places a sample in the stub in its caller's frame
-#    (t_report_tags, tests/record);
-#  - gdb (when installed) unwinds from the clone through the stub to main;
+#    by the original: the thunk jumps to the clone only where the slot
+#    holds the library's own leaf;
+#  - icpp report places a sample in the thunk in the clone's frame at its
+#    entry (t_report_tags, tests/record);
+#  - gdb (when installed) unwinds from the clone, which the thunk jumped
+#    to, through its caller to main;
 #  - the bound call wrapped too: its trampoline checks the slot, and the
 #    pair verifies again;
 #  - every cloneable function cloned for its first redirectable call, with
@@ -45,7 +47,8 @@ grep -qE "call instructions: .* redirectable to a clone \([4-9][0-9]* of them bo
 grep -q "^icpp rewrite: rw.libs/$ln: .* 1 functions cloned (0 by dispatch; 1 through a bound call, bound at load time)" rewrite.log ||
 	fail "no clone through a bound call: $(grep 'functions cloned' rewrite.log)"
 grep -q "clones by dispatch" rewrite.log && fail "a dispatch: $(grep 'by dispatch' rewrite.log)"
-nm "rw.libs/$ln" | grep -q " t __icpp_bind_" || fail "no bound call's stub in the library"
+nm "rw.libs/$ln" | grep -q " t __icpp_bindto_" || fail "no bound call's thunk in the library"
+nm "rw.libs/$ln" | grep -q " t __icpp_bind_" && fail "a bound call's stub where a thunk would do"
 nm "rw.libs/$ln" | grep -q "__icpp_dispatch_" && fail "a dispatch in the library"
 readelf -d "$l" | grep -q BIND_NOW && fail "the input binds at load time already"
 readelf -d "rw.libs/$ln" | grep -q "(FLAGS) *BIND_NOW" || fail "the output does not bind at load time"
@@ -61,14 +64,14 @@ cmp -s orig-inter.out rw-inter.out || fail "the rewritten pair does not call the
 
 "$t_report" "$PWD/rw.libs/$ln" "$PWD" > report.log 2>&1 || fail "t_report_tags: $(tail -3 report.log)"
 
-[ -z "$gdb" ] || gdb_unwinds_through "$gdb" rw.libs ./rw __icpp_clone_0_fx_bound_leaf __icpp_bind_
+[ -z "$gdb" ] || gdb_unwinds_through "$gdb" rw.libs ./rw __icpp_clone_0_fx_bound_leaf "fx_bound_[ab] "
 
 # the bound call wrapped too: its trampoline checks the slot
 "$icpp" plan map.icpp --binary "$p" --binary "$l" --no-wrap -o bound.plan > plan.log 2>&1 ||
 	fail "plan: $(tail -1 plan.log)"
 read -r km site <<< "$(awk '$1 == "clone" {print $5, $6}' bound.plan)"
 [ -n "$site" ] || fail "the plan has no clone: $(grep clone bound.plan)"
-rewrite_wrapped bound.plan "$km" "$site" "rw2.libs/$ln" __icpp_bind_
+rewrite_wrapped bound.plan "$km" "$site" "rw2.libs/$ln" __icpp_bind
 LD_PRELOAD=$in LD_LIBRARY_PATH=rw2.libs ./rw2 > rw2-inter.out && cmp -s orig-inter.out rw2-inter.out ||
 	fail "the wrapped pair does not call the interposed leaf"
 LD_LIBRARY_PATH=rw2.libs "$icpp" verify rw2 > /dev/null 2> verify2.log || fail "verify (wrapped): $(tail -3 verify2.log)"

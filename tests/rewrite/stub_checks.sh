@@ -1,14 +1,16 @@
 # Checks that run_tags.sh and run_bound.sh share (sourced; they define fail).
 # A call's stub (__icpp_tag_SITE, __icpp_bind_SITE) is no frame of its own:
-# its FDE repeats its caller's row at the call (rewriter.h section 1).
+# its FDE repeats its caller's row at the call; a bound call's thunk
+# (__icpp_bindto_CLONE) runs at its clone's entry CFA (rewriter.h section 1).
 
-# gdb_unwinds_through GDB LIBDIR PROG CLONE STUB_PREFIX: gdb, stopped in
-# CLONE, unwinds through a stub named STUB_PREFIX... to main.
+# gdb_unwinds_through GDB LIBDIR PROG CLONE FRAME: gdb, stopped in CLONE,
+# unwinds through a frame whose name matches FRAME (a stub's prefix, or the
+# caller) to main.
 gdb_unwinds_through() {
 	LD_LIBRARY_PATH=$2 "$1" -q -batch -ex 'set breakpoint pending on' \
 		-ex "break $4" -ex run -ex bt "$3" > gdb.log 2>&1
 	grep -q "^#[0-9].* in $5" gdb.log && grep -q "^#[0-9].* in main " gdb.log ||
-		fail "gdb does not unwind from the clone through the stub: $(grep '^#' gdb.log)"
+		fail "gdb does not unwind from the clone through $5 to main: $(grep '^#' gdb.log)"
 }
 
 # rewrite_wrapped PLAN MODULE SITE FILE STUB_PREFIX: PLAN with the callsite
