@@ -87,8 +87,8 @@ static void search_progress(void *cmd, const struct da_search_done *d)
 void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 			const struct da_problem *p, const struct da_plan *plan)
 {
-	double runs = 0, copies = 0;
-	da_run_shares(p, plan, &runs, &copies);
+	double runs = 0, copies = 0, binds = 0;
+	da_run_shares(p, plan, &runs, &copies, &binds);
 	if (runs > 0)
 		fprintf(out, "%s%.1f%% of the entries run a trampoline (a wrapped call or an entry "
 			"wrapper: --wrap-weight prices them higher)\n", prefix, 100.0 * runs);
@@ -96,6 +96,9 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 		fprintf(out, "%s  the stack arguments they copy (a push per 8 bytes) take as long "
 			"as %.1f%% more of the entries through a trampoline would\n", prefix,
 			100.0 * copies);
+	if (binds > 0)
+		fprintf(out, "%s%.1f%% of the entries are a clone's through a bound call, whose "
+			"thunk checks the GOT slot (priced with --wrap-weight)\n", prefix, 100.0 * binds);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);

@@ -55,6 +55,7 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	/* a tag names its module by build-id: two modules without one could
 	 * give two calls the same tag */
 	cc->taggable = cc->dispatchable && cs[i].taggable && pm->modules[module].build_id_len;
+	cc->bound = cc->redirectable && cs[i].bind;
 }
 
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,

@@ -271,7 +271,9 @@
  *     entries of f's nodes * (1 + log2(f's tests))) / E - wrap_weight * N *
  *     (entries of the nodes entered by a wrapped call, each times 1 + the
  *     bytes its trampoline copies / DA_COPY_RUN_BYTES, plus those of the
- *     nodes of functions padded by an entry wrapper) / E - 1e-4 per 16
+ *     nodes of functions padded by an entry wrapper, plus DA_BIND_RUN_SHARE
+ *     times those of the nodes a clone takes through a bound call) / E -
+ *     1e-4 per 16
  *     bytes of padding (a tie-break towards small amounts).  Run time is
  *     paid per call: a plan weighted by samples (icpp plan --samples) still
  *     prices it by entries.
@@ -290,7 +292,10 @@
  * The trampoline term prices the other run time a plan adds: a wrapped
  * call runs four more instructions and a push for every 8 bytes of stack
  * arguments it copies (da_callsite.wrap_copy, up to RW_MAX_COPY), an entry
- * wrapper's padding about six (da_run_shares).  jq's plan with it free wrapped calls that 12.2% of the
+ * wrapper's padding about six (da_run_shares), a bound call's check two
+ * (its thunk against the PLT entry it replaces, rewriter.h section 1:
+ * jq's plan ran 242M more instructions in them, 9% of the program's, while
+ * they were free: docs/bench-disambig.md, session 41).  jq's plan with it free wrapped calls that 12.2% of the
  * entries took, 10.5% of its instructions; at the default 0.3, 4.5%, with
  * the same precision on jq, the real maps, the abstract maps and the
  * synthetic sets within a search's spread (docs/bench-disambig.md,
@@ -500,6 +505,9 @@
 #define DA_COPY_RUN_BYTES 32        /* stack-argument bytes whose copy (a push
                                      * each 8) runs as long as a trampoline's
                                      * own four instructions */
+#define DA_BIND_RUN_SHARE 0.5       /* a bound call's check (two more
+                                     * instructions a call) in trampolines'
+                                     * worth (four) */
 #define DA_MAX_DISPATCH 128         /* dispatched clones per function */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
 #define DA_DEFAULT_DISPATCH_WEIGHT 0.05     /* da_options.dispatch_weight (section 5) */
@@ -558,6 +566,11 @@ struct da_callsite {
 	                         * calls (default 0) */
 	bool dispatchable;      /* a dispatch may test its return address
 	                         * (default true) */
+	bool bound;             /* redirectable through a check of its GOT slot
+	                         * that each call through it runs once it takes
+	                         * a clone (a bound call, rewriter.h section 1):
+	                         * priced as DA_BIND_RUN_SHARE of a trampoline
+	                         * (section 5; default false) */
 	bool taggable;          /* the rewriter can tag the call, so that a
 	                         * dispatch in another module may test it
 	                         * (section 2; default false) */
@@ -680,10 +693,12 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
  * both counts twice, as section 5 prices it: jq's default plan wrapped
  * calls that 10.5% of its instructions then ran in); into *copies what the
  * trampolines' copies of stack arguments add, in trampolines' worth (bytes
- * copied at each entry / DA_COPY_RUN_BYTES, over the entries).  Section 5
- * prices wrap_weight * N * (runs + copies).  0, or -1 when out of memory. */
+ * copied at each entry / DA_COPY_RUN_BYTES, over the entries); into *binds
+ * the share of the entries into frames a clone takes through a bound call
+ * (each runs the call's check).  Section 5 prices wrap_weight * N * (runs +
+ * copies + DA_BIND_RUN_SHARE * binds).  0, or -1 when out of memory. */
 int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
-		  double *copies);
+		  double *copies, double *binds);
 
 /* Heights and CIDs under a plan, from scratch (section 2): height[i] and
  * inst[i] for every node (inst: the function index, nfuncs + clone index, or
@@ -838,6 +853,8 @@ struct da_solve_stats {
 	                             * (da_run_shares recomputes it) */
 	double copy_share;          /* what their copies of stack arguments add
 	                             * (da_run_shares recomputes it) */
+	double bind_share;          /* the share of the weight entered through a
+	                             * bound call's check (da_run_shares) */
 	uint32_t searches;          /* independent searches run */
 	uint32_t best_search;       /* the one whose plan was kept (0: the seed's own) */
 	bool budget_exhausted;      /* the last phase ran out of work */

@@ -256,6 +256,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	uint32_t target = DA_NONE;
 	bool dispatchable = true, taggable = ok && cap->tag;
 	uint32_t copy = 0;
+	bool bound = false;
 	if (cap->callsite_hook) {
 		struct da_callsite_cap cc = {.wrap_mask = m, .redirectable = redirect,
 					     .dispatchable = dispatchable, .taggable = taggable};
@@ -266,6 +267,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 		target = cc.target ? pmi_function_at(ix, module, cc.target) : DA_NONE;
 		redirect = redirect && cc.redirectable && target != DA_NONE;
 		copy = m > 1 ? cc.wrap_copy : 0;
+		bound = redirect && cc.bound;
 	}
 	uint32_t cs = da_add_callsite(b->prob, pmi_owner(ix, module, addr), m, redirect);
 	if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
@@ -276,6 +278,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	C->dispatchable = dispatchable;
 	C->taggable = taggable;
 	C->wrap_copy = copy;
+	C->bound = bound;
 	if (cs >= *capcs) {
 		uint32_t nc = *capcs ? *capcs * 2 : 1024;
 		uint32_t *a = realloc(b->cs_module, nc * sizeof(*a));

@@ -49,6 +49,7 @@ struct da_callsite_cap {
 	uint64_t target;            /* the address it calls directly, 0: unknown */
 	bool dispatchable, taggable;
 	uint32_t wrap_copy;         /* da_callsite.wrap_copy */
+	bool bound;                 /* da_callsite.bound */
 };
 
 struct da_capability {

@@ -197,6 +197,7 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->dispatchable = true;
 	c->taggable = false;
 	c->wrap_copy = 0;
+	c->bound = false;
 	return p->ncallsites++;
 }
 
@@ -462,7 +463,7 @@ static uint32_t inst_clone(const struct da_problem *p, const struct da_plan *pla
  * *copies the entries through a wrapped call times the bytes its trampoline
  * copies (wrap_copy). */
 static int predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
-		   uint32_t *inst, uint64_t *runs, uint64_t *copies)
+		   uint32_t *inst, uint64_t *runs, uint64_t *copies, uint64_t *binds)
 {
 	struct u64map clones, chains = {0}, cwraps = {0};
 	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
@@ -488,7 +489,7 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 	}
 	int rc = 0;
 	if (runs)
-		*runs = *copies = 0;
+		*runs = *copies = *binds = 0;
 	/* originals by (function, callsite); chains by (callsite, parent), the
 	 * clones of one copy linked by next (a direct one and dispatched ones:
 	 * one function each) */
@@ -534,6 +535,9 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 			d += wrap;
 			fpad[i] = me < p->nfuncs ? plan->pad[me] : plan->clones[me - p->nfuncs].pad;
 			if (runs) {
+				bool bind = cs != DA_NONE && me != n->func && p->callsites[cs].bound &&
+					    da_direct(p, cs, n->func);
+				*binds += bind ? n->entries : 0;
 				*runs += (wrap ? n->entries : 0) +
 					 (me < p->nfuncs && fpad[i] && p->funcs[me].pad_runs ? n->entries : 0);
 				*copies += wrap ? n->entries * p->callsites[cs].wrap_copy : 0;
@@ -559,19 +563,20 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
 	       uint32_t *inst)
 {
-	return predict(p, plan, height, inst, NULL, NULL);
+	return predict(p, plan, height, inst, NULL, NULL, NULL);
 }
 
 int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
-		  double *copies)
+		  double *copies, double *binds)
 {
-	uint64_t r, c, total = 0;
-	if (predict(p, plan, NULL, NULL, &r, &c) < 0)
+	uint64_t r, c, b, total = 0;
+	if (predict(p, plan, NULL, NULL, &r, &c, &b) < 0)
 		return -1;
 	for (uint32_t i = 0; i < p->nnodes; i++)
 		total += p->nodes[i].entries;
 	*runs = total ? (double)r / (double)total : 0;
 	*copies = total ? (double)c / DA_COPY_RUN_BYTES / (double)total : 0;
+	*binds = total ? (double)b / (double)total : 0;
 	return 0;
 }
 

@@ -72,6 +72,8 @@ struct sclone {
 	uint32_t lastvar;       /* its variables: padvar, then by next, to this */
 	bool alive;
 	uint64_t bytes;
+	bool bound;             /* takes its call through a bound call's check,
+	                         * which its frames' entries run (run_tally) */
 };
 
 struct ds {
@@ -120,6 +122,8 @@ struct ds {
 	uint64_t copy_weight;   /* of those through a wrapped call, entries
 	                         * times the stack-argument bytes its
 	                         * trampoline copies (da_callsite.wrap_copy) */
+	uint64_t bind_weight;   /* the entries of frames that clones take
+	                         * through bound calls (each runs its check) */
 	double runk;            /* the price of an entry of it (wrap_weight) */
 	uint64_t esum;          /* the entries of all nodes */
 	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
@@ -726,9 +730,13 @@ static bool var_runs(const struct ds *s, const struct var *V)
 }
 
 /* Entries w start (dir +1) or stop (-1) running V's code, if it runs any:
- * a trampoline, and the copies of stack arguments in it. */
+ * a trampoline, and the copies of stack arguments in it; or, V the
+ * padding of a clone taken through a bound call, the call's check. */
 static void run_tally(struct ds *s, const struct var *V, uint64_t w, int dir)
 {
+	if (!V->dead && V->kind == VPAD && V->clone != DA_NONE && s->clones[V->clone].bound &&
+	    s->clones[V->clone].padvar == (uint32_t)(V - s->vars))
+		s->bind_weight += dir > 0 ? w : -w;
 	if (!var_runs(s, V))
 		return;
 	uint64_t copy = V->kind == VWRAP ? w * s->p->callsites[V->id].wrap_copy : 0;
@@ -1006,7 +1014,8 @@ static double score(const struct ds *s)
 	       s->o.code_weight * (double)s->code_bytes -
 	       s->dispk * (double)s->disp_units / DISPATCH_UNIT -
 	       s->runk * ((double)s->run_weight +
-			  (double)s->copy_weight / DA_COPY_RUN_BYTES) -
+			  (double)s->copy_weight / DA_COPY_RUN_BYTES +
+			  DA_BIND_RUN_SHARE * (double)s->bind_weight) -
 	       1e-4 * (double)s->pad16;
 }
 
@@ -1204,7 +1213,8 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t 
 	s->nclones++;
 	bool dispatched = da_dispatched(s->p, cs, func);
 	s->clones[k] = (struct sclone){func, cs, pv, ex, DA_NONE, tmpl, pv, true,
-				       da_clone_bytes(s->p, func, cs)};
+				       da_clone_bytes(s->p, func, cs),
+				       !dispatched && s->p->callsites[cs].bound};
 	if (dispatched)
 		dispatch_count(s, func, +1);
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
@@ -3541,6 +3551,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.run_share = esum ? (double)P.best->run_weight / esum : 0;
 		r->stats.copy_share = esum ? (double)P.best->copy_weight /
 						     DA_COPY_RUN_BYTES / esum : 0;
+		r->stats.bind_share = esum ? (double)P.best->bind_weight / esum : 0;
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
 		r->stats.seconds = seconds_since(&t0);

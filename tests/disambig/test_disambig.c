@@ -1047,8 +1047,9 @@ static void test_dispatch_price(void)
 /* da_run_shares' share of the entries that run a trampoline. */
 static double run_share(const struct da_problem *p, const struct da_plan *plan)
 {
-	double runs, copies;
-	CHECK(da_run_shares(p, plan, &runs, &copies) == 0);
+	double runs, copies, binds;
+	CHECK(da_run_shares(p, plan, &runs, &copies, &binds) == 0);
+	CHECK(binds == 0);
 	return runs;
 }
 
@@ -1117,13 +1118,13 @@ static void test_wrap_price(void)
 				CHECK(run_share(p, &r.plan) == 0.1);
 			} else if (i == 4) {
 				CHECK(r.plan.wrap[cs[2]] && !r.plan.wrap[cs[3]]);
-				double runs, copies;
-				CHECK(da_run_shares(p, &r.plan, &runs, &copies) == 0);
+				double runs, copies, binds;
+				CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds) == 0);
 				CHECK(runs == 0.3 && copies == 0);
 				uint32_t wa = r.plan.wrap[cs[2]];
 				r.plan.wrap[cs[2]] = 0;         /* E's call wrapped instead */
 				r.plan.wrap[cs[3]] = 144;
-				CHECK(da_run_shares(p, &r.plan, &runs, &copies) == 0);
+				CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds) == 0);
 				CHECK(runs == 0.1 && copies == 0.4);
 				r.plan.wrap[cs[2]] = wa;
 				r.plan.wrap[cs[3]] = 0;
@@ -2009,10 +2010,11 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 	CHECK_EQ_INT(bad, 0);
 	check_predict(p, r);
 	/* the trampolines' run time the search kept, recomputed */
-	double runs, copies;
-	CHECK(da_run_shares(p, &r->plan, &runs, &copies) == 0);
+	double runs, copies, binds;
+	CHECK(da_run_shares(p, &r->plan, &runs, &copies, &binds) == 0);
 	CHECK(fabs(r->stats.run_share - runs) < 1e-12);
 	CHECK(fabs(r->stats.copy_share - copies) < 1e-12);
+	CHECK(fabs(r->stats.bind_share - binds) < 1e-12);
 	struct da_metrics m;
 	CHECK(da_metrics_of(p, r->height, r->inst, &m) == 0);
 	CHECK_EQ_INT(m.precise_paths, r->after.precise_paths);
@@ -2022,7 +2024,7 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 static void test_properties(void)
 {
 	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0, clones = 0, chains = 0;
-	uint32_t frag_padded = 0, frag_cloned = 0;
+	uint32_t frag_padded = 0, frag_cloned = 0, bound_plans = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		struct da_problem *p = random_problem(seed, 4 + seed % 5, 300 + 20 * (seed % 10));
 		/* as the rewriter reports them: functions whose clones cannot be
@@ -2036,6 +2038,10 @@ static void test_properties(void)
 			if (c != DA_NONE)
 				p->callsites[c].target = mix(seed, 1000 + c) % 5 ? f : (f + 1) % p->nfuncs;
 		}
+		/* a third of the redirectable calls bound (a library's calls of
+		 * its own API), their clones priced by the calls' checks */
+		for (uint32_t c = 0; c < p->ncallsites; c++)
+			p->callsites[c].bound = p->callsites[c].redirectable && mix(seed, 2000 + c) % 3 == 0;
 		struct da_options o;
 		da_options_default(&o);
 		o.seed = seed;
@@ -2055,6 +2061,9 @@ static void test_properties(void)
 		}
 		plans++;
 		check_plan(p, &o, &r);
+		double runs, copies, binds;
+		CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds) == 0);
+		bound_plans += binds > 0;
 		for (uint32_t k = 0; k < r.plan.nclones; k++) {
 			/* every call has its target here: a clone takes its own */
 			CHECK_EQ_INT(p->callsites[r.plan.clones[k].callsite].target,
@@ -2135,6 +2144,7 @@ static void test_properties(void)
 	CHECK(clones > 0);
 	CHECK(frag_padded > 0);
 	CHECK(frag_cloned > 0);
+	CHECK(bound_plans > 0);
 	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved), %u clones "
 		"(%u in chains), fragments below a padding %u, in a clone %u\n", checked_left,
 		blocked, unsolved, clones, chains, frag_padded, frag_cloned);
