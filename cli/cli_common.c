@@ -97,8 +97,8 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 			"as %.1f%% more of the entries through a trampoline would\n", prefix,
 			100.0 * copies);
 	if (binds > 0)
-		fprintf(out, "%s%.1f%% of the entries are a clone's through a bound call, whose "
-			"thunk checks the GOT slot (priced with --wrap-weight)\n", prefix, 100.0 * binds);
+		fprintf(out, "%s%.1f%% of the entries enter a clone through a bound call's thunk (a "
+			"check of its GOT slot: --wrap-weight prices them higher)\n", prefix, 100.0 * binds);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);
