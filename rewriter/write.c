@@ -403,7 +403,7 @@ struct plan_state {
 	struct eh_fde_edit *fedits;
 	uint32_t nfedits;
 	struct rbuf text;
-	uint32_t nbound;                 /* bound calls' stubs and trampolines */
+	uint32_t nbound;                 /* bound calls redirected: by thunks, stubs, trampolines */
 };
 
 static void plan_state_free(struct plan_state *ps)
