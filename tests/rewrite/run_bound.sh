@@ -23,11 +23,17 @@
 #  - the library linked with a DT_FLAGS (-z origin) binds at load time by
 #    DF_BIND_NOW there, one with a DT_FLAGS_1 only (-z nodelete) by
 #    DF_1_NOW, one linked with -z now already did (its .dynamic kept): each
-#    verifies.
+#    verifies;
+#  - the library built with -fno-plt calls through GOT slots (`call
+#    *slot(%rip)`, 6 bytes): the call becomes a nop and a call of the thunk,
+#    whose other way is `jmp *slot`; it verifies, and calls the interposed
+#    leaf.
 #   run_bound.sh ICPP GDB WORK PROG LIB INTERPOSER T_REPORT_TAGS LIB_FLAGS LIB_FLAGS1 LIB_NOW
-#   (GDB may be empty; LIB_FLAGS, LIB_FLAGS1 and LIB_NOW: LIB linked so)
+#                LIB_NOPLT
+#   (GDB may be empty; LIB_FLAGS, LIB_FLAGS1, LIB_NOW and LIB_NOPLT: LIB built so)
 set -u
 icpp=$1 gdb=$2 work=$3 prog=$4 lib=$5 inter=$6 t_report=$7 lib_flags=$8 lib_flags1=$9 lib_now=${10}
+lib_noplt=${11}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$inter" "$work"/ && cd "$work" || fail "setup"
@@ -91,11 +97,12 @@ LD_LIBRARY_PATH=all "$icpp" verify all.so --exec "$p" > /dev/null 2> verify-all.
 grep -q " 0 at another height" verify-all.log || fail "--everything: $(grep observed verify-all.log)"
 
 # the flag the output gets, by the input's .dynamic
-for v in flags flags1 now; do
+for v in flags flags1 now noplt; do
 	case $v in
 	flags) src=$lib_flags want="(FLAGS) *ORIGIN BIND_NOW" made="1 through a bound call, bound at load time)" ;;
 	flags1) src=$lib_flags1 want="(FLAGS_1) *Flags: NOW NODELETE" made="1 through a bound call, bound at load time)" ;;
 	now) src=$lib_now want="(FLAGS) *BIND_NOW" made="1 through a bound call)" ;;
+	noplt) src=$lib_noplt want="(FLAGS) *BIND_NOW" made="1 through a bound call, bound at load time)" ;;
 	esac
 	mkdir -p $v && cp "$prog" "$v/" && cp "$src" "$v/$ln" || fail "$v: setup"
 	(
@@ -109,6 +116,15 @@ for v in flags flags1 now; do
 		LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "$v: verify: $(tail -3 verify.log)"
 		grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log ||
 			fail "$v: $(grep precise verify.log)"
+		[ $v = noplt ] || exit 0
+		objdump -d "$ln" | grep -q "call  *\*-\?0x[0-9a-f]*(%rip)" ||
+			fail "noplt: the library does not call its leaf through a GOT slot"
+		objdump -d "rw.libs/$ln" | grep -A1 -E "^ *[0-9a-f]+:	90 +	nop" |
+			grep -q "call .*<__icpp_bindto_" || fail "noplt: no nop and call of the thunk"
+		objdump -d "rw.libs/$ln" | grep -A24 "<__icpp_bindto_.*>:" | grep -q "jmp  *\*-\?0x[0-9a-f]*(%rip)" ||
+			fail "noplt: the thunk does not fall back through the slot"
+		LD_PRELOAD=$in LD_LIBRARY_PATH=rw.libs ./rw > rw-inter.out && cmp -s ../orig-inter.out rw-inter.out ||
+			fail "noplt: the interposed leaf is not called"
 	) || exit 1
 done
 echo ok
