@@ -273,8 +273,7 @@
  *     bytes its trampoline copies / DA_COPY_RUN_BYTES, plus those of the
  *     nodes of functions padded by an entry wrapper, plus DA_BIND_RUN_SHARE
  *     times those of the nodes a clone takes through a bound call) / E -
- *     1e-4 per 16
- *     bytes of padding (a tie-break towards small amounts).  Run time is
+ *     1e-4 per 16 bytes of padding (a tie-break towards small amounts).  Run time is
  *     paid per call: a plan weighted by samples (icpp plan --samples) still
  *     prices it by entries.
  * The dispatch term prices run time, which the other costs leave out: every
@@ -295,8 +294,9 @@
  * wrapper's padding about six (da_run_shares), a bound call's check two
  * (its thunk against the PLT entry it replaces, rewriter.h section 1:
  * jq's plan ran 242M more instructions in them, 9% of the program's, while
- * they were free: docs/bench-disambig.md, session 41).  jq's plan with it free wrapped calls that 12.2% of the
- * entries took, 10.5% of its instructions; at the default 0.3, 4.5%, with
+ * they were free: docs/bench-disambig.md, session 41).  jq's plan with it
+ * free wrapped calls that 12.2% of the entries took, 10.5% of its
+ * instructions; at the default 0.3, 4.5%, with
  * the same precision on jq, the real maps, the abstract maps and the
  * synthetic sets within a search's spread (docs/bench-disambig.md,
  * session 37).
