@@ -291,7 +291,7 @@
  * The trampoline term prices the other run time a plan adds: a wrapped
  * call runs four more instructions and a push for every 8 bytes of stack
  * arguments it copies (da_callsite.wrap_copy, up to RW_MAX_COPY), an entry
- * wrapper's padding about six (da_run_shares), a bound call's check two
+ * wrapper's padding about six (da_run_shares), a bound call's check one
  * (its thunk against the PLT entry it replaces, rewriter.h section 1:
  * jq's plan ran 242M more instructions in them, 9% of the program's, while
  * they were free: docs/bench-disambig.md, session 41).  jq's plan with it
@@ -505,8 +505,8 @@
 #define DA_COPY_RUN_BYTES 32        /* stack-argument bytes whose copy (a push
                                      * each 8) runs as long as a trampoline's
                                      * own four instructions */
-#define DA_BIND_RUN_SHARE 0.5       /* a bound call's check (two more
-                                     * instructions a call) in trampolines'
+#define DA_BIND_RUN_SHARE 0.25      /* a bound call's check (one more
+                                     * instruction a call) in trampolines'
                                      * worth (four) */
 #define DA_MAX_DISPATCH 128         /* dispatched clones per function */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */

@@ -230,13 +230,13 @@
  * address stays), in the new segment, shared by every such call of the
  * slot redirected to f_k:
  *     G: 16 x int3
- *     T: lea f(%rip),%r11; cmp slot(%rip),%r11; jne F; jmp f_k
- *     F: jmp *slot(%rip)
+ *     T: lea f(%rip),%r11; cmp slot(%rip),%r11; je f_k
+ *        jmp *slot(%rip)
  * a local FUNC symbol __icpp_bindto_F_K from G (training's hook there never
  * runs), its FDE CFA = rsp + 8 throughout: it runs between the call and
  * f_k's entry with that entry's CFA, so f_k's frame is the direct call's and
  * a sample in the thunk is f_k's at its entry (icpp report).  Against the
- * PLT entry (endbr64; jmp *slot) it runs two more instructions a call.  A
+ * PLT entry (endbr64; jmp *slot) it runs one more instruction a call.  A
  * tagged one becomes `jmp S` (the rest int3), a stub as a tagged call's (G,
  * its FDE the caller's row, a local FUNC symbol __icpp_bind_SITE, no frame:
  * the heights are the direct call's), and a wrapped one calls its

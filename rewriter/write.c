@@ -541,23 +541,20 @@ static int emit_stub(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
  * t->target that are neither tagged nor wrapped (rewriter.h section 1,
  * Bound calls), at t->addr:
  *     G: 16 x int3
- *     T: lea own(%rip),%r11; cmp slot(%rip),%r11; jne F; jmp clone
- *     F: jmp *slot(%rip)
+ *     T: lea own(%rip),%r11; cmp slot(%rip),%r11; je clone
+ *        jmp *slot(%rip)
  * called in place of the PLT entry or the slot, so it runs with the callee's
- * entry CFA (rsp + 8) and leaves the return address as the call made it. */
+ * entry CFA (rsp + 8) and leaves the return address as the call made it:
+ * three instructions where the PLT entry ran two (endbr64; jmp *slot). */
 static int emit_thunk(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 {
-	static const uint8_t jne8[] = {0x75}, jmp[] = {0xe9}, jmp_slot[] = {0xff, 0x25};
-	enum { JMP_REL32 = 5 };
+	static const uint8_t je[] = {0x0f, 0x84}, jmp_slot[] = {0xff, 0x25};
 	size_t start = o->n;
 	uint64_t origin = t->addr - start;
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(o, 0xcc);
-	if (put_slot_test(o, origin, t->call) < 0)
-		goto far;
-	rb_put(o, jne8, 1);
-	rb_u8(o, JMP_REL32);
-	if (put_rel32(o, origin, jmp, 1, t->target) < 0 ||
+	if (put_slot_test(o, origin, t->call) < 0 ||
+	    put_rel32(o, origin, je, 2, t->target) < 0 ||
 	    put_rel32(o, origin, jmp_slot, 2, t->call->bind_slot) < 0)
 		goto far;
 	t->size = (uint32_t)(o->n - start);

@@ -26,8 +26,8 @@
  * search over low halves: cmp, je, jmp past; at its hit: mov, cmpl, je) */
 enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 21, LO_TEST = 18,
        TAG_TEST = 36 };
-/* a bound call's thunk: lea, cmp (7 bytes each) and jne rel8 before its jmp */
-enum { THUNK_JMP = 16 };
+/* a bound call's thunk: lea, cmp (7 bytes each), then its je to the clone */
+enum { THUNK_JE = 14 };
 
 static const struct bin_function *stub_of(struct bin_module *m)
 {
@@ -101,7 +101,7 @@ static void check_thunk(struct bin_module *m, const char *path, const char *dir,
 	/* at the thunk's slot test, at its jump to the clone, and at the
 	 * clone's entry: the clone's frame */
 	CHECK(hand_sample_in_frame(ss, m, thunk->addr + GUARD, H_CLONE, 2));
-	CHECK(hand_sample_in_frame(ss, m, thunk->addr + GUARD + THUNK_JMP, H_CLONE, 3));
+	CHECK(hand_sample_in_frame(ss, m, thunk->addr + GUARD + THUNK_JE, H_CLONE, 3));
 	CHECK(hand_sample_in_frame(ss, m, clone->addr, H_CLONE, 4));
 	const char *folded = hand_report(pm, ss, dir, "bound_thunk", RP_FOLDED);
 	CHECK(folded != NULL);
