@@ -72,8 +72,6 @@ struct sclone {
 	uint32_t lastvar;       /* its variables: padvar, then by next, to this */
 	bool alive;
 	uint64_t bytes;
-	bool bound;             /* takes its call through a bound call's check,
-	                         * which its frames' entries run (run_tally) */
 };
 
 struct ds {
@@ -734,8 +732,9 @@ static bool var_runs(const struct ds *s, const struct var *V)
  * padding of a clone taken through a bound call, the call's check. */
 static void run_tally(struct ds *s, const struct var *V, uint64_t w, int dir)
 {
-	if (!V->dead && V->kind == VPAD && V->clone != DA_NONE && s->clones[V->clone].bound &&
-	    s->clones[V->clone].padvar == (uint32_t)(V - s->vars))
+	const struct sclone *c = V->clone != DA_NONE ? &s->clones[V->clone] : NULL;
+	if (c && !V->dead && &s->vars[c->padvar] == V && s->p->callsites[c->callsite].bound &&
+	    da_direct(s->p, c->callsite, c->func))
 		s->bind_weight += dir > 0 ? w : -w;
 	if (!var_runs(s, V))
 		return;
@@ -1213,8 +1212,7 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t 
 	s->nclones++;
 	bool dispatched = da_dispatched(s->p, cs, func);
 	s->clones[k] = (struct sclone){func, cs, pv, ex, DA_NONE, tmpl, pv, true,
-				       da_clone_bytes(s->p, func, cs),
-				       !dispatched && s->p->callsites[cs].bound};
+				       da_clone_bytes(s->p, func, cs)};
 	if (dispatched)
 		dispatch_count(s, func, +1);
 	s->pad16 += s->vars[pv].value / DA_ALIGN;

@@ -807,9 +807,10 @@ static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const 
 
 /* Trampolines for the wrapped copies of calls inside clone k (they call what
  * the original calls, or the clone of a chain that takes the copy), stubs
- * for the tagged or bound ones that are not wrapped (a wrapped copy's
- * trampoline carries its tag and check), and the copies patched to call
- * them or that clone. */
+ * for the tagged ones that are not wrapped (with a bound one's check), and
+ * the copies patched to call them, the thunk of a bound one neither tagged
+ * nor wrapped, or that clone.  A wrapped copy's trampoline carries its tag
+ * and check. */
 static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		       uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
 {
@@ -826,16 +827,6 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;
 		uint64_t site = c->site + (insn - c->insn);
 		uint8_t bytes[16];
-		if (!w && bound && !tag) {
-			uint64_t thunk = add_thunk(ps, c, dest, text_vaddr, err, errlen);
-			if (!thunk)
-				return -1;
-			if (call_to(insn, c->len, thunk, bytes))
-				return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of "
-					      "rel32 reach of its thunk", c->site, k);
-			memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
-			continue;
-		}
 		if (!w && tag) {
 			uint64_t stub = add_stub(ps, c, site, dest, bound, tag, text_vaddr, err, errlen);
 			if (!stub)
@@ -850,13 +841,14 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 			memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
 			continue;
 		}
-		uint64_t t = w ? add_tramp(ps, c, site, dest, bound, w, tag, text_vaddr, err, errlen)
-			       : dest;
+		uint64_t t = w       ? add_tramp(ps, c, site, dest, bound, w, tag, text_vaddr, err, errlen)
+			     : bound ? add_thunk(ps, c, dest, text_vaddr, err, errlen)
+				     : dest;
 		if (!t)
 			return -1;
 		if (call_to(insn, c->len, t, bytes))
 			return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of rel32 "
-				      "reach of its trampoline", c->site, k);
+				      "reach of its clone, trampoline or thunk", c->site, k);
 		memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
 	}
 	return 0;
