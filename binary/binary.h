@@ -86,9 +86,9 @@ bool bin_stripped(const struct bin_module *m);
 const struct bin_function *bin_functions(const struct bin_module *m, size_t *n);
 /* The function containing addr, or NULL. */
 const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t addr);
-/* icpp rewrite's stub of a tagged or bound call (a local symbol
- * __icpp_tag_SITE or __icpp_bind_SITE, rewriter.h section 1, Tagged calls
- * and Bound calls) is no frame: it runs in the frame of the function that
+/* icpp rewrite's stub of a tagged, bound or promoted call (a local symbol
+ * __icpp_tag_SITE, __icpp_bind_SITE or __icpp_promote_SITE, rewriter.h
+ * section 1, Tagged calls, Bound calls and Promoted calls) is no frame: it runs in the frame of the function that
  * makes the call at SITE.  For such a stub f, that function and *site; else
  * NULL. */
 const struct bin_function *bin_stub_caller(const struct bin_module *m,

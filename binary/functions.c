@@ -305,7 +305,7 @@ const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t 
 const struct bin_function *bin_stub_caller(const struct bin_module *m,
 					   const struct bin_function *f, uint64_t *site)
 {
-	static const char *const prefixes[] = {"__icpp_tag_", "__icpp_bind_"};
+	static const char *const prefixes[] = {"__icpp_tag_", "__icpp_bind_", "__icpp_promote_"};
 	const char *hex = NULL;
 	for (size_t i = 0; f && f->name && !hex && i < sizeof(prefixes) / sizeof(*prefixes); i++)
 		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))

@@ -97,8 +97,9 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 			"as %.1f%% more of the entries through a trampoline would\n", prefix,
 			100.0 * copies);
 	if (binds > 0)
-		fprintf(out, "%s%.1f%% of the entries enter a clone through a bound call's thunk (a "
-			"check of its GOT slot: --wrap-weight prices them higher)\n", prefix, 100.0 * binds);
+		fprintf(out, "%s%.1f%% of the entries enter a clone through a bound call's thunk or a "
+			"promoted call's stub (a check of its GOT slot or its target: --wrap-weight "
+			"prices them higher)\n", prefix, 100.0 * binds);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);

@@ -150,6 +150,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 			goto oom;
 		p->clones[p->nclones - 1].tag = tag;
 		p->clones[p->nclones - 1].weight = c->weight;
+		p->clones[p->nclones - 1].promote = c->promote;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
@@ -225,7 +226,8 @@ static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, s
 			return -1;
 		uint32_t parent = p->clones[k].parent == RW_NONE ? DA_NONE : base + p->clones[k].parent;
 		pp->clones[pp->nclones++] =
-			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, parent, 0};
+			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, parent, 0,
+					     p->clones[k].promote};
 	}
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);
@@ -357,8 +359,8 @@ static void print_capability(const struct rw_binary *b)
 			fprintf(stderr, "  %6u not cloneable: %s\n", s.clone_refused[i],
 				rw_clone_why_name((enum rw_clone_why)i));
 	fprintf(stderr, "icpp rewrite: %u call instructions: %u wrappable, %u redirectable to a "
-		"clone (%u of them bound calls), %u taggable\n", s.calls, s.wrappable, s.redirectable,
-		s.bound, s.taggable);
+		"clone (%u of them bound calls), %u taggable; %u indirect, %u of them promotable\n",
+		s.calls, s.wrappable, s.redirectable, s.bound, s.taggable, s.indirect, s.promotable);
 	for (int i = 1; i < RW_WRAP_N; i++)
 		if (s.wrap_refused[i])
 			fprintf(stderr, "  %6u not wrappable: %s\n", s.wrap_refused[i],
@@ -462,7 +464,9 @@ static int rename_modules(struct pathmap *pred, const struct target *t, uint32_t
 static void print_written(const struct target *t, bool named)
 {
 	const struct rw_write_stats *st = &t->st;
-	char chains[48] = "", bound[64] = "", tags[48] = "";
+	char chains[48] = "", bound[64] = "", tags[48] = "", promoted[64] = "";
+	if (st->promoted)
+		snprintf(promoted, sizeof(promoted), "; %u indirect calls promoted", st->promoted);
 	if (st->chains)
 		snprintf(chains, sizeof(chains), "; %u in chains", st->chains);
 	if (st->bound)
@@ -471,10 +475,11 @@ static void print_written(const struct target *t, bool named)
 	if (st->tags)
 		snprintf(tags, sizeof(tags), ", %u calls tagged", st->tags);
 	fprintf(stderr, "icpp rewrite: %s%s%u functions padded (%u through entry wrappers), %u "
-		"callsites wrapped, %u functions cloned (%u by dispatch%s%s)%s, %u bytes patched, %" PRIu64
+		"callsites wrapped, %u functions cloned (%u by dispatch%s%s%s)%s, %u bytes patched, %" PRIu64
 		" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
 		named ? t->out : "", named ? ": " : "", st->pads, st->entry_pads, st->wraps,
-		st->clones, st->dispatched, chains, bound, tags, st->patched_bytes, st->tramp_bytes,
+		st->clones, st->dispatched, chains, bound, promoted, tags, st->patched_bytes,
+		st->tramp_bytes,
 		st->in_size,
 		st->out_size,
 		st->in_size ? 100.0 * ((double)st->out_size - (double)st->in_size) / (double)st->in_size : 0);

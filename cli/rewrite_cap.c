@@ -56,6 +56,17 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	 * give two calls the same tag */
 	cc->taggable = cc->dispatchable && cs[i].taggable && pm->modules[module].build_id_len;
 	cc->bound = cc->redirectable && cs[i].bind;
+	cc->promoted = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].promote_from;
+}
+
+static bool tail_calls(void *ctx, const struct pathmap *pm, uint32_t func)
+{
+	const struct rewrite_target *c = rewrite_cap_target(ctx, pm->funcs[func].module);
+	size_t n;
+	const struct rw_func *f = c ? rw_functions(c->b, &n) : NULL;
+	uint32_t i = c ? rw_func_index(c->b, pm->funcs[func].addr) : RW_NONE;
+	/* a function of a module not rewritten: not known, so it may */
+	return i == RW_NONE || f[i].tail_calls;
 }
 
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,
@@ -124,6 +135,7 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const c
 	cap->clone = true;
 	cap->func_hook = func_hook;
 	cap->callsite_hook = callsite_hook;
+	cap->tail_calls = tail_calls;
 	cap->ctx = rc;
 	return 0;
 }

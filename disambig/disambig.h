@@ -100,7 +100,12 @@
  * another function that tail-calls f, a call through the PLT that is not
  * bound: a library's call of its own exported function is pointed at f_k
  * by a stub that checks the GOT slot first, and is redirectable, rewriter.h
- * section 1, "Bound calls"), f's entry can
+ * section 1, "Bound calls"; an indirect call that the rewriter can promote
+ * is pointed at a clone of any function of its module it enters by a stub
+ * that compares its operand with the function first, da_callsite.promoted,
+ * unless training saw it enter a function that may make a tail call, whose
+ * callee's frames the stub would miss: rewriter.h section 1, "Promoted
+ * calls"), f's entry can
  * test the return address instead: f begins with a jump to code that
  * compares it with c's (of f's own module, rip-relative) and jumps to f_k on
  * a match, else runs f's displaced first instructions and goes on in f.  A
@@ -574,6 +579,12 @@ struct da_callsite {
 	bool taggable;          /* the rewriter can tag the call, so that a
 	                         * dispatch in another module may test it
 	                         * (section 2; default false) */
+	bool promoted;          /* an indirect call, redirectable (target
+	                         * DA_NONE) to a clone of any function of its
+	                         * own module by a stub that compares its
+	                         * operand with the function first (section
+	                         * 2, "Dispatch"); bound too: priced as a
+	                         * bound call's check (default false) */
 	uint32_t wrap_copy;     /* stack-argument bytes its trampoline copies
 	                         * at every call (default 0): run time that
 	                         * section 5 prices beside the trampoline's own */

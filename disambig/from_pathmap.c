@@ -17,6 +17,23 @@ void da_capability_default(struct da_capability *c)
 	c->tag = true;
 }
 
+/* A promoted call's stub compares its operand with a clone's function: a
+ * frame of f entered through it by a tail call of another function g was
+ * not called as f, so the stub would miss it.  A callsite through which
+ * training saw a function entered that may make a tail call is no
+ * promoted call (its clones take a dispatch). */
+static void unpromote_tail_callers(const struct pathmap *pm, const struct da_capability *cap,
+				   struct da_problem *p)
+{
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		struct da_callsite *C = p->nodes[i].callsite != DA_NONE
+						? &p->callsites[p->nodes[i].callsite] : NULL;
+		if (C && C->promoted && cap->tail_calls &&
+		    cap->tail_calls(cap->ctx, pm, p->nodes[i].func))
+			C->promoted = C->redirectable = C->bound = false;
+	}
+}
+
 /* Without the rewriter's analysis, the function a callsite calls is the one
  * that training saw entered through it; a callsite through which it saw
  * several (a callee's tail call) is not redirected. */
@@ -256,7 +273,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	uint32_t target = DA_NONE;
 	bool dispatchable = true, taggable = ok && cap->tag;
 	uint32_t copy = 0;
-	bool bound = false;
+	bool bound = false, promoted = false;
 	if (cap->callsite_hook) {
 		struct da_callsite_cap cc = {.wrap_mask = m, .redirectable = redirect,
 					     .dispatchable = dispatchable, .taggable = taggable};
@@ -268,6 +285,9 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 		redirect = redirect && cc.redirectable && target != DA_NONE;
 		copy = m > 1 ? cc.wrap_copy : 0;
 		bound = redirect && cc.bound;
+		promoted = ok && cap->clone && cc.promoted && !cc.target;
+		redirect = redirect || promoted;
+		bound = bound || promoted;
 	}
 	uint32_t cs = da_add_callsite(b->prob, pmi_owner(ix, module, addr), m, redirect);
 	if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
@@ -279,6 +299,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	C->taggable = taggable;
 	C->wrap_copy = copy;
 	C->bound = bound;
+	C->promoted = promoted;
 	if (cs >= *capcs) {
 		uint32_t nc = *capcs ? *capcs * 2 : 1024;
 		uint32_t *a = realloc(b->cs_module, nc * sizeof(*a));
@@ -335,6 +356,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		mark_tag_readers(b->prob);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
+	unpromote_tail_callers(pm, cap, b->prob);
 	if (mark_fragments(pm, b->prob) < 0 || lock_sibling_groups(pm, b->prob) < 0)
 		goto oom;
 	if (da_problem_check(b->prob, err, errlen) < 0) {
@@ -398,9 +420,9 @@ int da_pm_plan_from(const struct da_bridge *b, const struct da_plan *plan, struc
 				(struct da_pm_wrap){b->cs_module[c], b->cs_addr[c], plan->wrap[c]};
 	for (uint32_t k = 0; k < plan->nclones; k++) {
 		const struct da_clone *c = &plan->clones[k];
-		out->clones[out->nclones++] = (struct da_pm_clone){c->func, b->cs_module[c->callsite],
-								   b->cs_addr[c->callsite], c->pad,
-								   c->parent, 0};
+		out->clones[out->nclones++] = (struct da_pm_clone){
+			c->func, b->cs_module[c->callsite], b->cs_addr[c->callsite], c->pad, c->parent, 0,
+			p->callsites[c->callsite].promoted && da_direct(p, c->callsite, c->func)};
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];

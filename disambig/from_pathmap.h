@@ -50,6 +50,10 @@ struct da_callsite_cap {
 	bool dispatchable, taggable;
 	uint32_t wrap_copy;         /* da_callsite.wrap_copy */
 	bool bound;                 /* da_callsite.bound */
+	bool promoted;              /* da_callsite.promoted: an indirect call
+	                             * whose callees training saw may be cloned
+	                             * for it without a dispatch, unless one of
+	                             * them makes a tail call (tail_calls) */
 };
 
 struct da_capability {
@@ -69,6 +73,9 @@ struct da_capability {
 			  bool *pad_runs);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			      struct da_callsite_cap *cc);
+	/* may the function make a tail call, so that a frame entered through
+	 * a call of it is another function's (NULL: none does)? */
+	bool (*tail_calls)(void *ctx, const struct pathmap *pm, uint32_t func);
 	void *ctx;
 };
 /* pad_bound and wrap_bound 1008, no clone (dispatch and tag on, for when
@@ -111,6 +118,9 @@ struct da_pm_clone {
 	uint64_t weight;            /* the weight of the nodes it takes, as
 	                             * solved (0: unknown, e.g. read from a
 	                             * plan file; not written there) */
+	bool promote;               /* its call is a promoted one (da_callsite.
+	                             * promoted): the rewriter's stub at the call
+	                             * takes the frames, not a dispatch */
 };
 struct da_pm_clone_wrap {
 	uint32_t clone;             /* index into clones */

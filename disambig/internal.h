@@ -109,8 +109,10 @@ static inline uint32_t da_frame(const struct da_problem *p, uint32_t n)
  * clone of f? */
 static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)
 {
-	return p->callsites[c].redirectable &&
-	       (p->callsites[c].target == DA_NONE || p->callsites[c].target == f);
+	const struct da_callsite *C = &p->callsites[c];
+	return C->redirectable &&
+	       (C->target == f ||
+		(C->target == DA_NONE && (!C->promoted || C->module == p->funcs[f].module)));
 }
 
 /* Would a clone of f for callsite c take its calls by a dispatch at f's

@@ -198,6 +198,7 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->taggable = false;
 	c->wrap_copy = 0;
 	c->bound = false;
+	c->promoted = false;
 	return p->ncallsites++;
 }
 

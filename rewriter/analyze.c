@@ -1285,6 +1285,73 @@ static void scan_unit(struct ana *a, struct unit *u, uint32_t owner, struct unit
 	}
 }
 
+static bool stub_row_ok(const struct eh_frame *eh, uint64_t insn);
+
+/* Does a branch of unit u land in (lo, hi]? */
+static bool lands_in(const struct unit *u, uint64_t lo, uint64_t hi)
+{
+	for (uint32_t r = 0; r < u->nr; r++)
+		for (uint32_t i = 0; i < u->r[r].n; i++) {
+			uint64_t t = u->r[r].ins[i].target;
+			if (t > lo && t <= hi)
+				return true;
+		}
+	return false;
+}
+
+/* Can Capstone decode code[lo, hi) into whole instructions that can be
+ * moved (x86_relocate_insn), the last one excepted (the call: its copy is
+ * verbatim, x86_cmp_r11_of_call)? */
+static bool movable(struct ana *a, uint64_t lo, uint64_t hi, uint64_t last)
+{
+	uint8_t code[RW_PROMOTE_MAX_BYTES];
+	if (hi - lo > sizeof(code) || bin_read(a->b->bin, lo, code, hi - lo) < 0)
+		return false;
+	const uint8_t *p = code;
+	size_t left = hi - lo;
+	uint64_t addr = lo;
+	cs_insn *insn = cs_malloc(a->cs);
+	bool ok = insn != NULL;
+	while (ok && addr < last)
+		ok = x86_disasm_iter(a->cs, &p, &left, &addr, insn) && !x86_unrelocatable(insn);
+	uint8_t cmp[RW_PROMOTE_MAX_BYTES + 1];
+	ok = ok && addr == last && x86_cmp_r11_of_call(p, left, cmp) > 0;
+	if (insn)
+		cs_free(insn, 1);
+	return ok;
+}
+
+/* The first of the whole instructions before indirect call g->ins[i] that
+ * its promotion stub displaces with it (rewriter.h section 1, Promoted
+ * calls), or 0 when it cannot be promoted: they must move whole (no
+ * branch, push or other write of rsp, nothing that lands among them or on
+ * the call, no jump table or landing pad in the unit that could), lie past
+ * the bytes training's hook displaces at the range's start (at most an
+ * endbr64 and 5 bytes), and the caller's CFI row at the call must be one a
+ * stub can repeat.  Other units' jumps into them are checked once every
+ * unit is known (refuse_promote_targets). */
+static uint64_t promote_start(struct ana *a, const struct unit *u, const struct range *g,
+			      uint32_t i)
+{
+	const struct ins *call = &g->ins[i];
+	if (call->target || call->slot || u->conflict || u->ind_inner || u->ind_table ||
+	    g->ncs || g->bad)
+		return 0;
+	uint64_t start = call->addr, end = call->addr + call->len;
+	for (uint32_t j = i; end - start < 5;) {
+		const struct ins *p = j ? &g->ins[--j] : NULL;
+		if (!p || p->eff != E_OTHER || p->addr + p->len != start ||
+		    !(g->st[j].f & S_REACH))
+			return 0;
+		start = p->addr;
+	}
+	if (start < g->ins[0].addr + 4 + 5 || end - start > RW_PROMOTE_MAX_BYTES ||
+	    lands_in(u, start, call->addr) || !stub_row_ok(&a->b->eh, call->addr) ||
+	    !movable(a, start, end, call->addr))
+		return 0;
+	return start;
+}
+
 /* The reached calls, each with its caller-side stack-argument bound. */
 static void unit_calls(struct ana *a, struct unit *u, uint32_t owner, int64_t lmin)
 {
@@ -1301,7 +1368,8 @@ static void unit_calls(struct ana *a, struct unit *u, uint32_t owner, int64_t lm
 				if (kr < -1)
 					kr = 0;
 			}
-			add_call(a, in, owner, kr);
+			if (add_call(a, in, owner, kr) == 0)
+				a->b->calls[a->b->ncalls - 1].promote_from = promote_start(a, u, g, i);
 		}
 	}
 }
@@ -1498,6 +1566,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	struct unit_scan sc;
 	scan_unit(a, u, owner, &sc);
 	rf->args_read = sc.kc_unknown || u->unreached ? -1 : (int32_t)sc.kc;
+	rf->tail_calls = u->tail || u->tail_indirect || u->falls_off;
 	a->tails[owner] = (struct unit_tails){u->tail_to, u->ntail_to};
 	u->tail_to = NULL;
 	/* the allocation and its frame kind */
@@ -1675,6 +1744,31 @@ static void resolve_calls(struct ana *a)
 		if (!k || b->calls[k - 1].site != b->calls[c].site)
 			b->calls[k++] = b->calls[c];
 	b->ncalls = k;
+}
+
+/* No promotion stub displaces the target of another unit's jump (a tail
+ * jump into the middle of a function, refuse_entered_inside). */
+static void refuse_promote_targets(struct ana *a)
+{
+	struct rw_binary *b = a->b;
+	for (size_t i = 0; i < a->nbf; i++)
+		for (uint32_t t = 0; t < a->tails[i].n; t++) {
+			/* the first call at or after the target: the only one
+			 * whose displaced instructions could hold it (they are
+			 * no calls, so they lie between two) */
+			uint64_t to = a->tails[i].to[t];
+			size_t lo = 0, hi = b->ncalls;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (b->calls[mid].insn < to)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < b->ncalls && b->calls[lo].promote_from &&
+			    b->calls[lo].promote_from < to)
+				b->calls[lo].promote_from = 0;
+		}
 }
 
 /* ------------------------------------------------------------------ entry */
@@ -1860,6 +1954,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	add_tail_callees(&a);
 	refuse_entered_inside(&a);
 	resolve_calls(&a);
+	refuse_promote_targets(&a);
 	analysis_free(&a);
 	return 0;
 fail:

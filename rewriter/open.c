@@ -524,6 +524,8 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 		s->redirectable += b->calls[i].redirectable;
 		s->bound += b->calls[i].bind != 0;
 		s->taggable += b->calls[i].taggable;
+		s->indirect += !b->calls[i].target && !b->calls[i].slot;
+		s->promotable += b->calls[i].promote_from != 0;
 	}
 }
 
@@ -573,6 +575,9 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 				c->stack_args);
 		else
 			fprintf(out, ": refused (%s)", rw_wrap_why_name(c->wrap_why));
-		fprintf(out, "%s\n", c->taggable ? ", tag ok" : "");
+		fprintf(out, "%s", c->taggable ? ", tag ok" : "");
+		if (c->promote_from)
+			fprintf(out, ", promote ok (from 0x%llx)", (unsigned long long)c->promote_from);
+		fputc('\n', out);
 	}
 }

@@ -54,7 +54,7 @@ int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t 
 	if (!v)
 		return -1;
 	p->clones = v;
-	v[p->nclones++] = (struct rw_plan_clone){func, site, pad, parent, 0, 0};
+	v[p->nclones++] = (struct rw_plan_clone){.func = func, .site = site, .pad = pad, .parent = parent};
 	return 0;
 }
 
@@ -131,6 +131,41 @@ uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
 	return t ? t->tag : 0;
 }
 
+/* The rest of a clone line: 0xFUNC 0xSITE PAD, then `promote`, `in K` or
+ * `tag 0xTAG` (the last two not together, a tagged clone not promoted). */
+static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errlen)
+{
+	unsigned long long func, site, tag = 0;
+	unsigned pad, k = RW_NONE;
+	int used = 0;
+	bool promote = false;
+	char word[16];
+	if (sscanf(s, " %llx %llx %u%n", &func, &site, &pad, &used) != 3 || pad % RW_ALIGN ||
+	    pad > RW_MAX_AMOUNT)
+		goto bad;
+	for (s += used; sscanf(s, " %15s%n", word, &used) == 1; s += used) {
+		int more = 0;
+		if (!strcmp(word, "promote") && !promote && !tag)
+			promote = true;
+		else if (!strcmp(word, "in") && k == RW_NONE && !tag &&
+			 sscanf(s + used, " %u%n", &k, &more) == 1 && k < p->nclones)
+			used += more;
+		else if (!strcmp(word, "tag") && !tag && k == RW_NONE && !promote &&
+			 sscanf(s + used, " %llx%n", &tag, &more) == 1 && tag)
+			used += more;
+		else
+			goto bad;
+	}
+	if (rw_plan_add_clone(p, func, site, pad, k))
+		return errmsg(err, errlen, "out of memory");
+	p->clones[p->nclones - 1].tag = tag;
+	p->clones[p->nclones - 1].promote = promote;
+	return 0;
+bad:
+	return errmsg(err, errlen, "want \"clone 0xFUNC 0xSITE PAD [promote] [in K] | [tag 0xTAG]\" "
+		      "(K an earlier clone, TAG not 0, PAD a multiple of 16 up to %d)", RW_MAX_AMOUNT);
+}
+
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen)
 {
 	*p = (struct rw_plan){0};
@@ -185,32 +220,27 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 			}
 			continue;
 		}
-		if (!strcmp(kw, "clone") || !strcmp(kw, "clone-wrap")) {
-			bool cw = kw[5] == '-';
-			int got = cw ? sscanf(buf + used, " %u %llx %u %1s", &k, &site, &bytes, extra)
-				     : sscanf(buf + used, " %llx %llx %u in %u %1s", &addr, &site, &bytes,
-					      &k, extra);
-			bool chain = !cw && got == 4;
-			if (!cw && got == 3 &&  /* no chain: a tag or nothing may follow PAD */
-			    sscanf(buf + used, " %llx %llx %u tag %llx %1s", &addr, &site, &bytes, &tag,
-				   extra) == 4)
-				got = tag ? 3 : 0;
-			else if (!cw && got == 3)
-				got = sscanf(buf + used, " %llx %llx %u %1s", &addr, &site, &bytes, extra);
-			if ((got != 3 && !chain) || bytes % RW_ALIGN || bytes > RW_MAX_AMOUNT ||
-			    ((cw || chain) && k >= p->nclones)) {
-				errmsg(err, errlen, "line %zu: want \"clone 0xFUNC 0xSITE PAD [in K | tag "
-					"0xTAG]\" or \"clone-wrap K 0xSITE BYTES\" (K an earlier clone), "
-					"amounts multiples of 16 up to %d", line, RW_MAX_AMOUNT);
+		if (!strcmp(kw, "clone-wrap")) {
+			if (sscanf(buf + used, " %u %llx %u %1s", &k, &site, &bytes, extra) != 3 ||
+			    bytes % RW_ALIGN || bytes > RW_MAX_AMOUNT || k >= p->nclones) {
+				errmsg(err, errlen, "line %zu: want \"clone-wrap K 0xSITE BYTES\" (K an "
+					"earlier clone, BYTES a multiple of 16 up to %d)", line,
+					RW_MAX_AMOUNT);
 				goto fail;
 			}
-			if (cw ? rw_plan_add_clone_wrap(p, k, site, bytes)
-			       : rw_plan_add_clone(p, addr, site, bytes, chain ? k : RW_NONE)) {
+			if (rw_plan_add_clone_wrap(p, k, site, bytes)) {
 				errmsg(err, errlen, "out of memory");
 				goto fail;
 			}
-			if (!cw)
-				p->clones[p->nclones - 1].tag = tag;
+			continue;
+		}
+		if (!strcmp(kw, "clone")) {
+			if (parse_clone(buf + used, p, err, errlen) < 0) {
+				char e2[256];
+				snprintf(e2, sizeof(e2), "%s", err);
+				errmsg(err, errlen, "line %zu: %s", line, e2);
+				goto fail;
+			}
 			continue;
 		}
 		if ((strcmp(kw, "pad") && strcmp(kw, "wrap")) ||
@@ -273,13 +303,13 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 	}
 	for (uint32_t i = 0; i < p->nclones; i++) {
 		const struct rw_plan_clone *c = &p->clones[i];
-		int n = c->tag ? snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64
-					  " %u tag 0x%" PRIx64 "\n", c->func, c->site, c->pad, c->tag)
-			: c->parent == RW_NONE
-				? snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u\n",
-					   c->func, c->site, c->pad)
-				: snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u in %u\n",
-					   c->func, c->site, c->pad, c->parent);
+		int n = snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u%s", c->func,
+				 c->site, c->pad, c->promote ? " promote" : "");
+		if (c->tag)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " tag 0x%" PRIx64, c->tag);
+		else if (c->parent != RW_NONE)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " in %u", c->parent);
+		line[n++] = '\n';
 		rb_put(&o, line, (size_t)n);
 	}
 	for (uint32_t i = 0; i < p->nclone_wraps; i++) {
@@ -369,7 +399,7 @@ static bool direct_call_of(const struct rw_binary *b, uint64_t site, uint64_t fu
 
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
 {
-	return c->tag || !direct_call_of(b, c->site, c->func);
+	return !c->promote && (c->tag || !direct_call_of(b, c->site, c->func));
 }
 
 /* Clone k of a chain, whose call ci is in the plan's calls: made by the
@@ -410,6 +440,10 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		bool dispatched = rw_plan_dispatched(b, c);
 		if (c->parent != RW_NONE && check_chain(b, p, k, ci, err, errlen) < 0)
 			return -1;
+		if (c->promote && !b->calls[ci].promote_from)
+			return errmsg(err, errlen, "plan promotes callsite 0x%" PRIx64 " for a clone of 0x%"
+				      PRIx64 ", but it is no indirect call that can be promoted "
+				      "(rewriter.h section 1, Promoted calls)", c->site, c->func);
 		if (dispatched && !b->funcs[fi].dispatch)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at a clone of 0x%"
 				      PRIx64 ", but it is no direct call of it and its entry cannot "

@@ -258,6 +258,37 @@
  * bound call carries its tag before both calls, and both return addresses
  * stay out of a page's first RW_TAG_SHIFT bytes.
  *
+ * Promoted calls (analyze.c, write.c): an indirect call c (`call *OP`, OP
+ * a register or memory operand, not rip-relative, not using %r11) takes a
+ * clone f_k of a function f of its module without f's dispatch, by a stub
+ * that compares OP with f first (indirect-call promotion).  c and the whole
+ * instructions before it that make 5 bytes with it (rw_call.promote_from;
+ * at most RW_PROMOTE_MAX_BYTES) become `jmp S` (the rest int3):
+ *     G: 16 x int3
+ *     S: the displaced instructions (moved: x86_relocate_insn);
+ *        per clone of the call (the heaviest first):
+ *          lea f(%rip),%r11; cmp %r11,OP; je C_f
+ *        call *OP; jmp c+len
+ *   C_f: call f_k; jmp c+len
+ * a local FUNC symbol __icpp_promote_SITE, no frame: its FDE is the
+ * caller's row at c (as a tagged call's stub's), the note lists it with W 0,
+ * and icpp report and training take a return address or sample in it as
+ * the caller's at c (bin_stub_caller).  Every call through c runs the two
+ * jumps and a test per clone; a dispatch of another function at c (a plan
+ * may mix them) tests the return address of the stub's `call *OP`.  A call
+ * is promotable when the displaced instructions move whole (no branch,
+ * push, pop or other write of rsp), no branch of its function (nor a tail
+ * jump of another) lands among them or on c, its function has no jump table
+ * (an indirect jump with a frame live) and c's FDE no LSDA (a personality
+ * would look the stub's return address up), they lie past the first
+ * 9 bytes of their code (training's hook: an endbr64 and 5 bytes), and its
+ * CFI row can be copied.  Padding edits among them move into the stub.  The
+ * copy of c in a clone J (a chain) is promoted the same way, from the
+ * copy's bytes.  The stub misses a frame of f that c's callee entered by a
+ * tail call (g tail-calls f): the plan promotes a call only where no
+ * function training saw it enter makes a tail call (disambig.h section 2),
+ * and a clone line says `promote` (section 3).
+ *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
  * after f's endbr64 are displaced and replaced by `jmp T` (the rest int3), T
@@ -395,6 +426,8 @@
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
 #define RW_MAX_DISPATCH 128        /* dispatched clones per function */
+#define RW_PROMOTE_MAX_BYTES 32    /* a promotion stub's displaced bytes, its
+                                    * call's included (section 1) */
 #define RW_NOTE_VERSION 6          /* its layout (2: clone table, 3: entry wrappers,
                                     * 4: which clones dispatch, 5: the clones'
                                     * copies of fragments, 6: tags) */
@@ -513,6 +546,9 @@ struct rw_func {
 	enum rw_clone_why clone_why; /* RW_CLONE_OK when cloneable */
 	bool dispatch;               /* cloneable, and its entry can dispatch
 	                              * (section 1, Dispatch) */
+	bool tail_calls;             /* makes a tail call (direct or not): a frame
+	                              * entered by a call of it may be another
+	                              * function's */
 	int32_t args_read;           /* incoming stack-argument bytes its code (and
 					its direct tail callees') reads; -1 unknown
 					(their address taken, an indirect tail call or
@@ -540,6 +576,10 @@ struct rw_call {
 	                              * function behind its GOT slot (section 1,
 	                              * Bound calls); else 0 */
 	uint64_t bind_slot;          /* ... and that slot */
+	uint64_t promote_from;       /* an indirect call that may call clones
+	                              * by a promotion stub (section 1, Promoted
+	                              * calls): the first of the whole
+	                              * instructions it displaces; else 0 */
 };
 
 /* The function of this module that call c calls (and that a clone of
@@ -590,6 +630,9 @@ struct rw_summary {
 	uint32_t cloneable, clone_refused[RW_CLONE_N], redirectable;
 	uint32_t bound;              /* of redirectable: bound calls (section 1) */
 	uint32_t taggable;           /* calls that may be tagged */
+	uint32_t indirect;           /* calls through a register or memory
+	                              * (not a GOT slot) */
+	uint32_t promotable;         /* of those: promotable (section 1) */
 };
 void rw_summarize(const struct rw_binary *b, struct rw_summary *s);
 /* One line per function and call (`icpp rewrite --explain`). */
@@ -605,6 +648,9 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *     clone 0xFUNC 0xSITE PAD [in J]  clone K (K = 0, 1, ... in order);
  *                                   in J: takes the copy of SITE inside
  *                                   clone J < K, not SITE (a chain)
+ *     clone 0xFUNC 0xSITE PAD promote [in J]  clone K for an indirect call
+ *                                   that its promotion stub points at the
+ *                                   clone (section 1, Promoted calls)
  *     clone 0xFUNC 0xSITE PAD tag 0xTAG  clone K for a call of another
  *                                   module (at SITE there), tested by its
  *                                   tag (section 1, Tagged calls)
@@ -631,6 +677,10 @@ struct rw_plan_clone {
 	uint64_t weight;             /* the entries training saw it take (0:
 	                              * unknown): func's dispatch finds the
 	                              * heavier clones in fewer tests */
+	bool promote;                /* site (or its copy) is an indirect call
+	                              * that calls the clone by its promotion
+	                              * stub (section 1, Promoted calls), not by
+	                              * func's dispatch */
 };
 struct rw_plan_tag {
 	uint64_t site;               /* a call of this binary */
@@ -703,6 +753,8 @@ struct rw_write_stats {
 	uint32_t chains;             /* of clones: taking a copy's call (a chain) */
 	uint32_t bound;              /* bound calls (and copies) taking a clone
 	                              * (section 1, Bound calls) */
+	uint32_t promoted;           /* indirect calls (and copies) with a
+	                              * promotion stub (section 1, Promoted calls) */
 	bool bind_now;               /* the output binds at load time, the input
 	                              * did not */
 	uint64_t in_size, out_size;

@@ -60,6 +60,7 @@ struct tramp {
 	bool thunk;                  /* a bound call's thunk (emit_thunk): serves
 	                              * every untagged, unwrapped call of one slot
 	                              * redirected to one clone, target */
+	bool promote;                /* a promotion stub (emit_promote), a stub */
 	struct eh_row rows[TRAMP_MAX_ROWS];
 	uint32_t nrows;
 };
@@ -404,6 +405,7 @@ struct plan_state {
 	uint32_t nfedits;
 	struct rbuf text;
 	uint32_t nbound;                 /* bound calls redirected: by thunks, stubs, trampolines */
+	uint32_t npromoted;              /* indirect calls (or copies) with promotion stubs */
 };
 
 static void plan_state_free(struct plan_state *ps)
@@ -657,7 +659,7 @@ static uint32_t redirect_of(const struct rw_binary *b, const struct rw_plan *p, 
 {
 	for (uint32_t k = 0; k < p->nclones; k++)
 		if (p->clones[k].site == site && p->clones[k].parent == RW_NONE &&
-		    !rw_plan_dispatched(b, &p->clones[k]))
+		    !rw_plan_dispatched(b, &p->clones[k]) && !p->clones[k].promote)
 			return k;
 	return RW_NONE;
 }
@@ -670,7 +672,7 @@ static uint32_t chain_of(const struct rw_binary *b, const struct rw_plan *p, uin
 {
 	for (uint32_t j = k + 1; j < p->nclones; j++)
 		if (p->clones[j].site == site && p->clones[j].parent == k &&
-		    !rw_plan_dispatched(b, &p->clones[j]))
+		    !rw_plan_dispatched(b, &p->clones[j]) && !p->clones[j].promote)
 			return j;
 	return RW_NONE;
 }
@@ -898,7 +900,194 @@ static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const str
 /* What a callsite's trampoline or stub is called: __icpp_KIND_SITE. */
 static const char *stub_kind(const struct tramp *t)
 {
-	return !t->stub ? "wrap" : t->bound ? "bind" : "tag";
+	return !t->stub ? "wrap" : t->promote ? "promote" : t->bound ? "bind" : "tag";
+}
+
+/* ------------------------------------------------------------------ promotion */
+
+/* What a promotion stub displaces: the whole instructions before an
+ * indirect call and the call, as the output holds them at `at`. */
+struct displaced {
+	uint64_t at;                 /* the first (the call's promote_from, or its
+	                              * copy's) */
+	uint8_t bytes[RW_PROMOTE_MAX_BYTES];
+	uint32_t len;                /* up to the call's end */
+	uint32_t call_len;
+};
+
+struct promote_test {
+	uint64_t func;               /* what the call's operand is compared with */
+	uint64_t clone;              /* where it goes then */
+	uint64_t weight;
+};
+
+/* The promotion stub of an indirect call (rewriter.h section 1, Promoted
+ * calls) at the end of text, its record t (call, site set):
+ *     G: 16 x int3
+ *     S: the displaced instructions, moved; per test (the heaviest first):
+ *          lea func(%rip),%r11; cmp %r11,OP; je C_i
+ *        call *OP; jmp back           (t->ret after the call)
+ *   C_i: call clone_i; jmp back
+ * %r11 and the flags are scratch at a call; OP neither uses %r11 nor is
+ * rip-relative (x86_cmp_r11_of_call), so the call is copied as it is.  -1
+ * with err. */
+static int emit_promote(struct plan_state *ps, struct tramp *t, const struct displaced *d,
+			const struct promote_test *tests, uint32_t ntests, uint64_t text_vaddr,
+			char *err, size_t errlen)
+{
+	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, je[] = {0x0f, 0x84}, jmp[] = {0xe9},
+			     call[] = {0xe8};
+	struct rbuf *o = &ps->text;
+	rb_align(o, 16, 0xcc);
+	size_t start = o->n;
+	uint64_t origin = text_vaddr, back = d->at + d->len, call_at = back - d->call_len;
+	t->addr = text_vaddr + start;
+	for (int i = 0; i < RW_ENTRY_GUARD; i++)
+		rb_u8(o, 0xcc);
+	const uint8_t *p = d->bytes;
+	size_t left = d->len - d->call_len;
+	uint64_t at = d->at;
+	cs_insn *insn = cs_malloc(ps->cs);
+	const char *why = "cannot decode";
+	while (insn && at < call_at) {
+		uint8_t out[X86_RELOC_MAX_INSN];
+		if (!x86_disasm_iter(ps->cs, &p, &left, &at, insn))
+			break;
+		int n = x86_relocate_insn(insn, origin + o->n, out, &why);
+		if (n < 0)
+			break;
+		rb_put(o, out, (size_t)n);
+	}
+	if (insn)
+		cs_free(insn, 1);
+	if (at != call_at)
+		return errmsg(err, errlen, "cannot move the instructions before callsite 0x%" PRIx64
+			      ": %s", t->site, why);
+	const uint8_t *op = d->bytes + (d->len - d->call_len);
+	uint8_t cmp[RW_PROMOTE_MAX_BYTES + 1];
+	int ncmp = x86_cmp_r11_of_call(op, d->call_len, cmp);
+	size_t to_c[RW_MAX_DISPATCH];
+	if (ncmp < 0 || ntests > RW_MAX_DISPATCH)
+		return errmsg(err, errlen, "internal error: callsite 0x%" PRIx64 " cannot be promoted",
+			      t->site);
+	for (uint32_t i = 0; i < ntests; i++) {
+		if (put_rel32(o, origin, lea_r11, 3, tests[i].func) < 0)
+			goto far;
+		rb_put(o, cmp, (size_t)ncmp);
+		rb_put(o, je, 2);
+		rb_u32(o, 0);
+		to_c[i] = o->n;
+	}
+	rb_put(o, op, d->call_len);
+	t->ret = origin + o->n;
+	if (put_rel32(o, origin, jmp, 1, back) < 0)
+		goto far;
+	for (uint32_t i = 0; i < ntests; i++) {
+		int32_t rel = (int32_t)(o->n - to_c[i]);
+		if (!o->oom)
+			memcpy(o->p + to_c[i] - 4, &rel, 4);
+		if (put_rel32(o, origin, call, 1, tests[i].clone) < 0 ||
+		    put_rel32(o, origin, jmp, 1, back) < 0)
+			goto far;
+	}
+	t->size = (uint32_t)(o->n - start);
+	return 0;
+far:
+	return errmsg(err, errlen, "the promotion stub of callsite 0x%" PRIx64 " is out of rel32 "
+		      "reach of its clones or the call", t->site);
+}
+
+static int cmp_test_weight(const void *x, const void *y)
+{
+	const struct promote_test *a = x, *b = y;
+	return a->weight > b->weight ? -1 : a->weight < b->weight;
+}
+
+/* The promotion stub for the original call c (copy_start 0: its displaced
+ * instructions as the patches leave them, which move into the stub) or for
+ * its copy in the clone whose function (or fragment) copy starts at
+ * copy_start (from the copy in text), with tests, and the jump into it
+ * that replaces the displaced instructions.  -1 with err. */
+static int add_promote(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
+		       uint64_t copy_start, uint64_t copy_at, struct promote_test *tests,
+		       uint32_t ntests, uint64_t text_vaddr, char *err, size_t errlen)
+{
+	struct displaced d = {.len = (uint32_t)(c->insn + c->len - c->promote_from),
+			      .call_len = c->len};
+	d.at = copy_start ? copy_at - (c->insn - c->promote_from) : c->promote_from;
+	if (copy_start) {
+		memcpy(d.bytes, ps->text.p + (d.at - text_vaddr), d.len);
+	} else if (bin_read(b->bin, d.at, d.bytes, d.len) < 0) {
+		return errmsg(err, errlen, "cannot read callsite 0x%" PRIx64, c->site);
+	} else {
+		uint32_t kept = 0;
+		for (uint32_t i = 0; i < ps->patches.n; i++) {
+			const struct patch *x = &ps->patches.v[i];
+			if (x->at >= d.at && x->at + x->len <= d.at + d.len)
+				memcpy(d.bytes + (x->at - d.at), x->bytes, x->len);
+			else if (x->at < d.at + d.len && x->at + x->len > d.at)
+				return errmsg(err, errlen, "internal error: a change at 0x%" PRIx64
+					      " straddles callsite 0x%" PRIx64 "'s promotion", x->at,
+					      c->site);
+			else
+				ps->patches.v[kept++] = *x;
+		}
+		ps->patches.n = kept;
+	}
+	qsort(tests, ntests, sizeof(*tests), cmp_test_weight);
+	struct tramp *t = next_tramp(ps, err, errlen);
+	if (!t)
+		return -1;
+	*t = (struct tramp){.call = c, .site = d.at + d.len - 1, .stub = true, .promote = true};
+	if (emit_promote(ps, t, &d, tests, ntests, text_vaddr, err, errlen) < 0)
+		return -1;
+	if (add_stub_fde(ps, b, c, copy_start, t))
+		return errmsg(err, errlen, "out of memory applying the plan");
+	uint8_t bytes[RW_PROMOTE_MAX_BYTES];
+	memset(bytes, 0xcc, sizeof(bytes));
+	if (x86_encode_jmp(d.at, t->addr + RW_ENTRY_GUARD, bytes) < 0)
+		return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of its "
+			      "promotion stub", c->site);
+	ps->npromoted++;
+	if (copy_start) {
+		memcpy(ps->text.p + (d.at - text_vaddr), bytes, d.len);
+		return 0;
+	}
+	return patch_add(&ps->patches, d.at, bytes, (uint8_t)d.len)
+		       ? errmsg(err, errlen, "out of memory applying the plan") : 0;
+}
+
+/* The promotion stubs of the plan: one per indirect call (or copy of one in
+ * a clone) that takes promoted clones, testing them all. */
+static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
+			uint64_t text_vaddr, char *err, size_t errlen)
+{
+	struct promote_test tests[RW_MAX_DISPATCH];
+	for (uint32_t k = 0; k < p->nclones; k++) {
+		const struct rw_plan_clone *ck = &p->clones[k];
+		bool first = ck->promote;
+		for (uint32_t j = 0; j < k && first; j++)
+			first = !(p->clones[j].promote && p->clones[j].site == ck->site &&
+				  p->clones[j].parent == ck->parent);
+		if (!first)
+			continue;
+		uint32_t n = 0;
+		for (uint32_t j = k; j < p->nclones && n < RW_MAX_DISPATCH; j++)
+			if (p->clones[j].promote && p->clones[j].site == ck->site &&
+			    p->clones[j].parent == ck->parent)
+				tests[n++] = (struct promote_test){p->clones[j].func, ps->clones[j].addr,
+								   p->clones[j].weight};
+		const struct rw_call *c = &b->calls[rw_call_index(b, ck->site)];
+		uint64_t copy_start = 0, copy_at = 0;
+		if (ck->parent != RW_NONE) {
+			const struct rw_note_clone *cl = &ps->clones[ck->parent];
+			copy_at = rw_clone_copy_addr(cl, c->insn);
+			copy_start = c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr;
+		}
+		if (add_promote(ps, b, c, copy_start, copy_at, tests, n, text_vaddr, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Code edits of the plan: clones, then trampolines, laid out from
@@ -941,7 +1130,7 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
 		uint64_t tag = rw_plan_tag(p, site, RW_NONE);
 		if (!wrap && (p->clones[k].parent != RW_NONE || plan_amount(p->wraps, p->nwraps, site) ||
-			      rw_plan_dispatched(b, &p->clones[k]) || tag))
+			      rw_plan_dispatched(b, &p->clones[k]) || tag || p->clones[k].promote))
 			continue;        /* a chain's (wrap_copies), done with its wrap,
 					  * dispatched, or its stub's (below) */
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
@@ -963,6 +1152,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	for (uint32_t k = 0; k < p->nclones; k++)
 		if (wrap_copies(b, p, k, text_vaddr, ps, err, errlen))
 			return -1;
+	if (add_promotes(ps, b, p, text_vaddr, err, errlen))
+		return -1;
 	if (add_entries(ps, b, p, text_vaddr, err, errlen))
 		return -1;
 	rb_align(&ps->text, 16, 0xcc);
@@ -1737,6 +1928,7 @@ static void fill_stats(struct writer *w)
 	st->clones = p->nclones;
 	st->dispatched = st->chains = 0;
 	st->bound = w->ps.nbound;
+	st->promoted = w->ps.npromoted;
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		st->chains += p->clones[k].parent != RW_NONE;
 		st->dispatched += rw_plan_dispatched(w->b, &p->clones[k]);

@@ -185,6 +185,48 @@ static void put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
+int x86_cmp_r11_of_call(const uint8_t *call, size_t len, uint8_t *out)
+{
+	size_t i = 0;
+	uint8_t rex = 0;
+	if (len && (call[0] & 0xf0) == 0x40)
+		rex = call[i++];
+	if (i + 2 > len || call[i] != 0xff || ((call[i + 1] >> 3) & 7) != 2)
+		return -1;
+	uint8_t modrm = call[i + 1], mod = modrm >> 6, rm = modrm & 7;
+	size_t n = 2;                /* opcode and ModRM */
+	bool r11 = false;
+	if (mod == 3) {
+		r11 = (rm | (rex & 1) << 3) == 11;
+	} else {
+		uint8_t base = rm;
+		if (rm == 4) {       /* SIB */
+			if (i + 3 > len)
+				return -1;
+			uint8_t sib = call[i + 2], index = (uint8_t)(((sib >> 3) & 7) | (rex & 2) << 2);
+			base = sib & 7;
+			r11 = index == 11;
+			n++;
+			if (mod == 0 && base == 5)
+				n += 4;      /* disp32, no base */
+			else
+				r11 = r11 || (base | (rex & 1) << 3) == 11;
+		} else if (mod == 0 && rm == 5) {
+			return -1;   /* rip-relative */
+		} else {
+			r11 = (base | (rex & 1) << 3) == 11;
+		}
+		n += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	}
+	if (r11 || i + n != len)
+		return -1;
+	out[0] = 0x4c | (rex & 3);   /* REX.W, REX.R (%r11), the operand's X and B */
+	out[1] = 0x39;               /* cmp r64, r/m64 */
+	out[2] = (uint8_t)((modrm & 0xc7) | 3 << 3);
+	memcpy(out + 3, call + i + 2, n - 2);
+	return (int)(n + 1);
+}
+
 int x86_encode_jmp(uint64_t at, uint64_t target, uint8_t *out)
 {
 	int64_t d = (int64_t)(target - (at + 5));

@@ -2024,7 +2024,7 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 static void test_properties(void)
 {
 	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0, clones = 0, chains = 0;
-	uint32_t frag_padded = 0, frag_cloned = 0, bound_plans = 0;
+	uint32_t frag_padded = 0, frag_cloned = 0, bound_plans = 0, promoted = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		struct da_problem *p = random_problem(seed, 4 + seed % 5, 300 + 20 * (seed % 10));
 		/* as the rewriter reports them: functions whose clones cannot be
@@ -2042,6 +2042,14 @@ static void test_properties(void)
 		 * its own API), their clones priced by the calls' checks */
 		for (uint32_t c = 0; c < p->ncallsites; c++)
 			p->callsites[c].bound = p->callsites[c].redirectable && mix(seed, 2000 + c) % 3 == 0;
+		/* a seventh promoted: indirect calls that a stub points at a
+		 * clone of any function they enter, priced as bound calls */
+		for (uint32_t c = 0; c < p->ncallsites; c++)
+			if (p->callsites[c].redirectable && mix(seed, 3000 + c) % 7 == 0) {
+				struct da_callsite *C = &p->callsites[c];
+				C->promoted = C->bound = true;
+				C->target = DA_NONE;
+			}
 		struct da_options o;
 		da_options_default(&o);
 		o.seed = seed;
@@ -2065,9 +2073,11 @@ static void test_properties(void)
 		CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds) == 0);
 		bound_plans += binds > 0;
 		for (uint32_t k = 0; k < r.plan.nclones; k++) {
-			/* every call has its target here: a clone takes its own */
-			CHECK_EQ_INT(p->callsites[r.plan.clones[k].callsite].target,
-				     r.plan.clones[k].func);
+			/* every call has its target here: a clone takes its own
+			 * (a promoted call, any function it enters) */
+			const struct da_callsite *C = &p->callsites[r.plan.clones[k].callsite];
+			CHECK(C->promoted ? C->target == DA_NONE : C->target == r.plan.clones[k].func);
+			promoted += C->promoted;
 			clones++;
 			chains += r.plan.clones[k].parent != DA_NONE;
 		}
@@ -2145,9 +2155,11 @@ static void test_properties(void)
 	CHECK(frag_padded > 0);
 	CHECK(frag_cloned > 0);
 	CHECK(bound_plans > 0);
+	CHECK(promoted > 0);
 	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved), %u clones "
-		"(%u in chains), fragments below a padding %u, in a clone %u\n", checked_left,
-		blocked, unsolved, clones, chains, frag_padded, frag_cloned);
+		"(%u in chains, %u for promoted calls), fragments below a padding %u, in a clone "
+		"%u\n", checked_left, blocked, unsolved, clones, chains, promoted, frag_padded,
+		frag_cloned);
 }
 
 /* The cap holds through compound moves.  A clone of f sends the calls of

@@ -364,7 +364,7 @@ static void test_clone_file(void)
 	/* a chain: clone 1 of D takes the copy of A's call of D in clone 0; it
 	 * survives the file, and the predicted pathmap renames the D frame
 	 * below clone 0 only */
-	struct da_pm_clone two[2] = {pp.clones[0], {D, m, ad, 0, 0, 0}};
+	struct da_pm_clone two[2] = {pp.clones[0], {D, m, ad, 0, 0, 0, false}};
 	struct da_pm_plan chain = pp;
 	chain.clones = two;
 	chain.nclones = 2;
@@ -498,7 +498,7 @@ static void test_fragment_pathmap(void)
 	/* a clone whose frame holds fragments of two functions */
 	uint32_t F2 = pm_add_function(pm, m, 0x9100, 0x10, "O.cold.1");
 	pm_add_node(pm, oa, F2, PM_NONE, 0, 64, 1);
-	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0, DA_NONE, 0};
+	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0, DA_NONE, 0, false};
 	pp.nclone_wraps = 0;
 	CHECK(da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "two fragments") != NULL);

@@ -1,8 +1,9 @@
 /* t_report_tags: icpp report on the pair run_tags.sh rewrites (rewriter.h
- * section 1, Tagged calls), and on run_bound.sh's library (Bound calls), one
- * file per run:
+ * section 1, Tagged calls), on run_bound.sh's library (Bound calls) and on
+ * run_promote.sh's program (Promoted calls), one file per run:
  *  - the program (the library): a sample in a tagged call's stub
- *    (__icpp_tag_SITE; a bound call's, __icpp_bind_SITE) is its caller's at
+ *    (__icpp_tag_SITE; a bound call's, __icpp_bind_SITE; a promoted call's,
+ *    __icpp_promote_SITE, in its displaced instructions) is its caller's at
  *    the caller's height (the stub's FDE repeats the caller's row at the
  *    call), as the sample would be at the call itself;
  *  - run_bound.sh's library: a sample in a bound call's thunk
@@ -35,7 +36,8 @@ static const struct bin_function *stub_of(struct bin_module *m)
 	const struct bin_function *f = bin_functions(m, &n);
 	for (size_t i = 0; i < n; i++)
 		if (f[i].name && (!strncmp(f[i].name, "__icpp_tag_", 11) ||
-				  !strncmp(f[i].name, "__icpp_bind_", 12)))
+				  !strncmp(f[i].name, "__icpp_bind_", 12) ||
+				  !strncmp(f[i].name, "__icpp_promote_", 15)))
 			return &f[i];
 	return NULL;
 }
@@ -60,8 +62,10 @@ static void check_stub(struct bin_module *m, const char *path, const char *dir,
 		return;
 	/* at the tag */
 	CHECK(hand_sample_in_frame(ss, m, stub->addr + GUARD, H_FUNC, 3));
-	/* in the caller, at its call */
-	CHECK(hand_sample_in_frame(ss, m, site - 4, H_FUNC, 4));
+	/* in the caller, at its call (a promoted call's bytes before its
+	 * end are the jump to the stub and int3: after it) */
+	bool promoted = !strncmp(stub->name, "__icpp_promote_", 15);
+	CHECK(hand_sample_in_frame(ss, m, promoted ? site + 1 : site - 4, H_FUNC, 4));
 	const char *folded = hand_report(pm, ss, dir, "tags_stub", RP_FOLDED);
 	CHECK(folded != NULL);
 	if (folded) {

@@ -1,0 +1,45 @@
+/* Promoted calls (rewriter.h section 1): apply() calls add() or mul()
+ * through a function pointer, after moving its arguments: instructions a
+ * promotion stub can displace with the call.  run_promote.sh clones add()
+ * for that call and checks that the stub calls the clone for add() only,
+ * and mul() as before. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+static volatile long sink;
+
+NOINLINE static long leaf(long x)
+{
+	sink = x;
+	return x + 1;
+}
+
+NOINLINE static long add(long a, long b)
+{
+	return leaf(a + b) * 2;
+}
+
+NOINLINE static long mul(long a, long b)
+{
+	return leaf(a * b) * 3;
+}
+
+typedef long (*op_fn)(long, long);
+static op_fn volatile ops[2] = {add, mul};
+
+NOINLINE static long apply(long i, long a, long b)
+{
+	op_fn f = ops[i & 1];
+	return f(b, a) + i;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 1000, s = 0;
+	for (long i = 0; i < n; i++)
+		s += apply(i, i, 7);
+	printf("%ld\n", s);
+	return 0;
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Promoted calls (rewriter.h section 1): an indirect call takes a clone by a
+# stub that compares its operand with the clone's function, without a
+# dispatch at the callee.  fx_promote's apply() calls add() and mul()
+# through a pointer, moving an argument first.
+#  - icpp rewrite --explain finds the call promotable;
+#  - a plan cloning add() for it, promoted: one stub __icpp_promote_SITE, no
+#    dispatch; the output is the original's; the rewritten program's paths
+#    run add's clone (and mul, as before) and verify at every height;
+#  - icpp report places a sample in the stub in apply's frame, at its
+#    height (t_report_tags, tests/record; its hand-made samples need an
+#    rsp-based CFA: the no-fp build only);
+#  - gdb (when installed), stopped in leaf() under the clone, unwinds
+#    through the stub (it repeats apply's CFI row at the call) to main;
+#  - the same plan without `promote`: add's dispatch takes the call, and it
+#    verifies;
+#  - a plan that promotes a direct call is refused, and writes nothing.
+#   run_promote.sh ICPP GDB WORK PROG T_REPORT_TAGS   (GDB, T_REPORT_TAGS may be empty)
+set -u
+icpp=$1 gdb=$2 work=$3 prog=$4 t_report=$5
+fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/stub_checks.sh"
+rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$work"/ && cd "$work" || fail "setup"
+p=./$(basename "$prog")
+"$p" 100 > orig.out || fail "the fixture does not run"
+"$icpp" train -q -o map.icpp -- "$p" 100 > /dev/null || fail "icpp train"
+site=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
+	awk '$1 == "call" && $4 ~ /^apply\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
+[ -n "$site" ] || fail "apply's indirect call is not promotable: $("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null | grep apply)"
+add=0x$(nm "$p" | awk '$3 == "add" { print $1 }')
+build_id=$(readelf -n "$p" | awk '/Build ID/ { print $3 }')
+plan() {   # plan FILE [promote]
+	printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\nclone 0 0 %s 0 %s 0%s\nend 1\n' \
+		"$build_id" "$PWD/$(basename "$p")" "$add" "$site" "${2:+ promote}" > "$1"
+}
+plan promote.plan promote
+"$icpp" rewrite "$p" -m map.icpp -o rw --plan promote.plan 2> rewrite.log ||
+	fail "rewrite --plan (promoted): $(tail -1 rewrite.log)"
+grep -q "1 functions cloned (0 by dispatch; 1 indirect calls promoted)" rewrite.log ||
+	fail "icpp rewrite does not count the promoted call: $(grep cloned rewrite.log)"
+nm rw | grep -q " t __icpp_promote_${site#0x}$" || fail "no promotion stub for the call at $site"
+nm rw | grep -q "__icpp_dispatch_" && fail "a dispatch beside the promotion stub"
+./rw 100 > rw.out && cmp -s orig.out rw.out || fail "the rewritten program's output"
+"$icpp" paths rw.icpp | grep -q "apply > __icpp_clone_0_add > leaf$" &&
+	"$icpp" paths rw.icpp | grep -q "apply > mul > leaf$" ||
+	fail "the prediction has no path through add's clone beside mul: $("$icpp" paths rw.icpp | grep apply)"
+"$icpp" verify rw -- 100 > /dev/null 2> verify.log && grep -q " 0 at another height" verify.log ||
+	fail "icpp verify (promoted): $(tail -3 verify.log)"
+[ -z "$t_report" ] || "$t_report" "$PWD/rw" "$PWD" > report.log 2>&1 ||
+	fail "t_report_tags: $(tail -3 report.log)"
+[ -n "$gdb" ] && gdb_unwinds_through "$gdb" . ./rw leaf "__icpp_promote_${site#0x} "
+plan dispatch.plan
+"$icpp" rewrite "$p" -m map.icpp -o rwd --plan dispatch.plan 2> rewrite_d.log ||
+	fail "rewrite --plan (dispatched): $(tail -1 rewrite_d.log)"
+grep -q "1 functions cloned (1 by dispatch)" rewrite_d.log ||
+	fail "without promote the clone takes no dispatch: $(grep cloned rewrite_d.log)"
+./rwd 100 > rwd.out && cmp -s orig.out rwd.out || fail "the dispatched program's output"
+"$icpp" verify rwd -- 100 > /dev/null 2> verify_d.log && grep -q " 0 at another height" verify_d.log ||
+	fail "icpp verify (dispatched): $(tail -3 verify_d.log)"
+direct=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
+	awk '$1 == "call" && $4 ~ /^main\+/ && / -> apply:/ { print $2; exit }')
+apply=0x$(nm "$p" | awk '$3 == "apply" { print $1 }')
+printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\nclone 0 0 %s 0 %s 0 promote\nend 1\n' \
+	"$build_id" "$PWD/$(basename "$p")" "$apply" "$direct" > bad.plan
+"$icpp" rewrite "$p" -m map.icpp -o bad.rw --plan bad.plan 2> bad.log &&
+	fail "a plan promoting the direct call at $direct was applied"
+grep -q "no indirect call that can be promoted" bad.log || fail "the refusal says: $(cat bad.log)"
+[ -e bad.rw ] && fail "a refused plan left an output"
+grep "call paths observed" verify.log
+echo "ok: the call at $site calls add's clone by its promotion stub"
