@@ -59,14 +59,13 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	cc->promoted = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].promote_from;
 }
 
-static bool tail_calls(void *ctx, const struct pathmap *pm, uint32_t func)
+static bool tail_enters(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func)
 {
-	const struct rewrite_target *c = rewrite_cap_target(ctx, pm->funcs[func].module);
-	size_t n;
-	const struct rw_func *f = c ? rw_functions(c->b, &n) : NULL;
-	uint32_t i = c ? rw_func_index(c->b, pm->funcs[func].addr) : RW_NONE;
+	const struct pm_function *g = &pm->funcs[callee], *f = &pm->funcs[func];
+	const struct rewrite_target *c = rewrite_cap_target(ctx, g->module);
+	uint32_t i = c ? rw_func_index(c->b, g->addr) : RW_NONE;
 	/* a function of a module not rewritten: not known, so it may */
-	return i == RW_NONE || f[i].tail_calls;
+	return i == RW_NONE || rw_may_tail_call(c->b, i, f->module == g->module ? f->addr : 0);
 }
 
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,
@@ -135,7 +134,7 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const c
 	cap->clone = true;
 	cap->func_hook = func_hook;
 	cap->callsite_hook = callsite_hook;
-	cap->tail_calls = tail_calls;
+	cap->tail_enters = tail_enters;
 	cap->ctx = rc;
 	return 0;
 }

@@ -103,9 +103,10 @@
  * section 1, "Bound calls"; an indirect call that the rewriter can promote
  * is pointed at a clone of any function of its module it enters by a stub
  * that compares its operand with the function first, da_callsite.promoted,
- * unless training saw it enter a function that may make a tail call, whose
- * callee's frames the stub would miss: rewriter.h section 1, "Promoted
- * calls"), f's entry can
+ * except a function f that another function training saw it enter (or f
+ * itself) may have entered by a tail call, whose frames the stub would
+ * miss: da_problem.no_promote, rewriter.h section 1, "Promoted calls"),
+ * f's entry can
  * test the return address instead: f begins with a jump to code that
  * compares it with c's (of f's own module, rip-relative) and jumps to f_k on
  * a match, else runs f's displaced first instructions and goes on in f.  A
@@ -615,6 +616,12 @@ struct da_problem {
 	struct da_node *nodes;
 	uint32_t nnodes, cap_nodes;
 	enum da_unit unit;
+	uint64_t *no_promote;   /* sorted da_pair(callsite, func): a promoted
+	                         * call's callee whose frames there may have
+	                         * been entered by a tail call (section 2,
+	                         * "Dispatch"): its clone takes a dispatch.
+	                         * malloc'd, freed with the problem */
+	uint32_t nno_promote;
 };
 
 /* Building.  Each add returns the new index, or DA_NONE when out of memory.

@@ -17,21 +17,51 @@ void da_capability_default(struct da_capability *c)
 	c->tag = true;
 }
 
-/* A promoted call's stub compares its operand with a clone's function: a
- * frame of f entered through it by a tail call of another function g was
- * not called as f, so the stub would miss it.  A callsite through which
- * training saw a function entered that may make a tail call is no
- * promoted call (its clones take a dispatch). */
-static void unpromote_tail_callers(const struct pathmap *pm, const struct da_capability *cap,
-				   struct da_problem *p)
+/* A promoted call's stub compares its operand with a clone's function f: a
+ * frame of f that a callee g of the call entered by a tail call was not
+ * called as f, so the stub would miss it.  Of the functions training saw
+ * entered through a promoted call, those that one of them (f too) may have
+ * entered by a tail call (the tail_enters hook) are listed in no_promote:
+ * their clones there take a dispatch.  -1 when out of memory. */
+static int block_tail_entered(const struct pathmap *pm, const struct da_capability *cap,
+			      struct da_problem *p)
 {
-	for (uint32_t i = 0; i < p->nnodes; i++) {
-		struct da_callsite *C = p->nodes[i].callsite != DA_NONE
-						? &p->callsites[p->nodes[i].callsite] : NULL;
-		if (C && C->promoted && cap->tail_calls &&
-		    cap->tail_calls(cap->ctx, pm, p->nodes[i].func))
-			C->promoted = C->redirectable = C->bound = false;
+	uint64_t *seen = malloc((p->nnodes + 1) * sizeof(*seen));
+	uint32_t n = 0;
+	if (!seen)
+		return -1;
+	for (uint32_t i = 0; i < p->nnodes && cap->tail_enters; i++) {
+		uint32_t c = p->nodes[i].callsite;
+		if (c != DA_NONE && p->callsites[c].promoted)
+			seen[n++] = da_pair(c, p->nodes[i].func);
 	}
+	qsort(seen, n, sizeof(*seen), da_cmp_u64);
+	uint32_t u = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!u || seen[u - 1] != seen[i])
+			seen[u++] = seen[i];
+	/* one run per callsite: its callees, each blocked where one of them
+	 * may tail-call it */
+	uint64_t *blocked = malloc((u + 1) * sizeof(*blocked));
+	uint32_t nb = 0;
+	for (uint32_t lo = 0, hi; blocked && lo < u; lo = hi) {
+		for (hi = lo; hi < u && seen[hi] >> 32 == seen[lo] >> 32; hi++)
+			;
+		for (uint32_t i = lo; i < hi; i++) {
+			bool tail = false;
+			for (uint32_t j = lo; j < hi && !tail; j++)
+				tail = cap->tail_enters(cap->ctx, pm, (uint32_t)seen[j], (uint32_t)seen[i]);
+			if (tail)
+				blocked[nb++] = seen[i];
+		}
+	}
+	free(seen);
+	if (!blocked)
+		return -1;
+	free(p->no_promote);
+	p->no_promote = blocked;
+	p->nno_promote = nb;
+	return 0;
 }
 
 /* Without the rewriter's analysis, the function a callsite calls is the one
@@ -356,7 +386,8 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		mark_tag_readers(b->prob);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
-	unpromote_tail_callers(pm, cap, b->prob);
+	if (block_tail_entered(pm, cap, b->prob) < 0)
+		goto oom;
 	if (mark_fragments(pm, b->prob) < 0 || lock_sibling_groups(pm, b->prob) < 0)
 		goto oom;
 	if (da_problem_check(b->prob, err, errlen) < 0) {

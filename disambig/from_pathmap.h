@@ -52,8 +52,9 @@ struct da_callsite_cap {
 	bool bound;                 /* da_callsite.bound */
 	bool promoted;              /* da_callsite.promoted: an indirect call
 	                             * whose callees training saw may be cloned
-	                             * for it without a dispatch, unless one of
-	                             * them makes a tail call (tail_calls) */
+	                             * for it without a dispatch, each unless one
+	                             * of them may have entered it by a tail call
+	                             * (tail_enters: da_problem.no_promote) */
 };
 
 struct da_capability {
@@ -73,9 +74,10 @@ struct da_capability {
 			  bool *pad_runs);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			      struct da_callsite_cap *cc);
-	/* may the function make a tail call, so that a frame entered through
-	 * a call of it is another function's (NULL: none does)? */
-	bool (*tail_calls)(void *ctx, const struct pathmap *pm, uint32_t func);
+	/* may a frame entered by a call of function `callee` be one of `func`
+	 * (maybe callee itself), which callee entered by a tail call (NULL:
+	 * never)? */
+	bool (*tail_enters)(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func);
 	void *ctx;
 };
 /* pad_bound and wrap_bound 1008, no clone (dispatch and tag on, for when

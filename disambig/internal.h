@@ -105,14 +105,23 @@ static inline uint32_t da_frame(const struct da_problem *p, uint32_t n)
 	return p->nodes[n].fragment ? p->nodes[n].parent : n;
 }
 
+/* qsort/bsearch order of uint64_t keys. */
+int da_cmp_u64(const void *x, const void *y);
+
 /* Does call instruction c call f directly, so that it can be pointed at a
  * clone of f? */
 static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)
 {
 	const struct da_callsite *C = &p->callsites[c];
-	return C->redirectable &&
-	       (C->target == f ||
-		(C->target == DA_NONE && (!C->promoted || C->module == p->funcs[f].module)));
+	if (!C->redirectable || (C->target != DA_NONE && C->target != f))
+		return false;
+	if (!C->promoted)
+		return true;
+	if (C->module != p->funcs[f].module)
+		return false;
+	uint64_t key = da_pair(c, f);
+	return !p->nno_promote ||
+	       !bsearch(&key, p->no_promote, p->nno_promote, sizeof(key), da_cmp_u64);
 }
 
 /* Would a clone of f for callsite c take its calls by a dispatch at f's

@@ -1566,7 +1566,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	struct unit_scan sc;
 	scan_unit(a, u, owner, &sc);
 	rf->args_read = sc.kc_unknown || u->unreached ? -1 : (int32_t)sc.kc;
-	rf->tail_calls = u->tail || u->tail_indirect || u->falls_off;
+	rf->tail_indirect = u->tail_indirect || u->falls_off;
 	a->tails[owner] = (struct unit_tails){u->tail_to, u->ntail_to};
 	u->tail_to = NULL;
 	/* the allocation and its frame kind */
@@ -1955,6 +1955,11 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	refuse_entered_inside(&a);
 	resolve_calls(&a);
 	refuse_promote_targets(&a);
+	for (size_t i = 0; i < a.nbf; i++) {     /* kept for rw_may_tail_call */
+		b->units[i].tail_to = a.tails[i].to;
+		b->units[i].ntail_to = a.tails[i].n;
+		a.tails[i].to = NULL;
+	}
 	analysis_free(&a);
 	return 0;
 fail:

@@ -181,6 +181,8 @@ struct rw_unit {
 	 * (near_island.at not 0): whole instructions covering 2 bytes */
 	struct rw_displaced near;
 	struct rw_island near_island;
+	uint64_t *tail_to;           /* the targets of its direct tail calls */
+	uint32_t ntail_to;
 	uint32_t frag;               /* the one fragment of a unit of two ranges
 	                              * (function index; a clone copies it too),
 	                              * else RW_NONE */

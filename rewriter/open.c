@@ -426,6 +426,17 @@ fail:
 	return NULL;
 }
 
+bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr)
+{
+	if (b->funcs[fi].tail_indirect)
+		return true;
+	const struct rw_unit *u = &b->units[fi];
+	for (uint32_t i = 0; i < u->ntail_to; i++)
+		if (u->tail_to[i] == addr || rw_func_index(b, u->tail_to[i]) == RW_NONE)
+			return true;
+	return false;
+}
+
 void rw_close(struct rw_binary *b)
 {
 	if (!b)
@@ -433,6 +444,7 @@ void rw_close(struct rw_binary *b)
 	for (size_t i = 0; b->units && i < b->nfuncs; i++) {
 		free(b->units[i].edits);
 		free(b->units[i].fdes);
+		free(b->units[i].tail_to);
 	}
 	free(b->units);
 	free(b->funcs);

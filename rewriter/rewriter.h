@@ -285,9 +285,9 @@
  * CFI row can be copied.  Padding edits among them move into the stub.  The
  * copy of c in a clone J (a chain) is promoted the same way, from the
  * copy's bytes.  The stub misses a frame of f that c's callee entered by a
- * tail call (g tail-calls f): the plan promotes a call only where no
- * function training saw it enter makes a tail call (disambig.h section 2),
- * and a clone line says `promote` (section 3).
+ * tail call (g tail-calls f): the plan promotes c for f only where no
+ * function training saw c enter may have tail-called f (rw_may_tail_call;
+ * disambig.h section 2), and a clone line says `promote` (section 3).
  *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
@@ -546,9 +546,10 @@ struct rw_func {
 	enum rw_clone_why clone_why; /* RW_CLONE_OK when cloneable */
 	bool dispatch;               /* cloneable, and its entry can dispatch
 	                              * (section 1, Dispatch) */
-	bool tail_calls;             /* makes a tail call (direct or not): a frame
-	                              * entered by a call of it may be another
-	                              * function's */
+	bool tail_indirect;          /* makes a tail call through a register or
+	                              * memory, or runs off its end: a frame
+	                              * entered by a call of it may be any
+	                              * function's (rw_may_tail_call) */
 	int32_t args_read;           /* incoming stack-argument bytes its code (and
 					its direct tail callees') reads; -1 unknown
 					(their address taken, an indirect tail call or
@@ -604,6 +605,12 @@ const struct rw_func *rw_functions(const struct rw_binary *b, size_t *n);
 const struct rw_call *rw_calls(const struct rw_binary *b, size_t *n);
 uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr);    /* exact start */
 uint32_t rw_call_index(const struct rw_binary *b, uint64_t site);    /* exact site */
+/* May a frame entered by a call of function fi be that of the function at
+ * addr (0: of another module), which fi entered by a tail call?  True when
+ * fi makes an indirect tail call (tail_indirect), a direct one to addr, or
+ * one to anything but a function start of b (a PLT entry).  A promoted call
+ * (section 1) misses such frames. */
+bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr);
 
 /* Bound the stack arguments of calls that leave b (through the PLT or a GOT
  * slot) from their callees' code.  `mods` are the modules the program may

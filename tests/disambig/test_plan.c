@@ -144,6 +144,53 @@ static void test_bridge_targets(void)
 	pm_free(pm);
 }
 
+/* Promoted calls (disambig.h section 2, "Dispatch"): M's indirect call at
+ * +0x50 enters A, E and D, and E may tail-call D: the call is promoted, and
+ * D, which it may have entered by E's tail call, is listed in no_promote
+ * (its clone there takes a dispatch); without the hook nothing is. */
+static void promote_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+			 struct da_callsite_cap *cc)
+{
+	(void)ctx, (void)pm, (void)module;
+	cc->promoted = addr == 0x1050;
+}
+
+static bool e_tail_calls_d(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func)
+{
+	(void)ctx, (void)pm;
+	return callee == 2 && func == 3;
+}
+
+static void test_bridge_promoted(void)
+{
+	struct pathmap *pm = pst_sample();
+	for (uint32_t f = 1; f <= 3; f++)                       /* A, E, D */
+		pm_add_node(pm, 0, f, 0, 0x1050, 148, f);
+	struct da_capability cap;
+	struct da_bridge br;
+	char err[256];
+	da_capability_default(&cap);
+	cap.clone = true;
+	cap.callsite_hook = promote_hook;
+	cap.tail_enters = e_tail_calls_d;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	const struct da_problem *p = br.prob;
+	const struct da_callsite *c = &p->callsites[da_bridge_callsite(&br, 0, 0x1050)];
+	CHECK(c->promoted && c->redirectable && c->bound);
+	CHECK_EQ_INT(c->target, DA_NONE);
+	CHECK(!p->callsites[da_bridge_callsite(&br, 0, 0x1010)].promoted);
+	CHECK_EQ_INT(p->nno_promote, 1);
+	if (p->nno_promote == 1)
+		CHECK_EQ_INT(p->no_promote[0],
+			     (uint64_t)da_bridge_callsite(&br, 0, 0x1050) << 32 | 3);
+	da_bridge_free(&br);
+	cap.tail_enters = NULL;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(br.prob->nno_promote, 0);
+	da_bridge_free(&br);
+	pm_free(pm);
+}
+
 /* A recursion's sibling group (docs/training.md): D calls itself from two
  * callsites at one height, and training keeps one subtree for both, so the
  * bridge locks those callsites and D itself; a self-call at another height,
@@ -835,6 +882,7 @@ int main(void)
 	}
 	test_bridge();
 	test_bridge_targets();
+	test_bridge_promoted();
 	test_recursion_group();
 	test_round_trip();
 	test_clone_file();
