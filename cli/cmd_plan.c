@@ -54,6 +54,8 @@ static const char usage_text[] =
 	"                         or, by a tag the calling module carries (rewriting\n"
 	"                         both), from another\n"
 	"  --no-dispatch          clones take direct calls only\n"
+	"  --no-promote           indirect calls take clones by a dispatch only, not by\n"
+	"                         a stub that compares their target (with --binary)\n"
 	"  --dispatch-weight X    the run time of clones by dispatch: a function that takes\n"
 	"                         S% of the weight (training's entries) and tests K\n"
 	"                         clones at entry costs X*S%*(1+log2 K) of the paths\n"
@@ -350,6 +352,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		{"no-clone", no_argument, NULL, 'C'},
 		{"clone", no_argument, NULL, 'c'},
 		{"no-dispatch", no_argument, NULL, 'D'},
+		{"no-promote", no_argument, NULL, 'U'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"wrap-weight", required_argument, NULL, 'Y'},
 		{"seed", required_argument, NULL, 's'},
@@ -422,6 +425,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 			break;
 		case 'D':
 			no_dispatch = true;
+			break;
+		case 'U':
+			cap->promote = false;
 			break;
 		case 's':
 			if (!cli_parse_u64(optarg, &o->seed, UINT64_MAX)) {

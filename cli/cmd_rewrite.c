@@ -61,6 +61,8 @@ static const char usage_text[] =
 	"  --no-dispatch          clones take direct calls only: no function tests\n"
 	"                         its return address or a tag at entry (the run-time\n"
 	"                         cost of a clone of a hot function)\n"
+	"  --no-promote           indirect calls take clones by a dispatch only, not by\n"
+	"                         a stub that compares their target\n"
 	"  --dispatch-weight X    as icpp plan (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: run time is free)\n"
 	"  --wrap-weight X        as icpp plan (default " STR(DA_DEFAULT_WRAP_WEIGHT) "; 0: run time is free)\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
@@ -546,6 +548,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
 		{"no-dispatch", no_argument, NULL, 'D'},
+		{"no-promote", no_argument, NULL, 'U'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"wrap-weight", required_argument, NULL, 'Y'},
 		{"pad-bound", required_argument, NULL, 'p'},
@@ -627,6 +630,9 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 			break;
 		case 'D':
 			R->cap.dispatch = false;
+			break;
+		case 'U':
+			R->cap.promote = false;
 			break;
 		case 'p':
 		case 'w':

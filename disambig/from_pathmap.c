@@ -15,6 +15,7 @@ void da_capability_default(struct da_capability *c)
 	c->clone = false;
 	c->dispatch = true;
 	c->tag = true;
+	c->promote = true;
 }
 
 /* A promoted call's stub compares its operand with a clone's function f: a
@@ -315,7 +316,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 		redirect = redirect && cc.redirectable && target != DA_NONE;
 		copy = m > 1 ? cc.wrap_copy : 0;
 		bound = redirect && cc.bound;
-		promoted = ok && cap->clone && cc.promoted && !cc.target;
+		promoted = ok && cap->clone && cap->promote && cc.promoted && !cc.target;
 		redirect = redirect || promoted;
 		bound = bound || promoted;
 	}

@@ -64,6 +64,9 @@ struct da_capability {
 	bool dispatch;              /* with clone: a clone may also take calls by a
 	                             * dispatch at its function's entry (disambig.h
 	                             * section 2), from any callsite of that module */
+	bool promote;               /* with clone: an indirect call the callsite
+	                             * hook calls promotable takes clones
+	                             * without a dispatch (da_callsite.promoted) */
 	bool tag;                   /* with dispatch: and from a tagged call of
 	                             * another module (disambig.h section 2) */
 	const char *module;         /* NULL: every module may change */

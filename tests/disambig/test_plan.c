@@ -147,7 +147,8 @@ static void test_bridge_targets(void)
 /* Promoted calls (disambig.h section 2, "Dispatch"): M's indirect call at
  * +0x50 enters A, E and D, and E may tail-call D: the call is promoted, and
  * D, which it may have entered by E's tail call, is listed in no_promote
- * (its clone there takes a dispatch); without the hook nothing is. */
+ * (its clone there takes a dispatch); without the hook nothing is, and
+ * without promotion (--no-promote) the call is not promoted. */
 static void promote_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			 struct da_callsite_cap *cc)
 {
@@ -187,6 +188,12 @@ static void test_bridge_promoted(void)
 	cap.tail_enters = NULL;
 	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(br.prob->nno_promote, 0);
+	da_bridge_free(&br);
+	/* --no-promote: the call is no promoted one, and not redirectable */
+	cap.promote = false;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	c = &br.prob->callsites[da_bridge_callsite(&br, 0, 0x1050)];
+	CHECK(!c->promoted && !c->redirectable && !c->bound);
 	da_bridge_free(&br);
 	pm_free(pm);
 }
