@@ -128,6 +128,16 @@ struct ana {
 		uint64_t *to;
 		uint32_t n;
 	} *tails;
+	/* a program (ET_EXEC) only: the code addresses its data and its
+	 * instructions' operands name, sorted once every unit is decoded
+	 * (label_refs), and the promotable calls of units with indirect jumps,
+	 * which may land only there */
+	struct addr_set {
+		uint64_t *v;
+		size_t n, cap;
+	} labels, jump_callers;
+	uint64_t code_lo, code_hi;
+	bool oom;
 };
 
 /* ------------------------------------------------------------------ names */
@@ -450,6 +460,91 @@ static void classify(struct ana *a, const cs_insn *insn, struct ins *o)
 		o->flags |= F_CLOBBER_RBP;
 }
 
+/* Append x to the growing array *v (*n of *cap); false when out of memory. */
+static bool u64_push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 256;
+		uint64_t *g = realloc(*v, c * sizeof(*g));
+		if (!g)
+			return false;
+		*v = g;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return true;
+}
+
+static void addr_add(struct ana *a, struct addr_set *s, uint64_t v)
+{
+	if (!u64_push(&s->v, &s->n, &s->cap, v))
+		a->oom = true;
+}
+
+/* The entries of a switch's table of code addresses relative to the table
+ * (gcc's for position-independent code: lea T(%rip); movslq (T,i,4); add
+ * T; jmp), read from t while they point into code. */
+static void relative_table_labels(struct ana *a, uint64_t t)
+{
+	for (uint32_t k = 0; k < 4096; k++) {
+		int32_t e;
+		if (bin_read(a->b->bin, t + 4 * k, &e, 4) < 0)
+			return;
+		uint64_t v = t + (uint64_t)(int64_t)e;
+		if (v < a->code_lo || v >= a->code_hi)
+			return;
+		addr_add(a, &a->labels, v);
+	}
+}
+
+/* A program's code addresses in insn's operands (an immediate, a
+ * rip-relative address, the entries of a relative table one names): where
+ * an indirect jump may go, `&&label` of a computed goto among them. */
+static void operand_labels(struct ana *a, const cs_insn *insn)
+{
+	if (a->b->ehdr.e_type != ET_EXEC)
+		return;
+	const cs_x86 *x = &insn->detail->x86;
+	uint64_t rip = x86_rip_target(insn);
+	if (rip >= a->code_lo && rip < a->code_hi)
+		addr_add(a, &a->labels, rip);
+	else if (rip)
+		relative_table_labels(a, rip);
+	for (int i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_IMM && (uint64_t)x->operands[i].imm >= a->code_lo &&
+		    (uint64_t)x->operands[i].imm < a->code_hi)
+			addr_add(a, &a->labels, (uint64_t)x->operands[i].imm);
+}
+
+/* A program's code addresses in its data, read at every byte offset of
+ * every loaded section that is no code: the jump tables of its switches
+ * and computed gotos (absolute in a program) among them. */
+static void data_labels(struct ana *a)
+{
+	Elf *elf = a->b->elf;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    (sh.sh_flags & SHF_EXECINSTR) || sh.sh_type == SHT_NOBITS ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		const uint8_t *p = d->d_buf;
+		for (size_t i = 0; i + 8 <= d->d_size; i++) {
+			uint64_t v;
+			memcpy(&v, p + i, 8);
+			if (v >= a->code_lo && v < a->code_hi)
+				addr_add(a, &a->labels, v);
+		}
+	}
+}
+
+static int cmp_addr(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 static int decode(struct ana *a, uint32_t fi, struct range *r)
 {
 	const struct bin_function *f = &a->bf[fi];
@@ -478,6 +573,7 @@ static int decode(struct ana *a, uint32_t fi, struct range *r)
 		struct ins *o = &r->ins[r->n++];
 		memset(o, 0, sizeof(*o));
 		classify(a, insn, o);
+		operand_labels(a, insn);
 	}
 	cs_free(insn, 1);
 	free(code);
@@ -544,17 +640,8 @@ static bool in_unit(const struct unit *u, const struct ana *a, uint64_t addr)
 
 static void push_work(struct unit *u, uint32_t r, uint32_t i)
 {
-	if (u->nwork == u->capwork) {
-		size_t cap = u->capwork ? 2 * u->capwork : 256;
-		uint64_t *w = realloc(u->work, cap * sizeof(*w));
-		if (!w) {
-			u->conflict = true;
-			return;
-		}
-		u->work = w;
-		u->capwork = cap;
-	}
-	u->work[u->nwork++] = (uint64_t)r << 32 | i;
+	if (!u64_push(&u->work, &u->nwork, &u->capwork, (uint64_t)r << 32 | i))
+		u->conflict = true;
 }
 
 static bool same_state(struct st x, struct st y)
@@ -1325,7 +1412,9 @@ static bool movable(struct ana *a, uint64_t lo, uint64_t hi, uint64_t last)
  * its promotion stub displaces with it (rewriter.h section 1, Promoted
  * calls), or 0 when it cannot be promoted: they must move whole (no
  * branch, push or other write of rsp, nothing that lands among them or on
- * the call, no jump table or landing pad in the unit that could), lie past
+ * the call: no landing pad in the unit, and an indirect jump of it only in
+ * a program, whose jump targets are absolute addresses in its data or
+ * code, refuse_promote_targets), lie past
  * the bytes training's hook displaces at the range's start (at most an
  * endbr64 and 5 bytes), and the caller's CFI row at the call must be one a
  * stub can repeat.  Other units' jumps into them are checked once every
@@ -1334,8 +1423,9 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 			      uint32_t i)
 {
 	const struct ins *call = &g->ins[i];
-	if (call->target || call->slot || u->conflict || u->ind_inner || u->ind_table ||
-	    g->ncs || g->bad)
+	bool jumps = u->ind_inner || u->ind_table;
+	if (call->target || call->slot || u->conflict || g->ncs || g->bad ||
+	    (jumps && a->b->ehdr.e_type != ET_EXEC))
 		return 0;
 	uint64_t start = call->addr, end = call->addr + call->len;
 	for (uint32_t j = i; end - start < 5;) {
@@ -1349,6 +1439,8 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 	    lands_in(u, start, call->addr) || !stub_row_ok(&a->b->eh, call->addr) ||
 	    !movable(a, start, end, call->addr))
 		return 0;
+	if (jumps)           /* where its indirect jumps go: refuse_promote_targets */
+		addr_add(a, &a->jump_callers, call->addr);
 	return start;
 }
 
@@ -1746,25 +1838,49 @@ static void resolve_calls(struct ana *a)
 	b->ncalls = k;
 }
 
+/* The first call of b at or after address `to`, or b->ncalls. */
+static size_t call_from(const struct rw_binary *b, uint64_t to)
+{
+	size_t lo = 0, hi = b->ncalls;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->calls[mid].insn < to)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* No promotion stub displaces the target of another unit's jump (a tail
- * jump into the middle of a function, refuse_entered_inside). */
+ * jump into the middle of a function, refuse_entered_inside), nor, in a
+ * function with indirect jumps, a code address the program's data or
+ * operands name (data_labels, operand_labels): it could be a jump's. */
 static void refuse_promote_targets(struct ana *a)
 {
 	struct rw_binary *b = a->b;
+	qsort(a->jump_callers.v, a->jump_callers.n, sizeof(uint64_t), cmp_addr);
+	for (size_t i = 0; i < a->labels.n; i++) {
+		size_t c = call_from(b, a->labels.v[i]);
+		if (c < b->ncalls && b->calls[c].promote_from &&
+		    b->calls[c].promote_from < a->labels.v[i] &&
+		    bsearch(&b->calls[c].insn, a->jump_callers.v, a->jump_callers.n,
+			    sizeof(uint64_t), cmp_addr))
+			b->calls[c].promote_from = 0;
+	}
+	if (a->oom)           /* the labels may be incomplete */
+		for (size_t i = 0; i < a->jump_callers.n; i++) {
+			size_t c = call_from(b, a->jump_callers.v[i]);
+			if (c < b->ncalls && b->calls[c].insn == a->jump_callers.v[i])
+				b->calls[c].promote_from = 0;
+		}
 	for (size_t i = 0; i < a->nbf; i++)
 		for (uint32_t t = 0; t < a->tails[i].n; t++) {
 			/* the first call at or after the target: the only one
 			 * whose displaced instructions could hold it (they are
 			 * no calls, so they lie between two) */
 			uint64_t to = a->tails[i].to[t];
-			size_t lo = 0, hi = b->ncalls;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (b->calls[mid].insn < to)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			size_t lo = call_from(b, to);
 			if (lo < b->ncalls && b->calls[lo].promote_from &&
 			    b->calls[lo].promote_from < to)
 				b->calls[lo].promote_from = 0;
@@ -1902,6 +2018,8 @@ static void analysis_free(struct ana *a)
 	free(a->owner);
 	free(a->cand);
 	free(a->claimed_twice);
+	free(a->labels.v);
+	free(a->jump_callers.v);
 }
 
 int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
@@ -1935,6 +2053,11 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 		bool entry_ok = bin_cfa_at(b->bin, f->addr, &cfa) == 0 && cfa.reg == BIN_CFA_RSP &&
 				cfa.offset == 8;
 		a.cand[i] = is_cold_name(f->name) || (!f->name && !entry_ok);
+	}
+	if (a.nbf && b->ehdr.e_type == ET_EXEC) {
+		a.code_lo = a.bf[0].addr;
+		a.code_hi = a.bf[a.nbf - 1].addr + a.bf[a.nbf - 1].size;
+		data_labels(&a);
 	}
 	/* functions entered by calls first: they claim their fragments */
 	for (int pass = 0; pass < 2; pass++)

@@ -278,16 +278,24 @@
  * may mix them) tests the return address of the stub's `call *OP`.  A call
  * is promotable when the displaced instructions move whole (no branch,
  * push, pop or other write of rsp), no branch of its function (nor a tail
- * jump of another) lands among them or on c, its function has no jump table
- * (an indirect jump with a frame live) and c's FDE no LSDA (a personality
- * would look the stub's return address up), they lie past the first
+ * jump of another) lands among them or on c, nor may an indirect jump of
+ * its function (a switch's table, a computed goto): in a program (ET_EXEC)
+ * such a jump goes only to a code address that its data or its
+ * instructions name (an absolute table, an immediate, a rip-relative
+ * address, or an entry of a table of offsets relative to one), none of
+ * which may lie among them; in a PIE or a library a function with an
+ * indirect jump that is no tail call promotes nothing.  c's FDE has no
+ * LSDA (a personality would look the stub's return address up), they lie
+ * past the first
  * 9 bytes of their code (training's hook: an endbr64 and 5 bytes), and its
  * CFI row can be copied.  Padding edits among them move into the stub.  The
  * copy of c in a clone J (a chain) is promoted the same way, from the
  * copy's bytes.  The stub misses a frame of f that c's callee entered by a
  * tail call (g tail-calls f): the plan promotes c for f only where no
  * function training saw c enter may have tail-called f (rw_may_tail_call;
- * disambig.h section 2), and a clone line says `promote` (section 3).
+ * disambig.h section 2), and a clone line says `promote` (section 3).  (A
+ * callee that training could not hook is not seen entered: should it
+ * tail-call f, icpp verify finds f's frames where f_k's were predicted.)
  *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes

@@ -1000,7 +1000,9 @@ far:
 static int cmp_test_weight(const void *x, const void *y)
 {
 	const struct promote_test *a = x, *b = y;
-	return a->weight > b->weight ? -1 : a->weight < b->weight;
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	return a->func < b->func ? -1 : a->func > b->func;
 }
 
 /* The promotion stub for the original call c (copy_start 0: its displaced

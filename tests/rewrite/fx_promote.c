@@ -2,7 +2,10 @@
  * through a function pointer, after moving its arguments: instructions a
  * promotion stub can displace with the call.  run_promote.sh clones add()
  * for that call and checks that the stub calls the clone for add() only,
- * and mul() as before. */
+ * and mul() as before.  interp() jumps by computed gotos, and calls
+ * through a pointer too: in a program (not PIE) its jumps can only go to
+ * the labels its data names, so that call is promotable there, and not in
+ * a PIE. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,11 +38,28 @@ NOINLINE static long apply(long i, long a, long b)
 	return f(b, a) + i;
 }
 
+NOINLINE static long interp(const char *code, long a)
+{
+	static void *const labels[] = {&&op_call, &&op_double, &&op_end};
+	long acc = a;
+	for (;;) {
+		goto *labels[*code++ - '0'];
+	op_call:
+		acc = ops[acc & 1](acc, a) + 1;
+		continue;
+	op_double:
+		acc *= 2;
+		continue;
+	op_end:
+		return acc;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000, s = 0;
 	for (long i = 0; i < n; i++)
-		s += apply(i, i, 7);
+		s += apply(i, i, 7) + interp("0100102", i & 15);
 	printf("%ld\n", s);
 	return 0;
 }

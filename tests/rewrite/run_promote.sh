@@ -2,11 +2,14 @@
 # Promoted calls (rewriter.h section 1): an indirect call takes a clone by a
 # stub that compares its operand with the clone's function, without a
 # dispatch at the callee.  fx_promote's apply() calls add() and mul()
-# through a pointer, moving an argument first.
-#  - icpp rewrite --explain finds the call promotable;
-#  - a plan cloning add() for it, promoted: one stub __icpp_promote_SITE, no
-#    dispatch; the output is the original's; the rewritten program's paths
-#    run add's clone (and mul, as before) and verify at every height;
+# through a pointer, moving an argument first; interp() too, among its
+# computed gotos.
+#  - icpp rewrite --explain finds apply's call promotable, and interp's in a
+#    program (its jumps go only where its data points) but not in a PIE;
+#  - a plan cloning add() for it (in a program, for interp's call too),
+#    promoted: one stub __icpp_promote_SITE each, no dispatch; the output is
+#    the original's; the rewritten program's paths run add's clones (and
+#    mul, as before) and verify at every height;
 #  - icpp report places a sample in the stub in apply's frame, at its
 #    height (t_report_tags, tests/record; its hand-made samples need an
 #    rsp-based CFA: the no-fp build only);
@@ -17,7 +20,7 @@
 #  - a plan that promotes a direct call is refused, and writes nothing.
 #   run_promote.sh ICPP GDB WORK PROG T_REPORT_TAGS   (GDB, T_REPORT_TAGS may be empty)
 set -u
-icpp=$1 gdb=$2 work=$3 prog=$4 t_report=$5
+icpp=$1 gdb=$2 work=$3 prog=$4 t_report=${5:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$work"/ && cd "$work" || fail "setup"
@@ -27,23 +30,41 @@ p=./$(basename "$prog")
 site=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
 	awk '$1 == "call" && $4 ~ /^apply\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
 [ -n "$site" ] || fail "apply's indirect call is not promotable: $("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null | grep apply)"
+isite=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
+	awk '$1 == "call" && $4 ~ /^interp\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
+exec=$(readelf -h "$p" | awk '$1 == "Type:" { print ($2 == "EXEC") }')
+if [ "$exec" = 1 ]; then
+	[ -n "$isite" ] || fail "interp's indirect call is not promotable in a program"
+	nclones=2
+else
+	[ -z "$isite" ] || fail "interp's indirect call is promotable in a PIE, whose jump targets are not known"
+	nclones=1
+fi
 add=0x$(nm "$p" | awk '$3 == "add" { print $1 }')
 build_id=$(readelf -n "$p" | awk '/Build ID/ { print $3 }')
 plan() {   # plan FILE [promote]
-	printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\nclone 0 0 %s 0 %s 0%s\nend 1\n' \
-		"$build_id" "$PWD/$(basename "$p")" "$add" "$site" "${2:+ promote}" > "$1"
+	{
+		printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\n' "$build_id" "$PWD/$(basename "$p")"
+		printf 'clone 0 0 %s 0 %s 0%s\n' "$add" "$site" "${2:+ promote}"
+		[ -z "$isite" ] || printf 'clone 1 0 %s 0 %s 0%s\n' "$add" "$isite" "${2:+ promote}"
+		echo "end $nclones"
+	} > "$1"
 }
 plan promote.plan promote
 "$icpp" rewrite "$p" -m map.icpp -o rw --plan promote.plan 2> rewrite.log ||
 	fail "rewrite --plan (promoted): $(tail -1 rewrite.log)"
-grep -q "1 functions cloned (0 by dispatch; 1 indirect calls promoted)" rewrite.log ||
+grep -q "$nclones functions cloned (0 by dispatch; $nclones indirect calls promoted)" rewrite.log ||
 	fail "icpp rewrite does not count the promoted call: $(grep cloned rewrite.log)"
 nm rw | grep -q " t __icpp_promote_${site#0x}$" || fail "no promotion stub for the call at $site"
+[ -z "$isite" ] || nm rw | grep -q " t __icpp_promote_${isite#0x}$" ||
+	fail "no promotion stub for interp's call at $isite"
 nm rw | grep -q "__icpp_dispatch_" && fail "a dispatch beside the promotion stub"
 ./rw 100 > rw.out && cmp -s orig.out rw.out || fail "the rewritten program's output"
 "$icpp" paths rw.icpp | grep -q "apply > __icpp_clone_0_add > leaf$" &&
 	"$icpp" paths rw.icpp | grep -q "apply > mul > leaf$" ||
 	fail "the prediction has no path through add's clone beside mul: $("$icpp" paths rw.icpp | grep apply)"
+[ -z "$isite" ] || "$icpp" paths rw.icpp | grep -q "interp > __icpp_clone_1_add > leaf$" ||
+	fail "the prediction has no path through add's clone under interp: $("$icpp" paths rw.icpp | grep interp)"
 "$icpp" verify rw -- 100 > /dev/null 2> verify.log && grep -q " 0 at another height" verify.log ||
 	fail "icpp verify (promoted): $(tail -3 verify.log)"
 [ -z "$t_report" ] || "$t_report" "$PWD/rw" "$PWD" > report.log 2>&1 ||
@@ -52,7 +73,7 @@ nm rw | grep -q "__icpp_dispatch_" && fail "a dispatch beside the promotion stub
 plan dispatch.plan
 "$icpp" rewrite "$p" -m map.icpp -o rwd --plan dispatch.plan 2> rewrite_d.log ||
 	fail "rewrite --plan (dispatched): $(tail -1 rewrite_d.log)"
-grep -q "1 functions cloned (1 by dispatch)" rewrite_d.log ||
+grep -q "$nclones functions cloned ($nclones by dispatch)" rewrite_d.log ||
 	fail "without promote the clone takes no dispatch: $(grep cloned rewrite_d.log)"
 ./rwd 100 > rwd.out && cmp -s orig.out rwd.out || fail "the dispatched program's output"
 "$icpp" verify rwd -- 100 > /dev/null 2> verify_d.log && grep -q " 0 at another height" verify_d.log ||
