@@ -1,6 +1,7 @@
 /* Promoted calls (rewriter.h section 1): apply() calls add() or mul()
- * through a function pointer, after moving its arguments: instructions a
- * promotion stub can displace with the call.  run_promote.sh clones add()
+ * through a function pointer, after loading an argument from its frame:
+ * an instruction a promotion stub displaces with the call, and which a
+ * padding of apply's frame edits.  run_promote.sh clones add()
  * for that call and checks that the stub calls the clone for add() only,
  * and mul() as before.  interp() jumps by computed gotos, and calls
  * through a pointer too: in a program (not PIE) its jumps can only go to
@@ -34,8 +35,9 @@ static op_fn volatile ops[2] = {add, mul};
 
 NOINLINE static long apply(long i, long a, long b)
 {
+	volatile long k = a;    /* loaded from the frame right before the call */
 	op_fn f = ops[i & 1];
-	return f(b, a) + i;
+	return f(b, k) + i;
 }
 
 NOINLINE static long interp(const char *code, long a)

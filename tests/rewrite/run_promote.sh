@@ -6,10 +6,11 @@
 # computed gotos.
 #  - icpp rewrite --explain finds apply's call promotable, and interp's in a
 #    program (its jumps go only where its data points) but not in a PIE;
-#  - a plan cloning add() for it (in a program, for interp's call too),
-#    promoted: one stub __icpp_promote_SITE each, no dispatch; the output is
-#    the original's; the rewritten program's paths run add's clones (and
-#    mul, as before) and verify at every height;
+#  - a plan padding apply() by 32 (its load before the call, which the stub
+#    moves, is edited) and cloning add() for its call (in a program, for
+#    interp's too), promoted: one stub __icpp_promote_SITE each, no
+#    dispatch; the output is the original's; the rewritten program's paths
+#    run add's clones (and mul, as before) and verify at every height;
 #  - icpp report places a sample in the stub in apply's frame, at its
 #    height (t_report_tags, tests/record; its hand-made samples need an
 #    rsp-based CFA: the no-fp build only);
@@ -41,13 +42,15 @@ else
 	nclones=1
 fi
 add=0x$(nm "$p" | awk '$3 == "add" { print $1 }')
+apply=0x$(nm "$p" | awk '$3 == "apply" { print $1 }')
 build_id=$(readelf -n "$p" | awk '/Build ID/ { print $3 }')
 plan() {   # plan FILE [promote]
 	{
 		printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\n' "$build_id" "$PWD/$(basename "$p")"
+		printf 'pad 0 %s 32 apply\n' "$apply"
 		printf 'clone 0 0 %s 0 %s 0%s\n' "$add" "$site" "${2:+ promote}"
 		[ -z "$isite" ] || printf 'clone 1 0 %s 0 %s 0%s\n' "$add" "$isite" "${2:+ promote}"
-		echo "end $nclones"
+		echo "end $((nclones + 1))"
 	} > "$1"
 }
 plan promote.plan promote
@@ -80,7 +83,6 @@ grep -q "$nclones functions cloned ($nclones by dispatch)" rewrite_d.log ||
 	fail "icpp verify (dispatched): $(tail -3 verify_d.log)"
 direct=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
 	awk '$1 == "call" && $4 ~ /^main\+/ && / -> apply:/ { print $2; exit }')
-apply=0x$(nm "$p" | awk '$3 == "apply" { print $1 }')
 printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\nclone 0 0 %s 0 %s 0 promote\nend 1\n' \
 	"$build_id" "$PWD/$(basename "$p")" "$apply" "$direct" > bad.plan
 "$icpp" rewrite "$p" -m map.icpp -o bad.rw --plan bad.plan 2> bad.log &&
