@@ -3,7 +3,9 @@
  * an instruction a promotion stub displaces with the call, and which a
  * padding of apply's frame edits.  run_promote.sh clones add()
  * for that call and checks that the stub calls the clone for add() only,
- * and mul() as before.  interp() jumps by computed gotos, and calls
+ * and mul() as before.  pass_on() (fx_promote_pass.S) makes such a call
+ * after loading its stack argument, which a padding of its frame edits.
+ * interp() jumps by computed gotos, and calls
  * through a pointer too: in a program (not PIE) its jumps can only go to
  * the labels its data names, so that call is promotable there, and not in
  * a PIE. */
@@ -33,6 +35,8 @@ NOINLINE static long mul(long a, long b)
 typedef long (*op_fn)(long, long);
 static op_fn volatile ops[2] = {add, mul};
 
+long pass_on(op_fn f, long a, long b, long c, long d, long e, long g);
+
 NOINLINE static long apply(long i, long a, long b)
 {
 	volatile long k = a;    /* loaded from the frame right before the call */
@@ -61,7 +65,7 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000, s = 0;
 	for (long i = 0; i < n; i++)
-		s += apply(i, i, 7) + interp("0100102", i & 15);
+		s += apply(i, i, 7) + interp("0100102", i & 15) + pass_on(ops[i & 1], i, 0, 0, 0, 0, 3);
 	printf("%ld\n", s);
 	return 0;
 }

@@ -2,15 +2,17 @@
 # Promoted calls (rewriter.h section 1): an indirect call takes a clone by a
 # stub that compares its operand with the clone's function, without a
 # dispatch at the callee.  fx_promote's apply() calls add() and mul()
-# through a pointer, moving an argument first; interp() too, among its
-# computed gotos.
+# through a pointer, moving an argument first; pass_on() (assembly) after
+# loading its stack argument; interp() among its computed gotos.
 #  - icpp rewrite --explain finds apply's call promotable, and interp's in a
 #    program (its jumps go only where its data points) but not in a PIE;
-#  - a plan padding apply() by 32 (its load before the call, which the stub
-#    moves, is edited) and cloning add() for its call (in a program, for
-#    interp's too), promoted: one stub __icpp_promote_SITE each, no
-#    dispatch; the output is the original's; the rewritten program's paths
-#    run add's clones (and mul, as before) and verify at every height;
+#  - a plan cloning add() for apply's and pass_on's calls (in a program,
+#    for interp's too), promoted, and padding pass_on by 32 (its load of
+#    the stack argument, which the stub moves, is edited): one stub
+#    __icpp_promote_SITE each, no dispatch; the output is the original's
+#    (the stub loads the argument from where the padding moved it); the
+#    rewritten program's paths run add's clones (and mul, as before) and
+#    verify at every height;
 #  - icpp report places a sample in the stub in apply's frame, at its
 #    height (t_report_tags, tests/record; its hand-made samples need an
 #    rsp-based CFA: the no-fp build only);
@@ -31,25 +33,30 @@ p=./$(basename "$prog")
 site=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
 	awk '$1 == "call" && $4 ~ /^apply\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
 [ -n "$site" ] || fail "apply's indirect call is not promotable: $("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null | grep apply)"
+psite=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
+	awk '$1 == "call" && $4 ~ /^pass_on\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
+[ -n "$psite" ] || fail "pass_on's indirect call is not promotable"
 isite=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
 	awk '$1 == "call" && $4 ~ /^interp\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
 exec=$(readelf -h "$p" | awk '$1 == "Type:" { print ($2 == "EXEC") }')
 if [ "$exec" = 1 ]; then
 	[ -n "$isite" ] || fail "interp's indirect call is not promotable in a program"
-	nclones=2
+	nclones=3
 else
 	[ -z "$isite" ] || fail "interp's indirect call is promotable in a PIE, whose jump targets are not known"
-	nclones=1
+	nclones=2
 fi
 add=0x$(nm "$p" | awk '$3 == "add" { print $1 }')
 apply=0x$(nm "$p" | awk '$3 == "apply" { print $1 }')
+pass_on=0x$(nm "$p" | awk '$3 == "pass_on" { print $1 }')
 build_id=$(readelf -n "$p" | awk '/Build ID/ { print $3 }')
 plan() {   # plan FILE [promote]
 	{
 		printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\n' "$build_id" "$PWD/$(basename "$p")"
-		printf 'pad 0 %s 32 apply\n' "$apply"
+		printf 'pad 0 %s 32 pass_on\n' "$pass_on"
 		printf 'clone 0 0 %s 0 %s 0%s\n' "$add" "$site" "${2:+ promote}"
-		[ -z "$isite" ] || printf 'clone 1 0 %s 0 %s 0%s\n' "$add" "$isite" "${2:+ promote}"
+		printf 'clone 1 0 %s 0 %s 0%s\n' "$add" "$psite" "${2:+ promote}"
+		[ -z "$isite" ] || printf 'clone 2 0 %s 0 %s 0%s\n' "$add" "$isite" "${2:+ promote}"
 		echo "end $((nclones + 1))"
 	} > "$1"
 }
@@ -59,6 +66,7 @@ plan promote.plan promote
 grep -q "$nclones functions cloned (0 by dispatch; $nclones indirect calls promoted)" rewrite.log ||
 	fail "icpp rewrite does not count the promoted call: $(grep cloned rewrite.log)"
 nm rw | grep -q " t __icpp_promote_${site#0x}$" || fail "no promotion stub for the call at $site"
+nm rw | grep -q " t __icpp_promote_${psite#0x}$" || fail "no promotion stub for pass_on's call at $psite"
 [ -z "$isite" ] || nm rw | grep -q " t __icpp_promote_${isite#0x}$" ||
 	fail "no promotion stub for interp's call at $isite"
 nm rw | grep -q "__icpp_dispatch_" && fail "a dispatch beside the promotion stub"
@@ -66,7 +74,9 @@ nm rw | grep -q "__icpp_dispatch_" && fail "a dispatch beside the promotion stub
 "$icpp" paths rw.icpp | grep -q "apply > __icpp_clone_0_add > leaf$" &&
 	"$icpp" paths rw.icpp | grep -q "apply > mul > leaf$" ||
 	fail "the prediction has no path through add's clone beside mul: $("$icpp" paths rw.icpp | grep apply)"
-[ -z "$isite" ] || "$icpp" paths rw.icpp | grep -q "interp > __icpp_clone_1_add > leaf$" ||
+"$icpp" paths rw.icpp | grep -q "pass_on > __icpp_clone_1_add > leaf$" ||
+	fail "the prediction has no path through add's clone under pass_on: $("$icpp" paths rw.icpp | grep pass_on)"
+[ -z "$isite" ] || "$icpp" paths rw.icpp | grep -q "interp > __icpp_clone_2_add > leaf$" ||
 	fail "the prediction has no path through add's clone under interp: $("$icpp" paths rw.icpp | grep interp)"
 "$icpp" verify rw -- 100 > /dev/null 2> verify.log && grep -q " 0 at another height" verify.log ||
 	fail "icpp verify (promoted): $(tail -3 verify.log)"
