@@ -128,10 +128,10 @@ struct ana {
 		uint64_t *to;
 		uint32_t n;
 	} *tails;
-	/* a program (ET_EXEC) only: the code addresses its data and its
-	 * instructions' operands name, sorted once every unit is decoded
-	 * (label_refs), and the promotable calls of units with indirect jumps,
-	 * which may land only there */
+	/* the code addresses its data, its relative relocations and its
+	 * instructions' operands name (data_labels, operand_labels), and the
+	 * promotable calls of units with indirect jumps, which may land only
+	 * there (refuse_promote_targets) */
 	struct addr_set {
 		uint64_t *v;
 		size_t n, cap;
@@ -497,13 +497,11 @@ static void relative_table_labels(struct ana *a, uint64_t t)
 	}
 }
 
-/* A program's code addresses in insn's operands (an immediate, a
- * rip-relative address, the entries of a relative table one names): where
- * an indirect jump may go, `&&label` of a computed goto among them. */
+/* The code addresses in insn's operands (an immediate, a rip-relative
+ * address, the entries of a relative table one names): where an indirect
+ * jump may go, `&&label` of a computed goto among them. */
 static void operand_labels(struct ana *a, const cs_insn *insn)
 {
-	if (a->b->ehdr.e_type != ET_EXEC)
-		return;
 	const cs_x86 *x = &insn->detail->x86;
 	uint64_t rip = x86_rip_target(insn);
 	if (rip >= a->code_lo && rip < a->code_hi)
@@ -516,15 +514,25 @@ static void operand_labels(struct ana *a, const cs_insn *insn)
 			addr_add(a, &a->labels, (uint64_t)x->operands[i].imm);
 }
 
-/* A program's code addresses in its data, read at every byte offset of
- * every loaded section that is no code: the jump tables of its switches
- * and computed gotos (absolute in a program) among them. */
+/* The code addresses in the binary's data, read at every byte offset of
+ * every loaded section that is no code, and the addends of its relative
+ * relocations (a PIE's or a library's absolute addresses; the linker need
+ * not store them in place): the jump tables of its switches and computed
+ * gotos among them. */
 static void data_labels(struct ana *a)
 {
 	Elf *elf = a->b->elf;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		Elf_Data *d;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && (d = elf_getdata(scn, NULL))) {
+			GElf_Rela r;
+			for (int i = 0; gelf_getrela(d, i, &r); i++)
+				if (GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE &&
+				    (uint64_t)r.r_addend >= a->code_lo && (uint64_t)r.r_addend < a->code_hi)
+					addr_add(a, &a->labels, (uint64_t)r.r_addend);
+			continue;
+		}
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
 		    (sh.sh_flags & SHF_EXECINSTR) || sh.sh_type == SHT_NOBITS ||
 		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
@@ -1412,9 +1420,8 @@ static bool movable(struct ana *a, uint64_t lo, uint64_t hi, uint64_t last)
  * its promotion stub displaces with it (rewriter.h section 1, Promoted
  * calls), or 0 when it cannot be promoted: they must move whole (no
  * branch, push or other write of rsp, nothing that lands among them or on
- * the call: no landing pad in the unit, and an indirect jump of it only in
- * a program, whose jump targets are absolute addresses in its data or
- * code, refuse_promote_targets), lie past
+ * the call: no landing pad in the unit, nor a code address that an
+ * indirect jump of it could go to, refuse_promote_targets), lie past
  * the bytes training's hook displaces at the range's start (at most an
  * endbr64 and 5 bytes), and the caller's CFI row at the call must be one a
  * stub can repeat.  Other units' jumps into them are checked once every
@@ -1424,8 +1431,7 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 {
 	const struct ins *call = &g->ins[i];
 	bool jumps = u->ind_inner || u->ind_table;
-	if (call->target || call->slot || u->conflict || g->ncs || g->bad ||
-	    (jumps && a->b->ehdr.e_type != ET_EXEC))
+	if (call->target || call->slot || u->conflict || g->ncs || g->bad)
 		return 0;
 	uint64_t start = call->addr, end = call->addr + call->len;
 	for (uint32_t j = i; end - start < 5;) {
@@ -2054,7 +2060,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 				cfa.offset == 8;
 		a.cand[i] = is_cold_name(f->name) || (!f->name && !entry_ok);
 	}
-	if (a.nbf && b->ehdr.e_type == ET_EXEC) {
+	if (a.nbf) {
 		a.code_lo = a.bf[0].addr;
 		a.code_hi = a.bf[a.nbf - 1].addr + a.bf[a.nbf - 1].size;
 		data_labels(&a);

@@ -279,12 +279,11 @@
  * is promotable when the displaced instructions move whole (no branch,
  * push, pop or other write of rsp), no branch of its function (nor a tail
  * jump of another) lands among them or on c, nor may an indirect jump of
- * its function (a switch's table, a computed goto): in a program (ET_EXEC)
- * such a jump goes only to a code address that its data or its
- * instructions name (an absolute table, an immediate, a rip-relative
- * address, or an entry of a table of offsets relative to one), none of
- * which may lie among them; in a PIE or a library a function with an
- * indirect jump that is no tail call promotes nothing.  c's FDE has no
+ * its function (a switch's table, a computed goto): such a jump goes only
+ * to a code address that the binary's data, its relative relocations'
+ * addends or its instructions name (an absolute table, an immediate, a
+ * rip-relative address, or an entry of a table of offsets relative to
+ * one), none of which may lie among them.  c's FDE has no
  * LSDA (a personality would look the stub's return address up), they lie
  * past the first
  * 9 bytes of their code (training's hook: an endbr64 and 5 bytes), and its

@@ -6,9 +6,9 @@
  * and mul() as before.  pass_on() (fx_promote_pass.S) makes such a call
  * after loading its stack argument, which a padding of its frame edits.
  * interp() jumps by computed gotos, and calls
- * through a pointer too: in a program (not PIE) its jumps can only go to
- * the labels its data names, so that call is promotable there, and not in
- * a PIE. */
+ * through a pointer too: its jumps can only go to the labels its data
+ * names (a PIE's by relative relocations), none of which lies among the
+ * instructions the stub moves, so that call is promotable too. */
 #include <stdio.h>
 #include <stdlib.h>
 

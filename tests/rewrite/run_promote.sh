@@ -4,10 +4,11 @@
 # dispatch at the callee.  fx_promote's apply() calls add() and mul()
 # through a pointer, moving an argument first; pass_on() (assembly) after
 # loading its stack argument; interp() among its computed gotos.
-#  - icpp rewrite --explain finds apply's call promotable, and interp's in a
-#    program (its jumps go only where its data points) but not in a PIE;
-#  - a plan cloning add() for apply's and pass_on's calls (in a program,
-#    for interp's too), promoted, and padding pass_on by 32 (its load of
+#  - icpp rewrite --explain finds the three calls promotable (interp's
+#    jumps go only to the labels its data names, none among the
+#    instructions its call's stub moves);
+#  - a plan cloning add() for apply's, pass_on's and interp's calls,
+#    promoted, and padding pass_on by 32 (its load of
 #    the stack argument, which the stub moves, is edited): one stub
 #    __icpp_promote_SITE each, no dispatch; the output is the original's
 #    (the stub loads the argument from where the padding moved it); the
@@ -38,14 +39,8 @@ psite=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
 [ -n "$psite" ] || fail "pass_on's indirect call is not promotable"
 isite=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
 	awk '$1 == "call" && $4 ~ /^interp\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
-exec=$(readelf -h "$p" | awk '$1 == "Type:" { print ($2 == "EXEC") }')
-if [ "$exec" = 1 ]; then
-	[ -n "$isite" ] || fail "interp's indirect call is not promotable in a program"
-	nclones=3
-else
-	[ -z "$isite" ] || fail "interp's indirect call is promotable in a PIE, whose jump targets are not known"
-	nclones=2
-fi
+[ -n "$isite" ] || fail "interp's indirect call, among its computed gotos, is not promotable"
+nclones=3
 add=0x$(nm "$p" | awk '$3 == "add" { print $1 }')
 apply=0x$(nm "$p" | awk '$3 == "apply" { print $1 }')
 pass_on=0x$(nm "$p" | awk '$3 == "pass_on" { print $1 }')
@@ -56,7 +51,7 @@ plan() {   # plan FILE [promote]
 		printf 'pad 0 %s 32 pass_on\n' "$pass_on"
 		printf 'clone 0 0 %s 0 %s 0%s\n' "$add" "$site" "${2:+ promote}"
 		printf 'clone 1 0 %s 0 %s 0%s\n' "$add" "$psite" "${2:+ promote}"
-		[ -z "$isite" ] || printf 'clone 2 0 %s 0 %s 0%s\n' "$add" "$isite" "${2:+ promote}"
+		printf 'clone 2 0 %s 0 %s 0%s\n' "$add" "$isite" "${2:+ promote}"
 		echo "end $((nclones + 1))"
 	} > "$1"
 }
@@ -67,7 +62,7 @@ grep -q "$nclones functions cloned (0 by dispatch; $nclones indirect calls promo
 	fail "icpp rewrite does not count the promoted call: $(grep cloned rewrite.log)"
 nm rw | grep -q " t __icpp_promote_${site#0x}$" || fail "no promotion stub for the call at $site"
 nm rw | grep -q " t __icpp_promote_${psite#0x}$" || fail "no promotion stub for pass_on's call at $psite"
-[ -z "$isite" ] || nm rw | grep -q " t __icpp_promote_${isite#0x}$" ||
+nm rw | grep -q " t __icpp_promote_${isite#0x}$" ||
 	fail "no promotion stub for interp's call at $isite"
 nm rw | grep -q "__icpp_dispatch_" && fail "a dispatch beside the promotion stub"
 ./rw 100 > rw.out && cmp -s orig.out rw.out || fail "the rewritten program's output"
@@ -76,7 +71,7 @@ nm rw | grep -q "__icpp_dispatch_" && fail "a dispatch beside the promotion stub
 	fail "the prediction has no path through add's clone beside mul: $("$icpp" paths rw.icpp | grep apply)"
 "$icpp" paths rw.icpp | grep -q "pass_on > __icpp_clone_1_add > leaf$" ||
 	fail "the prediction has no path through add's clone under pass_on: $("$icpp" paths rw.icpp | grep pass_on)"
-[ -z "$isite" ] || "$icpp" paths rw.icpp | grep -q "interp > __icpp_clone_2_add > leaf$" ||
+"$icpp" paths rw.icpp | grep -q "interp > __icpp_clone_2_add > leaf$" ||
 	fail "the prediction has no path through add's clone under interp: $("$icpp" paths rw.icpp | grep interp)"
 "$icpp" verify rw -- 100 > /dev/null 2> verify.log && grep -q " 0 at another height" verify.log ||
 	fail "icpp verify (promoted): $(tail -3 verify.log)"
