@@ -27,16 +27,18 @@ void da_capability_default(struct da_capability *c)
 static int block_tail_entered(const struct pathmap *pm, const struct da_capability *cap,
 			      struct da_problem *p)
 {
+	if (!cap->tail_enters)
+		return 0;
 	uint64_t *seen = malloc((p->nnodes + 1) * sizeof(*seen));
 	uint32_t n = 0;
 	if (!seen)
 		return -1;
-	for (uint32_t i = 0; i < p->nnodes && cap->tail_enters; i++) {
+	for (uint32_t i = 0; i < p->nnodes; i++) {
 		uint32_t c = p->nodes[i].callsite;
 		if (c != DA_NONE && p->callsites[c].promoted)
 			seen[n++] = da_pair(c, p->nodes[i].func);
 	}
-	qsort(seen, n, sizeof(*seen), da_cmp_u64);
+	qsort(seen, n, sizeof(*seen), u64_cmp);
 	uint32_t u = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (!u || seen[u - 1] != seen[i])

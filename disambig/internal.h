@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "util/errmsg.h"
+#include "util/order.h"
 #include "disambig/disambig.h"
 
 /* One line into err (printf-style); always returns -1. */
@@ -105,9 +106,6 @@ static inline uint32_t da_frame(const struct da_problem *p, uint32_t n)
 	return p->nodes[n].fragment ? p->nodes[n].parent : n;
 }
 
-/* qsort/bsearch order of uint64_t keys. */
-int da_cmp_u64(const void *x, const void *y);
-
 /* Does call instruction c call f directly, so that it can be pointed at a
  * clone of f? */
 static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)
@@ -121,7 +119,7 @@ static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)
 		return false;
 	uint64_t key = da_pair(c, f);
 	return !p->nno_promote ||
-	       !bsearch(&key, p->no_promote, p->nno_promote, sizeof(key), da_cmp_u64);
+	       !bsearch(&key, p->no_promote, p->nno_promote, sizeof(key), u64_cmp);
 }
 
 /* Would a clone of f for callsite c take its calls by a dispatch at f's

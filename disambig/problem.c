@@ -149,12 +149,6 @@ void da_problem_free(struct da_problem *p)
 	free(p);
 }
 
-int da_cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
-}
-
 bool da_grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
 {
 	if (n < *cap)

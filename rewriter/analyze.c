@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "rewriter/internal.h"
+#include "util/order.h"
 #include "x86/reloc.h"
 
 enum eff {
@@ -525,7 +526,9 @@ static void data_labels(struct ana *a)
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && (d = elf_getdata(scn, NULL))) {
+		if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)))
+			continue;
+		if (sh.sh_type == SHT_RELA) {
 			GElf_Rela r;
 			for (int i = 0; gelf_getrela(d, i, &r); i++)
 				if (GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE &&
@@ -533,9 +536,8 @@ static void data_labels(struct ana *a)
 					addr_add(a, &a->labels, (uint64_t)r.r_addend);
 			continue;
 		}
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
-		    (sh.sh_flags & SHF_EXECINSTR) || sh.sh_type == SHT_NOBITS ||
-		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+		if (!(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_type == SHT_NOBITS || !d->d_buf)
 			continue;
 		const uint8_t *p = d->d_buf;
 		for (size_t i = 0; i + 8 <= d->d_size; i++) {
@@ -545,12 +547,6 @@ static void data_labels(struct ana *a)
 				addr_add(a, &a->labels, v);
 		}
 	}
-}
-
-static int cmp_addr(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
 }
 
 static int decode(struct ana *a, uint32_t fi, struct range *r)
@@ -1445,8 +1441,10 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 	    lands_in(u, start, call->addr) || !stub_row_ok(&a->b->eh, call->addr) ||
 	    !movable(a, start, end, call->addr))
 		return 0;
-	if (jumps)           /* where its indirect jumps go: refuse_promote_targets */
-		addr_add(a, &a->jump_callers, call->addr);
+	/* where its indirect jumps go: refuse_promote_targets */
+	if (jumps && !u64_push(&a->jump_callers.v, &a->jump_callers.n, &a->jump_callers.cap,
+			       call->addr))
+		return 0;
 	return start;
 }
 
@@ -1865,16 +1863,16 @@ static size_t call_from(const struct rw_binary *b, uint64_t to)
 static void refuse_promote_targets(struct ana *a)
 {
 	struct rw_binary *b = a->b;
-	qsort(a->jump_callers.v, a->jump_callers.n, sizeof(uint64_t), cmp_addr);
+	qsort(a->jump_callers.v, a->jump_callers.n, sizeof(uint64_t), u64_cmp);
 	for (size_t i = 0; i < a->labels.n; i++) {
 		size_t c = call_from(b, a->labels.v[i]);
 		if (c < b->ncalls && b->calls[c].promote_from &&
 		    b->calls[c].promote_from < a->labels.v[i] &&
 		    bsearch(&b->calls[c].insn, a->jump_callers.v, a->jump_callers.n,
-			    sizeof(uint64_t), cmp_addr))
+			    sizeof(uint64_t), u64_cmp))
 			b->calls[c].promote_from = 0;
 	}
-	if (a->oom)           /* the labels may be incomplete */
+	if (a->oom)           /* the labels may be incomplete: no such call */
 		for (size_t i = 0; i < a->jump_callers.n; i++) {
 			size_t c = call_from(b, a->jump_callers.v[i]);
 			if (c < b->ncalls && b->calls[c].insn == a->jump_callers.v[i])

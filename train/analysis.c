@@ -9,6 +9,7 @@
 
 #include "train/analysis_store.h"
 #include "util/cpus.h"
+#include "util/order.h"
 #include "x86/reloc.h"
 
 struct cache_entry {
@@ -41,12 +42,6 @@ static void targets_add(struct targets *t, uint64_t a)
 		}
 	}
 	t->v[t->n++] = a;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
 }
 
 /* The index of the first of v[0..n) (ascending) at or above x, or n. */
@@ -185,8 +180,8 @@ static void scan_module(csh cs, const struct bin_module *m, struct targets *t,
 		targets_append(foreign, &job[k].foreign);
 		targets_append(realign, &job[k].realign);
 	}
-	qsort(foreign->v, foreign->n, sizeof(*foreign->v), cmp_u64);
-	qsort(t->v, t->n, sizeof(*t->v), cmp_u64);
+	qsort(foreign->v, foreign->n, sizeof(*foreign->v), u64_cmp);
+	qsort(t->v, t->n, sizeof(*t->v), u64_cmp);
 }
 
 /* Are the bytes [from, to) alignment padding? */
