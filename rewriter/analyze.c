@@ -748,6 +748,24 @@ static void branch(struct ana *a, struct unit *u, uint32_t owner, uint64_t from,
 	}
 }
 
+/* Whether the CFI row after a call that does not return by name (a static
+ * helper: glibc's malloc_printerr) says the call does not return: the
+ * compiler lays out the code after it for the jumps into that block, so its
+ * row gives another rsp than the call's (libc's _int_malloc: `call
+ * malloc_printerr` in its frame, then `mov errno ...; ret` at entry depth,
+ * which a fall through would make inconsistent).  The unwinder trusts that
+ * row at every instruction, so the call falling through would break it. */
+static bool cfi_says_noreturn(struct ana *a, const struct range *g, uint32_t i, struct st s)
+{
+	while (i + 1 < g->n && (g->ins[i + 1].flags & F_PAD))
+		i++;            /* the row of the code after the alignment nops */
+	struct bin_cfa cfa;
+	if (!(s.f & S_KNOWN) || i + 1 == g->n ||
+	    bin_cfa_at(a->b->bin, g->ins[i + 1].addr, &cfa) < 0)
+		return false;
+	return cfa.reg == BIN_CFA_RSP && cfa.offset != s.k;
+}
+
 static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint32_t i)
 {
 	struct range *g = &u->r[r];
@@ -830,7 +848,7 @@ static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint
 		s.f &= ~S_KNOWN;
 		break;
 	case E_CALL:
-		if (in->flags & F_NORET)
+		if ((in->flags & F_NORET) || cfi_says_noreturn(a, g, i, s))
 			fall = false;
 		break;
 	case E_RET:

@@ -653,6 +653,13 @@ fx_run:
 	call fx_lock_skip        /* adds 0 */
 	add %rax, -24(%rbp)
 	mov %rbx, %rdi
+	call fx_noret_cfi        /* adds 0, in its frame */
+	add %rax, -24(%rbp)
+	mov %rbx, %rdi
+	neg %rdi
+	call fx_noret_cfi        /* adds 0, at entry depth */
+	add %rax, -24(%rbp)
+	mov %rbx, %rdi
 	call fx_mask
 	add %rax, -24(%rbp)
 	mov %rbx, %rdi
@@ -703,6 +710,51 @@ fx_pop_release:
 	jmp fx_leaf
 	.cfi_endproc
 	.size fx_pop_release, .-fx_pop_release
+
+/* glibc's _int_malloc: a call of a static helper that does not return
+ * (malloc_printerr; no name says so), then the code at entry depth that a
+ * jump before the allocation reaches.  The CFI row after the call (past the
+ * alignment nops) says rsp+8 where the call left rsp+32: the call does not
+ * return, and the function is padded in place.  Returns 0. */
+	.type fx_noret_helper, @function
+fx_noret_helper:
+	.cfi_startproc
+	ud2
+	.cfi_endproc
+	.size fx_noret_helper, .-fx_noret_helper
+
+	.globl fx_noret_cfi
+	.type fx_noret_cfi, @function
+fx_noret_cfi:
+	.cfi_startproc
+	test %rdi, %rdi
+	js 2f
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	sub $16, %rsp
+	.cfi_def_cfa_offset 32
+	mov %rdi, %rbx
+	call fx_leaf
+	cmp %rax, %rbx
+	jne 1f
+	add $16, %rsp
+	.cfi_remember_state
+	.cfi_def_cfa_offset 16
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	.cfi_restore %rbx
+	xor %eax, %eax
+	ret
+	.cfi_restore_state
+1:	call fx_noret_helper
+	.p2align 4
+	.cfi_def_cfa_offset 8
+	.cfi_restore %rbx
+2:	xor %eax, %eax
+	ret
+	.cfi_endproc
+	.size fx_noret_cfi, .-fx_noret_cfi
 
 /* glibc's catomic_* in malloc: a jump over a lock prefix into the
  * instruction it prefixes (cmpl $0,%fs:0x18; je 1f; lock; 1: cmpxchg).

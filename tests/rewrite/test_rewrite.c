@@ -114,6 +114,8 @@ static void check_analysis(const struct rw_binary *b)
 	check_pad(b, "fx_lock_skip", RW_FRAME_SP, 96, RW_PAD_OK);
 	CHECK_EQ_INT(func(b, "fx_lock_skip")->clone_why, RW_CLONE_OK);
 	check_pad(b, "fx_jtab_run", RW_FRAME_SP, 96, RW_PAD_OK);
+	check_pad(b, "fx_noret_cfi", RW_FRAME_SP, 96, RW_PAD_OK);
+	CHECK_EQ_INT(func(b, "fx_noret_cfi")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_mask")->clone_why, RW_CLONE_OK);   /* AVX-512 mask insns */
 	CHECK(func(b, "fx_mask")->dispatch);
 	check_pad(b, "fx_calls", RW_FRAME_FP, 80, RW_PAD_OK);
