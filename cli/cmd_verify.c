@@ -104,6 +104,36 @@ static int collapse_libs(const struct pathmap *pred, uint32_t m, const struct rw
 	return 0;
 }
 
+/* A library the prediction has rewritten (OUT.libs/LIB, with its icpp note)
+ * that the run loaded as its original instead (the same build-id as the
+ * note's: LD_LIBRARY_PATH unset): its paths would all be "not predicted".
+ * 0 when none, else -1 after one line naming it. */
+static int check_libs_loaded(const struct pathmap *pred, const struct pathmap *trained)
+{
+	for (uint32_t i = 0; i < pred->nmodules; i++) {
+		const struct pm_module *pmd = &pred->modules[i];
+		struct rw_note note;
+		char err[256];
+		if (pm_module_by_build_id(trained, pmd->build_id, pmd->build_id_len) != PM_NONE ||
+		    rw_note_read(pmd->path, &note, err, sizeof(err)) != 0)
+			continue;
+		uint32_t o = pm_module_by_build_id(trained, note.orig_id, note.orig_id_len);
+		rw_note_free(&note);
+		if (o == PM_NONE)
+			continue;
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", pmd->path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		cli_error("verify", "the run loaded %s, not its rewritten copy %s: run with "
+			  "LD_LIBRARY_PATH=%s", trained->modules[o].path, pmd->path,
+			  slash ? dir : ".");
+		return -1;
+	}
+	return 0;
+}
+
 /* What the command line asks for: OUT, its options, the arguments after
  * "--" (argv[args] on). */
 struct verify_args {
@@ -312,7 +342,8 @@ int cmd_verify(int argc, char **argv)
 		cli_error("verify", "%s ran, but training recorded no call of %s", ran, prog);
 		goto out;
 	}
-	if (observed(pred, trained, m, &note, &obs, &rewritten) < 0)
+	if (check_libs_loaded(pred, trained) < 0 ||
+	    observed(pred, trained, m, &note, &obs, &rewritten) < 0)
 		goto out;
 	struct rw_verify_result vr;
 	if (rw_verify(pred, obs, rewritten, a.quiet ? NULL : stderr, (unsigned)a.show, &vr, err,

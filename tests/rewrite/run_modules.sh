@@ -41,6 +41,8 @@ LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "ver
 grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log || fail "$(grep precise verify.log)"
 # with the original library the prediction does not hold
 "$icpp" verify rw > /dev/null 2> verify-orig.log && fail "verify passes with the original library"
+grep -q "^icpp: verify: the run loaded .*, not its rewritten copy .*rw.libs/.*: run with LD_LIBRARY_PATH=.*rw.libs$" \
+	verify-orig.log || fail "verify does not say the run loaded the original library: $(cat verify-orig.log)"
 
 # the plan of both, applied
 "$icpp" rewrite "$p" -m map.icpp -o rw2 --plan both.plan > plan-alone.log 2>&1 && fail "a plan for the library applied without --lib"
