@@ -88,11 +88,14 @@ const struct bin_function *bin_functions(const struct bin_module *m, size_t *n);
 const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t addr);
 /* icpp rewrite's stub of a tagged, bound or promoted call (a local symbol
  * __icpp_tag_SITE, __icpp_bind_SITE or __icpp_promote_SITE, rewriter.h
- * section 1, Tagged calls, Bound calls and Promoted calls) is no frame: it runs in the frame of the function that
- * makes the call at SITE.  For such a stub f, that function and *site; else
- * NULL. */
+ * section 1, Tagged calls, Bound calls and Promoted calls) is no frame: it
+ * runs in the frame of the function that makes the call at SITE; so does a
+ * clone's veneer (__icpp_veneer_SITE, Cloning), for the clone's jump at SITE.
+ * For such a stub f, that function and *site; else NULL. */
 const struct bin_function *bin_stub_caller(const struct bin_module *m,
 					   const struct bin_function *f, uint64_t *site);
+/* Whether f is a clone's veneer (above): entered by a jump, never a call. */
+bool bin_veneer(const struct bin_function *f);
 /* icpp rewrite's thunk of bound calls (a local symbol __icpp_bindto_CLONE,
  * rewriter.h section 1, Bound calls) runs between a call and the entry of
  * the clone it jumps to, with that entry's CFA: for such a thunk f, the

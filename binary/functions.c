@@ -302,10 +302,18 @@ const struct bin_function *bin_function_at(const struct bin_module *m, uint64_t 
 	return &m->funcs[lo - 1];
 }
 
+#define VENEER_PREFIX "__icpp_veneer_"
+
+bool bin_veneer(const struct bin_function *f)
+{
+	return f->name && !strncmp(f->name, VENEER_PREFIX, strlen(VENEER_PREFIX));
+}
+
 const struct bin_function *bin_stub_caller(const struct bin_module *m,
 					   const struct bin_function *f, uint64_t *site)
 {
-	static const char *const prefixes[] = {"__icpp_tag_", "__icpp_bind_", "__icpp_promote_"};
+	static const char *const prefixes[] = {"__icpp_tag_", "__icpp_bind_", "__icpp_promote_",
+					       VENEER_PREFIX};
 	const char *hex = NULL;
 	for (size_t i = 0; f && f->name && !hex && i < sizeof(prefixes) / sizeof(*prefixes); i++)
 		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))

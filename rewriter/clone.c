@@ -27,18 +27,39 @@ static uint64_t copy_target(const cs_insn *insn, const struct rw_copy_range *r, 
 	return inside ? r[i].to + (t - r[i].lo) : t;
 }
 
-/* Copy insn, which lies in range `in`. */
+/* The veneer that takes the copy of a rel8 branch out of the ranges
+ * (rewriter.h section 1, Cloning) to its target: a new one at the end of v,
+ * or 0 when v is full. */
+static uint64_t add_veneer(struct rw_veneers *v, uint64_t branch, uint64_t to, uint64_t target)
+{
+	if (v->n == RW_MAX_VENEERS)
+		return 0;
+	uint64_t at = v->base + (uint64_t)v->n * RW_VENEER_BYTES;
+	v->v[v->n++] = (struct rw_veneer){at, branch, to, target};
+	return at;
+}
+
+/* Copy insn, which lies in range `in`; a rel8 branch out that does not reach
+ * its target from the copy goes through a veneer of v. */
 static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_range *r, uint32_t n,
-				   uint32_t in, struct rbuf *out)
+				   uint32_t in, struct rw_veneers *v, struct rbuf *out)
 {
 	if (range_of(r, n, x86_rip_target(insn)) < n)
 		return RW_CLONE_CODE_ADDRESS;
 	uint8_t bytes[X86_RELOC_MAX_INSN];
 	const char *why;
 	uint64_t to = r[in].to + (insn->address - r[in].lo);
-	if (x86_copy_insn(insn, to, x86_branch_target(insn) ? copy_target(insn, r, n) : 0, bytes,
-			  &why) < 0)
-		return insn->detail->x86.encoding.imm_size == 1 ? RW_CLONE_SHORT_BRANCH : RW_CLONE_FAR;
+	uint64_t target = x86_branch_target(insn) ? copy_target(insn, r, n) : 0;
+	if (x86_copy_insn(insn, to, target, bytes, &why) < 0) {
+		if (insn->detail->x86.encoding.imm_size != 1)
+			return RW_CLONE_FAR;
+		uint32_t before = v->n;
+		uint64_t at = range_of(r, n, target) == n ? add_veneer(v, insn->address, to, target) : 0;
+		if (!at || x86_copy_insn(insn, to, at, bytes, &why) < 0) {
+			v->n = before;
+			return RW_CLONE_SHORT_BRANCH;
+		}
+	}
 	if (out)
 		rb_put(out, bytes, insn->size);
 	return RW_CLONE_OK;
@@ -46,7 +67,7 @@ static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_ran
 
 /* Copy range r[in] to the end of out (NULL: only check). */
 static enum rw_clone_why copy_range(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
-				    uint32_t n, uint32_t in, struct rbuf *out)
+				    uint32_t n, uint32_t in, struct rw_veneers *v, struct rbuf *out)
 {
 	size_t size = r[in].hi - r[in].lo;
 	uint8_t *code = malloc(size ? size : 1);
@@ -69,24 +90,43 @@ static enum rw_clone_why copy_range(csh cs, const struct rw_binary *b, const str
 				rb_put(out, p, left);
 			break;
 		}
-		why = copy_insn(insn, r, n, in, out);
+		why = copy_insn(insn, r, n, in, v, out);
 	}
 	cs_free(insn, 1);
 	free(code);
 	return why;
 }
 
+/* The veneers of v, each a jmp rel32 to its target, at v->base (the end of
+ * out, past int3 up to it; NULL: only check their reach). */
+static enum rw_clone_why put_veneers(const struct rw_veneers *v, uint64_t out_vaddr,
+				     struct rbuf *out)
+{
+	while (out && !out->oom && v->n && out_vaddr + out->n < v->base)
+		rb_u8(out, 0xcc);
+	for (uint32_t i = 0; i < v->n; i++) {
+		uint8_t jmp[RW_VENEER_BYTES];
+		if (x86_encode_jmp(v->v[i].at, v->v[i].target, jmp) < 0)
+			return RW_CLONE_FAR;
+		if (out)
+			rb_put(out, jmp, sizeof(jmp));
+	}
+	return RW_CLONE_OK;
+}
+
 enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
-				   uint32_t n, struct rbuf *out)
+				   uint32_t n, struct rw_veneers *v, struct rbuf *out)
 {
 	size_t start = out ? out->n : 0;
+	v->n = 0;
+	v->base = (r[n - 1].to + (r[n - 1].hi - r[n - 1].lo) + RW_ALIGN - 1) & ~(uint64_t)(RW_ALIGN - 1);
 	enum rw_clone_why why = RW_CLONE_OK;
 	for (uint32_t i = 0; i < n && why == RW_CLONE_OK; i++) {
 		while (out && !out->oom && out->n < start + (r[i].to - r[0].to))
 			rb_u8(out, 0xcc);
-		why = copy_range(cs, b, r, n, i, out);
+		why = copy_range(cs, b, r, n, i, v, out);
 	}
-	return why;
+	return why == RW_CLONE_OK ? put_veneers(v, r[0].to - start, out) : why;
 }
 
 uint32_t rw_clone_ranges(const struct rw_binary *b, uint32_t fi, uint64_t to,
@@ -139,13 +179,16 @@ static enum rw_clone_why check_fde(const struct rw_binary *b, const struct rw_co
 
 enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi)
 {
-	/* a copy 16 MiB away: every rel8 out of the function shows */
+	/* a copy 16 MiB away (every rel8 out of the function shows), at a
+	 * 16-byte boundary as emit_clone places it (so are its veneers) */
 	struct rw_copy_range r[2];
-	uint32_t n = rw_clone_ranges(b, fi, b->funcs[fi].addr + (16u << 20), r);
+	uint64_t to = (b->funcs[fi].addr + (16u << 20)) & ~(uint64_t)(RW_ALIGN - 1);
+	uint32_t n = rw_clone_ranges(b, fi, to, r);
 	for (uint32_t i = 0; i < n; i++) {
 		enum rw_clone_why why = check_fde(b, &r[i]);
 		if (why != RW_CLONE_OK)
 			return why;
 	}
-	return rw_copy_function(cs, b, r, n, NULL);
+	struct rw_veneers v;
+	return rw_copy_function(cs, b, r, n, &v, NULL);
 }

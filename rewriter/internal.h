@@ -251,14 +251,29 @@ struct rw_copy_range {
  * many (1 or 2) into r. */
 uint32_t rw_clone_ranges(const struct rw_binary *b, uint32_t fi, uint64_t to,
 			 struct rw_copy_range r[2]);
+/* A veneer: the way of a rel8 branch out of a clone to its target, which
+ * the copy's rel8 no longer reaches (rewriter.h section 1, Cloning). */
+#define RW_MAX_VENEERS 8
+#define RW_VENEER_BYTES 5           /* jmp rel32 */
+struct rw_veneer {
+	uint64_t at;                 /* the veneer */
+	uint64_t branch, copy;       /* the branch, and its copy, that jump to it */
+	uint64_t target;
+};
+struct rw_veneers {
+	uint64_t base;               /* the first: the 16-byte boundary after the last range's copy */
+	struct rw_veneer v[RW_MAX_VENEERS];
+	uint32_t n;
+};
 /* Copy the ranges r[0..n) (r[i].to ascending): a jump or call into any of
  * them goes to its copy, but a call of r[0].lo (the function's entry:
- * recursion calls the original); calls and jumps out go to the originals;
+ * recursion calls the original); calls and jumps out go to the originals,
+ * a rel8 jump that no longer reaches through a veneer (into v);
  * rip-relative operands keep their addresses.  Appends the copies to out,
- * r[0]'s at out->n, the gaps filled with int3 (NULL: only check).
- * RW_CLONE_OK or why not. */
+ * r[0]'s at out->n, the gaps filled with int3, then the veneers (NULL: only
+ * check).  RW_CLONE_OK or why not. */
 enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
-				   uint32_t n, struct rbuf *out);
+				   uint32_t n, struct rw_veneers *v, struct rbuf *out);
 /* Whether function fi (analysed, with at most one fragment) can be cloned:
  * its code, and per range its FDE (exactly the range, pc-relative) and its
  * LSDA (LPStart omitted, landing pads in the range). */

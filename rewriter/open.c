@@ -89,7 +89,7 @@ const char *rw_clone_why_name(enum rw_clone_why w)
 		[RW_CLONE_UNDECODABLE] = "undecodable bytes",
 		[RW_CLONE_INDIRECT_JUMP] = "indirect jump (jump table)",
 		[RW_CLONE_CODE_ADDRESS] = "takes the address of its own code",
-		[RW_CLONE_SHORT_BRANCH] = "a short branch out of the function",
+		[RW_CLONE_SHORT_BRANCH] = "a short branch out of the function that no veneer reaches",
 		[RW_CLONE_NO_FDE] = "no FDE exactly covering it, or not pc-relative",
 		[RW_CLONE_LSDA] = "an LSDA with its own LPStart, or pointed at absolutely in a PIE",
 		[RW_CLONE_FAR] = "a displacement out of reach from the copy",

@@ -97,12 +97,21 @@
  * calls (no frame live, no code reached only through them: jump tables
  * point into the original; the copy of a tail call jumps where the
  * original's does), and each of f and g takes no address of f's or g's
- * code, has no rel8 branch leaving it, is covered exactly by one FDE of its
+ * code, is covered exactly by one FDE of its
  * own with a pc-relative pc_begin, and that FDE's LSDA (if any) has no
  * LPStart, lands only in the FDE's range and is pointed at pc-relatively (or
  * absolutely in a non-PIE executable).  A call is redirectable when it is a
  * direct `call rel32` to a function start (not a returns-twice one), or a
  * bound call (below).  Clones
+ * A rel8 jump out of f or g (a tail-call thunk's `jmp`: libtcl's
+ * Tcl_FindHashEntry ends `xor %edx,%edx; jmp` into the function after it)
+ * no longer reaches its target from the copy: it jumps to a veneer, a `jmp
+ * rel32` to the target placed at the 16-byte boundary after the clone's
+ * last copy (at most RW_MAX_VENEERS, each within the copy's rel8 reach),
+ * with an FDE that repeats the clone's row at the jump and a local symbol
+ * __icpp_veneer_COPY (COPY: the jump's copy) that icpp report and training
+ * read as the clone's frame, no function of its own (bin_stub_caller,
+ * bin_veneer).  Clones
  * get a local FUNC symbol __icpp_clone_K_NAME, the copy of a fragment
  * __icpp_clone_K_GNAME (g's name; NAME.cold when g has none), and are listed
  * in the note (the fragment's copy too: frag_addr, frag_size, frag_func).
@@ -502,7 +511,7 @@ enum rw_clone_why {
 	RW_CLONE_INDIRECT_JUMP,    /* an indirect jump not a tail call (a jump table: targets in the original) */
 	RW_CLONE_CODE_ADDRESS,     /* a rip-relative operand addresses its own code or
 	                            * its fragment's */
-	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out of the function or its fragment */
+	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out that no veneer reaches */
 	RW_CLONE_NO_FDE,           /* no FDE exactly covering it (or its fragment), or
 	                            * not pc-relative */
 	RW_CLONE_LSDA,             /* an LSDA a copy cannot share (LPStart, absolute in

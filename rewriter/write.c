@@ -396,10 +396,10 @@ struct plan_state {
 	struct tramp *t;
 	uint32_t nt, capt;
 	struct rw_note_clone *clones;    /* [p->nclones] */
-	struct eh_clonefde *cfdes;       /* the clones' copies: functions and fragments */
-	uint32_t ncfdes;
+	struct eh_clonefde *cfdes;       /* the clones' copies: functions, fragments, veneers */
+	uint32_t ncfdes, capcfdes;
 	struct newsym *syms;             /* clones' copies, then trampolines */
-	uint32_t nsyms;
+	uint32_t nsyms, capsyms;
 	struct patches patches;
 	struct eh_fde_edit *fedits;
 	uint32_t nfedits;
@@ -417,6 +417,29 @@ static void plan_state_free(struct plan_state *ps)
 	free(ps->patches.v);
 	free(ps->fedits);
 	rb_free(&ps->text);
+}
+
+/* Room for fdes more clone FDEs and syms more symbols: 0, or -1 out of
+ * memory. */
+static int reserve(struct plan_state *ps, uint32_t fdes, uint32_t syms)
+{
+	if (ps->ncfdes + fdes > ps->capcfdes) {
+		uint32_t cap = 2 * (ps->ncfdes + fdes);
+		struct eh_clonefde *v = realloc(ps->cfdes, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		ps->cfdes = v;
+		ps->capcfdes = cap;
+	}
+	if (ps->nsyms + syms > ps->capsyms) {
+		uint32_t cap = 2 * (ps->nsyms + syms);
+		struct newsym *v = realloc(ps->syms, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		ps->syms = v;
+		ps->capsyms = cap;
+	}
+	return 0;
 }
 
 static int cmp_patch(const void *x, const void *y)
@@ -721,6 +744,28 @@ static void clone_symbol(struct plan_state *ps, uint32_t k, const char *name, co
 	sy->size = (uint32_t)size;
 }
 
+/* The FDE and symbol of each veneer of a clone of unit u (padded by pad): the row of
+ * the branch that jumps to it, as a stub's (add_stub_fde), under a name
+ * __icpp_veneer_COPY that bin_stub_caller reads as the branch's copy in the
+ * clone, and training as no call target.  -1 out of memory. */
+static int add_veneers(struct plan_state *ps, const struct rw_binary *b, const struct rw_unit *u,
+		       const struct rw_veneers *v, uint32_t pad)
+{
+	if (reserve(ps, v->n, v->n))
+		return -1;
+	for (uint32_t i = 0; i < v->n; i++) {
+		uint32_t fde = eh_fde_at(&b->eh, v->v[i].branch);
+		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
+			{fde, u->k0, u->k1, u->nfdes ? pad : 0}, v->v[i].at,
+			v->v[i].branch - b->eh.e[fde].pc_begin, RW_VENEER_BYTES};
+		struct newsym *n = &ps->syms[ps->nsyms++];
+		snprintf(n->name, sizeof(n->name), "__icpp_veneer_%016" PRIx64, v->v[i].copy);
+		n->addr = v->v[i].at;
+		n->size = RW_VENEER_BYTES;
+	}
+	return 0;
+}
+
 /* Copy clone k to the end of text, its function and then its fragment,
  * with its padding, their FDEs and symbols (the fragment's named after its
  * own name, else the function's with .cold). */
@@ -733,8 +778,9 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	const struct rw_unit *u = &b->units[fi];
 	rb_align(&ps->text, 16, 0xcc);
 	struct rw_copy_range r[2];
+	struct rw_veneers v;
 	uint32_t n = rw_clone_ranges(b, fi, text_vaddr + ps->text.n, r);
-	enum rw_clone_why why = rw_copy_function(ps->cs, b, r, n, &ps->text);
+	enum rw_clone_why why = rw_copy_function(ps->cs, b, r, n, &v, &ps->text);
 	if (why != RW_CLONE_OK)
 		return errmsg(err, errlen, "cannot copy %s (0x%" PRIx64 ") for clone %u: %s",
 			      f->name ? f->name : "?", f->addr, k, rw_clone_why_name(why));
@@ -750,7 +796,7 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		cl->frag_size = r[1].hi - r[1].lo;
 		cl->frag_func = r[1].lo;
 	}
-	if (ps->text.oom || pad_edits(ps, u, pc->pad, cl, text_vaddr))
+	if (ps->text.oom || pad_edits(ps, u, pc->pad, cl, text_vaddr) || reserve(ps, n, n))
 		return errmsg(err, errlen, "out of memory applying the plan");
 	for (uint32_t i = 0; i < n; i++)
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
@@ -768,7 +814,8 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 			frag = frag_own;
 		clone_symbol(ps, k, frag ? frag : name, frag ? "" : ".cold", cl->frag_addr, cl->frag_size);
 	}
-	return 0;
+	return add_veneers(ps, b, u, &v, pc->pad) ? errmsg(err, errlen, "out of memory applying the plan")
+					      : 0;
 }
 
 /* The amount by which the copy of call c inside clone k is wrapped. */
@@ -787,10 +834,8 @@ static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_c
 static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
 			uint64_t copy_start, const struct tramp *t)
 {
-	struct eh_clonefde *v = realloc(ps->cfdes, (ps->ncfdes + 1) * sizeof(*v));
-	if (!v)
+	if (reserve(ps, 1, 0))
 		return -1;
-	ps->cfdes = v;
 	uint32_t fde = eh_fde_at(&b->eh, c->insn);
 	struct eh_fde_edit ed = {fde, 0, 0, 0};
 	if (copy_start) {
@@ -1102,9 +1147,7 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	memset(ps, 0, sizeof(*ps));
 	ps->cs = cs;
 	ps->clones = calloc(p->nclones + 1, sizeof(*ps->clones));
-	ps->cfdes = calloc(2 * p->nclones + 1, sizeof(*ps->cfdes));   /* a function, a fragment */
-	ps->syms = calloc(2 * p->nclones + 1, sizeof(*ps->syms));
-	if (!ps->clones || !ps->cfdes || !ps->syms)
+	if (!ps->clones || reserve(ps, 2 * p->nclones + 1, 2 * p->nclones + 1))
 		goto oom;
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t fi = rw_func_index(b, p->pads[i].addr);
@@ -1159,10 +1202,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	if (add_entries(ps, b, p, text_vaddr, err, errlen))
 		return -1;
 	rb_align(&ps->text, 16, 0xcc);
-	struct newsym *sy = realloc(ps->syms, (ps->nsyms + ps->nt + 1) * sizeof(*sy));
-	if (ps->text.oom || !sy)
+	if (ps->text.oom || reserve(ps, 0, ps->nt + 1))
 		goto oom;
-	ps->syms = sy;
 	for (uint32_t i = 0; i < ps->nt; i++) {
 		struct newsym *n = &ps->syms[ps->nsyms++];
 		const char *fname = ps->t[i].func ? b->funcs[rw_func_index(b, ps->t[i].func)].name : NULL;

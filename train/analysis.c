@@ -282,6 +282,8 @@ static enum train_skip plan_function(csh cs, struct bin_module *m, const struct 
 				     struct train_site *site)
 {
 	struct bin_cfa cfa = {.reg = BIN_CFA_RSP, .offset = 8};
+	if (bin_veneer(f))
+		return SKIP_ENTRY_CFA;   /* a clone's jump runs it in the clone's frame */
 	if (bin_cfa_at(m, f->addr, &cfa) < 0 && f->from_fde)
 		return SKIP_ENTRY_CFA;   /* an FDE whose rule is an expression */
 	if (cfa.offset < 8 || cfa.offset % 8 || cfa.offset > 4096)

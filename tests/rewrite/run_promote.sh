@@ -27,10 +27,7 @@ set -u
 icpp=$1 gdb=$2 work=$3 prog=$4 t_report=${5:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
-rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$work"/ && cd "$work" || fail "setup"
-p=./$(basename "$prog")
-"$p" 100 > orig.out || fail "the fixture does not run"
-"$icpp" train -q -o map.icpp -- "$p" 100 > /dev/null || fail "icpp train"
+setup_trained "$work" "$prog" 100
 site=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
 	awk '$1 == "call" && $4 ~ /^apply\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
 [ -n "$site" ] || fail "apply's indirect call is not promotable: $("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null | grep apply)"

@@ -1,4 +1,5 @@
-# Checks that run_tags.sh and run_bound.sh share (sourced; they define fail).
+# Checks that run_tags.sh, run_bound.sh, run_promote.sh and run_veneer.sh
+# share (sourced; they define fail).
 # A call's stub (__icpp_tag_SITE, __icpp_bind_SITE) is no frame of its own:
 # its FDE repeats its caller's row at the call; a bound call's thunk
 # (__icpp_bindto_CLONE) runs at its clone's entry CFA (rewriter.h section 1).
@@ -26,4 +27,13 @@ rewrite_wrapped() {
 	nm "$4" | grep -q " t __icpp_wrap_${3#0x}$" || fail "the call at $3 is not wrapped"
 	nm "$4" | grep -q " t $5" && fail "a stub beside the trampoline"
 	LD_LIBRARY_PATH=rw2.libs ./rw2 > rw2.out && cmp -s orig.out rw2.out || fail "the wrapped pair's output"
+}
+
+# setup_trained WORK PROG ARG: a fresh WORK with a copy of PROG ($p), its
+# output with ARG (orig.out) and its training (map.icpp); the shell is in WORK.
+setup_trained() {
+	rm -rf "$1" && mkdir -p "$1" && cp "$2" "$1"/ && cd "$1" || fail "setup"
+	p=./$(basename "$2")
+	"$p" "$3" > orig.out || fail "the fixture does not run"
+	"$icpp" train -q -o map.icpp -- "$p" "$3" > /dev/null || fail "icpp train"
 }
