@@ -1,6 +1,7 @@
 /* t_report_tags: icpp report on the pair run_tags.sh rewrites (rewriter.h
- * section 1, Tagged calls), on run_bound.sh's library (Bound calls) and on
- * run_promote.sh's program (Promoted calls), one file per run:
+ * section 1, Tagged calls), on run_bound.sh's library (Bound calls), on
+ * run_promote.sh's program (Promoted calls) and on run_veneer.sh's
+ * (Cloning: veneers), one file per run:
  *  - the program (the library): a sample in a tagged call's stub
  *    (__icpp_tag_SITE; a bound call's, __icpp_bind_SITE; a promoted call's,
  *    __icpp_promote_SITE, in its displaced instructions) is its caller's at
@@ -9,6 +10,8 @@
  *  - run_bound.sh's library: a sample in a bound call's thunk
  *    (__icpp_bindto_CLONE) is the clone's at its entry's height, where the
  *    thunk jumps to it (its FDE: CFA = rsp + 8, as at the clone's entry);
+ *  - run_veneer.sh's program: a sample in a clone's veneer
+ *    (__icpp_veneer_COPY) is the clone's at the height of its jump;
  *  - the library: a sample in the dispatch of fx_tag_leaf before its tag
  *    test may be in the frame of the function or of its clone, one after
  *    it in the function's alone (report/entry.c).
@@ -117,6 +120,50 @@ static void check_thunk(struct bin_module *m, const char *path, const char *dir,
 	sf_free(ss);
 }
 
+static const struct bin_function *veneer_of(struct bin_module *m)
+{
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		if (bin_veneer(&f[i]))
+			return &f[i];
+	return NULL;
+}
+
+/* A sample in a clone's veneer is the clone's, at the height of its jump
+ * (the veneer's FDE repeats the clone's row there). */
+static void check_veneer(struct bin_module *m, const char *path, const char *dir,
+			 const struct bin_function *veneer)
+{
+	uint64_t site;
+	const struct bin_function *clone = bin_stub_caller(m, veneer, &site);
+	CHECK(clone && !strncmp(clone->name, "__icpp_clone_", 13));
+	if (!clone)
+		return;
+	CHECK(site >= clone->addr && site < clone->addr + clone->size);
+	const uint8_t *id;
+	size_t idlen = bin_build_id(m, &id);
+	struct pathmap *pm = pm_new();
+	uint32_t mod = pm_add_module(pm, path, id, (uint32_t)idlen);
+	uint32_t fc = pm_add_function(pm, mod, clone->addr, clone->size, "the_clone");
+	pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_FUNC, 1);
+	struct sample_set *ss = hand_samples(m, path, "fx_veneer", 5);
+	CHECK(ss != NULL);
+	if (!ss) {
+		pm_free(pm);
+		return;
+	}
+	CHECK(hand_sample_in_frame(ss, m, veneer->addr, H_FUNC, 5));
+	const char *folded = hand_report(pm, ss, dir, "veneer", RP_FOLDED);
+	CHECK(folded != NULL);
+	if (folded) {
+		printf("%s", folded);
+		CHECK(!strcmp(folded, "the_clone 5\n"));
+	}
+	pm_free(pm);
+	sf_free(ss);
+}
+
 static void check_dispatch(struct bin_module *m, const char *path, const char *dir,
 			   const struct bin_function *code)
 {
@@ -165,14 +212,17 @@ int main(int argc, char **argv)
 	if (!m)
 		return 1;
 	const struct bin_function *stub = stub_of(m), *thunk = thunk_of(m),
-				  *code = hand_function(m, "__icpp_dispatch_fx_tag_leaf");
-	CHECK(stub || thunk || code);
+				  *code = hand_function(m, "__icpp_dispatch_fx_tag_leaf"),
+				  *veneer = veneer_of(m);
+	CHECK(stub || thunk || code || veneer);
 	if (stub)
 		check_stub(m, argv[1], argv[2], stub);
 	if (thunk)
 		check_thunk(m, argv[1], argv[2], thunk);
 	if (code)
 		check_dispatch(m, argv[1], argv[2], code);
+	if (veneer)
+		check_veneer(m, argv[1], argv[2], veneer);
 	bin_close(m);
 	return check_exit();
 }

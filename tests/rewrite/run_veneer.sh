@@ -8,11 +8,13 @@
 #    __icpp_veneer_COPY, each a jmp to its branch's target; the output is the
 #    original's; the prediction has caller_a's paths through the clone, and
 #    icpp verify finds every path at its predicted height;
+#  - icpp report places a sample in a veneer in the clone's frame
+#    (t_report_tags, tests/record);
 #  - gdb (when installed), stopped in a veneer, unwinds through caller_a to
 #    main (the veneer's FDE repeats the clone's row at its jump).
-#   run_veneer.sh ICPP GDB WORK PROG   (GDB may be empty)
+#   run_veneer.sh ICPP GDB WORK PROG T_REPORT_TAGS   (GDB may be empty)
 set -u
-icpp=$1 gdb=$2 work=$3 prog=$4
+icpp=$1 gdb=$2 work=$3 prog=$4 t_report=$5
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 setup_trained "$work" "$prog" 100
@@ -37,6 +39,7 @@ done
 	fail "the prediction has no path through the clone: $("$icpp" paths rw.icpp | grep caller_a)"
 "$icpp" verify rw -- 100 > /dev/null 2> verify.log && grep -q " 0 at another height, 0 not predicted" verify.log ||
 	fail "icpp verify: $(tail -3 verify.log)"
+"$t_report" "$PWD/rw" "$PWD" > report.log 2>&1 || fail "t_report_tags: $(tail -3 report.log)"
 jmp_veneer=$(nm rw | awk '$3 ~ /^__icpp_veneer_/ { print $3 }' | sort | tail -1)
 [ -n "$gdb" ] && gdb_unwinds_through "$gdb" . ./rw "$jmp_veneer" "caller_a "
 grep "call paths observed" verify.log
