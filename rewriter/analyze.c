@@ -45,6 +45,8 @@ enum {
 	F_PAD = 16,     /* nop or int3 */
 	F_NORET = 32,   /* call that does not return */
 	F_LOCK = 64,    /* starts with a lock prefix (0xf0) */
+	F_TABLE_JMP = 128,      /* jmp *%rC after movslq (%rA,%rI,4),%rC; add %rA,%rC */
+	F_RIP_LEA = 256,        /* lea X(%rip): rip is X */
 };
 
 struct mref {
@@ -59,11 +61,13 @@ struct ins {
 	uint64_t addr;
 	uint64_t target;         /* direct branch/call target */
 	uint64_t slot;           /* call/jmp *slot(%rip) */
+	uint64_t rip;            /* an operand's rip-relative address, or 0 */
 	int64_t imm;             /* E_ADJ: k += imm; E_LEA_RBP: displacement */
 	int64_t fld_value;       /* E_ADJ: the encoded immediate/displacement */
 	int8_t fld_coef;         /* E_ADJ: k += fld_coef * field */
 	uint8_t fld_off, fld_size;
-	uint8_t len, eff, flags, nmem;
+	uint8_t len, eff, nmem;
+	uint16_t flags;
 	uint8_t push_cs;         /* E_PUSH of a callee-saved register: its bit */
 	uint8_t writes_cs;       /* the callee-saved registers it writes (bits) */
 	struct mref mem[2];
@@ -108,6 +112,8 @@ struct unit {
 	int nind;                /* distinct states seen (capped at 2) */
 	bool ind_inner;          /* one jumps with a frame live: not a tail call */
 	bool ind_table;          /* code reached only through them (a jump table) */
+	bool ind_switch;         /* one is a relative switch's (F_TABLE_JMP) */
+	bool ind_other;          /* one is not */
 	bool tail;               /* jumps out at k = 8 (tail calls) */
 	bool falls_off;          /* runs past its last instruction (not a call)
 	                          * into the code after it, as a tail call would */
@@ -549,6 +555,35 @@ static void data_labels(struct ana *a)
 	}
 }
 
+/* gcc's jump through a table of offsets relative to the table (position-
+ * independent code): movslq (%rA,%rI,4),%rC; add %rA,%rC; jmp *%rC, the
+ * three in a row, %rA the table's address from a lea T(%rip) (clone.c
+ * copies such tables: rewriter.h section 1, Cloning).  sw follows the
+ * instructions; the jmp gets F_TABLE_JMP. */
+struct switch_jump {
+	x86_reg base, dst;
+	int seen;               /* 1: the movslq, 2: and the add */
+};
+
+static void switch_step(const cs_insn *insn, struct ins *o, struct switch_jump *sw)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
+	int seen = sw->seen;
+	sw->seen = 0;
+	if (insn->id == X86_INS_MOVSXD && x->op_count == 2 && op[0].type == X86_OP_REG &&
+	    op[1].type == X86_OP_MEM && op[1].mem.scale == 4 && op[1].mem.disp == 0 &&
+	    op[1].mem.index != X86_REG_INVALID && op[1].mem.base != X86_REG_RIP &&
+	    op[1].mem.base != X86_REG_INVALID && op[1].mem.segment == X86_REG_INVALID) {
+		*sw = (struct switch_jump){op[1].mem.base, op[0].reg, 1};
+	} else if (seen == 1 && insn->id == X86_INS_ADD && x->op_count == 2 &&
+		   is_reg(&op[0], sw->dst) && is_reg(&op[1], sw->base)) {
+		sw->seen = 2;
+	} else if (seen == 2 && o->eff == E_JMP_IND && x->op_count == 1 && is_reg(&op[0], sw->dst)) {
+		o->flags |= F_TABLE_JMP;
+	}
+}
+
 static int decode(struct ana *a, uint32_t fi, struct range *r)
 {
 	const struct bin_function *f = &a->bf[fi];
@@ -563,6 +598,7 @@ static int decode(struct ana *a, uint32_t fi, struct range *r)
 	const uint8_t *p = code;
 	size_t left = f->size;
 	uint64_t addr = f->addr;
+	struct switch_jump sw = {0};
 	cs_insn *insn = cs_malloc(a->cs);
 	while (left) {
 		if (!x86_disasm_iter(a->cs, &p, &left, &addr, insn)) {
@@ -578,6 +614,10 @@ static int decode(struct ana *a, uint32_t fi, struct range *r)
 		memset(o, 0, sizeof(*o));
 		classify(a, insn, o);
 		operand_labels(a, insn);
+		o->rip = x86_rip_target(insn);
+		if (o->rip && insn->id == X86_INS_LEA)
+			o->flags |= F_RIP_LEA;
+		switch_step(insn, o, &sw);
 	}
 	cs_free(insn, 1);
 	free(code);
@@ -864,6 +904,10 @@ static void step(struct ana *a, struct unit *u, uint32_t owner, uint32_t r, uint
 		branch(a, u, owner, in->addr, in->target, s);
 		break;
 	case E_JMP_IND:
+		if (in->flags & F_TABLE_JMP)
+			u->ind_switch = true;
+		else
+			u->ind_other = true;
 		if (known && s.k == 8 && !(s.f & S_PAD))
 			u->tail = u->tail_indirect = true;   /* maybe a tail call */
 		else
@@ -1630,6 +1674,68 @@ static void unit_padding(struct ana *a, struct unit *u, uint32_t owner, const st
 	ru->k0 = k0;
 }
 
+/* Whether the instruction of unit u at addr starts an instruction. */
+static bool starts_insn(const struct unit *u, uint64_t addr)
+{
+	uint32_t r, i;
+	return find(u, addr, &r, &i);
+}
+
+/* The entries of a relative switch table at t that land on instructions of
+ * unit u, read while they do (the tables of one function follow each other:
+ * reading on into the next copies entries no jump of this table reads). */
+static uint32_t switch_entries(struct ana *a, const struct unit *u, uint64_t t)
+{
+	uint32_t n = 0;
+	for (int32_t e; n < RW_MAX_SWITCH_ENTRIES && bin_read(a->b->bin, t + 4 * n, &e, 4) == 0 &&
+			starts_insn(u, t + (uint64_t)(int64_t)e);)
+		n++;
+	return n;
+}
+
+static bool has_table(const struct rw_unit *ru, uint64_t at)
+{
+	for (uint32_t i = 0; i < ru->ntables; i++)
+		if (ru->tables[i].at == at)
+			return true;
+	return false;
+}
+
+/* Whether u's indirect jumps let a clone copy it: none (or tail calls only,
+ * no code reached only through them), or only relative switches' jumps,
+ * whose tables ru->tables lists: every rip-relative operand naming data
+ * whose entries land on u's instructions is a lea, at least two entries do
+ * (one could be chance), and there is such a table (clone.c gives the
+ * clone copies, rebased, and points its leas there). */
+static bool clone_jumps_ok(struct ana *a, const struct unit *u, struct rw_unit *ru)
+{
+	if (!u->ind_switch)
+		return !u->ind_inner && !u->ind_table;
+	if (u->ind_other)
+		return false;
+	for (uint32_t r = 0; r < u->nr; r++)
+		for (uint32_t i = 0; i < u->r[r].n; i++) {
+			const struct ins *in = &u->r[r].ins[i];
+			uint64_t lo, hi;
+			if (!in->rip || bin_exec_range(a->b->bin, in->rip, &lo, &hi) == 0)
+				continue;
+			uint32_t n = switch_entries(a, u, in->rip);
+			if (!n || has_table(ru, in->rip))
+				continue;
+			struct rw_switch_table *v = n >= 2 && (in->flags & F_RIP_LEA)
+				? realloc(ru->tables, (ru->ntables + 1) * sizeof(*v)) : NULL;
+			if (!v) {
+				free(ru->tables);
+				ru->tables = NULL;
+				ru->ntables = 0;
+				return false;
+			}
+			ru->tables = v;
+			ru->tables[ru->ntables++] = (struct rw_switch_table){in->rip, n};
+		}
+	return ru->ntables > 0;
+}
+
 /* Whether the function may be cloned, take an entry wrapper, dispatch. */
 static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint32_t ncalls)
 {
@@ -1646,7 +1752,7 @@ static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint
 	ru->frag = u->nr == 2 ? u->r[1].func : RW_NONE;
 	rf->clone_why = u->nr > 2 || a->cand[owner] ? RW_CLONE_FRAGMENT
 			: u->conflict || u->unreached || undecodable(u) ? RW_CLONE_ANALYSIS
-			: u->ind_inner || u->ind_table ? RW_CLONE_INDIRECT_JUMP
+			: !clone_jumps_ok(a, u, ru) ? RW_CLONE_INDIRECT_JUMP
 			: u->falls_off ? RW_CLONE_FALLS_OFF
 			: rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;

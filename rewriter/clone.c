@@ -4,6 +4,7 @@
  * start) are valid for it unchanged. */
 #include <dwarf.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rewriter/internal.h"
 #include "x86/reloc.h"
@@ -39,8 +40,22 @@ static uint64_t add_veneer(struct rw_veneers *v, uint64_t branch, uint64_t to, u
 	return at;
 }
 
+/* Where the copy of the unit's switch table at t lies (after the veneers'
+ * room), or 0 when t is none of its tables. */
+static uint64_t table_copy(const struct rw_veneers *v, uint64_t t)
+{
+	uint64_t at = v->tables;
+	for (uint32_t i = 0; t && i < v->unit->ntables; i++) {
+		if (v->unit->tables[i].at == t)
+			return at;
+		at += 4 * (uint64_t)v->unit->tables[i].n;
+	}
+	return 0;
+}
+
 /* Copy insn, which lies in range `in`; a rel8 branch out that does not reach
- * its target from the copy goes through a veneer of v. */
+ * its target from the copy goes through a veneer of v, a lea of one of the
+ * unit's switch tables names its copy. */
 static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_range *r, uint32_t n,
 				   uint32_t in, struct rw_veneers *v, struct rbuf *out)
 {
@@ -59,6 +74,15 @@ static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_ran
 			v->n = before;
 			return RW_CLONE_SHORT_BRANCH;
 		}
+	}
+	uint64_t table = table_copy(v, x86_rip_target(insn));
+	if (table) {            /* a switch's lea: of the table's copy */
+		uint8_t off = insn->detail->x86.encoding.disp_offset;
+		int64_t d = (int64_t)(table - (to + insn->size));
+		if (!off || insn->detail->x86.encoding.disp_size != 4 || d < INT32_MIN || d > INT32_MAX)
+			return RW_CLONE_FAR;
+		int32_t d32 = (int32_t)d;
+		memcpy(bytes + off, &d32, 4);
 	}
 	if (out)
 		rb_put(out, bytes, insn->size);
@@ -114,19 +138,52 @@ static enum rw_clone_why put_veneers(const struct rw_veneers *v, uint64_t out_va
 	return RW_CLONE_OK;
 }
 
+/* The copies of the unit's switch tables at v->tables, each entry the
+ * offset of its target's copy from the table's copy (NULL: only check). */
+static enum rw_clone_why put_tables(const struct rw_binary *b, const struct rw_copy_range *r,
+				    uint32_t n, const struct rw_veneers *v, uint64_t out_vaddr,
+				    struct rbuf *out)
+{
+	while (out && !out->oom && v->unit->ntables && out_vaddr + out->n < v->tables)
+		rb_u8(out, 0xcc);
+	for (uint32_t i = 0; i < v->unit->ntables; i++) {
+		const struct rw_switch_table *t = &v->unit->tables[i];
+		uint64_t copy = table_copy(v, t->at);
+		for (uint32_t k = 0; k < t->n; k++) {
+			int32_t e;
+			if (bin_read(b->bin, t->at + 4 * k, &e, 4) < 0)
+				return RW_CLONE_UNDECODABLE;
+			uint64_t target = t->at + (uint64_t)(int64_t)e;
+			uint32_t in = range_of(r, n, target);
+			if (in == n)
+				return RW_CLONE_INDIRECT_JUMP;
+			int64_t d = (int64_t)(r[in].to + (target - r[in].lo) - copy);
+			if (d < INT32_MIN || d > INT32_MAX)
+				return RW_CLONE_FAR;
+			if (out)
+				rb_u32(out, (uint32_t)(int32_t)d);
+		}
+	}
+	return RW_CLONE_OK;
+}
+
 enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
 				   uint32_t n, struct rw_veneers *v, struct rbuf *out)
 {
 	size_t start = out ? out->n : 0;
 	v->n = 0;
 	v->base = (r[n - 1].to + (r[n - 1].hi - r[n - 1].lo) + RW_ALIGN - 1) & ~(uint64_t)(RW_ALIGN - 1);
+	v->tables = (v->base + RW_MAX_VENEERS * RW_VENEER_BYTES + RW_ALIGN - 1) & ~(uint64_t)(RW_ALIGN - 1);
+	v->unit = &b->units[rw_func_index(b, r[0].lo)];
 	enum rw_clone_why why = RW_CLONE_OK;
 	for (uint32_t i = 0; i < n && why == RW_CLONE_OK; i++) {
 		while (out && !out->oom && out->n < start + (r[i].to - r[0].to))
 			rb_u8(out, 0xcc);
 		why = copy_range(cs, b, r, n, i, v, out);
 	}
-	return why == RW_CLONE_OK ? put_veneers(v, r[0].to - start, out) : why;
+	if (why == RW_CLONE_OK)
+		why = put_veneers(v, r[0].to - start, out);
+	return why == RW_CLONE_OK ? put_tables(b, r, n, v, r[0].to - start, out) : why;
 }
 
 uint32_t rw_clone_ranges(const struct rw_binary *b, uint32_t fi, uint64_t to,

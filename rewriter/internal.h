@@ -164,6 +164,13 @@ struct rw_island {
 	uint8_t len;
 };
 
+/* A switch's table of 32-bit offsets relative to its start. */
+#define RW_MAX_SWITCH_ENTRIES 4096
+struct rw_switch_table {
+	uint64_t at;
+	uint32_t n;                  /* entries that land in the function */
+};
+
 struct rw_unit {
 	struct rw_edit *edits;
 	uint32_t nedits;
@@ -183,6 +190,10 @@ struct rw_unit {
 	struct rw_island near_island;
 	uint64_t *tail_to;           /* the targets of its direct tail calls */
 	uint32_t ntail_to;
+	/* its relative switch tables,
+	 * which its clones copy (rewriter.h section 1, Cloning) */
+	struct rw_switch_table *tables;
+	uint32_t ntables;
 	uint32_t frag;               /* the one fragment of a unit of two ranges
 	                              * (function index; a clone copies it too),
 	                              * else RW_NONE */
@@ -264,6 +275,10 @@ struct rw_veneers {
 	uint64_t base;               /* the first: the 16-byte boundary after the last range's copy */
 	struct rw_veneer v[RW_MAX_VENEERS];
 	uint32_t n;
+	/* then, at the 16-byte boundary after room for RW_MAX_VENEERS, the
+	 * copies of the unit's switch tables (rw_unit.tables), in order */
+	uint64_t tables;
+	const struct rw_unit *unit;
 };
 /* Copy the ranges r[0..n) (r[i].to ascending): a jump or call into any of
  * them goes to its copy, but a call of r[0].lo (the function's entry:

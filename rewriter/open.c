@@ -87,7 +87,7 @@ const char *rw_clone_why_name(enum rw_clone_why w)
 		[RW_CLONE_FRAGMENT] = "is a fragment (.cold), has more than one, or shares one",
 		[RW_CLONE_ANALYSIS] = "the stack analysis of its code failed",
 		[RW_CLONE_UNDECODABLE] = "undecodable bytes",
-		[RW_CLONE_INDIRECT_JUMP] = "indirect jump (jump table)",
+		[RW_CLONE_INDIRECT_JUMP] = "an indirect jump that is no tail call and no relative switch's",
 		[RW_CLONE_CODE_ADDRESS] = "takes the address of its own code",
 		[RW_CLONE_SHORT_BRANCH] = "a short branch out of the function that no veneer reaches",
 		[RW_CLONE_NO_FDE] = "no FDE exactly covering it, or not pc-relative",
@@ -445,6 +445,7 @@ void rw_close(struct rw_binary *b)
 		free(b->units[i].edits);
 		free(b->units[i].fdes);
 		free(b->units[i].tail_to);
+		free(b->units[i].tables);
 	}
 	free(b->units);
 	free(b->funcs);

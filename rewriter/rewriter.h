@@ -94,15 +94,24 @@
  * A function is cloneable (else clone_why says why) when it is no fragment
  * and has at most one, which no other function jumps into, its stack
  * analysis (of f and g as one frame) succeeded, its indirect jumps are tail
- * calls (no frame live, no code reached only through them: jump tables
- * point into the original; the copy of a tail call jumps where the
- * original's does), and each of f and g takes no address of f's or g's
+ * calls (no frame live, no code reached only through them; the copy of a
+ * tail call jumps where the original's does) or all of them relative
+ * switches' (below), and each of f and g takes no address of f's or g's
  * code, is covered exactly by one FDE of its
  * own with a pc-relative pc_begin, and that FDE's LSDA (if any) has no
  * LPStart, lands only in the FDE's range and is pointed at pc-relatively (or
  * absolutely in a non-PIE executable).  A call is redirectable when it is a
  * direct `call rel32` to a function start (not a returns-twice one), or a
  * bound call (below).  Clones
+ * A switch of position-independent code jumps through a table of 32-bit
+ * offsets from the table (gcc: `lea T(%rip),%rA ... movslq (%rA,%rI,4),%rC;
+ * add %rA,%rC; jmp *%rC`), whose entries name the original's cases: the
+ * clone gets a copy of each table a lea of f or g names (rw_unit.tables:
+ * the entries read from T while they land on f's or g's instructions, at
+ * least two), each entry the offset of its case's copy from the table's
+ * copy, after the veneers' room, and the copy of the lea names it.  The
+ * clone is refused when another indirect jump shares f with a switch's, or
+ * when a rip-relative operand that is no lea names such a table.
  * A rel8 jump out of f or g (a tail-call thunk's `jmp`: libtcl's
  * Tcl_FindHashEntry ends `xor %edx,%edx; jmp` into the function after it)
  * no longer reaches its target from the copy: it jumps to a veneer, a `jmp
@@ -508,7 +517,7 @@ enum rw_clone_why {
 	                            * than one, or one another function jumps into */
 	RW_CLONE_ANALYSIS,         /* the stack analysis of its code failed (see pad_why) */
 	RW_CLONE_UNDECODABLE,      /* bytes Capstone cannot decode */
-	RW_CLONE_INDIRECT_JUMP,    /* an indirect jump not a tail call (a jump table: targets in the original) */
+	RW_CLONE_INDIRECT_JUMP,    /* an indirect jump neither a tail call nor a relative switch's (whose tables a clone copies) */
 	RW_CLONE_CODE_ADDRESS,     /* a rip-relative operand addresses its own code or
 	                            * its fragment's */
 	RW_CLONE_SHORT_BRANCH,     /* a rel8 branch out that no veneer reaches */

@@ -345,14 +345,15 @@ fx_loophead:
 	.cfi_endproc
 	.size fx_loophead, .-fx_loophead
 
-/* a jump table, frameless, as gcc -fPIC emits one: its targets are in the
- * original, so no clone */
-	.globl fx_switch
-	.type fx_switch, @function
-fx_switch:
+/* A frameless function NAME with a jump table as gcc -fPIC emits one, its
+ * table's address in %rdx by LOAD (an instruction naming NAME_table). */
+	.macro fx_switch_fn name, load
+	.globl \name
+	.type \name, @function
+\name:
 	.cfi_startproc
 	and $1, %edi
-	lea fx_switch_table(%rip), %rdx
+	\load
 	movslq (%rdx,%rdi,4), %rax
 	add %rdx, %rax
 	jmp *%rax
@@ -361,11 +362,24 @@ fx_switch:
 2:	mov $5, %eax
 	ret
 	.cfi_endproc
-	.size fx_switch, .-fx_switch
+	.size \name, .-\name
 	.section .rodata
 	.align 4
-fx_switch_table:
-	.long 1b - fx_switch_table, 2b - fx_switch_table
+\name\()_table:
+	.long 1b - \name\()_table, 2b - \name\()_table
+	.text
+	.endm
+
+/* by a lea: a clone copies the table */
+	fx_switch_fn fx_switch, "lea fx_switch_table(%rip), %rdx"
+
+/* loaded from data, not by a lea: no copy of the table could be named, so
+ * no clone */
+	fx_switch_fn fx_switch_loaded, "mov fx_switch_table_at(%rip), %rdx"
+	.section .data.rel.ro,"aw"
+	.align 8
+fx_switch_table_at:
+	.quad fx_switch_loaded_table
 	.text
 
 /* a jump table in a frame, one of whose targets releases the frame and

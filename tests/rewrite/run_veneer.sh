@@ -18,16 +18,7 @@ icpp=$1 gdb=$2 work=$3 prog=$4 t_report=$5
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 setup_trained "$work" "$prog" 100
-"$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null > explain.txt || fail "icpp rewrite --explain"
-grep -q " clone ok .* find_entry$" explain.txt || fail "find_entry may not be cloned: $(grep find_entry explain.txt)"
-site=$(awk '$1 == "call" && $4 ~ /^caller_a\+/ && $6 == "find_entry:" { print $2; exit }' explain.txt)
-[ -n "$site" ] || fail "no call of find_entry in caller_a: $(grep caller_a explain.txt)"
-find_entry=0x$(nm "$p" | awk '$3 == "find_entry" { print $1 }')
-build_id=$(readelf -n "$p" | awk '/Build ID/ { print $3 }')
-printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\nclone 0 0 %s 0 %s 0\nend 1\n' \
-	"$build_id" "$PWD/$(basename "$p")" "$find_entry" "$site" > veneer.plan
-"$icpp" rewrite "$p" -m map.icpp -o rw --plan veneer.plan 2> rewrite.log ||
-	fail "rewrite --plan: $(tail -1 rewrite.log)"
+rewrite_one_clone find_entry caller_a 0
 [ "$(nm rw | grep -c " t __icpp_veneer_")" = 2 ] || fail "not two veneers: $(nm rw | grep icpp)"
 for v in $(nm rw | awk '$3 ~ /^__icpp_veneer_/ { print $1 }'); do
 	objdump -d rw --start-address=0x$v --stop-address=$((0x$v + 5)) |

@@ -37,3 +37,20 @@ setup_trained() {
 	"$p" "$3" > orig.out || fail "the fixture does not run"
 	"$icpp" train -q -o map.icpp -- "$p" "$3" > /dev/null || fail "icpp train"
 }
+
+# rewrite_one_clone FUNC CALLER PAD: $p rewritten to rw (and rw.icpp) by a
+# plan cloning FUNC, padded by PAD, for CALLER's call of it, after icpp
+# rewrite --explain offers both (explain.txt).
+rewrite_one_clone() {
+	"$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null > explain.txt || fail "icpp rewrite --explain"
+	grep -q " clone ok .* $1$" explain.txt || fail "$1 may not be cloned: $(grep "$1" explain.txt)"
+	local site func build_id
+	site=$(awk -v f="$1:" -v c="^$2\\+" '$1 == "call" && $4 ~ c && $6 == f { print $2; exit }' explain.txt)
+	[ -n "$site" ] || fail "no call of $1 in $2: $(grep "$2" explain.txt)"
+	func=0x$(nm "$p" | awk -v f="$1" '$3 == f { print $1 }')
+	build_id=$(readelf -n "$p" | awk '/Build ID/ { print $3 }')
+	printf 'icpp-plan 1\nunit functions\nmodule 0 %s %s\nclone 0 0 %s 0 %s %s\nend 1\n' \
+		"$build_id" "$PWD/$(basename "$p")" "$func" "$site" "$3" > one_clone.plan
+	"$icpp" rewrite "$p" -m map.icpp -o rw --plan one_clone.plan 2> rewrite.log ||
+		fail "rewrite --plan: $(tail -1 rewrite.log)"
+}
