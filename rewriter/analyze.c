@@ -1705,7 +1705,8 @@ static bool has_table(const struct rw_unit *ru, uint64_t at)
  * no code reached only through them), or only relative switches' jumps,
  * whose tables ru->tables lists: every rip-relative operand naming data
  * whose entries land on u's instructions is a lea, at least two entries do
- * (one could be chance), and there is such a table (clone.c gives the
+ * (one could be chance) and fewer than RW_MAX_SWITCH_ENTRIES (all of them
+ * read), and there is such a table (clone.c gives the
  * clone copies, rebased, and points its leas there). */
 static bool clone_jumps_ok(struct ana *a, const struct unit *u, struct rw_unit *ru)
 {
@@ -1720,9 +1721,10 @@ static bool clone_jumps_ok(struct ana *a, const struct unit *u, struct rw_unit *
 			if (!in->rip || bin_exec_range(a->b->bin, in->rip, &lo, &hi) == 0)
 				continue;
 			uint32_t n = switch_entries(a, u, in->rip);
-			if (!n || has_table(ru, in->rip))
+			bool table = n >= 2 && n < RW_MAX_SWITCH_ENTRIES && (in->flags & F_RIP_LEA);
+			if (!n || (table && has_table(ru, in->rip)))
 				continue;
-			struct rw_switch_table *v = n >= 2 && (in->flags & F_RIP_LEA)
+			struct rw_switch_table *v = table
 				? realloc(ru->tables, (ru->ntables + 1) * sizeof(*v)) : NULL;
 			if (!v) {
 				free(ru->tables);

@@ -373,6 +373,10 @@ fx_loophead:
 /* by a lea: a clone copies the table */
 	fx_switch_fn fx_switch, "lea fx_switch_table(%rip), %rdx"
 
+/* by a lea, and read as data too (a copy would change what it reads): no
+ * clone */
+	fx_switch_fn fx_switch_read, "lea fx_switch_read_table(%rip), %rdx; mov fx_switch_read_table(%rip), %ecx"
+
 /* loaded from data, not by a lea: no copy of the table could be named, so
  * no clone */
 	fx_switch_fn fx_switch_loaded, "mov fx_switch_table_at(%rip), %rdx"
