@@ -62,6 +62,10 @@ struct ins {
 	uint64_t target;         /* direct branch/call target */
 	uint64_t slot;           /* call/jmp *slot(%rip) */
 	uint64_t rip;            /* an operand's rip-relative address, or 0 */
+	uint64_t abs;            /* a memory operand's absolute address (no base
+	                          * register, not rip), or 0 */
+	uint64_t case_table;     /* F_TABLE_JMP: the table its bounds check names, */
+	uint32_t cases;          /* and the entries it allows (0: none found) */
 	int64_t imm;             /* E_ADJ: k += imm; E_LEA_RBP: displacement */
 	int64_t fld_value;       /* E_ADJ: the encoded immediate/displacement */
 	int8_t fld_coef;         /* E_ADJ: k += fld_coef * field */
@@ -557,13 +561,81 @@ static void data_labels(struct ana *a)
 
 /* gcc's jump through a table of offsets relative to the table (position-
  * independent code): movslq (%rA,%rI,4),%rC; add %rA,%rC; jmp *%rC, the
- * three in a row, %rA the table's address from a lea T(%rip) (clone.c
- * copies such tables: rewriter.h section 1, Cloning).  sw follows the
- * instructions; the jmp gets F_TABLE_JMP. */
+ * three in a row, %rA the table's address from a lea T(%rip); or, in an
+ * executable that is no PIE, through a table of addresses: jmp *T(,%rI,8)
+ * (clone.c copies such tables: rewriter.h section 1, Cloning).  sw follows
+ * the instructions; the jmp gets F_TABLE_JMP. */
 struct switch_jump {
 	x86_reg base, dst;
 	int seen;               /* 1: the movslq, 2: and the add */
+	x86_reg index;          /* the movslq's index */
+	uint32_t n;             /* instructions so far */
+	uint32_t cmp_at, cases; /* the last cmp $N-1 followed by ja (or and $N-1): N cases */
+	int64_t cmp_imm;
+	x86_reg cmp_reg;        /* ... of this register (its 64-bit name) */
+	uint32_t lea_at;        /* the last lea T(%rip), */
+	uint64_t lea;           /* ... T */
 };
+
+/* The absolute address of insn's memory operand without a base register
+ * (a table indexed by one, in an executable that is no PIE), or 0. */
+static uint64_t absolute_operand(const cs_insn *insn)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	for (int i = 0; i < x->op_count; i++) {
+		const x86_op_mem *m = &x->operands[i].mem;
+		if (x->operands[i].type == X86_OP_MEM && m->base == X86_REG_INVALID &&
+		    m->segment == X86_REG_INVALID && m->disp)
+			return (uint64_t)m->disp;
+	}
+	return 0;
+}
+
+/* The 64-bit name of a general-purpose register named by its 32, 16 or low
+ * 8 bits (gcc bounds a switch's index by cmp $N-1,%al, then widens it). */
+static x86_reg gpr64(x86_reg r)
+{
+	static const x86_reg names[][4] = {
+		{X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},
+		{X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL},
+		{X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},
+		{X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL},
+		{X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL},
+		{X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL},
+		{X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL},
+		{X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B},
+		{X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B},
+		{X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B},
+		{X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B},
+		{X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B},
+		{X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B},
+		{X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B},
+		{X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		for (int k = 0; k < 4; k++)
+			if (r == names[i][k])
+				return names[i][0];
+	return r;
+}
+
+/* The bounds check a switch's jump at o follows (cmp $N-1,%rI; ja, or and
+ * $N-1,%rI: within the few instructions before it, of its index register
+ * %rI, its table's lea, if relative, after it), so that the table is known
+ * to hold N entries however its data goes on. */
+static void switch_bound(const struct switch_jump *sw, struct ins *o, bool abs, x86_reg index)
+{
+	enum { WINDOW = 8 };
+	if (!sw->cases || sw->n - sw->cmp_at > WINDOW || gpr64(index) != sw->cmp_reg)
+		return;
+	if (abs) {
+		o->case_table = o->abs;
+	} else if (sw->lea && sw->lea_at > sw->cmp_at) {
+		o->case_table = sw->lea;
+	} else {
+		return;
+	}
+	o->cases = sw->cases;
+}
 
 static void switch_step(const cs_insn *insn, struct ins *o, struct switch_jump *sw)
 {
@@ -571,16 +643,40 @@ static void switch_step(const cs_insn *insn, struct ins *o, struct switch_jump *
 	const cs_x86_op *op = x->operands;
 	int seen = sw->seen;
 	sw->seen = 0;
+	sw->n++;
+	bool bound = x->op_count == 2 && op[0].type == X86_OP_REG && op[1].type == X86_OP_IMM &&
+		     op[1].imm >= 0 && op[1].imm < RW_MAX_SWITCH_ENTRIES;
+	if (bound && (insn->id == X86_INS_CMP || insn->id == X86_INS_AND)) {
+		sw->cmp_at = sw->n;
+		sw->cmp_imm = op[1].imm;
+		sw->cmp_reg = gpr64(op[0].reg);
+		sw->cases = insn->id == X86_INS_AND ? (uint32_t)op[1].imm + 1 : 0;
+	} else if (insn->id == X86_INS_JA && sw->cmp_at == sw->n - 1) {
+		sw->cases = (uint32_t)sw->cmp_imm + 1;
+	}
+	if (o->flags & F_RIP_LEA) {
+		sw->lea_at = sw->n;
+		sw->lea = o->rip;
+	}
 	if (insn->id == X86_INS_MOVSXD && x->op_count == 2 && op[0].type == X86_OP_REG &&
 	    op[1].type == X86_OP_MEM && op[1].mem.scale == 4 && op[1].mem.disp == 0 &&
 	    op[1].mem.index != X86_REG_INVALID && op[1].mem.base != X86_REG_RIP &&
 	    op[1].mem.base != X86_REG_INVALID && op[1].mem.segment == X86_REG_INVALID) {
-		*sw = (struct switch_jump){op[1].mem.base, op[0].reg, 1};
+		sw->base = op[1].mem.base;
+		sw->dst = op[0].reg;
+		sw->index = op[1].mem.index;
+		sw->seen = 1;
 	} else if (seen == 1 && insn->id == X86_INS_ADD && x->op_count == 2 &&
 		   is_reg(&op[0], sw->dst) && is_reg(&op[1], sw->base)) {
 		sw->seen = 2;
 	} else if (seen == 2 && o->eff == E_JMP_IND && x->op_count == 1 && is_reg(&op[0], sw->dst)) {
 		o->flags |= F_TABLE_JMP;
+		switch_bound(sw, o, false, sw->index);
+	} else if (o->eff == E_JMP_IND && x->op_count == 1 && op[0].type == X86_OP_MEM &&
+		   op[0].mem.base == X86_REG_INVALID && op[0].mem.index != X86_REG_INVALID &&
+		   op[0].mem.scale == 8 && op[0].mem.segment == X86_REG_INVALID && op[0].mem.disp) {
+		o->flags |= F_TABLE_JMP;        /* jmp *T(,%rI,8): absolute entries */
+		switch_bound(sw, o, true, op[0].mem.index);
 	}
 }
 
@@ -617,6 +713,7 @@ static int decode(struct ana *a, uint32_t fi, struct range *r)
 		o->rip = x86_rip_target(insn);
 		if (o->rip && insn->id == X86_INS_LEA)
 			o->flags |= F_RIP_LEA;
+		o->abs = absolute_operand(insn);
 		switch_step(insn, o, &sw);
 	}
 	cs_free(insn, 1);
@@ -1681,16 +1778,49 @@ static bool starts_insn(const struct unit *u, uint64_t addr)
 	return find(u, addr, &r, &i);
 }
 
-/* The entries of a relative switch table at t that land on instructions of
- * unit u, read while they do (the tables of one function follow each other:
- * reading on into the next copies entries no jump of this table reads). */
-static uint32_t switch_entries(struct ana *a, const struct unit *u, uint64_t t)
+/* The entries of a switch table at t (relative, or abs) that land on
+ * instructions of unit u, read while they do (the tables of one function
+ * follow each other: reading on into the next copies entries no jump of
+ * this table reads).  *open when the entry that ends them is a code address
+ * all the same: the table may go on into code outside u (python3.11's
+ * PyToken_ThreeChars jumps into another function's code), so u's clone
+ * could not copy it whole. */
+static uint32_t switch_entries(struct ana *a, const struct unit *u, uint64_t t, bool abs,
+			       bool *open)
 {
 	uint32_t n = 0;
-	for (int32_t e; n < RW_MAX_SWITCH_ENTRIES && bin_read(a->b->bin, t + 4 * n, &e, 4) == 0 &&
-			starts_insn(u, t + (uint64_t)(int64_t)e);)
-		n++;
+	*open = false;
+	for (; n < RW_MAX_SWITCH_ENTRIES; n++) {
+		int32_t e;
+		uint64_t v;
+		if (abs ? bin_read(a->b->bin, t + 8 * n, &v, 8) < 0
+			: bin_read(a->b->bin, t + 4 * n, &e, 4) < 0)
+			break;
+		if (!abs)
+			v = t + (uint64_t)(int64_t)e;
+		if (!starts_insn(u, v)) {
+			*open = v >= a->code_lo && v < a->code_hi;
+			break;
+		}
+	}
 	return n;
+}
+
+/* Whether every jump of u through table t is bounded to at most n entries. */
+static bool bounded(const struct unit *u, uint64_t t, uint32_t n)
+{
+	bool any = false;
+	for (uint32_t r = 0; r < u->nr; r++)
+		for (uint32_t i = 0; i < u->r[r].n; i++) {
+			const struct ins *in = &u->r[r].ins[i];
+			if (!(in->flags & F_TABLE_JMP))
+				continue;
+			if (in->case_table == t && in->cases && in->cases <= n)
+				any = true;
+			else if (!in->cases || in->case_table == t)
+				return false;   /* unbounded: its table could be t */
+		}
+	return any;
 }
 
 static bool has_table(const struct rw_unit *ru, uint64_t at)
@@ -1704,9 +1834,12 @@ static bool has_table(const struct rw_unit *ru, uint64_t at)
 /* Whether u's indirect jumps let a clone copy it: none (or tail calls only,
  * no code reached only through them), or only relative switches' jumps,
  * whose tables ru->tables lists: every rip-relative operand naming data
- * whose entries land on u's instructions is a lea, at least two entries do
- * (one could be chance) and fewer than RW_MAX_SWITCH_ENTRIES (all of them
- * read), and there is such a table (clone.c gives the
+ * whose entries land on u's instructions is a lea (an absolute operand of an
+ * executable that is no PIE, a table's jmp), at least two entries do
+ * (one could be chance) and fewer than RW_MAX_SWITCH_ENTRIES, and either
+ * the one after them is no code address or every jump of u is bounded and
+ * those through that table to no more entries (all of them read), and there
+ * is such a table (clone.c gives the
  * clone copies, rebased, and points its leas there). */
 static bool clone_jumps_ok(struct ana *a, const struct unit *u, struct rw_unit *ru)
 {
@@ -1714,15 +1847,20 @@ static bool clone_jumps_ok(struct ana *a, const struct unit *u, struct rw_unit *
 		return !u->ind_inner && !u->ind_table;
 	if (u->ind_other)
 		return false;
+	bool exec = a->b->ehdr.e_type == ET_EXEC;
 	for (uint32_t r = 0; r < u->nr; r++)
 		for (uint32_t i = 0; i < u->r[r].n; i++) {
 			const struct ins *in = &u->r[r].ins[i];
-			uint64_t lo, hi;
-			if (!in->rip || bin_exec_range(a->b->bin, in->rip, &lo, &hi) == 0)
+			bool abs = !in->rip && in->abs && exec;
+			uint64_t t = abs ? in->abs : in->rip, lo, hi;
+			if (!t || bin_exec_range(a->b->bin, t, &lo, &hi) == 0)
 				continue;
-			uint32_t n = switch_entries(a, u, in->rip);
-			bool table = n >= 2 && n < RW_MAX_SWITCH_ENTRIES && (in->flags & F_RIP_LEA);
-			if (!n || (table && has_table(ru, in->rip)))
+			bool open;
+			uint32_t n = switch_entries(a, u, t, abs, &open);
+			bool table = n >= 2 && n < RW_MAX_SWITCH_ENTRIES &&
+				     (!open || bounded(u, t, n)) &&
+				     (abs ? (in->flags & F_TABLE_JMP) : (in->flags & F_RIP_LEA));
+			if (!n || (table && has_table(ru, t)))
 				continue;
 			struct rw_switch_table *v = table
 				? realloc(ru->tables, (ru->ntables + 1) * sizeof(*v)) : NULL;
@@ -1733,7 +1871,7 @@ static bool clone_jumps_ok(struct ana *a, const struct unit *u, struct rw_unit *
 				return false;
 			}
 			ru->tables = v;
-			ru->tables[ru->ntables++] = (struct rw_switch_table){in->rip, n};
+			ru->tables[ru->ntables++] = (struct rw_switch_table){t, n, abs};
 		}
 	return ru->ntables > 0;
 }

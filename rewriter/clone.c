@@ -46,9 +46,26 @@ static uint64_t table_copy(const struct rw_veneers *v, uint64_t t)
 {
 	uint64_t at = v->tables;
 	for (uint32_t i = 0; t && i < v->unit->ntables; i++) {
-		if (v->unit->tables[i].at == t)
+		const struct rw_switch_table *st = &v->unit->tables[i];
+		if (st->at == t)
 			return at;
-		at += 4 * (uint64_t)v->unit->tables[i].n;
+		at = (at + (st->abs ? 8 : 4) * (uint64_t)st->n + 7) & ~(uint64_t)7;
+	}
+	return 0;
+}
+
+/* The absolute address of insn's memory operand without a base register,
+ * and where its displacement lies in insn (0: none). */
+static uint64_t absolute_disp(const cs_insn *insn, uint8_t *off)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	for (int i = 0; i < x->op_count; i++) {
+		const x86_op_mem *m = &x->operands[i].mem;
+		if (x->operands[i].type == X86_OP_MEM && m->base == X86_REG_INVALID &&
+		    m->segment == X86_REG_INVALID && m->disp && x->encoding.disp_size == 4) {
+			*off = x->encoding.disp_offset;
+			return (uint64_t)m->disp;
+		}
 	}
 	return 0;
 }
@@ -82,6 +99,14 @@ static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_ran
 		if (!off || insn->detail->x86.encoding.disp_size != 4 || d < INT32_MIN || d > INT32_MAX)
 			return RW_CLONE_FAR;
 		int32_t d32 = (int32_t)d;
+		memcpy(bytes + off, &d32, 4);
+	}
+	uint8_t off = 0;
+	uint64_t abs = absolute_disp(insn, &off);
+	if (abs && (table = table_copy(v, abs))) {      /* jmp *T(,%rI,8) */
+		if (!off || table > INT32_MAX)
+			return RW_CLONE_FAR;
+		int32_t d32 = (int32_t)table;
 		memcpy(bytes + off, &d32, 4);
 	}
 	if (out)
@@ -138,29 +163,36 @@ static enum rw_clone_why put_veneers(const struct rw_veneers *v, uint64_t out_va
 	return RW_CLONE_OK;
 }
 
-/* The copies of the unit's switch tables at v->tables, each entry the
- * offset of its target's copy from the table's copy (NULL: only check). */
+/* The copies of the unit's switch tables from v->tables, each at an 8-byte
+ * boundary, each entry the offset of its target's copy from the table's
+ * copy (an absolute table's: that copy's address; NULL: only check). */
 static enum rw_clone_why put_tables(const struct rw_binary *b, const struct rw_copy_range *r,
 				    uint32_t n, const struct rw_veneers *v, uint64_t out_vaddr,
 				    struct rbuf *out)
 {
-	while (out && !out->oom && v->unit->ntables && out_vaddr + out->n < v->tables)
-		rb_u8(out, 0xcc);
 	for (uint32_t i = 0; i < v->unit->ntables; i++) {
 		const struct rw_switch_table *t = &v->unit->tables[i];
 		uint64_t copy = table_copy(v, t->at);
+		while (out && !out->oom && out_vaddr + out->n < copy)
+			rb_u8(out, 0xcc);
 		for (uint32_t k = 0; k < t->n; k++) {
 			int32_t e;
-			if (bin_read(b->bin, t->at + 4 * k, &e, 4) < 0)
+			uint64_t target;
+			if (t->abs ? bin_read(b->bin, t->at + 8 * k, &target, 8) < 0
+				   : bin_read(b->bin, t->at + 4 * k, &e, 4) < 0)
 				return RW_CLONE_UNDECODABLE;
-			uint64_t target = t->at + (uint64_t)(int64_t)e;
+			if (!t->abs)
+				target = t->at + (uint64_t)(int64_t)e;
 			uint32_t in = range_of(r, n, target);
 			if (in == n)
 				return RW_CLONE_INDIRECT_JUMP;
-			int64_t d = (int64_t)(r[in].to + (target - r[in].lo) - copy);
-			if (d < INT32_MIN || d > INT32_MAX)
+			uint64_t to = r[in].to + (target - r[in].lo);
+			int64_t d = (int64_t)(to - copy);
+			if (!t->abs && (d < INT32_MIN || d > INT32_MAX))
 				return RW_CLONE_FAR;
-			if (out)
+			if (out && t->abs)
+				rb_u64(out, to);
+			else if (out)
 				rb_u32(out, (uint32_t)(int32_t)d);
 		}
 	}

@@ -164,11 +164,13 @@ struct rw_island {
 	uint8_t len;
 };
 
-/* A switch's table of 32-bit offsets relative to its start. */
+/* A switch's table of 32-bit offsets relative to its start, or (abs, in an
+ * executable that is no PIE) of 64-bit addresses. */
 #define RW_MAX_SWITCH_ENTRIES 4096
 struct rw_switch_table {
 	uint64_t at;
 	uint32_t n;                  /* entries that land in the function */
+	bool abs;
 };
 
 struct rw_unit {

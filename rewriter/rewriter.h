@@ -105,13 +105,18 @@
  * bound call (below).  Clones
  * A switch of position-independent code jumps through a table of 32-bit
  * offsets from the table (gcc: `lea T(%rip),%rA ... movslq (%rA,%rI,4),%rC;
- * add %rA,%rC; jmp *%rC`), whose entries name the original's cases: the
- * clone gets a copy of each table a lea of f or g names (rw_unit.tables:
+ * add %rA,%rC; jmp *%rC`), one of an executable that is no PIE through a
+ * table of addresses (`jmp *T(,%rI,8)`); the entries name the original's
+ * cases: the clone gets a copy of each table f or g names (rw_unit.tables:
  * the entries read from T while they land on f's or g's instructions, at
- * least two), each entry the offset of its case's copy from the table's
- * copy, after the veneers' room, and the copy of the lea names it.  The
- * clone is refused when another indirect jump shares f with a switch's, or
- * when a rip-relative operand that is no lea names such a table.
+ * least two), each entry its case's copy (as an offset from the table's
+ * copy, or its address), after the veneers' room, and the copy of the lea
+ * (the jmp) names it.  The clone is refused when another indirect jump
+ * shares f with a switch's, when an instruction other than the lea (the
+ * jmp) names such a table, or when the entry after those read is a code
+ * address all the same (the table may go on outside f) unless every jump
+ * through the table is bounded to no more (`cmp $N-1,%rI; ja` or `and
+ * $N-1,%rI` of its index register in the 8 instructions before it).
  * A rel8 jump out of f or g (a tail-call thunk's `jmp`: libtcl's
  * Tcl_FindHashEntry ends `xor %edx,%edx; jmp` into the function after it)
  * no longer reaches its target from the copy: it jumps to a veneer, a `jmp

@@ -377,6 +377,32 @@ fx_loophead:
  * clone */
 	fx_switch_fn fx_switch_read, "lea fx_switch_read_table(%rip), %rdx; mov fx_switch_read_table(%rip), %ecx"
 
+/* four cases, the third in another function's code (python3.11's
+ * PyToken_ThreeChars): the entries read stop before it, short of the
+ * bound, so no clone (a copy of two entries would send index 2 and 3
+ * past it) */
+	.globl fx_switch_out
+	.type fx_switch_out, @function
+fx_switch_out:
+	.cfi_startproc
+	and $3, %edi
+	lea fx_switch_out_table(%rip), %rdx
+	movslq (%rdx,%rdi,4), %rax
+	add %rdx, %rax
+	jmp *%rax
+1:	mov $3, %eax
+	ret
+2:	mov $5, %eax
+	ret
+	.cfi_endproc
+	.size fx_switch_out, .-fx_switch_out
+	.section .rodata
+	.align 4
+fx_switch_out_table:
+	.long 1b - fx_switch_out_table, 2b - fx_switch_out_table
+	.long fx_leaf - fx_switch_out_table, 1b - fx_switch_out_table
+	.text
+
 /* loaded from data, not by a lea: no copy of the table could be named, so
  * no clone */
 	fx_switch_fn fx_switch_loaded, "mov fx_switch_table_at(%rip), %rdx"

@@ -1,6 +1,7 @@
 /* Clones of functions with switch tables (rewriter.h section 1, Cloning):
  * classify() dispatches on op through gcc's table of offsets relative to
- * the table (-fPIE), its cases calling leaf() and using its frame after.
+ * the table (-fPIE; without PIE, a table of addresses: jmp *T(,%rdi,8)),
+ * its cases calling leaf() and using its frame after.
  * run_switch.sh clones it for caller_a's call with a padding its original
  * lacks: a case reached through the original's table would release the
  * wrong frame.  Prints a sum over N rounds. */

@@ -135,12 +135,15 @@ static void check_analysis(const struct rw_binary *b)
 	check_entry(b, "fx_sp_dyn", RW_ENTRY_SHAPE);
 	CHECK_EQ_INT(func(b, "fx_calls")->ncalls, 5);
 	/* clones: a relative switch table is copied for one (its lea names
-	 * the copy), a table whose address no lea names or that is read as
-	 * data is not; a tail call through a pointer may be cloned */
+	 * the copy; the next table's entries after its own are code, but its
+	 * jump is bounded to two), a table whose address no lea names, that is
+	 * read as data or that leads out of the function is not; a tail call
+	 * through a pointer may be cloned */
 	CHECK_EQ_INT(func(b, "fx_switch")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_jtab_run")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_loaded")->clone_why, RW_CLONE_INDIRECT_JUMP);
 	CHECK_EQ_INT(func(b, "fx_switch_read")->clone_why, RW_CLONE_INDIRECT_JUMP);
+	CHECK_EQ_INT(func(b, "fx_switch_out")->clone_why, RW_CLONE_INDIRECT_JUMP);
 	CHECK_EQ_INT(func(b, "fx_tailptr")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_sp")->alloc, 16);
 	/* a .cold owner clones with its one fragment (and dispatches: its entry
