@@ -346,13 +346,15 @@ fx_loophead:
 	.size fx_loophead, .-fx_loophead
 
 /* A frameless function NAME with a jump table as gcc -fPIC emits one, its
- * table's address in %rdx by LOAD (an instruction naming NAME_table). */
-	.macro fx_switch_fn name, load
+ * table's address in %rdx by LOAD (an instruction naming NAME_table), its
+ * index masked by MASK; the table's entries lead to its two cases, then
+ * EXTRA (.long expressions), if any. */
+	.macro fx_switch_fn name, load, mask=1, extra
 	.globl \name
 	.type \name, @function
 \name:
 	.cfi_startproc
-	and $1, %edi
+	and $\mask, %edi
 	\load
 	movslq (%rdx,%rdi,4), %rax
 	add %rdx, %rax
@@ -367,6 +369,9 @@ fx_loophead:
 	.align 4
 \name\()_table:
 	.long 1b - \name\()_table, 2b - \name\()_table
+	.ifnb \extra
+	.long \extra
+	.endif
 	.text
 	.endm
 
@@ -381,27 +386,8 @@ fx_loophead:
  * PyToken_ThreeChars): the entries read stop before it, short of the
  * bound, so no clone (a copy of two entries would send index 2 and 3
  * past it) */
-	.globl fx_switch_out
-	.type fx_switch_out, @function
-fx_switch_out:
-	.cfi_startproc
-	and $3, %edi
-	lea fx_switch_out_table(%rip), %rdx
-	movslq (%rdx,%rdi,4), %rax
-	add %rdx, %rax
-	jmp *%rax
-1:	mov $3, %eax
-	ret
-2:	mov $5, %eax
-	ret
-	.cfi_endproc
-	.size fx_switch_out, .-fx_switch_out
-	.section .rodata
-	.align 4
-fx_switch_out_table:
-	.long 1b - fx_switch_out_table, 2b - fx_switch_out_table
-	.long fx_leaf - fx_switch_out_table, 1b - fx_switch_out_table
-	.text
+	fx_switch_fn fx_switch_out, "lea fx_switch_out_table(%rip), %rdx", 3, \
+		"fx_leaf - fx_switch_out_table, fx_switch_out - fx_switch_out_table"
 
 /* loaded from data, not by a lea: no copy of the table could be named, so
  * no clone */
