@@ -31,7 +31,7 @@ static uint64_t copy_target(const cs_insn *insn, const struct rw_copy_range *r, 
 /* The veneer that takes the copy of a rel8 branch out of the ranges
  * (rewriter.h section 1, Cloning) to its target: a new one at the end of v,
  * or 0 when v is full. */
-static uint64_t add_veneer(struct rw_veneers *v, uint64_t branch, uint64_t to, uint64_t target)
+static uint64_t add_veneer(struct rw_clone_tail *v, uint64_t branch, uint64_t to, uint64_t target)
 {
 	if (v->n == RW_MAX_VENEERS)
 		return 0;
@@ -42,7 +42,7 @@ static uint64_t add_veneer(struct rw_veneers *v, uint64_t branch, uint64_t to, u
 
 /* Where the copy of the unit's switch table at t lies (after the veneers'
  * room), or 0 when t is none of its tables. */
-static uint64_t table_copy(const struct rw_veneers *v, uint64_t t)
+static uint64_t table_copy(const struct rw_clone_tail *v, uint64_t t)
 {
 	uint64_t at = v->tables;
 	for (uint32_t i = 0; t && i < v->unit->ntables; i++) {
@@ -74,7 +74,7 @@ static uint64_t absolute_disp(const cs_insn *insn, uint8_t *off)
  * its target from the copy goes through a veneer of v, a lea of one of the
  * unit's switch tables names its copy. */
 static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_range *r, uint32_t n,
-				   uint32_t in, struct rw_veneers *v, struct rbuf *out)
+				   uint32_t in, struct rw_clone_tail *v, struct rbuf *out)
 {
 	if (range_of(r, n, x86_rip_target(insn)) < n)
 		return RW_CLONE_CODE_ADDRESS;
@@ -116,7 +116,7 @@ static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_ran
 
 /* Copy range r[in] to the end of out (NULL: only check). */
 static enum rw_clone_why copy_range(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
-				    uint32_t n, uint32_t in, struct rw_veneers *v, struct rbuf *out)
+				    uint32_t n, uint32_t in, struct rw_clone_tail *v, struct rbuf *out)
 {
 	size_t size = r[in].hi - r[in].lo;
 	uint8_t *code = malloc(size ? size : 1);
@@ -148,7 +148,7 @@ static enum rw_clone_why copy_range(csh cs, const struct rw_binary *b, const str
 
 /* The veneers of v, each a jmp rel32 to its target, at v->base (the end of
  * out, past int3 up to it; NULL: only check their reach). */
-static enum rw_clone_why put_veneers(const struct rw_veneers *v, uint64_t out_vaddr,
+static enum rw_clone_why put_veneers(const struct rw_clone_tail *v, uint64_t out_vaddr,
 				     struct rbuf *out)
 {
 	while (out && !out->oom && v->n && out_vaddr + out->n < v->base)
@@ -167,7 +167,7 @@ static enum rw_clone_why put_veneers(const struct rw_veneers *v, uint64_t out_va
  * boundary, each entry the offset of its target's copy from the table's
  * copy (an absolute table's: that copy's address; NULL: only check). */
 static enum rw_clone_why put_tables(const struct rw_binary *b, const struct rw_copy_range *r,
-				    uint32_t n, const struct rw_veneers *v, uint64_t out_vaddr,
+				    uint32_t n, const struct rw_clone_tail *v, uint64_t out_vaddr,
 				    struct rbuf *out)
 {
 	for (uint32_t i = 0; i < v->unit->ntables; i++) {
@@ -200,7 +200,7 @@ static enum rw_clone_why put_tables(const struct rw_binary *b, const struct rw_c
 }
 
 enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
-				   uint32_t n, struct rw_veneers *v, struct rbuf *out)
+				   uint32_t n, struct rw_clone_tail *v, struct rbuf *out)
 {
 	size_t start = out ? out->n : 0;
 	v->n = 0;
@@ -278,6 +278,6 @@ enum rw_clone_why rw_clone_check(csh cs, const struct rw_binary *b, uint32_t fi)
 		if (why != RW_CLONE_OK)
 			return why;
 	}
-	struct rw_veneers v;
+	struct rw_clone_tail v;
 	return rw_copy_function(cs, b, r, n, &v, NULL);
 }

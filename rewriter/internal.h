@@ -273,8 +273,10 @@ struct rw_veneer {
 	uint64_t branch, copy;       /* the branch, and its copy, that jump to it */
 	uint64_t target;
 };
-struct rw_veneers {
-	uint64_t base;               /* the first: the 16-byte boundary after the last range's copy */
+/* What a clone appends after its copies: its veneers, then the copies of
+ * its function's switch tables. */
+struct rw_clone_tail {
+	uint64_t base;               /* the first veneer: the 16-byte boundary after the last range's copy */
 	struct rw_veneer v[RW_MAX_VENEERS];
 	uint32_t n;
 	/* then, at the 16-byte boundary after room for RW_MAX_VENEERS, the
@@ -285,12 +287,13 @@ struct rw_veneers {
 /* Copy the ranges r[0..n) (r[i].to ascending): a jump or call into any of
  * them goes to its copy, but a call of r[0].lo (the function's entry:
  * recursion calls the original); calls and jumps out go to the originals,
- * a rel8 jump that no longer reaches through a veneer (into v);
- * rip-relative operands keep their addresses.  Appends the copies to out,
- * r[0]'s at out->n, the gaps filled with int3, then the veneers (NULL: only
- * check).  RW_CLONE_OK or why not. */
+ * a rel8 jump that no longer reaches through a veneer, a switch through a
+ * copy of its table (both into v);
+ * other rip-relative operands keep their addresses.  Appends the copies to
+ * out, r[0]'s at out->n, the gaps filled with int3, then the tail (NULL:
+ * only check).  RW_CLONE_OK or why not. */
 enum rw_clone_why rw_copy_function(csh cs, const struct rw_binary *b, const struct rw_copy_range *r,
-				   uint32_t n, struct rw_veneers *v, struct rbuf *out);
+				   uint32_t n, struct rw_clone_tail *v, struct rbuf *out);
 /* Whether function fi (analysed, with at most one fragment) can be cloned:
  * its code, and per range its FDE (exactly the range, pc-relative) and its
  * LSDA (LPStart omitted, landing pads in the range). */

@@ -749,7 +749,7 @@ static void clone_symbol(struct plan_state *ps, uint32_t k, const char *name, co
  * __icpp_veneer_COPY that bin_stub_caller reads as the branch's copy in the
  * clone, and training as no call target.  -1 out of memory. */
 static int add_veneers(struct plan_state *ps, const struct rw_binary *b, const struct rw_unit *u,
-		       const struct rw_veneers *v, uint32_t pad)
+		       const struct rw_clone_tail *v, uint32_t pad)
 {
 	if (reserve(ps, v->n, v->n))
 		return -1;
@@ -778,7 +778,7 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	const struct rw_unit *u = &b->units[fi];
 	rb_align(&ps->text, 16, 0xcc);
 	struct rw_copy_range r[2];
-	struct rw_veneers v;
+	struct rw_clone_tail v;
 	uint32_t n = rw_clone_ranges(b, fi, text_vaddr + ps->text.n, r);
 	enum rw_clone_why why = rw_copy_function(ps->cs, b, r, n, &v, &ps->text);
 	if (why != RW_CLONE_OK)
