@@ -577,20 +577,6 @@ struct switch_jump {
 	uint64_t lea;           /* ... T */
 };
 
-/* The absolute address of insn's memory operand without a base register
- * (a table indexed by one, in an executable that is no PIE), or 0. */
-static uint64_t absolute_operand(const cs_insn *insn)
-{
-	const cs_x86 *x = &insn->detail->x86;
-	for (int i = 0; i < x->op_count; i++) {
-		const x86_op_mem *m = &x->operands[i].mem;
-		if (x->operands[i].type == X86_OP_MEM && m->base == X86_REG_INVALID &&
-		    m->segment == X86_REG_INVALID && m->disp)
-			return (uint64_t)m->disp;
-	}
-	return 0;
-}
-
 /* The 64-bit name of a general-purpose register named by its 32, 16 or low
  * 8 bits (gcc bounds a switch's index by cmp $N-1,%al, then widens it). */
 static x86_reg gpr64(x86_reg r)
@@ -713,7 +699,8 @@ static int decode(struct ana *a, uint32_t fi, struct range *r)
 		o->rip = x86_rip_target(insn);
 		if (o->rip && insn->id == X86_INS_LEA)
 			o->flags |= F_RIP_LEA;
-		o->abs = absolute_operand(insn);
+		uint8_t disp_off;
+		o->abs = x86_abs_operand(insn, &disp_off);
 		switch_step(insn, o, &sw);
 	}
 	cs_free(insn, 1);

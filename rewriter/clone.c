@@ -54,22 +54,6 @@ static uint64_t table_copy(const struct rw_clone_tail *v, uint64_t t)
 	return 0;
 }
 
-/* The absolute address of insn's memory operand without a base register,
- * and where its displacement lies in insn (0: none). */
-static uint64_t absolute_disp(const cs_insn *insn, uint8_t *off)
-{
-	const cs_x86 *x = &insn->detail->x86;
-	for (int i = 0; i < x->op_count; i++) {
-		const x86_op_mem *m = &x->operands[i].mem;
-		if (x->operands[i].type == X86_OP_MEM && m->base == X86_REG_INVALID &&
-		    m->segment == X86_REG_INVALID && m->disp && x->encoding.disp_size == 4) {
-			*off = x->encoding.disp_offset;
-			return (uint64_t)m->disp;
-		}
-	}
-	return 0;
-}
-
 /* Copy insn, which lies in range `in`; a rel8 branch out that does not reach
  * its target from the copy goes through a veneer of v, a lea of one of the
  * unit's switch tables names its copy. */
@@ -102,7 +86,7 @@ static enum rw_clone_why copy_insn(const cs_insn *insn, const struct rw_copy_ran
 		memcpy(bytes + off, &d32, 4);
 	}
 	uint8_t off = 0;
-	uint64_t abs = absolute_disp(insn, &off);
+	uint64_t abs = x86_abs_operand(insn, &off);
 	if (abs && (table = table_copy(v, abs))) {      /* jmp *T(,%rI,8) */
 		if (!off || table > INT32_MAX)
 			return RW_CLONE_FAR;

@@ -372,3 +372,19 @@ bool x86_is_padding(csh cs, const uint8_t *code, size_t len, uint64_t addr)
 		cs_free(insn, 1);
 	return ok;
 }
+
+uint64_t x86_abs_operand(const cs_insn *insn, uint8_t *disp_off)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	*disp_off = 0;
+	for (int i = 0; i < x->op_count; i++) {
+		const x86_op_mem *m = &x->operands[i].mem;
+		if (x->operands[i].type == X86_OP_MEM && m->base == X86_REG_INVALID &&
+		    m->segment == X86_REG_INVALID && m->disp) {
+			if (x->encoding.disp_size == 4)
+				*disp_off = x->encoding.disp_offset;
+			return (uint64_t)m->disp;
+		}
+	}
+	return 0;
+}

@@ -63,6 +63,11 @@ uint64_t x86_branch_target(const cs_insn *insn);
 /* The address a rip-relative memory operand of insn refers to, or 0. */
 uint64_t x86_rip_target(const cs_insn *insn);
 
+/* The absolute address of insn's memory operand without a base register (a
+ * table indexed by one, in an executable that is no PIE), or 0; *disp_off
+ * where its 32-bit displacement lies in insn (0 when it has no 4 bytes). */
+uint64_t x86_abs_operand(const cs_insn *insn, uint8_t *disp_off);
+
 /* Whether insn never falls through (ret, jmp, ud2, hlt). */
 bool x86_is_terminator(const cs_insn *insn);
 
