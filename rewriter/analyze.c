@@ -561,67 +561,15 @@ static void data_labels(struct ana *a)
 
 /* gcc's jump through a table of offsets relative to the table (position-
  * independent code): movslq (%rA,%rI,4),%rC; add %rA,%rC; jmp *%rC, the
- * three in a row, %rA the table's address from a lea T(%rip); or, in an
- * executable that is no PIE, through a table of addresses: jmp *T(,%rI,8)
- * (clone.c copies such tables: rewriter.h section 1, Cloning).  sw follows
- * the instructions; the jmp gets F_TABLE_JMP. */
+ * three in a row; or, in an executable that is no PIE, through a table of
+ * addresses: jmp *T(,%rI,8) (clone.c copies such tables: rewriter.h section
+ * 1, Cloning).  sw follows the instructions; the jmp gets F_TABLE_JMP.
+ * Which table it reads and how many entries its index may take are found
+ * later, when its unit is known whole (switch_bounds). */
 struct switch_jump {
 	x86_reg base, dst;
 	int seen;               /* 1: the movslq, 2: and the add */
-	x86_reg index;          /* the movslq's index */
-	uint32_t n;             /* instructions so far */
-	uint32_t cmp_at, cases; /* the last cmp $N-1 followed by ja (or and $N-1): N cases */
-	int64_t cmp_imm;
-	x86_reg cmp_reg;        /* ... of this register (its 64-bit name) */
-	uint32_t lea_at;        /* the last lea T(%rip), */
-	uint64_t lea;           /* ... T */
 };
-
-/* The 64-bit name of a general-purpose register named by its 32, 16 or low
- * 8 bits (gcc bounds a switch's index by cmp $N-1,%al, then widens it). */
-static x86_reg gpr64(x86_reg r)
-{
-	static const x86_reg names[][4] = {
-		{X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},
-		{X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL},
-		{X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},
-		{X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL},
-		{X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL},
-		{X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL},
-		{X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL},
-		{X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B},
-		{X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B},
-		{X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B},
-		{X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B},
-		{X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B},
-		{X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B},
-		{X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B},
-		{X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B}};
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-		for (int k = 0; k < 4; k++)
-			if (r == names[i][k])
-				return names[i][0];
-	return r;
-}
-
-/* The bounds check a switch's jump at o follows (cmp $N-1,%rI; ja, or and
- * $N-1,%rI: within the few instructions before it, of its index register
- * %rI, its table's lea, if relative, after it), so that the table is known
- * to hold N entries however its data goes on. */
-static void switch_bound(const struct switch_jump *sw, struct ins *o, bool abs, x86_reg index)
-{
-	enum { WINDOW = 8 };
-	if (!sw->cases || sw->n - sw->cmp_at > WINDOW || gpr64(index) != sw->cmp_reg)
-		return;
-	if (abs) {
-		o->case_table = o->abs;
-	} else if (sw->lea && sw->lea_at > sw->cmp_at) {
-		o->case_table = sw->lea;
-	} else {
-		return;
-	}
-	o->cases = sw->cases;
-}
 
 static void switch_step(const cs_insn *insn, struct ins *o, struct switch_jump *sw)
 {
@@ -629,40 +577,22 @@ static void switch_step(const cs_insn *insn, struct ins *o, struct switch_jump *
 	const cs_x86_op *op = x->operands;
 	int seen = sw->seen;
 	sw->seen = 0;
-	sw->n++;
-	bool bound = x->op_count == 2 && op[0].type == X86_OP_REG && op[1].type == X86_OP_IMM &&
-		     op[1].imm >= 0 && op[1].imm < RW_MAX_SWITCH_ENTRIES;
-	if (bound && (insn->id == X86_INS_CMP || insn->id == X86_INS_AND)) {
-		sw->cmp_at = sw->n;
-		sw->cmp_imm = op[1].imm;
-		sw->cmp_reg = gpr64(op[0].reg);
-		sw->cases = insn->id == X86_INS_AND ? (uint32_t)op[1].imm + 1 : 0;
-	} else if (insn->id == X86_INS_JA && sw->cmp_at == sw->n - 1) {
-		sw->cases = (uint32_t)sw->cmp_imm + 1;
-	}
-	if (o->flags & F_RIP_LEA) {
-		sw->lea_at = sw->n;
-		sw->lea = o->rip;
-	}
 	if (insn->id == X86_INS_MOVSXD && x->op_count == 2 && op[0].type == X86_OP_REG &&
 	    op[1].type == X86_OP_MEM && op[1].mem.scale == 4 && op[1].mem.disp == 0 &&
 	    op[1].mem.index != X86_REG_INVALID && op[1].mem.base != X86_REG_RIP &&
 	    op[1].mem.base != X86_REG_INVALID && op[1].mem.segment == X86_REG_INVALID) {
 		sw->base = op[1].mem.base;
 		sw->dst = op[0].reg;
-		sw->index = op[1].mem.index;
 		sw->seen = 1;
 	} else if (seen == 1 && insn->id == X86_INS_ADD && x->op_count == 2 &&
 		   is_reg(&op[0], sw->dst) && is_reg(&op[1], sw->base)) {
 		sw->seen = 2;
 	} else if (seen == 2 && o->eff == E_JMP_IND && x->op_count == 1 && is_reg(&op[0], sw->dst)) {
 		o->flags |= F_TABLE_JMP;
-		switch_bound(sw, o, false, sw->index);
 	} else if (o->eff == E_JMP_IND && x->op_count == 1 && op[0].type == X86_OP_MEM &&
 		   op[0].mem.base == X86_REG_INVALID && op[0].mem.index != X86_REG_INVALID &&
 		   op[0].mem.scale == 8 && op[0].mem.segment == X86_REG_INVALID && op[0].mem.disp) {
 		o->flags |= F_TABLE_JMP;        /* jmp *T(,%rI,8): absolute entries */
-		switch_bound(sw, o, true, op[0].mem.index);
 	}
 }
 
@@ -1765,6 +1695,611 @@ static bool starts_insn(const struct unit *u, uint64_t addr)
 	return find(u, addr, &r, &i);
 }
 
+/* ----------------------------------------------------------- switch bounds */
+
+static const x86_reg gpr_names[16][4] = {
+	{X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},
+	{X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},
+	{X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL},
+	{X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL},
+	{X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL},
+	{X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL},
+	{X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL},
+	{X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL},
+	{X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B},
+	{X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B},
+	{X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B},
+	{X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B},
+	{X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B},
+	{X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B},
+	{X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B},
+	{X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B}};
+
+/* The general-purpose register r names (its number, 0 rax ... 15 r15) by
+ * its 64, 32, 16 or low 8 bits (*width 8, 4, 2, 1), or -1 (ah, a vector
+ * register, rip). */
+static int gpr_number(x86_reg r, int *width)
+{
+	*width = 0;
+	for (int n = 0; n < 16; n++)
+		for (int k = 0; k < 4; k++)
+			if (r == gpr_names[n][k]) {
+				*width = 8 >> k;
+				return n;
+			}
+	return -1;
+}
+
+/* The 64-bit name of the general-purpose register r names (gcc bounds a
+ * switch's index by cmp $N-1,%al, then widens it), or X86_REG_INVALID. */
+static x86_reg gpr64(x86_reg r)
+{
+	int width, n = gpr_number(r, &width);
+	return n < 0 ? X86_REG_INVALID : gpr_names[n][0];
+}
+
+/* What a switch's index equals at a point of the walk back from its jump
+ * (switch_bound): the low w bytes of a register (reg, its 64-bit name) or,
+ * when reg is X86_REG_INVALID, of the memory at mem (a rip-relative
+ * address made absolute), zero-extended, or sign-extended when sext. */
+struct sw_value {
+	x86_reg reg;
+	x86_op_mem mem;
+	uint8_t w;
+	bool sext;
+};
+
+/* Operand op of insn, a memory operand, a rip-relative address absolute. */
+static x86_op_mem mem_operand(const cs_insn *insn, const cs_x86_op *op)
+{
+	x86_op_mem m = op->mem;
+	if (m.base == X86_REG_RIP)
+		m.disp += (int64_t)(insn->address + insn->size);
+	if (m.index == X86_REG_INVALID)
+		m.scale = 0;
+	return m;
+}
+
+static bool same_mem(x86_op_mem x, x86_op_mem y)
+{
+	return x.segment == y.segment && x.base == y.base && x.index == y.index &&
+	       x.scale == y.scale && x.disp == y.disp;
+}
+
+/* Whether operand op of insn holds v (at least its w bytes). */
+static bool holds_value(const cs_insn *insn, const cs_x86_op *op, const struct sw_value *v)
+{
+	if (op->size < v->w)
+		return false;
+	if (op->type == X86_OP_REG)
+		return v->reg != X86_REG_INVALID && gpr64(op->reg) == v->reg;
+	return op->type == X86_OP_MEM && v->reg == X86_REG_INVALID &&
+	       same_mem(mem_operand(insn, op), v->mem);
+}
+
+/* The entries of a table an index v <= imm (unsigned) may take: imm + 1,
+ * fewer when v's w bytes hold fewer values; 0 when imm is out of a table's
+ * reach, or v is sign-extended and its sign bit may be set. */
+static uint32_t bound_cases(int64_t imm, const struct sw_value *v)
+{
+	if (imm < 0 || imm >= RW_MAX_SWITCH_ENTRIES)
+		return 0;
+	uint64_t values = v->w >= 8 ? UINT64_MAX : 1ull << (8 * v->w);
+	if (v->sext && (uint64_t)imm >= values / 2)
+		return 0;
+	return (uint32_t)((uint64_t)imm + 1 < values ? (uint64_t)imm + 1 : values);
+}
+
+/* v as the w bytes of the first operand d of insn, a register write: a write
+ * of 8 or 16 bits keeps the bytes above it, one of 32 clears them. */
+static bool narrow_to_dest(const cs_x86_op *d, struct sw_value *v)
+{
+	if (v->w <= d->size)
+		return true;
+	if (d->size < 4)
+		return false;
+	v->w = d->size;
+	v->sext = false;
+	return true;
+}
+
+/* insn writes v's register: the value before it.  A move from a register
+ * or memory (mov, movzx, movsx, movsxd) carries v on to its source; false
+ * for anything else. */
+static bool copy_back(const cs_insn *insn, struct sw_value *v)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *d = &x->operands[0], *s = &x->operands[1];
+	if (x->op_count != 2 || d->type != X86_OP_REG || gpr64(d->reg) != v->reg ||
+	    (s->type != X86_OP_REG && s->type != X86_OP_MEM) || !narrow_to_dest(d, v))
+		return false;
+	switch (insn->id) {
+	case X86_INS_MOV:
+		break;
+	case X86_INS_MOVZX:     /* the bytes above the source's are 0 */
+		if (v->w > s->size) {
+			v->w = s->size;
+			v->sext = false;
+		}
+		break;
+	case X86_INS_MOVSX:
+	case X86_INS_MOVSXD:    /* ... copies of its sign bit */
+		if (v->w > s->size) {
+			v->w = s->size;
+			v->sext = true;
+		}
+		break;
+	default:
+		return false;
+	}
+	if (s->type == X86_OP_MEM) {
+		v->reg = X86_REG_INVALID;
+		v->mem = mem_operand(insn, s);
+		return v->mem.segment == X86_REG_INVALID;
+	}
+	v->reg = gpr64(s->reg);
+	return v->reg != X86_REG_INVALID;
+}
+
+/* The entries v may take after insn, `and $M` of its register, or 0. */
+static uint32_t and_cases(const cs_insn *insn, struct sw_value v)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
+	if (insn->id != X86_INS_AND || x->op_count != 2 || op[0].type != X86_OP_REG ||
+	    gpr64(op[0].reg) != v.reg || op[1].type != X86_OP_IMM || !narrow_to_dest(&op[0], &v))
+		return 0;
+	return bound_cases(op[1].imm, &v);
+}
+
+/* A walk back from a switch's jump (switch_bound). */
+struct sw_walk {
+	struct sw_value v;      /* what its index is here */
+	x86_reg base;           /* a relative table's base register, */
+	uint64_t table;         /* ... and the table the lea that sets it names */
+	uint32_t cases;         /* the entries the index may take (0: not known), */
+	uint8_t zero_from;      /* ... once v's register is known 0 from this
+	                         * byte up (`cmp $M,%ecx` of a 64-bit index) */
+	bool want_flags, jae;   /* past a ja (jae): what set its flags */
+};
+
+/* The flags a ja (jae) tests come from insn: `cmp $M` of the index, or of
+ * its low bytes (w->zero_from: the bytes above must be found 0, unless
+ * they are the upper half of a register not in dirty).  false: no
+ * bound. */
+static bool cmp_bound(const cs_insn *insn, struct sw_walk *w, uint16_t dirty)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
+	if (insn->id != X86_INS_CMP || x->op_count != 2 || op[1].type != X86_OP_IMM)
+		return false;
+	int64_t imm = w->jae ? op[1].imm - 1 : op[1].imm;
+	if (holds_value(insn, &op[0], &w->v)) {
+		w->cases = bound_cases(imm, &w->v);
+		return w->cases != 0;
+	}
+	if (op[0].type != X86_OP_REG || gpr64(op[0].reg) != w->v.reg)
+		return false;
+	struct sw_value low = {.w = op[0].size};
+	int width, n = gpr_number(op[0].reg, &width);
+	w->zero_from = width == 4 && !(dirty >> n & 1) ? 0 : op[0].size;
+	w->cases = bound_cases(imm, &low);
+	return w->cases != 0;
+}
+
+/* Whether insn, the write to v's register before its cmp (w->zero_from),
+ * leaves 0 above the bytes the cmp compared: a write of 32 bits above
+ * them, a movzx from no more of them. */
+static bool zero_above(const cs_insn *insn, const struct sw_walk *w)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = x->operands;
+	if (!x->op_count || op[0].type != X86_OP_REG || gpr64(op[0].reg) != w->v.reg ||
+	    op[0].size < 4)
+		return false;
+	return (op[0].size == 4 && w->zero_from == 4) ||
+	       (insn->id == X86_INS_MOVZX && x->op_count == 2 && op[1].size <= w->zero_from);
+}
+
+static bool writes_cf_zf(const cs_insn *insn)
+{
+	return insn->detail->x86.eflags &
+	       (X86_EFLAGS_MODIFY_CF | X86_EFLAGS_MODIFY_ZF | X86_EFLAGS_RESET_CF |
+		X86_EFLAGS_RESET_ZF | X86_EFLAGS_SET_CF | X86_EFLAGS_SET_ZF |
+		X86_EFLAGS_UNDEFINED_CF | X86_EFLAGS_UNDEFINED_ZF);
+}
+
+/* Whether insn (p) leaves v, held in memory, as it is: its stores (if
+ * any) are to other bytes off the same base (no index), or to other
+ * absolute addresses; no push (a call never gets here). */
+static bool keeps_memory(const struct ins *p, const cs_insn *insn, const struct sw_value *v)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	if (p->eff == E_PUSH || insn->id == X86_INS_LEA)
+		return insn->id == X86_INS_LEA;
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		if (op->type != X86_OP_MEM || op->access == CS_AC_READ)
+			continue;
+		x86_op_mem m = mem_operand(insn, op);
+		if (m.segment != v->mem.segment || m.base != v->mem.base ||
+		    m.index != X86_REG_INVALID || v->mem.index != X86_REG_INVALID ||
+		    (m.disp + op->size > v->mem.disp && v->mem.disp + v->w > m.disp))
+			return false;
+	}
+	return true;
+}
+
+static bool redecode(struct ana *a, const struct ins *o, cs_insn *insn)
+{
+	uint8_t code[16];
+	const uint8_t *p = code;
+	size_t left = o->len;
+	uint64_t addr = o->addr;
+	return o->len <= sizeof(code) && bin_read(a->b->bin, o->addr, code, o->len) == 0 &&
+	       x86_disasm_iter(a->cs, &p, &left, &addr, insn);
+}
+
+static bool is_label(const uint64_t *labels, size_t n, uint64_t addr)
+{
+	return bsearch(&addr, labels, n, sizeof(*labels), u64_cmp) != NULL;
+}
+
+/* The instructions a switch's walk back from its jump (switch_bound) may
+ * visit, over all its paths (sqlite3's longest bound: 16 from its movslq). */
+enum { SWITCH_BUDGET = 64 };
+
+/* One instruction p (insn) of the walk back: what it writes, applied to
+ * the index (until w->cases is known) and to the base register (until
+ * w->table).  false: the walk ends without a bound. */
+static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, struct sw_walk *w)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	if (cs_regs_access(a->cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return false;
+	struct sw_value *v = &w->v;
+	bool writes_v = false, writes_addr = false, writes_base = false;
+	for (int i = 0; i < nwr; i++) {
+		x86_reg r = gpr64(wr[i]);
+		if (r == X86_REG_INVALID)
+			continue;
+		writes_v |= r == v->reg;
+		writes_addr |= v->reg == X86_REG_INVALID &&
+			       (r == gpr64(v->mem.base) || r == gpr64(v->mem.index));
+		writes_base |= r == w->base;
+	}
+	if (writes_base && !w->table) {
+		if (!(p->flags & F_RIP_LEA) || insn->detail->x86.operands[0].size != 8)
+			return false;
+		w->table = p->rip;
+	}
+	if (w->zero_from) {             /* the cmp's bound holds once this is found */
+		if (writes_v && !zero_above(insn, w))
+			return false;
+		w->zero_from = writes_v ? 0 : w->zero_from;
+		return true;
+	}
+	if (w->cases)
+		return true;
+	if (writes_addr || (v->reg == X86_REG_INVALID && !keeps_memory(p, insn, v)))
+		return false;
+	if (writes_v && insn->id == X86_INS_AND)
+		return (w->cases = and_cases(insn, *v)) != 0;
+	return !writes_v || copy_back(insn, v);
+}
+
+/* One instruction p (insn) of the walk back (dirty: unit_dirty's where it
+ * starts); taken: a branch, along the edge to its target (jbe or jb
+ * bounds the index as a ja or jae falling through does).  false when the
+ * walk ends without a bound. */
+static bool switch_step_back(struct ana *a, const struct ins *p, const cs_insn *insn,
+			     struct sw_walk *w, bool taken, uint16_t dirty)
+{
+	/* a call keeps only the callee-saved registers (and may store anywhere) */
+	bool index_known = w->cases && !w->zero_from;
+	if (p->eff == E_CALL &&
+	    (!(index_known || (w->v.reg != X86_REG_INVALID && callee_saved_bit(w->v.reg))) ||
+	     !(w->table || callee_saved_bit(w->base))))
+		return false;
+	if (!w->cases && w->want_flags && writes_cf_zf(insn)) {
+		w->want_flags = false;
+		return cmp_bound(insn, w, dirty);
+	}
+	unsigned above = taken ? X86_INS_JBE : X86_INS_JA, above_eq = taken ? X86_INS_JB : X86_INS_JAE;
+	if (!w->cases && !w->want_flags && (insn->id == above || insn->id == above_eq)) {
+		w->want_flags = true;
+		w->jae = insn->id == above_eq;
+		return true;
+	}
+	return walk_back(a, p, insn, w);
+}
+
+/* What a switch's walk back knows of its unit: where its direct branches
+ * go (the walk goes on along each), where control comes from elsewhere
+ * (table entries, landing pads: the walk ends), both sorted, and per
+ * instruction (range by range) the registers whose bits 32-63 may be
+ * nonzero where it starts (unit_dirty; bit n: gpr_number n). */
+struct sw_unit {
+	uint64_t *to, *opaque;
+	size_t nto, nopaque;
+	uint16_t **dirty;
+};
+
+/* What a switch's paths found: the most entries its index takes on any
+ * of them, and the table, the same on all. */
+struct sw_found {
+	uint32_t cases;
+	uint64_t table;
+};
+
+static bool falls_through(const struct ins *o)
+{
+	return o->eff != E_JMP && o->eff != E_JMP_IND && o->eff != E_RET && o->eff != E_STOP &&
+	       !(o->eff == E_CALL && (o->flags & F_NORET));
+}
+
+/* Whether the instruction before g->ins[k] runs on into it: one that falls
+ * through, or alignment padding after one (padding after a jump is
+ * reached by no path unless a label starts it). */
+static bool falls_into(const struct range *g, uint32_t k, const struct sw_unit *U)
+{
+	uint32_t i = k - 1;
+	while (i > 0 && (g->ins[i].flags & F_PAD) && !is_label(U->to, U->nto, g->ins[i].addr) &&
+	       !is_label(U->opaque, U->nopaque, g->ins[i].addr))
+		i--;
+	return (g->ins[i].flags & F_PAD) || falls_through(&g->ins[i]);
+}
+
+static bool walk_from(struct ana *a, const struct unit *u, uint32_t r, uint32_t k,
+		      struct sw_walk w, const struct sw_unit *U, int *budget, cs_insn *insn,
+		      struct sw_found *found);
+
+/* The walk back along every direct branch of u to `at` (its walk w at
+ * `at`); false when one of them does not bound the index. */
+static bool branches_to(struct ana *a, const struct unit *u, uint64_t at, const struct sw_walk *w,
+			const struct sw_unit *U, int *budget, cs_insn *insn, struct sw_found *found)
+{
+	for (uint32_t r = 0; r < u->nr; r++)
+		for (uint32_t i = 0; i < u->r[r].n; i++) {
+			const struct ins *q = &u->r[r].ins[i];
+			if (q->target != at)
+				continue;
+			struct sw_walk wq = *w;
+			if ((q->eff != E_JMP && q->eff != E_JCC) || --*budget < 0 || !redecode(a, q, insn) ||
+			    !switch_step_back(a, q, insn, &wq, true, U->dirty[r][i]) ||
+			    !walk_from(a, u, r, i, wq, U, budget, insn, found))
+				return false;
+		}
+	return true;
+}
+
+/* The walk w back from instruction k of range r (w: what must hold where
+ * k starts), along every path into k; false when one of them does not
+ * bound the index (or name one table), or the budget runs out. */
+static bool walk_from(struct ana *a, const struct unit *u, uint32_t r, uint32_t k,
+		      struct sw_walk w, const struct sw_unit *U, int *budget, cs_insn *insn,
+		      struct sw_found *found)
+{
+	const struct range *g = &u->r[r];
+	for (;;) {
+		if (w.cases && !w.zero_from && w.table) {
+			if (found->table && found->table != w.table)
+				return false;
+			found->table = w.table;
+			found->cases = w.cases > found->cases ? w.cases : found->cases;
+			return true;
+		}
+		uint64_t at = g->ins[k].addr;
+		bool joined = is_label(U->to, U->nto, at);
+		if (is_label(U->opaque, U->nopaque, at) ||
+		    (joined && !branches_to(a, u, at, &w, U, budget, insn, found)))
+			return false;
+		if (k == 0 || !falls_into(g, k, U))
+			return joined && (k || r);      /* entered by its branches only, not
+							 * at the function's entry */
+		const struct ins *p = &g->ins[--k];
+		if (--*budget < 0 || !redecode(a, p, insn) ||
+		    !switch_step_back(a, p, insn, &w, false, U->dirty[r][k]))
+			return false;
+	}
+}
+
+/* Which table the F_TABLE_JMP o = u->r[r].ins[j] reads and how many of
+ * its entries its index may take (o->case_table, o->cases; 0: not known),
+ * by a walk back along every path of u into it (switch_step_back): its
+ * index is traced through copies to an `and $M` of it, or to a `cmp $M`
+ * of it whose ja (jae) goes to the default, and a relative table's base
+ * register to the lea that loads it. */
+static void switch_bound(struct ana *a, const struct unit *u, uint32_t r, uint32_t j,
+			 const struct sw_unit *U, cs_insn *insn)
+{
+	struct ins *o = &u->r[r].ins[j];
+	o->case_table = o->cases = 0;
+	if (!redecode(a, o, insn))
+		return;
+	struct sw_walk w = {.v = {.w = 8}, .base = X86_REG_INVALID};
+	uint32_t k = j;
+	const cs_x86_op *op = insn->detail->x86.operands;
+	if (op[0].type == X86_OP_MEM) {         /* jmp *T(,%rI,8) */
+		w.table = o->abs;
+		w.v.reg = gpr64(op[0].mem.index);
+	} else {                                /* movslq (%rA,%rI,4),%rC; add; jmp */
+		if (j < 2 || !redecode(a, &u->r[r].ins[j - 2], insn))
+			return;
+		w.v.reg = gpr64(op[1].mem.index);
+		w.base = gpr64(op[1].mem.base);
+		k = j - 2;
+	}
+	int budget = SWITCH_BUDGET;
+	struct sw_found found = {0};
+	if (w.v.reg != X86_REG_INVALID && walk_from(a, u, r, k, w, U, &budget, insn, &found)) {
+		o->case_table = found.table;
+		o->cases = found.cases;
+	}
+}
+
+/* The entry k of the switch table at t (relative, or abs): the code address
+ * it names; false past the binary's data. */
+static bool table_entry(struct ana *a, uint64_t t, bool abs, uint32_t k, uint64_t *v)
+{
+	int32_t e;
+	if (abs)
+		return bin_read(a->b->bin, t + 8 * k, v, 8) == 0;
+	if (bin_read(a->b->bin, t + 4 * k, &e, 4) < 0)
+		return false;
+	*v = t + (uint64_t)(int64_t)e;
+	return true;
+}
+
+/* The table an operand of o names, if any, and whether its entries are
+ * absolute (the jmp of an executable that is no PIE) or relative. */
+static uint64_t named_table(struct ana *a, const struct ins *o, bool *abs)
+{
+	*abs = !o->rip && o->abs && a->b->ehdr.e_type == ET_EXEC;
+	uint64_t t = *abs ? o->abs : o->rip, lo, hi;
+	return t && bin_exec_range(a->b->bin, t, &lo, &hi) != 0 ? t : 0;
+}
+
+/* The labels of unit u a switch's walk back meets (struct sw_unit),
+ * sorted; false when out of memory. */
+static bool unit_labels(struct ana *a, const struct unit *u, struct sw_unit *U)
+{
+	size_t capto = 0, capop = 0;
+	uint64_t e;
+	bool abs, ok = true;
+	for (uint32_t r = 0; ok && r < u->nr; r++) {
+		const struct range *g = &u->r[r];
+		for (uint32_t c = 0; ok && c < g->ncs; c++)
+			ok = !g->cs[c].lp || u64_push(&U->opaque, &U->nopaque, &capop, g->cs[c].lp);
+		for (uint32_t i = 0; ok && i < g->n; i++) {
+			const struct ins *o = &g->ins[i];
+			if (o->target)
+				ok = o->eff == E_JMP || o->eff == E_JCC
+					? u64_push(&U->to, &U->nto, &capto, o->target)
+					: u64_push(&U->opaque, &U->nopaque, &capop, o->target);
+			uint64_t t = named_table(a, o, &abs);
+			for (uint32_t k = 0; ok && t && k < RW_MAX_SWITCH_ENTRIES &&
+					     table_entry(a, t, abs, k, &e) && starts_insn(u, e); k++)
+				ok = u64_push(&U->opaque, &U->nopaque, &capop, e);
+		}
+	}
+	if (U->to)
+		qsort(U->to, U->nto, sizeof(*U->to), u64_cmp);
+	if (U->opaque)
+		qsort(U->opaque, U->nopaque, sizeof(*U->opaque), u64_cmp);
+	return ok;
+}
+
+/* The registers whose bits 32-63 may be nonzero after o (insn), d before
+ * it: a 32-bit write or a movzx clears a register's bit (cmpxchg may not
+ * write), any other write of all 64 bits sets it, and a call sets the bits
+ * of the registers the ABI lets it clobber. */
+static uint16_t dirty_after(csh cs, const struct ins *o, const cs_insn *insn, uint16_t d)
+{
+	enum { CALLER_SAVED = 0x0fc7 };  /* rax rcx rdx rsi rdi r8-r11 */
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	if (o->eff == E_CALL)
+		d |= CALLER_SAVED;
+	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return 0xffff;
+	for (int i = 0; i < nwr; i++) {
+		int width, n = gpr_number(wr[i], &width);
+		if (n < 0 || width < 4)
+			continue;
+		bool zero = (width == 4 && insn->id != X86_INS_CMPXCHG) ||
+			    (width == 8 && insn->id == X86_INS_MOVZX);
+		d = zero ? d & ~(1u << n) : d | 1u << n;
+	}
+	return d;
+}
+
+enum { DIRTY_REACHED = 1u << 16 };
+
+static bool dirty_join(const struct unit *u, uint32_t **st, uint64_t addr, uint32_t d,
+		       uint64_t **work, size_t *nwork, size_t *cap)
+{
+	uint32_t r, i;
+	if (!find(u, addr, &r, &i) || (st[r][i] & (d | DIRTY_REACHED)) == (d | DIRTY_REACHED))
+		return true;
+	st[r][i] |= d | DIRTY_REACHED;
+	return u64_push(work, nwork, cap, (uint64_t)r << 32 | i);
+}
+
+/* U->dirty: for each instruction of u, the registers whose bits 32-63 may
+ * be nonzero where it starts, by a forward dataflow over u's own control
+ * flow (fall-through, direct branches); at its entry, table entries and
+ * landing pads nothing is known.  False when out of memory. */
+static bool unit_dirty(struct ana *a, const struct unit *u, struct sw_unit *U, cs_insn *insn)
+{
+	uint32_t **st = calloc(u->nr, sizeof(*st));
+	uint64_t *work = NULL;
+	size_t nwork = 0, cap = 0;
+	bool ok = st != NULL;
+	for (uint32_t r = 0; ok && r < u->nr; r++)
+		ok = (st[r] = calloc(u->r[r].n ? u->r[r].n : 1, sizeof(**st))) != NULL;
+	if (ok && u->r[0].n)
+		ok = dirty_join(u, st, u->r[0].ins[0].addr, 0xffff, &work, &nwork, &cap);
+	for (size_t k = 0; ok && k < U->nopaque; k++)
+		ok = dirty_join(u, st, U->opaque[k], 0xffff, &work, &nwork, &cap);
+	while (ok && nwork) {
+		uint64_t w = work[--nwork];
+		uint32_t r = (uint32_t)(w >> 32), i = (uint32_t)w;
+		const struct ins *o = &u->r[r].ins[i];
+		uint16_t d = redecode(a, o, insn) ? dirty_after(a->cs, o, insn, (uint16_t)st[r][i]) : 0xffff;
+		if (falls_through(o) && i + 1 < u->r[r].n)
+			ok = dirty_join(u, st, u->r[r].ins[i + 1].addr, d, &work, &nwork, &cap);
+		if (ok && (o->eff == E_JMP || o->eff == E_JCC))
+			ok = dirty_join(u, st, o->target, d, &work, &nwork, &cap);
+	}
+	free(work);
+	U->dirty = calloc(u->nr, sizeof(*U->dirty));
+	ok = ok && U->dirty;
+	for (uint32_t r = 0; ok && r < u->nr; r++) {
+		ok = (U->dirty[r] = malloc((u->r[r].n ? u->r[r].n : 1) * sizeof(**U->dirty))) != NULL;
+		for (uint32_t i = 0; ok && i < u->r[r].n; i++)    /* unreached: nothing known */
+			U->dirty[r][i] = st[r][i] & DIRTY_REACHED ? (uint16_t)st[r][i] : 0xffff;
+	}
+	for (uint32_t r = 0; st && r < u->nr; r++)
+		free(st[r]);
+	free(st);
+	return ok;
+}
+
+static void sw_unit_free(const struct unit *u, struct sw_unit *U)
+{
+	for (uint32_t r = 0; U->dirty && r < u->nr; r++)
+		free(U->dirty[r]);
+	free(U->dirty);
+	free(U->to);
+	free(U->opaque);
+}
+
+/* switch_bound of every switch's jump in u; false when a relative one
+ * could be entered at its add or jmp (its target may come from no table),
+ * or out of memory. */
+static bool switch_bounds(struct ana *a, struct unit *u)
+{
+	struct sw_unit U = {0};
+	cs_insn *insn = cs_malloc(a->cs);
+	bool ok = insn && unit_labels(a, u, &U) && unit_dirty(a, u, &U, insn);
+	for (uint32_t r = 0; ok && r < u->nr; r++)
+		for (uint32_t j = 0; ok && j < u->r[r].n; j++) {
+			const struct ins *o = &u->r[r].ins[j];
+			if (!(o->flags & F_TABLE_JMP))
+				continue;
+			switch_bound(a, u, r, j, &U, insn);
+			for (uint32_t q = j - 1; ok && !o->abs && q <= j; q++)
+				ok = !is_label(U.to, U.nto, u->r[r].ins[q].addr) &&
+				     !is_label(U.opaque, U.nopaque, u->r[r].ins[q].addr);
+		}
+	if (insn)
+		cs_free(insn, 1);
+	sw_unit_free(u, &U);
+	return ok;
+}
+
 /* The entries of a switch table at t (relative, or abs) that land on
  * instructions of unit u, read while they do (the tables of one function
  * follow each other: reading on into the next copies entries no jump of
@@ -1776,20 +2311,13 @@ static uint32_t switch_entries(struct ana *a, const struct unit *u, uint64_t t, 
 			       bool *open)
 {
 	uint32_t n = 0;
+	uint64_t v;
 	*open = false;
-	for (; n < RW_MAX_SWITCH_ENTRIES; n++) {
-		int32_t e;
-		uint64_t v;
-		if (abs ? bin_read(a->b->bin, t + 8 * n, &v, 8) < 0
-			: bin_read(a->b->bin, t + 4 * n, &e, 4) < 0)
-			break;
-		if (!abs)
-			v = t + (uint64_t)(int64_t)e;
+	for (; n < RW_MAX_SWITCH_ENTRIES && table_entry(a, t, abs, n, &v); n++)
 		if (!starts_insn(u, v)) {
 			*open = v >= a->code_lo && v < a->code_hi;
 			break;
 		}
-	}
 	return n;
 }
 
@@ -1819,48 +2347,51 @@ static bool has_table(const struct rw_unit *ru, uint64_t at)
 }
 
 /* Whether u's indirect jumps let a clone copy it: none (or tail calls only,
- * no code reached only through them), or only relative switches' jumps,
- * whose tables ru->tables lists: every rip-relative operand naming data
- * whose entries land on u's instructions is a lea (an absolute operand of an
- * executable that is no PIE, a table's jmp), at least two entries do
- * (one could be chance) and fewer than RW_MAX_SWITCH_ENTRIES, and either
- * the one after them is no code address or every jump of u is bounded and
- * those through that table to no more entries (all of them read), and there
- * is such a table (clone.c gives the
- * clone copies, rebased, and points its leas there). */
-static bool clone_jumps_ok(struct ana *a, const struct unit *u, struct rw_unit *ru)
+ * no code reached only through them), or only switches' jumps, whose
+ * tables ru->tables lists: every operand naming data whose entries land on
+ * u's instructions is a lea (an absolute operand of an executable that is
+ * no PIE, a table's jmp), at least two entries do (one could be chance)
+ * and fewer than RW_MAX_SWITCH_ENTRIES, and either the one after them is
+ * no code address or every jump of u is bounded (switch_bound) and those
+ * through that table to no more entries (all of them read), and there is
+ * such a table (clone.c gives the clone copies, rebased, and points its
+ * leas there).  RW_CLONE_OK, or why not. */
+static enum rw_clone_why clone_jumps(struct ana *a, struct unit *u, struct rw_unit *ru)
 {
 	if (!u->ind_switch)
-		return !u->ind_inner && !u->ind_table;
-	if (u->ind_other)
-		return false;
-	bool exec = a->b->ehdr.e_type == ET_EXEC;
-	for (uint32_t r = 0; r < u->nr; r++)
-		for (uint32_t i = 0; i < u->r[r].n; i++) {
+		return !u->ind_inner && !u->ind_table ? RW_CLONE_OK : RW_CLONE_INDIRECT_JUMP;
+	if (u->ind_other || !switch_bounds(a, u))
+		return RW_CLONE_INDIRECT_JUMP;
+	enum rw_clone_why why = RW_CLONE_OK;
+	for (uint32_t r = 0; why == RW_CLONE_OK && r < u->nr; r++)
+		for (uint32_t i = 0; why == RW_CLONE_OK && i < u->r[r].n; i++) {
 			const struct ins *in = &u->r[r].ins[i];
-			bool abs = !in->rip && in->abs && exec;
-			uint64_t t = abs ? in->abs : in->rip, lo, hi;
-			if (!t || bin_exec_range(a->b->bin, t, &lo, &hi) == 0)
+			bool abs, open;
+			uint64_t t = named_table(a, in, &abs);
+			uint32_t n = t ? switch_entries(a, u, t, abs, &open) : 0;
+			if (!n)
 				continue;
-			bool open;
-			uint32_t n = switch_entries(a, u, t, abs, &open);
-			bool table = n >= 2 && n < RW_MAX_SWITCH_ENTRIES &&
-				     (!open || bounded(u, t, n)) &&
-				     (abs ? (in->flags & F_TABLE_JMP) : (in->flags & F_RIP_LEA));
-			if (!n || (table && has_table(ru, t)))
+			if (n < 2 || n >= RW_MAX_SWITCH_ENTRIES ||
+			    !(in->flags & (abs ? F_TABLE_JMP : F_RIP_LEA)))
+				why = RW_CLONE_INDIRECT_JUMP;
+			else if (open && !bounded(u, t, n))
+				why = RW_CLONE_SWITCH_UNBOUNDED;
+			if (why != RW_CLONE_OK || has_table(ru, t))
 				continue;
-			struct rw_switch_table *v = table
-				? realloc(ru->tables, (ru->ntables + 1) * sizeof(*v)) : NULL;
+			struct rw_switch_table *v = realloc(ru->tables, (ru->ntables + 1) * sizeof(*v));
 			if (!v) {
-				free(ru->tables);
-				ru->tables = NULL;
-				ru->ntables = 0;
-				return false;
+				why = RW_CLONE_INDIRECT_JUMP;
+				continue;
 			}
 			ru->tables = v;
 			ru->tables[ru->ntables++] = (struct rw_switch_table){t, n, abs};
 		}
-	return ru->ntables > 0;
+	if (why == RW_CLONE_OK && ru->ntables)
+		return RW_CLONE_OK;
+	free(ru->tables);
+	ru->tables = NULL;
+	ru->ntables = 0;
+	return why == RW_CLONE_OK ? RW_CLONE_INDIRECT_JUMP : why;
 }
 
 /* Whether the function may be cloned, take an entry wrapper, dispatch. */
@@ -1877,11 +2408,12 @@ static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint
 	 * no frame live: the heights then differ from the prediction (icpp
 	 * verify says so), the stack stays balanced. */
 	ru->frag = u->nr == 2 ? u->r[1].func : RW_NONE;
-	rf->clone_why = u->nr > 2 || a->cand[owner] ? RW_CLONE_FRAGMENT
-			: u->conflict || u->unreached || undecodable(u) ? RW_CLONE_ANALYSIS
-			: !clone_jumps_ok(a, u, ru) ? RW_CLONE_INDIRECT_JUMP
-			: u->falls_off ? RW_CLONE_FALLS_OFF
-			: rw_clone_check(a->cs, b, owner);
+	if (u->nr > 2 || a->cand[owner])
+		rf->clone_why = RW_CLONE_FRAGMENT;
+	else if (u->conflict || u->unreached || undecodable(u))
+		rf->clone_why = RW_CLONE_ANALYSIS;
+	else if ((rf->clone_why = clone_jumps(a, u, ru)) == RW_CLONE_OK)
+		rf->clone_why = u->falls_off ? RW_CLONE_FALLS_OFF : rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;
 	if (!u->conflict && !u->unreached && !u->r[0].bad && u->r[0].n)
 		plan_near(a, u, &b->units[owner], rf->addr);

@@ -94,6 +94,8 @@ const char *rw_clone_why_name(enum rw_clone_why w)
 		[RW_CLONE_LSDA] = "an LSDA with its own LPStart, or pointed at absolutely in a PIE",
 		[RW_CLONE_FAR] = "a displacement out of reach from the copy",
 		[RW_CLONE_FALLS_OFF] = "runs past its end into the code after it",
+		[RW_CLONE_SWITCH_UNBOUNDED] = "a switch table that runs on into other code, "
+					      "its index bounded by no check found",
 	};
 	return w < RW_CLONE_N && names[w] ? names[w] : "?";
 }

@@ -115,8 +115,21 @@
  * shares f with a switch's, when an instruction other than the lea (the
  * jmp) names such a table, or when the entry after those read is a code
  * address all the same (the table may go on outside f) unless every jump
- * through the table is bounded to no more (`cmp $N-1,%rI; ja` or `and
- * $N-1,%rI` of its index register in the 8 instructions before it).
+ * through the table is bounded to no more (RW_CLONE_SWITCH_UNBOUNDED).
+ * A bound is found by a walk back from the jump along every path of f's
+ * own control flow into it (analyze.c switch_bound; at most 64
+ * instructions in all; a table entry or a landing pad ends it): the
+ * index, traced through copies (mov, movzx, movsx, and reloads of the
+ * same memory with no store to it between), meets an `and $N-1` of it,
+ * or a `cmp $N-1` of it followed by a ja to the default (or the jbe
+ * taken to the switch; jae, jb with $N); a cmp of its low 32 bits counts
+ * when a forward dataflow over f says the upper half is 0 there, a cmp
+ * of its low byte (word) when the write before it is a movzx from no
+ * more than that;
+ * a relative table's base register is traced to its lea the same way,
+ * one table on every path.  The relative triple itself may not be a
+ * branch target: its add or jmp entered from elsewhere jumps to whatever
+ * the register holds.
  * A rel8 jump out of f or g (a tail-call thunk's `jmp`: libtcl's
  * Tcl_FindHashEntry ends `xor %edx,%edx; jmp` into the function after it)
  * no longer reaches its target from the copy: it jumps to a veneer, a `jmp
@@ -532,6 +545,9 @@ enum rw_clone_why {
 	                            * PIE, a landing pad outside its FDE's range) */
 	RW_CLONE_FAR,              /* a displacement out of reach from the copy */
 	RW_CLONE_FALLS_OFF,        /* runs past its last byte into the code after it */
+	RW_CLONE_SWITCH_UNBOUNDED, /* a switch table that runs on into other code,
+	                            * its index bounded by no check the analysis
+	                            * follows (analyze.c switch_bound) */
 	RW_CLONE_N
 };
 

@@ -347,14 +347,19 @@ fx_loophead:
 
 /* A frameless function NAME with a jump table as gcc -fPIC emits one, its
  * table's address in %rdx by LOAD (an instruction naming NAME_table), its
- * index masked by MASK; the table's entries lead to its two cases, then
- * EXTRA (.long expressions), if any. */
-	.macro fx_switch_fn name, load, mask=1, extra
+ * index %rdi masked by MASK, or left as BOUND leaves it (which may jump to
+ * 3f, the default); the table's entries lead to its two cases, then EXTRA
+ * (.long expressions), if any. */
+	.macro fx_switch_fn name, load, mask=1, extra, bound
 	.globl \name
 	.type \name, @function
 \name:
 	.cfi_startproc
+	.ifb \bound
 	and $\mask, %edi
+	.else
+	\bound
+	.endif
 	\load
 	movslq (%rdx,%rdi,4), %rax
 	add %rdx, %rax
@@ -363,6 +368,10 @@ fx_loophead:
 	ret
 2:	mov $5, %eax
 	ret
+	.ifnb \bound
+3:	xor %eax, %eax
+	ret
+	.endif
 	.cfi_endproc
 	.size \name, .-\name
 	.section .rodata
@@ -388,6 +397,33 @@ fx_loophead:
  * past it) */
 	fx_switch_fn fx_switch_out, "lea fx_switch_out_table(%rip), %rdx", 3, \
 		"fx_leaf - fx_switch_out_table, fx_switch_out - fx_switch_out_table"
+
+/* Bounds checked another way than by a mask, each table followed by a
+ * code address (fx_leaf), so a clone needs the bound (analyze.c
+ * switch_bound).  Bounded: by a cmp of the low byte, widened by a movzbl
+ * nine instructions on (lua5.4's lua_yieldk); by a cmp of memory reloaded
+ * past a store to other bytes; on each of two paths, a jbe taken and a
+ * mask, its upper half cleared before either. */
+	.macro fx_switch_bounded name, bound
+	fx_switch_fn \name, "lea \name\()_table(%rip), %rdx", 1, "fx_leaf - \name\()_table", \
+		"\bound"
+	.endm
+	fx_switch_bounded fx_switch_widened, "mov %edi, %eax; cmp $1, %al; ja 3f; \
+		mov %rsi, %rcx; mov %rsi, %rcx; mov %rsi, %rcx; mov %rsi, %rcx; \
+		mov %rsi, %rcx; mov %rsi, %rcx; mov %rsi, %rcx; mov %rsi, %rcx; movzbl %al, %edi"
+	fx_switch_bounded fx_switch_memory, "cmpb $1, (%rsi); movb $0, 1(%rsi); ja 3f; \
+		movzbl (%rsi), %edi"
+	fx_switch_bounded fx_switch_paths, "mov %edi, %edi; test %esi, %esi; jz 4f; \
+		cmp $1, %edi; jbe 5f; jmp 3f; 4: and $1, %edi; 5:"
+/* Not bounded (no clone): the index changed after its cmp; its upper half
+ * never cleared; the memory compared stored to before it is reloaded; one
+ * path of two without a check. */
+	fx_switch_bounded fx_switch_changed, "cmp $1, %edi; ja 3f; add %ecx, %edi"
+	fx_switch_bounded fx_switch_upper, "cmp $1, %edi; ja 3f"
+	fx_switch_bounded fx_switch_stored, "cmpb $1, (%rsi); movb $7, (%rsi); ja 3f; \
+		movzbl (%rsi), %edi"
+	fx_switch_bounded fx_switch_path, "mov %edi, %edi; test %esi, %esi; jz 5f; \
+		cmp $1, %edi; ja 3f; 5:"
 
 /* loaded from data, not by a lea: no copy of the table could be named, so
  * no clone */

@@ -143,7 +143,17 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(func(b, "fx_jtab_run")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_loaded")->clone_why, RW_CLONE_INDIRECT_JUMP);
 	CHECK_EQ_INT(func(b, "fx_switch_read")->clone_why, RW_CLONE_INDIRECT_JUMP);
-	CHECK_EQ_INT(func(b, "fx_switch_out")->clone_why, RW_CLONE_INDIRECT_JUMP);
+	CHECK_EQ_INT(func(b, "fx_switch_out")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
+	/* bounds found by a walk back along every path into the jump: cmp
+	 * and ja (or jbe taken), copies, reloads, and the upper half of a
+	 * register cleared on every path (fx_frames.S fx_switch_bounded) */
+	CHECK_EQ_INT(func(b, "fx_switch_widened")->clone_why, RW_CLONE_OK);
+	CHECK_EQ_INT(func(b, "fx_switch_memory")->clone_why, RW_CLONE_OK);
+	CHECK_EQ_INT(func(b, "fx_switch_paths")->clone_why, RW_CLONE_OK);
+	CHECK_EQ_INT(func(b, "fx_switch_changed")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
+	CHECK_EQ_INT(func(b, "fx_switch_upper")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
+	CHECK_EQ_INT(func(b, "fx_switch_stored")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
+	CHECK_EQ_INT(func(b, "fx_switch_path")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_tailptr")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_sp")->alloc, 16);
 	/* a .cold owner clones with its one fragment (and dispatches: its entry
