@@ -1861,6 +1861,10 @@ struct sw_walk {
 	uint8_t zero_from;      /* ... once v's register is known 0 from this
 	                         * byte up (`cmp $M,%ecx` of a 64-bit index) */
 	bool want_flags, jae;   /* past a ja (jae): what set its flags */
+	bool pending;           /* a cmp of another value (cmp_value <= cmp_imm),
+	                         * which v may turn out to be a copy of */
+	struct sw_value cmp_value;
+	int64_t cmp_imm;
 };
 
 /* The flags a ja (jae) tests come from insn: `cmp $M` of the index, or of
@@ -1878,8 +1882,19 @@ static bool cmp_bound(const cs_insn *insn, struct sw_walk *w, uint16_t dirty)
 		w->cases = bound_cases(imm, &w->v);
 		return w->cases != 0;
 	}
-	if (op[0].type != X86_OP_REG || gpr64(op[0].reg) != w->v.reg)
-		return false;
+	if (op[0].type != X86_OP_REG || gpr64(op[0].reg) != w->v.reg) {
+		/* `movzbl %al,%edx; cmp $M,%al; ja`: v may be a copy of it */
+		struct sw_value c = {.reg = X86_REG_INVALID, .w = op[0].size};
+		if (op[0].type == X86_OP_REG)
+			c.reg = gpr64(op[0].reg);
+		else if (op[0].type == X86_OP_MEM)
+			c.mem = mem_operand(insn, &op[0]);
+		w->pending = op[0].type == X86_OP_MEM ? c.mem.segment == X86_REG_INVALID
+						      : c.reg != X86_REG_INVALID;
+		w->cmp_value = c;
+		w->cmp_imm = imm;
+		return w->pending;
+	}
 	struct sw_value low = {.w = op[0].size};
 	int width, n = gpr_number(op[0].reg, &width);
 	w->zero_from = width == 4 && !(dirty >> n & 1) ? 0 : op[0].size;
@@ -1949,6 +1964,29 @@ static bool is_label(const uint64_t *labels, size_t n, uint64_t addr)
  * visit, over all its paths (sqlite3's longest bound: 16 from its movslq). */
 enum { SWITCH_BUDGET = 64 };
 
+/* Whether insn (p, writing the registers wr) may change c, a register's
+ * or memory's value. */
+static bool changes_value(const struct ins *p, const cs_insn *insn, const uint16_t *wr,
+			  uint8_t nwr, const struct sw_value *c)
+{
+	for (int i = 0; i < nwr; i++) {
+		x86_reg r = gpr64(wr[i]);
+		if (r != X86_REG_INVALID &&
+		    (c->reg != X86_REG_INVALID ? r == c->reg
+					       : r == gpr64(c->mem.base) || r == gpr64(c->mem.index)))
+			return true;
+	}
+	return c->reg == X86_REG_INVALID && !keeps_memory(p, insn, c);
+}
+
+/* Whether v, just traced to its source, is (the low bytes of) c. */
+static bool copy_of(const struct sw_value *v, const struct sw_value *c)
+{
+	return v->w <= c->w && (v->reg != X86_REG_INVALID
+					? v->reg == c->reg
+					: c->reg == X86_REG_INVALID && same_mem(v->mem, c->mem));
+}
+
 /* One instruction p (insn) of the walk back: what it writes, applied to
  * the index (until w->cases is known) and to the base register (until
  * w->table).  false: the walk ends without a bound. */
@@ -1982,11 +2020,18 @@ static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, s
 	}
 	if (w->cases)
 		return true;
-	if (writes_addr || (v->reg == X86_REG_INVALID && !keeps_memory(p, insn, v)))
+	if (writes_addr || (v->reg == X86_REG_INVALID && !keeps_memory(p, insn, v)) ||
+	    (w->pending && changes_value(p, insn, wr, nwr, &w->cmp_value)))
 		return false;
 	if (writes_v && insn->id == X86_INS_AND)
 		return (w->cases = and_cases(insn, *v)) != 0;
-	return !writes_v || copy_back(insn, v);
+	if (!writes_v)
+		return true;
+	if (!copy_back(insn, v))
+		return false;
+	if (w->pending && copy_of(v, &w->cmp_value))
+		return (w->cases = bound_cases(w->cmp_imm, v)) != 0;
+	return true;
 }
 
 /* One instruction p (insn) of the walk back (dirty: unit_dirty's where it
@@ -2000,7 +2045,8 @@ static bool switch_step_back(struct ana *a, const struct ins *p, const cs_insn *
 	bool index_known = w->cases && !w->zero_from;
 	if (p->eff == E_CALL &&
 	    (!(index_known || (w->v.reg != X86_REG_INVALID && callee_saved_bit(w->v.reg))) ||
-	     !(w->table || callee_saved_bit(w->base))))
+	     !(w->table || callee_saved_bit(w->base)) ||
+	     (w->pending && !callee_saved_bit(w->cmp_value.reg))))
 		return false;
 	if (!w->cases && w->want_flags && writes_cf_zf(insn)) {
 		w->want_flags = false;
@@ -2109,8 +2155,9 @@ static bool walk_from(struct ana *a, const struct unit *u, uint32_t r, uint32_t 
  * its entries its index may take (o->case_table, o->cases; 0: not known),
  * by a walk back along every path of u into it (switch_step_back): its
  * index is traced through copies to an `and $M` of it, or to a `cmp $M`
- * of it whose ja (jae) goes to the default, and a relative table's base
- * register to the lea that loads it. */
+ * of it (or of the value it turns out to be copied from) whose ja (jae)
+ * goes to the default, and a relative table's base register to the lea
+ * that loads it. */
 static void switch_bound(struct ana *a, const struct unit *u, uint32_t r, uint32_t j,
 			 const struct sw_unit *U, cs_insn *insn)
 {

@@ -121,8 +121,9 @@
  * instructions in all; a table entry or a landing pad ends it): the
  * index, traced through copies (mov, movzx, movsx, and reloads of the
  * same memory with no store to it between), meets an `and $N-1` of it,
- * or a `cmp $N-1` of it followed by a ja to the default (or the jbe
- * taken to the switch; jae, jb with $N); a cmp of its low 32 bits counts
+ * or a `cmp $N-1` of it (or of what it is copied from before the cmp,
+ * unchanged since) followed by a ja to the default (or the jbe taken to
+ * the switch; jae, jb with $N); a cmp of its low 32 bits counts
  * when a forward dataflow over f says the upper half is 0 there, a cmp
  * of its low byte (word) when the write before it is a movzx from no
  * more than that;

@@ -403,7 +403,8 @@ fx_loophead:
  * switch_bound).  Bounded: by a cmp of the low byte, widened by a movzbl
  * nine instructions on (lua5.4's lua_yieldk); by a cmp of memory reloaded
  * past a store to other bytes; on each of two paths, a jbe taken and a
- * mask, its upper half cleared before either. */
+ * mask, its upper half cleared before either; by a cmp of the byte it was
+ * copied from (perl's Perl_sv_setiv). */
 	.macro fx_switch_bounded name, bound
 	fx_switch_fn \name, "lea \name\()_table(%rip), %rdx", 1, "fx_leaf - \name\()_table", \
 		"\bound"
@@ -415,15 +416,19 @@ fx_loophead:
 		movzbl (%rsi), %edi"
 	fx_switch_bounded fx_switch_paths, "mov %edi, %edi; test %esi, %esi; jz 4f; \
 		cmp $1, %edi; jbe 5f; jmp 3f; 4: and $1, %edi; 5:"
+	fx_switch_bounded fx_switch_copied, "mov %edi, %eax; movzbl %al, %edi; cmp $1, %al; ja 3f"
 /* Not bounded (no clone): the index changed after its cmp; its upper half
  * never cleared; the memory compared stored to before it is reloaded; one
- * path of two without a check. */
+ * path of two without a check; the value compared changed after the index
+ * was copied from it. */
 	fx_switch_bounded fx_switch_changed, "cmp $1, %edi; ja 3f; add %ecx, %edi"
 	fx_switch_bounded fx_switch_upper, "cmp $1, %edi; ja 3f"
 	fx_switch_bounded fx_switch_stored, "cmpb $1, (%rsi); movb $7, (%rsi); ja 3f; \
 		movzbl (%rsi), %edi"
 	fx_switch_bounded fx_switch_path, "mov %edi, %edi; test %esi, %esi; jz 5f; \
 		cmp $1, %edi; ja 3f; 5:"
+	fx_switch_bounded fx_switch_copied_changed, "mov %edi, %eax; movzbl %al, %edi; \
+		add $5, %eax; cmp $1, %al; ja 3f"
 
 /* loaded from data, not by a lea: no copy of the table could be named, so
  * no clone */
