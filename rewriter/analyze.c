@@ -1697,6 +1697,15 @@ static bool starts_insn(const struct unit *u, uint64_t addr)
 
 /* ----------------------------------------------------------- switch bounds */
 
+/* A clone copies a switch's table as far as its entries land on the
+ * function's code.  Where the entry after those is code all the same (the
+ * next table's offsets, or a case in other code) the copy is whole only if
+ * the index cannot reach past it: switch_bound looks for that bound by a
+ * walk back from the jump along every path of the function's own control
+ * flow into it (rewriter.h section 1, Cloning).  gcc checks the index
+ * before it loads the table: `cmp $N-1,%eax; ja default` on this path or
+ * the paths joining it, often on a narrower or earlier copy of the index. */
+
 static const x86_reg gpr_names[16][4] = {
 	{X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},
 	{X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},
