@@ -1864,8 +1864,6 @@ static uint32_t and_cases(const cs_insn *insn, struct sw_value v)
 /* A walk back from a switch's jump (switch_bound). */
 struct sw_walk {
 	struct sw_value v;      /* what its index is here */
-	x86_reg base;           /* a relative table's base register, */
-	uint64_t table;         /* ... and the table the lea that sets it names */
 	uint32_t cases;         /* the entries the index may take (0: not known), */
 	uint8_t zero_from;      /* ... once v's register is known 0 from this
 	                         * byte up (`cmp $M,%ecx` of a 64-bit index) */
@@ -1880,7 +1878,7 @@ struct sw_walk {
  * its low bytes (w->zero_from: the bytes above must be found 0, unless
  * they are the upper half of a register not in dirty).  false: no
  * bound. */
-static bool cmp_bound(const cs_insn *insn, struct sw_walk *w, uint16_t dirty)
+static bool cmp_bound(const cs_insn *insn, struct sw_walk *w, uint64_t dirty)
 {
 	const cs_x86 *x = &insn->detail->x86;
 	const cs_x86_op *op = x->operands;
@@ -1997,8 +1995,8 @@ static bool copy_of(const struct sw_value *v, const struct sw_value *c)
 }
 
 /* One instruction p (insn) of the walk back: what it writes, applied to
- * the index (until w->cases is known) and to the base register (until
- * w->table).  false: the walk ends without a bound. */
+ * the index (until w->cases is known).  false: the walk ends without a
+ * bound. */
 static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, struct sw_walk *w)
 {
 	cs_regs rd, wr;
@@ -2006,7 +2004,7 @@ static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, s
 	if (cs_regs_access(a->cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return false;
 	struct sw_value *v = &w->v;
-	bool writes_v = false, writes_addr = false, writes_base = false;
+	bool writes_v = false, writes_addr = false;
 	for (int i = 0; i < nwr; i++) {
 		x86_reg r = gpr64(wr[i]);
 		if (r == X86_REG_INVALID)
@@ -2014,12 +2012,6 @@ static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, s
 		writes_v |= r == v->reg;
 		writes_addr |= v->reg == X86_REG_INVALID &&
 			       (r == gpr64(v->mem.base) || r == gpr64(v->mem.index));
-		writes_base |= r == w->base;
-	}
-	if (writes_base && !w->table) {
-		if (!(p->flags & F_RIP_LEA) || insn->detail->x86.operands[0].size != 8)
-			return false;
-		w->table = p->rip;
 	}
 	if (w->zero_from) {             /* the cmp's bound holds once this is found */
 		if (writes_v && !zero_above(insn, w))
@@ -2027,8 +2019,6 @@ static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, s
 		w->zero_from = writes_v ? 0 : w->zero_from;
 		return true;
 	}
-	if (w->cases)
-		return true;
 	if (writes_addr || (v->reg == X86_REG_INVALID && !keeps_memory(p, insn, v)) ||
 	    (w->pending && changes_value(p, insn, wr, nwr, &w->cmp_value)))
 		return false;
@@ -2048,13 +2038,11 @@ static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, s
  * bounds the index as a ja or jae falling through does).  false when the
  * walk ends without a bound. */
 static bool switch_step_back(struct ana *a, const struct ins *p, const cs_insn *insn,
-			     struct sw_walk *w, bool taken, uint16_t dirty)
+			     struct sw_walk *w, bool taken, uint64_t dirty)
 {
 	/* a call keeps only the callee-saved registers (and may store anywhere) */
-	bool index_known = w->cases && !w->zero_from;
 	if (p->eff == E_CALL &&
-	    (!(index_known || (w->v.reg != X86_REG_INVALID && callee_saved_bit(w->v.reg))) ||
-	     !(w->table || callee_saved_bit(w->base)) ||
+	    ((w->v.reg == X86_REG_INVALID || !callee_saved_bit(w->v.reg)) ||
 	     (w->pending && !callee_saved_bit(w->cmp_value.reg))))
 		return false;
 	if (!w->cases && w->want_flags && writes_cf_zf(insn)) {
@@ -2072,26 +2060,26 @@ static bool switch_step_back(struct ana *a, const struct ins *p, const cs_insn *
 
 /* What a switch's walk back knows of its unit: where its direct branches
  * go (the walk goes on along each), where control comes from elsewhere
- * (table entries, landing pads: the walk ends), both sorted, and per
- * instruction (range by range) the registers whose bits 32-63 may be
- * nonzero where it starts (unit_dirty; bit n: gpr_number n). */
+ * (table entries; landing pads and calls into it, opaque: the walk ends),
+ * all sorted, and per instruction (range by range) the registers whose
+ * bits 32-63 may be nonzero where it starts (dirty_flow; bit n:
+ * gpr_number n). */
 struct sw_unit {
-	uint64_t *to, *opaque;
-	size_t nto, nopaque;
-	uint16_t **dirty;
-};
-
-/* What a switch's paths found: the most entries its index takes on any
- * of them, and the table, the same on all. */
-struct sw_found {
-	uint32_t cases;
-	uint64_t table;
+	uint64_t *to, *entries, *opaque;
+	size_t nto, nentries, nopaque;
+	uint64_t **dirty;
+	uint64_t **lea[16];     /* by register number, as computed: lea_flow */
 };
 
 static bool falls_through(const struct ins *o)
 {
 	return o->eff != E_JMP && o->eff != E_JMP_IND && o->eff != E_RET && o->eff != E_STOP &&
 	       !(o->eff == E_CALL && (o->flags & F_NORET));
+}
+
+static bool entered_elsewhere(const struct sw_unit *U, uint64_t at)
+{
+	return is_label(U->entries, U->nentries, at) || is_label(U->opaque, U->nopaque, at);
 }
 
 /* Whether the instruction before g->ins[k] runs on into it: one that falls
@@ -2101,19 +2089,19 @@ static bool falls_into(const struct range *g, uint32_t k, const struct sw_unit *
 {
 	uint32_t i = k - 1;
 	while (i > 0 && (g->ins[i].flags & F_PAD) && !is_label(U->to, U->nto, g->ins[i].addr) &&
-	       !is_label(U->opaque, U->nopaque, g->ins[i].addr))
+	       !entered_elsewhere(U, g->ins[i].addr))
 		i--;
 	return (g->ins[i].flags & F_PAD) || falls_through(&g->ins[i]);
 }
 
 static bool walk_from(struct ana *a, const struct unit *u, uint32_t r, uint32_t k,
 		      struct sw_walk w, const struct sw_unit *U, int *budget, cs_insn *insn,
-		      struct sw_found *found);
+		      uint32_t *cases);
 
 /* The walk back along every direct branch of u to `at` (its walk w at
  * `at`); false when one of them does not bound the index. */
 static bool branches_to(struct ana *a, const struct unit *u, uint64_t at, const struct sw_walk *w,
-			const struct sw_unit *U, int *budget, cs_insn *insn, struct sw_found *found)
+			const struct sw_unit *U, int *budget, cs_insn *insn, uint32_t *cases)
 {
 	for (uint32_t r = 0; r < u->nr; r++)
 		for (uint32_t i = 0; i < u->r[r].n; i++) {
@@ -2123,7 +2111,7 @@ static bool branches_to(struct ana *a, const struct unit *u, uint64_t at, const 
 			struct sw_walk wq = *w;
 			if ((q->eff != E_JMP && q->eff != E_JCC) || --*budget < 0 || !redecode(a, q, insn) ||
 			    !switch_step_back(a, q, insn, &wq, true, U->dirty[r][i]) ||
-			    !walk_from(a, u, r, i, wq, U, budget, insn, found))
+			    !walk_from(a, u, r, i, wq, U, budget, insn, cases))
 				return false;
 		}
 	return true;
@@ -2131,24 +2119,22 @@ static bool branches_to(struct ana *a, const struct unit *u, uint64_t at, const 
 
 /* The walk w back from instruction k of range r (w: what must hold where
  * k starts), along every path into k; false when one of them does not
- * bound the index (or name one table), or the budget runs out. */
+ * bound the index, or the budget runs out.  *cases: the most entries the
+ * index may take on the paths seen. */
 static bool walk_from(struct ana *a, const struct unit *u, uint32_t r, uint32_t k,
 		      struct sw_walk w, const struct sw_unit *U, int *budget, cs_insn *insn,
-		      struct sw_found *found)
+		      uint32_t *cases)
 {
 	const struct range *g = &u->r[r];
 	for (;;) {
-		if (w.cases && !w.zero_from && w.table) {
-			if (found->table && found->table != w.table)
-				return false;
-			found->table = w.table;
-			found->cases = w.cases > found->cases ? w.cases : found->cases;
+		if (w.cases && !w.zero_from) {
+			*cases = w.cases > *cases ? w.cases : *cases;
 			return true;
 		}
 		uint64_t at = g->ins[k].addr;
 		bool joined = is_label(U->to, U->nto, at);
-		if (is_label(U->opaque, U->nopaque, at) ||
-		    (joined && !branches_to(a, u, at, &w, U, budget, insn, found)))
+		if (entered_elsewhere(U, at) ||
+		    (joined && !branches_to(a, u, at, &w, U, budget, insn, cases)))
 			return false;
 		if (k == 0 || !falls_into(g, k, U))
 			return joined && (k || r);      /* entered by its branches only, not
@@ -2160,39 +2146,49 @@ static bool walk_from(struct ana *a, const struct unit *u, uint32_t r, uint32_t 
 	}
 }
 
+static uint64_t **lea_flow(struct ana *a, const struct unit *u, const struct sw_unit *U,
+			   x86_reg r, cs_insn *insn);
+
 /* Which table the F_TABLE_JMP o = u->r[r].ins[j] reads and how many of
- * its entries its index may take (o->case_table, o->cases; 0: not known),
- * by a walk back along every path of u into it (switch_step_back): its
- * index is traced through copies to an `and $M` of it, or to a `cmp $M`
- * of it (or of the value it turns out to be copied from) whose ja (jae)
- * goes to the default, and a relative table's base register to the lea
- * that loads it. */
-static void switch_bound(struct ana *a, const struct unit *u, uint32_t r, uint32_t j,
-			 const struct sw_unit *U, cs_insn *insn)
+ * its entries its index may take (o->case_table, o->cases; 0: not known).
+ * The table: a relative one's base register holds it by a lea on every
+ * path (lea_flow); the entries, by a walk back along every path of u into
+ * the jump (switch_step_back): its index is traced through copies to an
+ * `and $M` of it, or to a `cmp $M` of it (or of the value it turns out to
+ * be copied from) whose ja (jae) goes to the default. */
+static bool switch_bound(struct ana *a, const struct unit *u, uint32_t r, uint32_t j,
+			 struct sw_unit *U, cs_insn *insn)
 {
 	struct ins *o = &u->r[r].ins[j];
 	o->case_table = o->cases = 0;
 	if (!redecode(a, o, insn))
-		return;
-	struct sw_walk w = {.v = {.w = 8}, .base = X86_REG_INVALID};
+		return true;
+	struct sw_walk w = {.v = {.w = 8}};
 	uint32_t k = j;
+	uint64_t table = 0;
 	const cs_x86_op *op = insn->detail->x86.operands;
 	if (op[0].type == X86_OP_MEM) {         /* jmp *T(,%rI,8) */
-		w.table = o->abs;
+		table = o->abs;
 		w.v.reg = gpr64(op[0].mem.index);
 	} else {                                /* movslq (%rA,%rI,4),%rC; add; jmp */
 		if (j < 2 || !redecode(a, &u->r[r].ins[j - 2], insn))
-			return;
+			return true;
 		w.v.reg = gpr64(op[1].mem.index);
-		w.base = gpr64(op[1].mem.base);
 		k = j - 2;
+		int width, base = gpr_number(op[1].mem.base, &width);
+		if (base < 0)
+			return true;
+		if (!U->lea[base] && !(U->lea[base] = lea_flow(a, u, U, gpr_names[base][0], insn)))
+			return false;
+		table = U->lea[base][r][k];
 	}
 	int budget = SWITCH_BUDGET;
-	struct sw_found found = {0};
-	if (w.v.reg != X86_REG_INVALID && walk_from(a, u, r, k, w, U, &budget, insn, &found)) {
-		o->case_table = found.table;
-		o->cases = found.cases;
+	uint32_t cases = 0;
+	if (table && w.v.reg != X86_REG_INVALID && walk_from(a, u, r, k, w, U, &budget, insn, &cases)) {
+		o->case_table = table;
+		o->cases = cases;
 	}
+	return true;
 }
 
 /* The entry k of the switch table at t (relative, or abs): the code address
@@ -2221,7 +2217,7 @@ static uint64_t named_table(struct ana *a, const struct ins *o, bool *abs)
  * sorted; false when out of memory. */
 static bool unit_labels(struct ana *a, const struct unit *u, struct sw_unit *U)
 {
-	size_t capto = 0, capop = 0;
+	size_t capto = 0, capen = 0, capop = 0;
 	uint64_t e;
 	bool abs, ok = true;
 	for (uint32_t r = 0; ok && r < u->nr; r++) {
@@ -2237,25 +2233,122 @@ static bool unit_labels(struct ana *a, const struct unit *u, struct sw_unit *U)
 			uint64_t t = named_table(a, o, &abs);
 			for (uint32_t k = 0; ok && t && k < RW_MAX_SWITCH_ENTRIES &&
 					     table_entry(a, t, abs, k, &e) && starts_insn(u, e); k++)
-				ok = u64_push(&U->opaque, &U->nopaque, &capop, e);
+				ok = u64_push(&U->entries, &U->nentries, &capen, e);
 		}
 	}
 	if (U->to)
 		qsort(U->to, U->nto, sizeof(*U->to), u64_cmp);
+	if (U->entries)
+		qsort(U->entries, U->nentries, sizeof(*U->entries), u64_cmp);
 	if (U->opaque)
 		qsort(U->opaque, U->nopaque, sizeof(*U->opaque), u64_cmp);
 	return ok;
+}
+
+/* A forward dataflow over unit u's own control flow (flow_run): a state
+ * where each instruction starts, `after` an instruction's effect on it,
+ * `join` where edges meet.  The entry and the landing pads start
+ * `unknown` (as unreached instructions end), the table entries with what
+ * every switch jump of u leaves: a clone's cases are reached only by its
+ * own jumps. */
+struct sw_flow {
+	uint64_t (*after)(csh cs, const struct ins *o, const cs_insn *insn, uint64_t in, x86_reg arg);
+	uint64_t (*join)(uint64_t x, uint64_t y);
+	uint64_t unknown;
+	x86_reg arg;            /* after's register */
+};
+
+struct flow_state {
+	uint64_t **st;
+	uint8_t **reached;
+	uint64_t *work;
+	size_t nwork, cap;
+	bool ok;
+};
+
+static void flow_join(const struct unit *u, const struct sw_flow *f, struct flow_state *F,
+		      uint64_t addr, uint64_t s)
+{
+	uint32_t r, i;
+	if (!F->ok || !find(u, addr, &r, &i))
+		return;
+	uint64_t v = F->reached[r][i] ? f->join(F->st[r][i], s) : s;
+	if (F->reached[r][i] && v == F->st[r][i])
+		return;
+	F->reached[r][i] = 1;
+	F->st[r][i] = v;
+	F->ok = u64_push(&F->work, &F->nwork, &F->cap, (uint64_t)r << 32 | i);
+}
+
+static void flow_free(const struct unit *u, uint64_t **st)
+{
+	for (uint32_t r = 0; st && r < u->nr; r++)
+		free(st[r]);
+	free(st);
+}
+
+/* The states where u's instructions start, range by range; NULL when out
+ * of memory. */
+static uint64_t **flow_run(struct ana *a, const struct unit *u, const struct sw_unit *U,
+			   const struct sw_flow *f, cs_insn *insn)
+{
+	struct flow_state F = {.st = calloc(u->nr, sizeof(*F.st)),
+			       .reached = calloc(u->nr, sizeof(*F.reached))};
+	F.ok = F.st && F.reached;
+	for (uint32_t r = 0; F.ok && r < u->nr; r++) {
+		size_t n = u->r[r].n ? u->r[r].n : 1;
+		F.ok = (F.st[r] = calloc(n, sizeof(**F.st))) && (F.reached[r] = calloc(n, 1));
+	}
+	if (u->r[0].n)
+		flow_join(u, f, &F, u->r[0].ins[0].addr, f->unknown);
+	for (size_t k = 0; k < U->nopaque; k++)
+		flow_join(u, f, &F, U->opaque[k], f->unknown);
+	uint64_t tables = f->unknown;
+	bool jumped = false;
+	while (F.ok && F.nwork) {
+		uint64_t w = F.work[--F.nwork];
+		uint32_t r = (uint32_t)(w >> 32), i = (uint32_t)w;
+		const struct ins *o = &u->r[r].ins[i];
+		uint64_t s = redecode(a, o, insn) ? f->after(a->cs, o, insn, F.st[r][i], f->arg)
+						  : f->unknown;
+		if (falls_through(o) && i + 1 < u->r[r].n)
+			flow_join(u, f, &F, u->r[r].ins[i + 1].addr, s);
+		if (o->eff == E_JMP || o->eff == E_JCC)
+			flow_join(u, f, &F, o->target, s);
+		uint64_t t = jumped ? f->join(tables, s) : s;
+		if ((o->flags & F_TABLE_JMP) && (!jumped || t != tables)) {
+			jumped = true;
+			tables = t;
+			for (size_t k = 0; k < U->nentries; k++)
+				flow_join(u, f, &F, U->entries[k], tables);
+		}
+	}
+	free(F.work);
+	for (uint32_t r = 0; F.reached && r < u->nr; r++) {
+		for (uint32_t i = 0; F.ok && i < u->r[r].n; i++)
+			if (!F.reached[r][i])
+				F.st[r][i] = f->unknown;
+		free(F.reached[r]);
+	}
+	free(F.reached);
+	if (!F.ok) {
+		flow_free(u, F.st);
+		return NULL;
+	}
+	return F.st;
 }
 
 /* The registers whose bits 32-63 may be nonzero after o (insn), d before
  * it: a 32-bit write or a movzx clears a register's bit (cmpxchg may not
  * write), any other write of all 64 bits sets it, and a call sets the bits
  * of the registers the ABI lets it clobber. */
-static uint16_t dirty_after(csh cs, const struct ins *o, const cs_insn *insn, uint16_t d)
+static uint64_t dirty_after(csh cs, const struct ins *o, const cs_insn *insn, uint64_t d,
+			    x86_reg unused)
 {
 	enum { CALLER_SAVED = 0x0fc7 };  /* rax rcx rdx rsi rdi r8-r11 */
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
+	(void)unused;
 	if (o->eff == E_CALL)
 		d |= CALLER_SAVED;
 	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
@@ -2266,69 +2359,56 @@ static uint16_t dirty_after(csh cs, const struct ins *o, const cs_insn *insn, ui
 			continue;
 		bool zero = (width == 4 && insn->id != X86_INS_CMPXCHG) ||
 			    (width == 8 && insn->id == X86_INS_MOVZX);
-		d = zero ? d & ~(1u << n) : d | 1u << n;
+		d = zero ? d & ~(1ull << n) : d | 1ull << n;
 	}
 	return d;
 }
 
-enum { DIRTY_REACHED = 1u << 16 };
-
-static bool dirty_join(const struct unit *u, uint32_t **st, uint64_t addr, uint32_t d,
-		       uint64_t **work, size_t *nwork, size_t *cap)
+static uint64_t join_or(uint64_t x, uint64_t y)
 {
-	uint32_t r, i;
-	if (!find(u, addr, &r, &i) || (st[r][i] & (d | DIRTY_REACHED)) == (d | DIRTY_REACHED))
-		return true;
-	st[r][i] |= d | DIRTY_REACHED;
-	return u64_push(work, nwork, cap, (uint64_t)r << 32 | i);
+	return x | y;
 }
 
-/* U->dirty: for each instruction of u, the registers whose bits 32-63 may
- * be nonzero where it starts, by a forward dataflow over u's own control
- * flow (fall-through, direct branches); at its entry, table entries and
- * landing pads nothing is known.  False when out of memory. */
-static bool unit_dirty(struct ana *a, const struct unit *u, struct sw_unit *U, cs_insn *insn)
+/* Register r (its 64-bit name) after o (insn), holding `in` before it:
+ * the address a `lea T(%rip),%r` loads, or 0 (not known). */
+static uint64_t lea_after(csh cs, const struct ins *o, const cs_insn *insn, uint64_t in,
+			  x86_reg r)
 {
-	uint32_t **st = calloc(u->nr, sizeof(*st));
-	uint64_t *work = NULL;
-	size_t nwork = 0, cap = 0;
-	bool ok = st != NULL;
-	for (uint32_t r = 0; ok && r < u->nr; r++)
-		ok = (st[r] = calloc(u->r[r].n ? u->r[r].n : 1, sizeof(**st))) != NULL;
-	if (ok && u->r[0].n)
-		ok = dirty_join(u, st, u->r[0].ins[0].addr, 0xffff, &work, &nwork, &cap);
-	for (size_t k = 0; ok && k < U->nopaque; k++)
-		ok = dirty_join(u, st, U->opaque[k], 0xffff, &work, &nwork, &cap);
-	while (ok && nwork) {
-		uint64_t w = work[--nwork];
-		uint32_t r = (uint32_t)(w >> 32), i = (uint32_t)w;
-		const struct ins *o = &u->r[r].ins[i];
-		uint16_t d = redecode(a, o, insn) ? dirty_after(a->cs, o, insn, (uint16_t)st[r][i]) : 0xffff;
-		if (falls_through(o) && i + 1 < u->r[r].n)
-			ok = dirty_join(u, st, u->r[r].ins[i + 1].addr, d, &work, &nwork, &cap);
-		if (ok && (o->eff == E_JMP || o->eff == E_JCC))
-			ok = dirty_join(u, st, o->target, d, &work, &nwork, &cap);
-	}
-	free(work);
-	U->dirty = calloc(u->nr, sizeof(*U->dirty));
-	ok = ok && U->dirty;
-	for (uint32_t r = 0; ok && r < u->nr; r++) {
-		ok = (U->dirty[r] = malloc((u->r[r].n ? u->r[r].n : 1) * sizeof(**U->dirty))) != NULL;
-		for (uint32_t i = 0; ok && i < u->r[r].n; i++)    /* unreached: nothing known */
-			U->dirty[r][i] = st[r][i] & DIRTY_REACHED ? (uint16_t)st[r][i] : 0xffff;
-	}
-	for (uint32_t r = 0; st && r < u->nr; r++)
-		free(st[r]);
-	free(st);
-	return ok;
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	if (o->eff == E_CALL && !callee_saved_bit(r))
+		return 0;
+	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return 0;
+	for (int i = 0; i < nwr; i++)
+		if (gpr64(wr[i]) == r) {
+			const cs_x86_op *op = &insn->detail->x86.operands[0];
+			return (o->flags & F_RIP_LEA) && op->type == X86_OP_REG && op->reg == r ? o->rip : 0;
+		}
+	return in;
+}
+
+static uint64_t join_same(uint64_t x, uint64_t y)
+{
+	return x == y ? x : 0;
+}
+
+/* What register r holds where each instruction of u starts: the table
+ * address a lea loads into it on every path, or 0. */
+static uint64_t **lea_flow(struct ana *a, const struct unit *u, const struct sw_unit *U,
+			   x86_reg r, cs_insn *insn)
+{
+	const struct sw_flow f = {lea_after, join_same, 0, r};
+	return flow_run(a, u, U, &f, insn);
 }
 
 static void sw_unit_free(const struct unit *u, struct sw_unit *U)
 {
-	for (uint32_t r = 0; U->dirty && r < u->nr; r++)
-		free(U->dirty[r]);
-	free(U->dirty);
+	flow_free(u, U->dirty);
+	for (int n = 0; n < 16; n++)
+		flow_free(u, U->lea[n]);
 	free(U->to);
+	free(U->entries);
 	free(U->opaque);
 }
 
@@ -2338,17 +2418,18 @@ static void sw_unit_free(const struct unit *u, struct sw_unit *U)
 static bool switch_bounds(struct ana *a, struct unit *u)
 {
 	struct sw_unit U = {0};
+	const struct sw_flow dirty = {dirty_after, join_or, 0xffff, X86_REG_INVALID};
 	cs_insn *insn = cs_malloc(a->cs);
-	bool ok = insn && unit_labels(a, u, &U) && unit_dirty(a, u, &U, insn);
+	bool ok = insn && unit_labels(a, u, &U) && (U.dirty = flow_run(a, u, &U, &dirty, insn));
 	for (uint32_t r = 0; ok && r < u->nr; r++)
 		for (uint32_t j = 0; ok && j < u->r[r].n; j++) {
 			const struct ins *o = &u->r[r].ins[j];
 			if (!(o->flags & F_TABLE_JMP))
 				continue;
-			switch_bound(a, u, r, j, &U, insn);
+			ok = switch_bound(a, u, r, j, &U, insn);
 			for (uint32_t q = j - 1; ok && !o->abs && q <= j; q++)
 				ok = !is_label(U.to, U.nto, u->r[r].ins[q].addr) &&
-				     !is_label(U.opaque, U.nopaque, u->r[r].ins[q].addr);
+				     !entered_elsewhere(&U, u->r[r].ins[q].addr);
 		}
 	if (insn)
 		cs_free(insn, 1);

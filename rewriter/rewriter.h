@@ -126,9 +126,9 @@
  * the switch; jae, jb with $N); a cmp of its low 32 bits counts
  * when a forward dataflow over f says the upper half is 0 there, a cmp
  * of its low byte (word) when the write before it is a movzx from no
- * more than that;
- * a relative table's base register is traced to its lea the same way,
- * one table on every path.  The relative triple itself may not be a
+ * more than that.  A relative table's base register must hold the table
+ * by a lea on every path (a forward dataflow over f: the lea may come
+ * before a loop).  The relative triple itself may not be a
  * branch target: its add or jmp entered from elsewhere jumps to whatever
  * the register holds.
  * A rel8 jump out of f or g (a tail-call thunk's `jmp`: libtcl's

@@ -417,6 +417,9 @@ fx_loophead:
 	fx_switch_bounded fx_switch_paths, "mov %edi, %edi; test %esi, %esi; jz 4f; \
 		cmp $1, %edi; jbe 5f; jmp 3f; 4: and $1, %edi; 5:"
 	fx_switch_bounded fx_switch_copied, "mov %edi, %eax; movzbl %al, %edi; cmp $1, %al; ja 3f"
+/* the table's lea before a loop: its register holds it on every path */
+	fx_switch_fn fx_switch_hoisted, "", 1, "fx_leaf - fx_switch_hoisted_table", \
+		"lea fx_switch_hoisted_table(%rip), %rdx; 4: sub $1, %esi; jg 4b; and $1, %edi"
 /* Not bounded (no clone): the index changed after its cmp; its upper half
  * never cleared; the memory compared stored to before it is reloaded; one
  * path of two without a check; the value compared changed after the index
@@ -429,6 +432,9 @@ fx_loophead:
 		cmp $1, %edi; ja 3f; 5:"
 	fx_switch_bounded fx_switch_copied_changed, "mov %edi, %eax; movzbl %al, %edi; \
 		add $5, %eax; cmp $1, %al; ja 3f"
+/* ... on one path only: the table is not known */
+	fx_switch_fn fx_switch_unhoisted, "", 1, "fx_leaf - fx_switch_unhoisted_table", \
+		"test %esi, %esi; jz 4f; lea fx_switch_unhoisted_table(%rip), %rdx; 4: and $1, %edi"
 
 /* loaded from data, not by a lea: no copy of the table could be named, so
  * no clone */

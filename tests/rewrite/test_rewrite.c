@@ -151,11 +151,13 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(func(b, "fx_switch_memory")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_paths")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_copied")->clone_why, RW_CLONE_OK);
+	CHECK_EQ_INT(func(b, "fx_switch_hoisted")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_changed")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_switch_upper")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_switch_stored")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_switch_path")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_switch_copied_changed")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
+	CHECK_EQ_INT(func(b, "fx_switch_unhoisted")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_tailptr")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_sp")->alloc, 16);
 	/* a .cold owner clones with its one fragment (and dispatches: its entry
