@@ -2287,6 +2287,22 @@ static void flow_free(const struct unit *u, uint64_t **st)
 	free(st);
 }
 
+/* A switch jump o (state s after it) whose table and bound an earlier
+ * round proved (switch_bounds) goes only to the first o->cases entries of
+ * its table: true when they all land on u's instructions, each joined. */
+static bool bounded_targets(struct ana *a, const struct unit *u, const struct sw_flow *f,
+			    struct flow_state *F, const struct ins *o, uint64_t s)
+{
+	uint64_t e;
+	bool abs = o->case_table == o->abs;
+	for (uint32_t k = 0; k < o->cases; k++)
+		if (!table_entry(a, o->case_table, abs, k, &e) || !starts_insn(u, e))
+			return false;
+	for (uint32_t k = 0; k < o->cases && table_entry(a, o->case_table, abs, k, &e); k++)
+		flow_join(u, f, F, e, s);
+	return o->cases > 0;
+}
+
 /* The states where u's instructions start, range by range; NULL when out
  * of memory. */
 static uint64_t **flow_run(struct ana *a, const struct unit *u, const struct sw_unit *U,
@@ -2315,8 +2331,10 @@ static uint64_t **flow_run(struct ana *a, const struct unit *u, const struct sw_
 			flow_join(u, f, &F, u->r[r].ins[i + 1].addr, s);
 		if (o->eff == E_JMP || o->eff == E_JCC)
 			flow_join(u, f, &F, o->target, s);
+		if (!(o->flags & F_TABLE_JMP) || bounded_targets(a, u, f, &F, o, s))
+			continue;
 		uint64_t t = jumped ? f->join(tables, s) : s;
-		if ((o->flags & F_TABLE_JMP) && (!jumped || t != tables)) {
+		if (!jumped || t != tables) {
 			jumped = true;
 			tables = t;
 			for (size_t k = 0; k < U->nentries; k++)
@@ -2412,25 +2430,52 @@ static void sw_unit_free(const struct unit *u, struct sw_unit *U)
 	free(U->opaque);
 }
 
+/* One round of switch_bound over every switch jump of u, on dataflows
+ * that take the bounds of the round before (bounded_targets); *known,
+ * *unknown: the jumps bounded and not.  false when a relative one could be
+ * entered at its add or jmp (its target may come from no table), or out
+ * of memory. */
+static bool switch_round(struct ana *a, struct unit *u, struct sw_unit *U, cs_insn *insn,
+			 int *known, int *unknown)
+{
+	const struct sw_flow dirty = {dirty_after, join_or, 0xffff, X86_REG_INVALID};
+	flow_free(u, U->dirty);
+	for (int n = 0; n < 16; n++) {
+		flow_free(u, U->lea[n]);
+		U->lea[n] = NULL;
+	}
+	bool ok = (U->dirty = flow_run(a, u, U, &dirty, insn)) != NULL;
+	for (uint32_t r = 0; ok && r < u->nr; r++)
+		for (uint32_t j = 0; ok && j < u->r[r].n; j++) {
+			const struct ins *o = &u->r[r].ins[j];
+			if (!(o->flags & F_TABLE_JMP))
+				continue;
+			ok = switch_bound(a, u, r, j, U, insn);
+			*known += o->cases != 0;
+			*unknown += o->cases == 0;
+			for (uint32_t q = j - 1; ok && !o->abs && q <= j; q++)
+				ok = !is_label(U->to, U->nto, u->r[r].ins[q].addr) &&
+				     !entered_elsewhere(U, u->r[r].ins[q].addr);
+		}
+	return ok;
+}
+
 /* switch_bound of every switch's jump in u; false when a relative one
  * could be entered at its add or jmp (its target may come from no table),
  * or out of memory. */
 static bool switch_bounds(struct ana *a, struct unit *u)
 {
 	struct sw_unit U = {0};
-	const struct sw_flow dirty = {dirty_after, join_or, 0xffff, X86_REG_INVALID};
 	cs_insn *insn = cs_malloc(a->cs);
-	bool ok = insn && unit_labels(a, u, &U) && (U.dirty = flow_run(a, u, &U, &dirty, insn));
-	for (uint32_t r = 0; ok && r < u->nr; r++)
-		for (uint32_t j = 0; ok && j < u->r[r].n; j++) {
-			const struct ins *o = &u->r[r].ins[j];
-			if (!(o->flags & F_TABLE_JMP))
-				continue;
-			ok = switch_bound(a, u, r, j, &U, insn);
-			for (uint32_t q = j - 1; ok && !o->abs && q <= j; q++)
-				ok = !is_label(U.to, U.nto, u->r[r].ins[q].addr) &&
-				     !entered_elsewhere(&U, u->r[r].ins[q].addr);
-		}
+	bool ok = insn && unit_labels(a, u, &U);
+	/* a second round where the first bounded some but not all: the jumps
+	 * it bounded go only to their own cases, which may tell the others'
+	 * tables (a register reused for other things where another switch
+	 * jumps) */
+	int known = 0, unknown = 0;
+	ok = ok && switch_round(a, u, &U, insn, &known, &unknown);
+	if (ok && known && unknown)
+		ok = switch_round(a, u, &U, insn, &known, &unknown);
 	if (insn)
 		cs_free(insn, 1);
 	sw_unit_free(u, &U);

@@ -128,7 +128,8 @@
  * of its low byte (word) when the write before it is a movzx from no
  * more than that.  A relative table's base register must hold the table
  * by a lea on every path (a forward dataflow over f: the lea may come
- * before a loop).  The relative triple itself may not be a
+ * before a loop; a second round lets each switch the first bounded reach
+ * only its own cases).  The relative triple itself may not be a
  * branch target: its add or jmp entered from elsewhere jumps to whatever
  * the register holds.
  * A rel8 jump out of f or g (a tail-call thunk's `jmp`: libtcl's

@@ -436,6 +436,43 @@ fx_loophead:
 	fx_switch_fn fx_switch_unhoisted, "", 1, "fx_leaf - fx_switch_unhoisted_table", \
 		"test %esi, %esi; jz 4f; lea fx_switch_unhoisted_table(%rip), %rdx; 4: and $1, %edi"
 
+/* Two switches, the second where the first's table register is reused:
+ * a first round that lets either jump reach every case loses the first's
+ * table at its loop (the second's state joins its cases); the second
+ * round, with the second switch bounded to its own cases, knows it
+ * (analyze.c switch_round). */
+	.globl fx_switch_rounds
+	.type fx_switch_rounds, @function
+fx_switch_rounds:
+	.cfi_startproc
+	lea fx_switch_rounds_t1(%rip), %r8
+1:	and $1, %edi
+	movslq (%r8,%rdi,4), %rax
+	add %r8, %rax
+	jmp *%rax
+2:	sub $1, %esi
+	jg 1b
+	ret
+3:	mov %rsi, %r8
+	and $1, %edx
+	lea fx_switch_rounds_t2(%rip), %rcx
+	movslq (%rcx,%rdx,4), %rax
+	add %rcx, %rax
+	jmp *%rax
+4:	mov $3, %eax
+	ret
+5:	mov $5, %eax
+	ret
+	.cfi_endproc
+	.size fx_switch_rounds, .-fx_switch_rounds
+	.section .rodata
+	.align 4
+fx_switch_rounds_t1:
+	.long 2b - fx_switch_rounds_t1, 3b - fx_switch_rounds_t1, fx_leaf - fx_switch_rounds_t1
+fx_switch_rounds_t2:
+	.long 4b - fx_switch_rounds_t2, 5b - fx_switch_rounds_t2, fx_leaf - fx_switch_rounds_t2
+	.text
+
 /* loaded from data, not by a lea: no copy of the table could be named, so
  * no clone */
 	fx_switch_fn fx_switch_loaded, "mov fx_switch_table_at(%rip), %rdx"

@@ -152,6 +152,7 @@ static void check_analysis(const struct rw_binary *b)
 	CHECK_EQ_INT(func(b, "fx_switch_paths")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_copied")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_hoisted")->clone_why, RW_CLONE_OK);
+	CHECK_EQ_INT(func(b, "fx_switch_rounds")->clone_why, RW_CLONE_OK);
 	CHECK_EQ_INT(func(b, "fx_switch_changed")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_switch_upper")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
 	CHECK_EQ_INT(func(b, "fx_switch_stored")->clone_why, RW_CLONE_SWITCH_UNBOUNDED);
