@@ -1937,8 +1937,10 @@ static bool writes_cf_zf(const cs_insn *insn)
 static bool keeps_memory(const struct ins *p, const cs_insn *insn, const struct sw_value *v)
 {
 	const cs_x86 *x = &insn->detail->x86;
-	if (p->eff == E_PUSH || insn->id == X86_INS_LEA)
-		return insn->id == X86_INS_LEA;
+	if (insn->id == X86_INS_LEA)
+		return true;
+	if (p->eff == E_PUSH)
+		return false;
 	for (int i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
 		if (op->type != X86_OP_MEM || op->access == CS_AC_READ)
@@ -2033,7 +2035,7 @@ static bool walk_back(struct ana *a, const struct ins *p, const cs_insn *insn, s
 	return true;
 }
 
-/* One instruction p (insn) of the walk back (dirty: unit_dirty's where it
+/* One instruction p (insn) of the walk back (dirty: U->dirty where it
  * starts); taken: a branch, along the edge to its target (jbe or jb
  * bounds the index as a ja or jae falling through does).  false when the
  * walk ends without a bound. */
@@ -2062,7 +2064,7 @@ static bool switch_step_back(struct ana *a, const struct ins *p, const cs_insn *
  * go (the walk goes on along each), where control comes from elsewhere
  * (table entries; landing pads and calls into it, opaque: the walk ends),
  * all sorted, and per instruction (range by range) the registers whose
- * bits 32-63 may be nonzero where it starts (dirty_flow; bit n:
+ * bits 32-63 may be nonzero where it starts (dirty_after's flow; bit n:
  * gpr_number n). */
 struct sw_unit {
 	uint64_t *to, *entries, *opaque;
@@ -2363,12 +2365,12 @@ static uint64_t **flow_run(struct ana *a, const struct unit *u, const struct sw_
 static uint64_t dirty_after(csh cs, const struct ins *o, const cs_insn *insn, uint64_t d,
 			    x86_reg unused)
 {
-	enum { CALLER_SAVED = 0x0fc7 };  /* rax rcx rdx rsi rdi r8-r11 */
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
 	(void)unused;
-	if (o->eff == E_CALL)
-		d |= CALLER_SAVED;
+	for (int n = 0; o->eff == E_CALL && n < 16; n++)
+		if (gpr_names[n][0] != X86_REG_RSP && !callee_saved_bit(gpr_names[n][0]))
+			d |= 1ull << n;
 	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return 0xffff;
 	for (int i = 0; i < nwr; i++) {
