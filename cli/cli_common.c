@@ -40,14 +40,14 @@ bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max)
 	return true;
 }
 
-bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight)
+bool cli_parse_code_per_path(const char *cmd, const char *opt, const char *arg, double *weight)
 {
 	uint64_t v;
 	if (!cli_parse_u64(arg, &v, 1u << 20)) {
-		cli_error(cmd, "--code-per-path wants bytes from 0 (code is free) to 1048576, not '%s'", arg);
+		cli_error(cmd, "%s wants bytes from 0 (code is free) to 1048576, not '%s'", opt, arg);
 		return false;
 	}
-	*code_weight = v ? 1.0 / (double)v : 0;
+	*weight = v ? 1.0 / (double)v : 0;
 	return true;
 }
 
@@ -85,8 +85,13 @@ static void search_progress(void *cmd, const struct da_search_done *d)
 }
 
 void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
-			const struct da_problem *p, const struct da_plan *plan)
+			const struct da_problem *p, const struct da_result *r)
 {
+	const struct da_plan *plan = &r->plan;
+	if (r->hot_code_bytes >= 1024)
+		fprintf(out, "%sthe clones add %.1f KB of hot code, for the instruction cache to hold "
+			"beside the program's own (--hot-code-per-path prices it)\n", prefix,
+			(double)r->hot_code_bytes / 1024);
 	double runs = 0, copies = 0, binds = 0;
 	da_run_shares(p, plan, &runs, &copies, &binds);
 	if (runs > 0)

@@ -46,6 +46,12 @@ static const char usage_text[] =
 	"  --code-per-path BYTES  new code (clones, wrappers) worth one path made\n"
 	"                         precise (default 128; 0: code is free): more buys\n"
 	"                         more precise paths with more code\n"
+	"  --hot-code-per-path BYTES\n"
+	"                         hot code that clones add worth one path made precise:\n"
+	"                         a clone (or original) whose frames take 0.01% of the\n"
+	"                         entries or more adds all its code to what the\n"
+	"                         instruction cache holds, a colder one its share\n"
+	"                         (default " STR(DA_DEFAULT_HOT_CODE_PER_PATH) "; 0: free)\n"
 	"  --no-wrap              frame padding only, no callsite wrappers\n"
 	"  --no-clone             no clones (even with --clone)\n"
 	"  --clone                assume every function may be cloned (without --binary),\n"
@@ -184,7 +190,7 @@ static void report_plan(const struct pathmap *pm, const struct da_problem *p,
 	if (chains)
 		printf(" (%" PRIu32 " in chains)", chains);
 	printf("; %" PRIu64 " bytes of new code\n", r->code_bytes);
-	cli_print_run_time(stdout, "  ", pm, p, &r->plan);
+	cli_print_run_time(stdout, "  ", pm, p, r);
 	if (solved) {
 		printf("solver: %.2f s, %" PRIu32 " search%s (the plan of search %" PRIu32 "), %" PRIu64
 		       " moves tried, %" PRIu64 " kept\n", r->stats.seconds, r->stats.searches,
@@ -347,6 +353,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		{"max-stack-growth", required_argument, NULL, 'g'},
 		{"max-recursion-growth", required_argument, NULL, 'R'},
 		{"code-per-path", required_argument, NULL, 'k'},
+		{"hot-code-per-path", required_argument, NULL, 'K'},
 		{"binary", required_argument, NULL, 'B'},
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
@@ -402,7 +409,13 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 				return 2;
 			break;
 		case 'k':
-			if (!cli_parse_code_per_path("plan", optarg, &o->code_weight))
+			if (!cli_parse_code_per_path("plan", "--code-per-path", optarg,
+						     &o->code_weight))
+				return 2;
+			break;
+		case 'K':
+			if (!cli_parse_code_per_path("plan", "--hot-code-per-path", optarg,
+						     &o->hot_code_weight))
 				return 2;
 			break;
 		case 'X':

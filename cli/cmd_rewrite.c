@@ -56,6 +56,7 @@ static const char usage_text[] =
 	"  --max-stack-growth X   as icpp plan (default 1.25; 0: no cap)\n"
 	"  --max-recursion-growth X   as icpp plan (default 0: no cap)\n"
 	"  --code-per-path BYTES  as icpp plan (default 128; 0: code is free)\n"
+	"  --hot-code-per-path BYTES   as icpp plan (default " STR(DA_DEFAULT_HOT_CODE_PER_PATH) "; 0: free)\n"
 	"  --no-wrap              no callsite wrappers\n"
 	"  --no-clone             no clones\n"
 	"  --no-dispatch          clones take direct calls only: no function tests\n"
@@ -545,6 +546,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		{"max-stack-growth", required_argument, NULL, 'g'},
 		{"max-recursion-growth", required_argument, NULL, 'R'},
 		{"code-per-path", required_argument, NULL, 'k'},
+		{"hot-code-per-path", required_argument, NULL, 'K'},
 		{"no-wrap", no_argument, NULL, 'W'},
 		{"no-clone", no_argument, NULL, 'C'},
 		{"no-dispatch", no_argument, NULL, 'D'},
@@ -610,7 +612,13 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 				return 2;
 			break;
 		case 'k':
-			if (!cli_parse_code_per_path("rewrite", optarg, &o->code_weight))
+			if (!cli_parse_code_per_path("rewrite", "--code-per-path", optarg,
+						     &o->code_weight))
+				return 2;
+			break;
+		case 'K':
+			if (!cli_parse_code_per_path("rewrite", "--hot-code-per-path", optarg,
+						     &o->hot_code_weight))
 				return 2;
 			break;
 		case 'X':
@@ -901,7 +909,7 @@ static void print_summary(struct rewrite *R)
 				cli_pct(r->after.precise_weight, r->after.weight, 100.0));
 		fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 			r->max_growth, r->max_growth_bytes);
-		cli_print_run_time(stderr, "icpp rewrite: ", R->pm, R->br.prob, &r->plan);
+		cli_print_run_time(stderr, "icpp rewrite: ", R->pm, R->br.prob, r);
 		if (r->recursion_node != DA_NONE)
 			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64
 				" -> %" PRId64 " bytes), and so does every level deeper than training's "

@@ -17,6 +17,7 @@ struct da_options;
 struct pathmap;
 struct da_problem;
 struct da_plan;
+struct da_result;
 
 int cmd_train(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
@@ -37,9 +38,10 @@ bool cli_parse_u64(const char *s, uint64_t *v, uint64_t max);
 /* A positive count, decimal, optionally with a suffix K, M or G (10^3, 10^6,
  * 10^9: "50M" as the help texts write defaults); false otherwise. */
 bool cli_parse_count(const char *s, uint64_t *v);
-/* --code-per-path BYTES of command cmd into the solver's price per byte of
- * new code (0: free); false after saying what is wrong. */
-bool cli_parse_code_per_path(const char *cmd, const char *arg, double *code_weight);
+/* --code-per-path BYTES or --hot-code-per-path BYTES (opt) of command cmd
+ * into the solver's price per byte of new code or of hot code (0: free);
+ * false after saying what is wrong. */
+bool cli_parse_code_per_path(const char *cmd, const char *opt, const char *arg, double *weight);
 /* --dispatch-weight X or --wrap-weight X (opt): the solver's price of the
  * run time of dispatches or trampolines (0 to 1000). */
 bool cli_parse_run_weight(const char *cmd, const char *opt, const char *arg, double *weight);
@@ -49,7 +51,8 @@ bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
 /* Progress of solving p on stderr for command cmd ("plan"): a line now,
  * and one as each of the solver's searches ends (o's on_search). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
-/* The run time a plan adds, on out after prefix: a line when frames run
+/* The run time r's plan adds, on out after prefix: a line when its clones
+ * add 1 KB of hot code or more (da_result.hot_code_bytes); one when frames run
  * a trampoline, the share of training's entries that do (da_run_shares,
  * also when the weights are samples: run time is paid per call); two when
  * plan has clones by dispatch: how many functions take them and the share
@@ -57,7 +60,7 @@ void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_o
  * its share and its number of tests (da_dispatch_top; p's functions are
  * pm's). */
 void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
-			const struct da_problem *p, const struct da_plan *plan);
+			const struct da_problem *p, const struct da_result *r);
 /* A growth factor for option opt of command cmd (--max-stack-growth,
  * --max-recursion-growth): at least 1, or 0 for none; false after saying
  * what is wrong. */

@@ -272,7 +272,8 @@
  * (da_node.entries: training's, also where the weights are samples):
  *     (precise paths) + hot_weight * N * (weight of nodes whose CID is
  *     unique) / W - stack_weight * sum over roots r of (distinct paths under
- *     r) * ln(growth(r)) - code_weight * (new code bytes) - dispatch_weight
+ *     r) * ln(growth(r)) - code_weight * (new code bytes) - hot_code_weight
+ *     * (hot code bytes added: below) - dispatch_weight
  *     * N * (sum over functions f that take clones by dispatch of the
  *     entries of f's nodes * (1 + log2(f's tests))) / E - wrap_weight * N *
  *     (entries of the nodes entered by a wrapped call, each times 1 + the
@@ -316,6 +317,23 @@
  * 1.116 (docs/bench-disambig.md, session 40).  At 0.25 tcl fell to 75.8%
  * (session 34): its allocator's routes all end in pthread_getspecific, a
  * tenth of its calls.
+ * The hot code term prices what clones cost the instruction cache: each
+ * copy of a function (the original and every clone) holds its code
+ * (da_func_bytes, da_clone_bytes) hot in proportion to its frames' entries
+ * up to DA_HOT_CODE_SHARE of all entries, fully from there on
+ * (da_hot_bytes); the term is the sum over all copies less the originals'
+ * before.  Two copies that both run add a second copy of the code to what
+ * the cache must hold, where a clone that takes a cold function's calls
+ * adds nothing.  It is off by default (DA_DEFAULT_HOT_CODE_PER_PATH 0):
+ * under the rewriter's capability (seed 1, cachegrind with its cache
+ * simulation, against the original) the default plans run tclsh8.6 1.125
+ * and sqlite3 1.108 times as long, mostly in instruction cache misses
+ * (2.1-2.5 times the original's), and at 16 bytes of hot code a path
+ * tclsh8.6 and sqlite3 keep 99.1% and 99.5% of their paths precise at
+ * 1.096 and 1.091, python3.11 95.4% (97.9%) at 1.010 (1.027), but perl
+ * falls from 99.8% to 97.2% at the same run time: the misses follow which
+ * copies share the cache's sets more than how much code is hot
+ * (docs/bench-disambig.md, session 46).
  * With the defaults, a path made precise is worth as much as 4/N of the
  * weight, and 1% of stack growth of a root costs about 0.25% of its paths:
  * precision is bought with stack, within the cap.  Moves never leave the
@@ -518,6 +536,11 @@
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
 #define DA_DEFAULT_DISPATCH_WEIGHT 0.05     /* da_options.dispatch_weight (section 5) */
 #define DA_DEFAULT_WRAP_WEIGHT 0.3          /* da_options.wrap_weight (section 5) */
+#define DA_DEFAULT_HOT_CODE_PER_PATH 0    /* da_options.hot_code_weight is its
+                                     * inverse (section 5; 0: free) */
+#define DA_HOT_CODE_SHARE 1e-4      /* a function's copy whose frames take this
+                                     * share of the entries is hot (section 5,
+                                     * hot_code_weight) */
 #define DA_DEFAULT_BUDGET_M 45      /* node moves per search, millions (section 5) */
 #define DA_DEFAULT_BUDGET (DA_DEFAULT_BUDGET_M * 1000000ULL)
 #define DA_MAX_SEARCHES 64
@@ -775,6 +798,9 @@ struct da_options {
 	double wrap_weight;         /* per share of the entries that run a
 	                             * trampoline (a wrapped call, an entry
 	                             * wrapper's padding): section 5 */
+	double hot_code_weight;     /* per byte of hot code the clones add
+	                             * (da_hot_code; icpp plan
+	                             * --hot-code-per-path N: 1/N): section 5 */
 	uint64_t budget;            /* work limit of each search in node moves
 	                             * (and annealing draws); 0 = default */
 	double time_limit_s;        /* per search; 0 = none (a limit makes
@@ -873,6 +899,9 @@ struct da_solve_stats {
 	                             * (da_run_shares recomputes it) */
 	double bind_share;          /* the share of the weight entered through a
 	                             * bound call's check (da_run_shares) */
+	double hot_bytes;           /* the hot code the plan adds, as the search
+	                             * kept it with hot_code_weight > 0 (else 0;
+	                             * da_result.hot_code_bytes recomputes it) */
 	uint32_t searches;          /* independent searches run */
 	uint32_t best_search;       /* the one whose plan was kept (0: the seed's own) */
 	bool budget_exhausted;      /* the last phase ran out of work */
@@ -895,6 +924,7 @@ struct da_result {
 	uint32_t recursion_node;
 	int64_t recursion_old, recursion_new;
 	uint64_t code_bytes;
+	int64_t hot_code_bytes;     /* the hot code the plan adds (da_hot_code) */
 	uint32_t nwraps;            /* wrapped callsites and copies (not trampolines) */
 	struct da_leftover *left;   /* heaviest first */
 	uint32_t nleft;

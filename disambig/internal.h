@@ -52,6 +52,22 @@ static inline double da_per_weight(double factor, uint64_t paths, uint64_t weigh
 	return weight ? factor * (double)paths / (double)weight : 0;
 }
 
+/* The hot code of a function's copy (the original or a clone) of `bytes`
+ * whose frames take `entries`: all of it from `unit` entries on (the
+ * DA_HOT_CODE_SHARE of all entries), a share of it below (disambig.h
+ * section 5, hot_code_weight). */
+static inline double da_hot_bytes(uint64_t bytes, uint64_t entries, double unit)
+{
+	return entries >= unit ? (double)bytes : (double)bytes * (double)entries / unit;
+}
+
+/* The entries from which a copy is hot, of all nodes' `esum`. */
+static inline double da_hot_unit(uint64_t esum)
+{
+	double u = DA_HOT_CODE_SHARE * (double)esum;
+	return u < 1 ? 1 : u;
+}
+
 /* splitmix64: the solver's only source of randomness. */
 static inline uint64_t da_rand(uint64_t *s)
 {
@@ -149,6 +165,9 @@ static inline bool da_tagged(const struct da_problem *p, uint32_t c, uint32_t f)
 	return da_dispatched(p, c, f) && p->callsites[c].module != p->funcs[f].module;
 }
 
+/* The code of function f, as a copy lays it out (rounded up to DA_ALIGN;
+ * DA_CLONE_DEFAULT_BYTES when unknown). */
+uint64_t da_func_bytes(const struct da_problem *p, uint32_t func);
 /* New code of clone (f, c): the copy, and its test in f's dispatch. */
 uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite);
 

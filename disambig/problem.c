@@ -1081,10 +1081,15 @@ double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan,
 	return share;
 }
 
-uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite)
+uint64_t da_func_bytes(const struct da_problem *p, uint32_t func)
 {
 	uint64_t b = p->funcs[func].code_bytes ? p->funcs[func].code_bytes : DA_CLONE_DEFAULT_BYTES;
-	b = (b + DA_ALIGN - 1) / DA_ALIGN * DA_ALIGN;
+	return (b + DA_ALIGN - 1) / DA_ALIGN * DA_ALIGN;
+}
+
+uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite)
+{
+	uint64_t b = da_func_bytes(p, func);
 	return b + (da_dispatched(p, callsite, func) ? DA_DISPATCH_CODE_BYTES : 0) +
 	       (da_tagged(p, callsite, func) ? DA_TAG_CODE_BYTES : 0);
 }
@@ -1226,10 +1231,49 @@ static void recursion_costs(const struct da_problem *p, const int64_t *height,
 	}
 }
 
+/* The hot code the plan adds (disambig.h section 5, hot_code_weight): of
+ * every function's copy, original or clone, its code as hot as its frames'
+ * entries make it (da_hot_bytes), less that of the originals before. */
+static int hot_code(const struct da_problem *p, const struct da_plan *plan, const uint32_t *inst,
+		    struct da_result *r)
+{
+	uint32_t ncopies = p->nfuncs + plan->nclones;
+	uint64_t *after = calloc(ncopies + 1, sizeof(*after));
+	uint64_t *before = calloc(p->nfuncs + 1, sizeof(*before));
+	if (!after || !before) {
+		free(after);
+		free(before);
+		return -1;
+	}
+	uint64_t esum = 0;
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		uint64_t e = p->nodes[i].entries;
+		uint32_t in = inst ? inst[i] : p->nodes[i].func;
+		esum += e;
+		before[p->nodes[i].func] += e;
+		if (in < ncopies)       /* a fragment's copy is its clone's code */
+			after[in] += e;
+	}
+	double unit = da_hot_unit(esum), hot = 0;
+	for (uint32_t f = 0; f < p->nfuncs; f++) {
+		uint64_t b = da_func_bytes(p, f);
+		hot += da_hot_bytes(b, after[f], unit) - da_hot_bytes(b, before[f], unit);
+	}
+	for (uint32_t k = 0; k < plan->nclones; k++)
+		hot += da_hot_bytes(da_clone_bytes(p, plan->clones[k].func, plan->clones[k].callsite),
+				    after[p->nfuncs + k], unit);
+	r->hot_code_bytes = llround(hot);
+	free(after);
+	free(before);
+	return 0;
+}
+
 int da_costs(const struct da_problem *p, const struct da_plan *plan, const int64_t *height,
 	     const uint32_t *inst, struct da_result *r)
 {
 	recursion_costs(p, height, r);
+	if (hot_code(p, plan, inst, r) < 0)
+		return -1;
 	uint32_t n = p->nnodes;
 	uint32_t *root = malloc((n + 1) * sizeof(*root));
 	uint32_t *slot = malloc((n + 1) * sizeof(*slot));

@@ -123,6 +123,11 @@ struct ds {
 	uint64_t bind_weight;   /* the entries of frames that clones take
 	                         * through bound calls (each runs its check) */
 	double runk;            /* the price of an entry of it (wrap_weight) */
+	double hot_bytes;       /* the hot code of every function's copies
+	                         * (da_hot_bytes), kept from the state built on */
+	double hot_base;        /* what it was with no clone */
+	double hot_unit;        /* da_hot_unit */
+	bool hot_on;            /* kept up to date (hot_code_weight > 0) */
 	uint64_t esum;          /* the entries of all nodes */
 	struct u64map clonemap; /* (func, exec variable) -> clone, alive only */
 	struct u64map copymap;  /* (clone, callsite) -> copy variable */
@@ -727,6 +732,19 @@ static bool var_runs(const struct ds *s, const struct var *V)
 	       (V->kind == VPAD && V->clone == DA_NONE && s->p->funcs[V->id].pad_runs);
 }
 
+/* The code of the function's copy whose frames V's anchors are (the
+ * padding of an original function or of a clone), or 0 for any other
+ * variable. */
+static uint64_t copy_bytes(const struct ds *s, const struct var *V)
+{
+	if (V->kind != VPAD)
+		return 0;
+	if (V->clone == DA_NONE)
+		return da_func_bytes(s->p, V->id);
+	const struct sclone *c = &s->clones[V->clone];
+	return &s->vars[c->padvar] == V ? c->bytes : 0;
+}
+
 /* Entries w start (dir +1) or stop (-1) running V's code, if it runs any:
  * a trampoline, and the copies of stack arguments in it; or, V the
  * padding of a clone taken through a bound call, the call's check. */
@@ -747,7 +765,12 @@ static void run_tally(struct ds *s, const struct var *V, uint64_t w, int dir)
 static void anch_weigh(struct ds *s, struct var *V, uint32_t x, int dir)
 {
 	uint64_t w = s->p->nodes[s->node[x]].entries;
+	uint64_t bytes = s->hot_on ? copy_bytes(s, V) : 0;
+	if (bytes)
+		s->hot_bytes -= da_hot_bytes(bytes, V->aweight, s->hot_unit);
 	V->aweight += dir > 0 ? w : -w;
+	if (bytes)
+		s->hot_bytes += da_hot_bytes(bytes, V->aweight, s->hot_unit);
 	run_tally(s, V, w, dir);
 }
 
@@ -1011,6 +1034,7 @@ static double score(const struct ds *s)
 {
 	return (double)s->nprecise + s->hotk * (double)s->uniq_weight - s->pen -
 	       s->o.code_weight * (double)s->code_bytes -
+	       s->o.hot_code_weight * (s->hot_bytes - s->hot_base) -
 	       s->dispk * (double)s->disp_units / DISPATCH_UNIT -
 	       s->runk * ((double)s->run_weight +
 			  (double)s->copy_weight / DA_COPY_RUN_BYTES +
@@ -1547,6 +1571,12 @@ static int build(struct ds *s)
 	s->dispk = da_per_weight(s->o.dispatch_weight, s->nclasses, esum);
 	s->runk = da_per_weight(s->o.wrap_weight, s->nclasses, esum);
 	s->esum = esum;
+	s->hot_unit = da_hot_unit(esum);
+	s->hot_on = s->o.hot_code_weight > 0;
+	for (uint32_t f = 0; s->hot_on && f < s->nf; f++)
+		s->hot_base += da_hot_bytes(copy_bytes(s, &s->vars[f]), s->vars[f].aweight,
+					    s->hot_unit);
+	s->hot_bytes = s->hot_base;
 	s->work = 0;
 	return s->oom ? -1 : 0;
 }
@@ -1564,6 +1594,7 @@ void da_options_default(struct da_options *o)
 	o->stack_weight = 0.25;
 	o->code_weight = 1.0 / 128;
 	o->dispatch_weight = DA_DEFAULT_DISPATCH_WEIGHT;
+	o->hot_code_weight = DA_DEFAULT_HOT_CODE_PER_PATH ? 1.0 / DA_DEFAULT_HOT_CODE_PER_PATH : 0;
 	o->wrap_weight = DA_DEFAULT_WRAP_WEIGHT;
 	o->anneal = true;
 }
@@ -3545,6 +3576,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.mirrors = P.best->mirrors;
 		r->stats.budget_exhausted = P.exhausted;
 		r->stats.objective = score(P.best);
+		r->stats.hot_bytes = P.best->hot_bytes - P.best->hot_base;
 		double esum = (double)P.best->esum;
 		r->stats.run_share = esum ? (double)P.best->run_weight / esum : 0;
 		r->stats.copy_share = esum ? (double)P.best->copy_weight /

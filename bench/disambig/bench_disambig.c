@@ -16,7 +16,9 @@
  * solvers' cap (default 1.25, as icpp plan; free has none), which also
  * bounds the heights a path can reach, so "% of reducible" is then what
  * the pigeonhole bound allows within X; --code-weight W the price of a byte
- * of new code (default the library's, 1/128 of a path); --stack-weight S
+ * of new code (default the library's, 1/128 of a path); --hot-code-weight W
+ * the price of a byte of hot code the clones add (default the library's);
+ * --stack-weight S
  * the price of stack growth (default the library's, 0.2: per path of a
  * root, per unit of ln(growth); free ignores it); --bound B the largest
  * padding and wrap in bytes, for every solver, the thesis' search too
@@ -50,6 +52,7 @@ static uint64_t budget;
 static double max_stack_growth;
 static double max_recursion_growth;   /* --max-recursion-growth; 0: none */
 static double code_weight = -1;   /* --code-weight; < 0: the library's */
+static double hot_code_weight = -1;       /* --hot-code-weight; < 0: the library's */
 static double dispatch_weight = -1;       /* --dispatch-weight; < 0: the library's */
 static double wrap_weight = -1;           /* --wrap-weight; < 0: the library's */
 static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
@@ -145,10 +148,11 @@ static void report(const char *name, const char *solver, const struct da_problem
 		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth, disp,
 		       note ? note : "");
 	else
-		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u code %.0f KB (%.1f%%) %.2fs recursion %.2f dispatch %u functions %.1f%%%s\n",
+		printf("%-11s %-6s paths %7llu precise %5.1f%% -> %5.1f%% (%6.2f%% of reducible) weight %5.1f%% -> %5.1f%% cids-unique %5.1f%% growth max %.3f geo %.3f wraps %u clones %u code %.0f KB (%.1f%%) hot %.1f KB %.2fs recursion %.2f dispatch %u functions %.1f%%%s\n",
 		       name, solver, (unsigned long long)r->after.paths, v[0], v[1], v[2], v[3], v[4],
 		       v[5], v[6], v[7], r->nwraps, r->plan.nclones, (double)r->code_bytes / 1024,
-		       pct(r->code_bytes, code), r->stats.seconds, r->recursion_growth, ndisp, disp,
+		       pct(r->code_bytes, code), (double)r->hot_code_bytes / 1024, r->stats.seconds,
+		       r->recursion_growth, ndisp, disp,
 		       note ? note : "");
 	fflush(stdout);
 	agg_add(ag, r);
@@ -194,6 +198,8 @@ int main(int argc, char **argv)
 			budget = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--code-weight") && v)
 			code_weight = atof(argv[++i]);
+		else if (!strcmp(a, "--hot-code-weight") && v)
+			hot_code_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--dispatch-weight") && v)
 			dispatch_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--wrap-weight") && v)
@@ -220,7 +226,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--dispatch-weight X] [--wrap-weight X] [--stack-weight S] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--hot-code-weight W] [--dispatch-weight X] [--wrap-weight X] [--stack-weight S] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--searches N [--each-search]] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -362,6 +368,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 			o.budget = budget;
 			if (code_weight >= 0)
 				o.code_weight = code_weight;
+			if (hot_code_weight >= 0)
+				o.hot_code_weight = hot_code_weight;
 			if (dispatch_weight >= 0)
 				o.dispatch_weight = dispatch_weight;
 			if (wrap_weight >= 0)

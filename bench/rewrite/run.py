@@ -11,11 +11,16 @@ same plan (icpp rewrite --lib), found through an environment variable.  Reports 
 growth, what was changed, and precision before -> after as the rewrite
 predicts it.  Writes Markdown to stdout; docs/bench-rewrite.md keeps results.
 
-With CG=1 each variant also runs once under cachegrind (--branch-sim=yes):
-instructions plus MISPREDICT_CYCLES per mispredicted branch, against the
-original's.  A deterministic estimate of the run time, where the wall clock
-of a shared machine spreads by a third; it leaves caches and the return
-stack out.
+With CG=1 each variant also runs once under cachegrind (--branch-sim=yes
+--cache-sim=yes, the host's cache sizes): instructions plus
+MISPREDICT_CYCLES per mispredicted branch, L1_MISS_CYCLES per first-level
+miss (instruction or data) and LL_MISS_CYCLES per last-level one, against
+the original's.  A deterministic estimate of the run time, where the wall
+clock of a shared machine spreads by a third; it leaves the return stack
+out.  Before session 46 it left the caches out too, and with them what
+clones cost most: a rewritten program's hot code grows by its clones'
+copies, and the instruction cache misses (docs/bench-disambig.md, "Run time
+with the instruction cache").
 """
 import os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -27,6 +32,8 @@ RUNS = int(os.environ.get("N", "7"))
 ONLY = os.environ.get("ONLY", "")      # run only the workloads whose name holds this
 CG = os.environ.get("CG", "") == "1"   # the cachegrind estimate too
 MISPREDICT_CYCLES = 15
+L1_MISS_CYCLES = 10
+LL_MISS_CYCLES = 100
 
 
 def run(cmd, cwd, env=None, check=True):
@@ -44,16 +51,22 @@ def timed(cmd, cwd, env):
 
 
 def cachegrind(cmd, cwd, env):
-    """Instructions + MISPREDICT_CYCLES * mispredicted branches of one run."""
-    vg = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--branch-sim=yes",
-          "--cachegrind-out-file=/dev/null"]
-    r = subprocess.run(vg + cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
-    ir = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
-    mp = re.search(r"Mispredicts:\s+([\d,]+)", r.stderr)
-    if not ir or not mp:
+    """The cycles of one run as cachegrind counts its events: instructions,
+    mispredicted branches, first-level and last-level cache misses."""
+    with tempfile.NamedTemporaryFile(prefix="icpp-cg-") as out:
+        vg = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
+              f"--cachegrind-out-file={out.name}"]
+        r = subprocess.run(vg + cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        text = open(out.name).read()
+    ev = re.search(r"^events: (.*)$", text, re.M)
+    sm = re.search(r"^summary: (.*)$", text, re.M)
+    if r.returncode != 0 or not ev or not sm:
         sys.exit(f"bench: cachegrind of {' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
-    return int(ir.group(1).replace(",", "")) + MISPREDICT_CYCLES * int(mp.group(1).replace(",", ""))
+    n = dict(zip(ev.group(1).split(), map(int, sm.group(1).split())))
+    return (n["Ir"] + MISPREDICT_CYCLES * (n["Bcm"] + n["Bim"]) +
+            L1_MISS_CYCLES * (n["I1mr"] + n["D1mr"] + n["D1mw"]) +
+            LL_MISS_CYCLES * (n["ILmr"] + n["DLmr"] + n["DLmw"]))
 
 
 def interleaved(variants, command, cwd):

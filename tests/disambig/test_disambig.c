@@ -1044,6 +1044,61 @@ static void test_dispatch_price(void)
 	da_problem_free(p);
 }
 
+/* B-A-D and B-E-D at one height, only a clone of D (200 bytes, called
+ * directly) parts them; `other` more entries end in B-F. */
+static struct da_problem *hot_problem(uint64_t other)
+{
+	struct da_problem *p = da_problem_new();
+	uint32_t B = da_add_func(p, "B", 0, 1, false), A = da_add_func(p, "A", 0, 1, false);
+	uint32_t E = da_add_func(p, "E", 0, 1, false), D = da_add_func(p, "D", 200, 1, true);
+	uint32_t F = da_add_func(p, "F", 0, 1, false);
+	uint32_t cs[5];
+	for (uint32_t k = 0; k < 5; k++)
+		cs[k] = da_add_callsite(p, k == 2 ? A : k == 3 ? E : B, 1, true);
+	int64_t size[] = {32, 48, 48, 16, 16};
+	path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]}, size, 16, 30);
+	path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 10);
+	path(p, 2, (uint32_t[]){B, F}, (uint32_t[]){DA_NONE, cs[4]}, size, 16, other);
+	return p;
+}
+
+/* The price of hot code (section 5, hot_code_weight).  Where D's frames
+ * take 40% of the entries, a clone of it adds its 208 bytes to the hot
+ * code whichever call it takes (the original stays hot): free, the plan
+ * clones; at 16 bytes a path (13 paths for the clone) it leaves the pair
+ * UNSOLVED.  Where B-F takes nearly all the entries, D's 40 are below
+ * DA_HOT_CODE_SHARE of them: a clone moves some of D's entries to a copy
+ * as cold, adding no hot code, and the same price clones. */
+static void test_hot_code_price(void)
+{
+	struct da_options o;
+	struct da_result r;
+	char err[256];
+	opts(&o);
+	o.allow_clone = true;
+	struct da_problem *p = hot_problem(60);
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.plan.nclones == 1 && r.nleft == 0 && r.nwraps == 0);
+	CHECK_EQ_INT(r.hot_code_bytes, 208);
+	CHECK_EQ_INT(r.code_bytes, 208);
+	CHECK(r.stats.hot_bytes == 0);          /* not kept while free */
+	da_result_free(&r);
+	o.hot_code_weight = 1.0 / 16;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.plan.nclones == 0 && r.hot_code_bytes == 0 && r.stats.hot_bytes == 0);
+	CHECK(r.nleft == 1 && r.left[0].why.left == DA_LEFT_UNSOLVED);
+	da_result_free(&r);
+	da_problem_free(p);
+
+	p = hot_problem((uint64_t)(40 / DA_HOT_CODE_SHARE));
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.plan.nclones == 1 && r.nleft == 0);
+	CHECK(llabs(r.hot_code_bytes) <= 1 && fabs(r.stats.hot_bytes) < 1);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* da_run_shares' share of the entries that run a trampoline. */
 static double run_share(const struct da_problem *p, const struct da_plan *plan)
 {
@@ -2207,7 +2262,8 @@ static void test_option_sweep(void)
 {
 	static const double caps[] = {0, 1.0, 1.02, 1.05, 1.1, 1.3}, stack[] = {0, 0.25, 1, 5};
 	static const double code[] = {0, 1.0 / 128, 1.0 / 16}, rec[] = {0, 0, 1.2, 2};
-	uint32_t solved = 0, clones = 0, capped = 0, cut = 0;
+	static const double hot[] = {0, 1.0 / 64, 1.0 / 4};
+	uint32_t solved = 0, clones = 0, capped = 0, cut = 0, hot_priced = 0;
 	for (uint64_t seed = 1; seed <= 150; seed++) {
 		uint64_t r0 = mix(seed, 77);
 		struct da_problem *p = random_problem(seed, 2 + r0 % 9, 50 + (r0 >> 8) % 900);
@@ -2223,6 +2279,7 @@ static void test_option_sweep(void)
 		o.max_recursion_growth = rec[(r0 >> 36) % 4];
 		o.budget = (r0 >> 38) % 3 == 0 ? 3000 + (r0 >> 40) % 50000 : 0;
 		o.searches = 1 + (r0 >> 45) % 2;
+		o.hot_code_weight = hot[(r0 >> 47) % 3];
 		o.threads = 1;
 		struct da_result r, r2;
 		char err[256];
@@ -2237,6 +2294,11 @@ static void test_option_sweep(void)
 		capped += o.max_stack_growth > 0 && r.max_growth > 1;
 		cut += r.stats.phases_cut > 0;
 		check_plan(p, &o, &r);
+		/* the hot code the search kept track of is the result's */
+		if (o.hot_code_weight > 0) {
+			CHECK(fabs(r.stats.hot_bytes - (double)r.hot_code_bytes) <= 0.5);
+			hot_priced += r.plan.nclones > 0;
+		}
 		o.threads = 2;
 		CHECK(da_solve(p, &o, &r2, err, sizeof(err)) == 0);
 		CHECK(same_plan(p, &r.plan, &r2.plan));
@@ -2249,8 +2311,9 @@ static void test_option_sweep(void)
 	CHECK(clones > 0);
 	CHECK(capped > 0);
 	CHECK(cut > 0);
-	fprintf(stderr, "option sweep: %u plans, %u clones, %u grew under a cap, %u cut by the budget\n",
-		solved, clones, capped, cut);
+	CHECK(hot_priced > 0);
+	fprintf(stderr, "option sweep: %u plans, %u clones, %u grew under a cap, %u cut by the budget, "
+		"%u cloned with hot code priced\n", solved, clones, capped, cut, hot_priced);
 }
 
 /* What da_solve said as its searches ended (da_options.on_search). */
@@ -2412,6 +2475,7 @@ int main(int argc, char **argv)
 	test_dispatch_routes();
 	test_tagged_dispatch();
 	test_dispatch_price();
+	test_hot_code_price();
 	test_wrap_price();
 	test_chain_tagged();
 	test_crowded();

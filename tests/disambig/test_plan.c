@@ -781,8 +781,16 @@ static void test_cli(void)
 	CONTAINS(cli_out, "worth at 1 bytes a\n  path (--code-per-path");
 	CONTAINS(cli_out, "(edges differ, cure clone, ");
 	CONTAINS(cli_out, " bytes of clones or more)");
+	/* and the price of hot code: the clone's frames take all of its
+	 * function's entries, so at 1 byte of it a path the clone costs more
+	 * than its paths, while new code is free */
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "0", "--hot-code-per-path", "1",
+			 "-o", plan, map, NULL), 0);
+	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
 	CHECK_EQ_INT(run("--code-per-path", "-5", map, NULL), 2);
 	CONTAINS(cli_err, "--code-per-path wants bytes");
+	CHECK_EQ_INT(run("--hot-code-per-path", "many", map, NULL), 2);
+	CONTAINS(cli_err, "--hot-code-per-path wants bytes from 0 (code is free) to 1048576, not 'many'");
 	CHECK_EQ_INT(run("--dispatch-weight", "x", map, NULL), 2);
 	CONTAINS(cli_err, "--dispatch-weight wants a number from 0");
 	CHECK_EQ_INT(run("--dispatch-weight", "1001", map, NULL), 2);

@@ -1,0 +1,59 @@
+#!/bin/bash
+# The run time a plan adds, under the rewriter's capability (docs/bench-disambig.md,
+# "Run time with the instruction cache"):
+#   bench/disambig/run_time.sh BUILD_DIR MAPS_DIR OUT_DIR [icpp rewrite options...]
+# MAPS_DIR as train_maps.sh makes it.  For each of lua5.4, perl, sqlite3, python3.11 and
+# tclsh8.6: rewrite it with its libraries by the plan of its map, run it on its workload
+# (the output must be the original's), and count both runs under cachegrind: instructions
+# + 15 x mispredicted branches + 10 x first-level misses + 100 x last-level misses, the
+# rewrite's against the original's.  PROGS="lua tcl" runs some.
+set -eu
+[ $# -ge 3 ] || { echo "usage: $0 BUILD_DIR MAPS_DIR OUT_DIR [rewrite options]" >&2; exit 2; }
+icpp=$(cd "$1" && pwd)/cli/icpp
+maps=$(cd "$2" && pwd)
+mkdir -p "$3"
+out=$(cd "$3" && pwd)
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+work=$here/workloads
+L=/lib/x86_64-linux-gnu
+command -v valgrind >/dev/null || { echo "$0: valgrind is missing: apt-get install valgrind" >&2; exit 1; }
+
+cycles() {  # the estimate of a cachegrind output file
+    awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+         /^summary:/ { c = $col["Ir"] + 15 * ($col["Bcm"] + $col["Bim"])
+                       c += 10 * ($col["I1mr"] + $col["D1mr"] + $col["D1mw"])
+                       print c + 100 * ($col["ILmr"] + $col["DLmr"] + $col["DLmw"]) }' "$1"
+}
+cg() {      # cg OUT_FILE COMMAND...
+    PYTHONHASHSEED=0 valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes \
+        --cachegrind-out-file="$1" "${@:2}" >/dev/null 2>&1
+}
+
+for prog in ${PROGS:-lua perl sqlite3 python3 tcl}; do
+    case $prog in
+    lua) bin=/usr/bin/lua5.4; libs="libc.so.6"; args=("$here/../train/bench.lua");;
+    perl) bin=/usr/bin/perl; libs="libc.so.6 libm.so.6"; args=("$work/work.pl");;
+    sqlite3) bin=/usr/bin/sqlite3; libs="libsqlite3.so.0 libc.so.6"; args=(":memory:" ".read $work/work.sql");;
+    python3) bin=/usr/bin/python3.11; libs="libc.so.6 libm.so.6 libz.so.1 libexpat.so.1"; args=("$work/work.py");;
+    tcl) bin=/usr/bin/tclsh8.6; libs="libtcl8.6.so libc.so.6 libz.so.1 libm.so.6"; args=("$work/work.tcl");;
+    *) echo "$0: no program $prog" >&2; exit 2;;
+    esac
+    d=$out/$prog
+    rm -rf "$d"
+    mkdir -p "$d"
+    lib=()
+    for l in $libs; do lib+=(--lib "$L/$l"); done
+    "$icpp" rewrite "$bin" -m "$maps/$prog.icpp" -o "$d/$prog.rw" "${lib[@]}" "$@" >"$d/rewrite.log" 2>&1 ||
+        { echo "$0: rewrite of $prog failed: $(tail -1 "$d/rewrite.log")" >&2; exit 1; }
+    PYTHONHASHSEED=0 "$bin" "${args[@]}" >"$d/orig.out" 2>&1
+    PYTHONHASHSEED=0 LD_LIBRARY_PATH="$d/$prog.rw.libs" "$d/$prog.rw" "${args[@]}" >"$d/rw.out" 2>&1
+    cmp -s "$d/orig.out" "$d/rw.out" || { echo "$0: $prog rewritten gives another output" >&2; exit 1; }
+    cg "$d/orig.cg" "$bin" "${args[@]}"
+    LD_LIBRARY_PATH="$d/$prog.rw.libs" cg "$d/rw.cg" "$d/$prog.rw" "${args[@]}"
+    precise=$(grep -o "precise paths [0-9.]*% -> [0-9.]*%" "$d/rewrite.log" | head -1)
+    hot=$(grep -o "add [0-9.]* KB of hot code" "$d/rewrite.log" | grep -o "[0-9.]* KB" || echo "0 KB")
+    i1() { awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i } /^summary:/ { print $col["I1mr"] }' "$1"; }
+    echo "$prog: $precise predicted, hot code $hot; run time $(echo "$(cycles "$d/rw.cg") $(cycles "$d/orig.cg")" |
+        awk '{ printf "%.4f", $1 / $2 }') of the original's (I1 misses $(i1 "$d/orig.cg") -> $(i1 "$d/rw.cg"))"
+done
