@@ -1,8 +1,8 @@
 /* libFuzzer target for the plan file (docs/plan-format.md, "Tests and
  * fuzzing"): each input is parsed as a plan of the sample pathmap
  * (plan_sample.h); a refusal must be one line naming the file, a plan must
- * survive write -> read -> write, and da_pm_plan_to and da_predict_pathmap
- * must take it or refuse it with one line.  Anything else aborts. */
+ * survive write -> read -> write, and da_pm_plan_to, da_evaluate and
+ * da_predict_pathmap must take it or refuse it with one line.  Anything else aborts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>

@@ -129,15 +129,39 @@ static int write_back(const struct pathmap *pm, const char *file, const struct d
 	return 0;
 }
 
+/* The plan as icpp plan --evaluate reads it (its heights, metrics and costs,
+ * the hot code's too): taken, or refused with one line; 0 or -1 (why set). */
+static int evaluate(const struct da_bridge *br, const struct da_plan *dp, char *why,
+		    size_t whylen)
+{
+	struct da_options o;
+	struct da_result r;
+	char err[512] = "";
+	da_options_default(&o);
+	o.allow_clone = true;
+	o.hot_code_weight = 1.0 / 16;
+	if (da_evaluate(br->prob, &o, dp, &r, err, sizeof(err)) == 0) {
+		da_result_free(&r);
+		return 0;
+	}
+	if (one_line(err))
+		return 0;
+	snprintf(why, whylen, "da_evaluate refused without one line: \"%s\"", err);
+	return -1;
+}
+
 /* The plan's consumers accept it or refuse it with one line. */
 static int consume(const struct pathmap *pm, const struct da_bridge *br,
 		   const struct da_pm_plan *plan, char *why, size_t whylen)
 {
 	char err[512] = "";
 	struct da_plan dp;
-	if (da_pm_plan_to(br, plan, &dp, err, sizeof(err)) == 0)
+	if (da_pm_plan_to(br, plan, &dp, err, sizeof(err)) == 0) {
+		int rc = evaluate(br, &dp, why, whylen);
 		da_plan_free(&dp);
-	else if (!one_line(err)) {
+		if (rc < 0)
+			return -1;
+	} else if (!one_line(err)) {
 		snprintf(why, whylen, "da_pm_plan_to refused without one line: \"%s\"", err);
 		return -1;
 	}
