@@ -536,7 +536,7 @@
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
 #define DA_DEFAULT_DISPATCH_WEIGHT 0.05     /* da_options.dispatch_weight (section 5) */
 #define DA_DEFAULT_WRAP_WEIGHT 0.3          /* da_options.wrap_weight (section 5) */
-#define DA_DEFAULT_HOT_CODE_PER_PATH 0    /* da_options.hot_code_weight is its
+#define DA_DEFAULT_HOT_CODE_PER_PATH 0  /* da_options.hot_code_weight is its
                                      * inverse (section 5; 0: free) */
 #define DA_HOT_CODE_SHARE 1e-4      /* a function's copy whose frames take this
                                      * share of the entries is hot (section 5,
@@ -799,8 +799,8 @@ struct da_options {
 	                             * trampoline (a wrapped call, an entry
 	                             * wrapper's padding): section 5 */
 	double hot_code_weight;     /* per byte of hot code the clones add
-	                             * (da_hot_code; icpp plan
-	                             * --hot-code-per-path N: 1/N): section 5 */
+	                             * (icpp plan --hot-code-per-path N: 1/N):
+	                             * section 5 */
 	uint64_t budget;            /* work limit of each search in node moves
 	                             * (and annealing draws); 0 = default */
 	double time_limit_s;        /* per search; 0 = none (a limit makes
@@ -924,7 +924,9 @@ struct da_result {
 	uint32_t recursion_node;
 	int64_t recursion_old, recursion_new;
 	uint64_t code_bytes;
-	int64_t hot_code_bytes;     /* the hot code the plan adds (da_hot_code) */
+	int64_t hot_code_bytes;     /* the hot code the plan adds (section 5,
+	                             * hot_code_weight; less than 0 where clones
+	                             * leave originals colder) */
 	uint32_t nwraps;            /* wrapped callsites and copies (not trampolines) */
 	struct da_leftover *left;   /* heaviest first */
 	uint32_t nleft;
