@@ -252,23 +252,51 @@ static bool is_reg(const cs_x86_op *op, x86_reg r)
 	return op->type == X86_OP_REG && op->reg == r;
 }
 
+static const x86_reg gpr_names[16][4] = {
+	{X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},
+	{X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},
+	{X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL},
+	{X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL},
+	{X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL},
+	{X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL},
+	{X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL},
+	{X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL},
+	{X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B},
+	{X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B},
+	{X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B},
+	{X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B},
+	{X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B},
+	{X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B},
+	{X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B},
+	{X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B}};
+
+/* The general-purpose register r names (its number, 0 rax ... 15 r15) by
+ * its 64, 32, 16 or low 8 bits (*width 8, 4, 2, 1), or -1 (ah, a vector
+ * register, rip). */
+static int gpr_number(x86_reg r, int *width)
+{
+	*width = 0;
+	for (int n = 0; n < 16; n++)
+		for (int k = 0; k < 4; k++)
+			if (r == gpr_names[n][k]) {
+				*width = 8 >> k;
+				return n;
+			}
+	return -1;
+}
+
 /* The bit of the callee-saved register r belongs to (rbx, rbp, r12-r15),
  * or 0. */
 static uint8_t callee_saved_bit(x86_reg r)
 {
-	switch (r) {
-	case X86_REG_RBX: case X86_REG_EBX: case X86_REG_BX: case X86_REG_BL: case X86_REG_BH:
+	int width, n = r == X86_REG_BH ? 3 : gpr_number(r, &width);
+	switch (n) {
+	case 3:                 /* rbx */
 		return 1;
-	case X86_REG_RBP: case X86_REG_EBP: case X86_REG_BP: case X86_REG_BPL:
+	case 5:                 /* rbp */
 		return 2;
-	case X86_REG_R12: case X86_REG_R12D: case X86_REG_R12W: case X86_REG_R12B:
-		return 4;
-	case X86_REG_R13: case X86_REG_R13D: case X86_REG_R13W: case X86_REG_R13B:
-		return 8;
-	case X86_REG_R14: case X86_REG_R14D: case X86_REG_R14W: case X86_REG_R14B:
-		return 16;
-	case X86_REG_R15: case X86_REG_R15D: case X86_REG_R15W: case X86_REG_R15B:
-		return 32;
+	case 12: case 13: case 14: case 15:
+		return (uint8_t)(4 << (n - 12));
 	default:
 		return 0;
 	}
@@ -1705,39 +1733,6 @@ static bool starts_insn(const struct unit *u, uint64_t addr)
  * flow into it (rewriter.h section 1, Cloning).  gcc checks the index
  * before it loads the table: `cmp $N-1,%eax; ja default` on this path or
  * the paths joining it, often on a narrower or earlier copy of the index. */
-
-static const x86_reg gpr_names[16][4] = {
-	{X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},
-	{X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},
-	{X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL},
-	{X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL},
-	{X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL},
-	{X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL},
-	{X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL},
-	{X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL},
-	{X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B},
-	{X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B},
-	{X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B},
-	{X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B},
-	{X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B},
-	{X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B},
-	{X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B},
-	{X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B}};
-
-/* The general-purpose register r names (its number, 0 rax ... 15 r15) by
- * its 64, 32, 16 or low 8 bits (*width 8, 4, 2, 1), or -1 (ah, a vector
- * register, rip). */
-static int gpr_number(x86_reg r, int *width)
-{
-	*width = 0;
-	for (int n = 0; n < 16; n++)
-		for (int k = 0; k < 4; k++)
-			if (r == gpr_names[n][k]) {
-				*width = 8 >> k;
-				return n;
-			}
-	return -1;
-}
 
 /* The 64-bit name of the general-purpose register r names (gcc bounds a
  * switch's index by cmp $N-1,%al, then widens it), or X86_REG_INVALID. */

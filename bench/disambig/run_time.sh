@@ -25,6 +25,9 @@ cycles() {  # the estimate of a cachegrind output file
                        c += 10 * ($col["I1mr"] + $col["D1mr"] + $col["D1mw"])
                        print c + 100 * ($col["ILmr"] + $col["DLmr"] + $col["DLmw"]) }' "$1"
 }
+i1() {      # the first-level instruction cache misses of a cachegrind output file
+    awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i } /^summary:/ { print $col["I1mr"] }' "$1"
+}
 cg() {      # cg OUT_FILE COMMAND...
     PYTHONHASHSEED=0 valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes \
         --cachegrind-out-file="$1" "${@:2}" >/dev/null 2>&1
@@ -53,7 +56,6 @@ for prog in ${PROGS:-lua perl sqlite3 python3 tcl}; do
     LD_LIBRARY_PATH="$d/$prog.rw.libs" cg "$d/rw.cg" "$d/$prog.rw" "${args[@]}"
     precise=$(grep -o "precise paths [0-9.]*% -> [0-9.]*%" "$d/rewrite.log" | head -1)
     hot=$(grep -o "add [0-9.]* KB of hot code" "$d/rewrite.log" | grep -o "[0-9.]* KB" || echo "0 KB")
-    i1() { awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i } /^summary:/ { print $col["I1mr"] }' "$1"; }
     echo "$prog: $precise predicted, hot code $hot; run time $(echo "$(cycles "$d/rw.cg") $(cycles "$d/orig.cg")" |
         awk '{ printf "%.4f", $1 / $2 }') of the original's (I1 misses $(i1 "$d/orig.cg") -> $(i1 "$d/rw.cg"))"
 done
