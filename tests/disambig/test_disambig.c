@@ -1355,6 +1355,56 @@ static void test_clone_crowded(void)
 	da_problem_free(p);
 }
 
+/* A C++ program's static constructors (cmake's 190): the start code R
+ * calls forty X_i that cannot grow, and each calls helper H once, all at
+ * height 48.  H's forty other paths, through Y (which may grow by 16) and
+ * the Z_i, take 80 to 144, so a wrap of an X_i's call finds two free
+ * heights within the stack cap (64, 160); the pigeonhole bound of H is not
+ * reached, and
+ * each pair of X paths differs in variables (the wraps), which find no
+ * move.  A clone of H for X_i's call is one: the sweeps try the last
+ * frame's clone for such pairs too, and every path is precise (before,
+ * clones only for pairs that differ in no variable: 123 of 162, 39 of the
+ * X paths at one CID). */
+static void test_clone_over_wraps(void)
+{
+	struct da_problem *p = da_problem_new();
+	int64_t size[128] = {0};
+	uint32_t R = da_add_func(p, "R", 0, 1, false), H = da_add_func(p, "H", 32, 1, true);
+	uint32_t Y = da_add_func(p, "Y", 0, da_mask_upto(16), false), hx[40];
+	uint32_t ry = da_add_callsite(p, R, 1, true);
+	size[R] = 16;
+	size[Y] = 32;
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t X = da_add_func(p, NULL, 0, 1, false);
+		uint32_t rx = da_add_callsite(p, R, 1, true), xh = da_add_callsite(p, X, pads(), true);
+		size[X] = 16;
+		hx[i] = path(p, 3, (uint32_t[]){R, X, H}, (uint32_t[]){DA_NONE, rx, xh}, size, 16, 1);
+	}
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t Z = da_add_func(p, NULL, 0, 1, false);
+		uint32_t yz = da_add_callsite(p, Y, 1, true), zh = da_add_callsite(p, Z, 1, true);
+		size[Z] = 16 + 16 * (i % 4);
+		path(p, 4, (uint32_t[]){R, Y, Z, H}, (uint32_t[]){DA_NONE, ry, yz, zh}, size, 16, 1);
+	}
+	struct da_options o;
+	da_options_default(&o);
+	o.allow_clone = true;
+	struct da_result r;
+	char err[256];
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	uint32_t apart = 0;
+	for (uint32_t a = 0; a < 40; a++)
+		for (uint32_t b = a + 1; b < 40; b++)
+			apart += r.inst[hx[a]] != r.inst[hx[b]] || r.height[hx[a]] != r.height[hx[b]];
+	CHECK_EQ_INT(apart, 40 * 39 / 2);
+	CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+	check_predict(p, &r);
+	da_result_free(&r);
+	da_problem_free(p);
+}
+
 /* What the rewriter cannot do to a clone: the same six routes into F, but
  * the calls of X0..X2 call another function (G, which tail-calls F: the
  * frames are F's, the instruction calls G), so only a clone of G may take
@@ -2480,6 +2530,7 @@ int main(int argc, char **argv)
 	test_chain_tagged();
 	test_crowded();
 	test_clone_crowded();
+	test_clone_over_wraps();
 	test_clone_limits();
 	test_hot_isolated();
 	test_construct_binary();
