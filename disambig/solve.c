@@ -2165,10 +2165,9 @@ static uint32_t adj_count(const struct adj *a, uint32_t n, struct adj key)
  * callsite (the clone is a CID of its own), or the caller of an adjacent pair
  * (callsite into f, callsite e owned by f) with the clone's copy of e
  * wrapped (not when last_only).  Applies the best improving one.  Within
- * `allow` node moves: a
- * clone of a frame high in the tree may change chains far below it
- * (python3's interpreter loop; when every node below was visited, one
- * pair's walk up both paths took up to 7M).
+ * `allow` node moves: a clone of a frame high in the tree may change chains
+ * far below it (python3's interpreter loop; when every node below was
+ * visited, one pair's walk up both paths took up to 7M).
  * Only moves that treat the two paths differently are evaluated: a clone
  * of the last frames' function when they were entered through different
  * calls, and an adjacent pair that occurs a different number of times in
@@ -2374,6 +2373,8 @@ static uint64_t cid_key(uint32_t inst, int64_t h)
 	return da_mix64(da_pair(inst, (uint32_t)h)) >> 1;
 }
 
+/* The paths a CID needs before improve_bucket clones for a pair that its
+ * variables could separate but did not. */
 #define CLONE_OVER_VARS 8
 
 /* One improving move for bucket b; true when one was applied. */
@@ -2393,10 +2394,9 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 		 * small helper, at one height that its other paths crowd: 95.9%
 		 * -> 97.6% of its reducible paths (three seeds, a short script's
 		 * map), the other real maps and the synthetic sets the same
-		 * plans.  Every clone
-		 * for such pairs cost tcl 0.4 points; the last frame's for pairs
-		 * in smaller CIDs cost dealII 17% more time for nothing
-		 * (docs/bench-disambig.md, session 47) */
+		 * plans.  Every clone for such pairs cost tcl 0.4 points; the
+		 * last frame's for pairs in smaller CIDs cost dealII 17% more
+		 * time for nothing (docs/bench-disambig.md, session 47) */
 		uint64_t key = cid_key(s->B[b].inst, s->B[b].h);
 		bool opened = u64map_get(&s->cloned, key) != DA_NONE;
 		for (uint32_t r = 1; r < nrep; r++) {
