@@ -2390,7 +2390,7 @@ static bool improve_bucket(struct ds *s, uint32_t b)
 		 * least CLONE_OVER_VARS paths (or one where such a clone was
 		 * made before: its last paths), a clone of the last frame's
 		 * function only: a CID namespace of its own for the call that
-		 * entered it.  cmake's 190 static constructors each call one
+		 * entered it.  cmake's ~190 static constructors each call one
 		 * small helper, at one height that its other paths crowd: 95.9%
 		 * -> 97.6% of its reducible paths (three seeds, a short script's
 		 * map), the other real maps and the synthetic sets the same

@@ -1355,7 +1355,7 @@ static void test_clone_crowded(void)
 	da_problem_free(p);
 }
 
-/* A C++ program's static constructors (cmake's 190): the start code R
+/* A C++ program's static constructors (cmake's ~190): the start code R
  * calls forty X_i that cannot grow, and each calls helper H once, all at
  * height 48.  H's forty other paths, through Y (which may grow by 16) and
  * the Z_i, take 80 to 144, so a wrap of an X_i's call finds two free
