@@ -1360,10 +1360,9 @@ static void test_clone_crowded(void)
  * height 48.  H's forty other paths, through Y (which may grow by 16) and
  * the Z_i, take 80 to 144, so a wrap of an X_i's call finds two free
  * heights within the stack cap (64, 160); the pigeonhole bound of H is not
- * reached, and
- * each pair of X paths differs in variables (the wraps), which find no
- * move.  A clone of H for X_i's call is one: the sweeps try the last
- * frame's clone for such pairs too, and every path is precise (before,
+ * reached, and each pair of X paths differs in variables (the wraps), which
+ * find no move.  A clone of H for X_i's call is one: the sweeps try the
+ * last frame's clone for such pairs too, and every path is precise (before,
  * clones only for pairs that differ in no variable: 123 of 162, 39 of the
  * X paths at one CID). */
 static void test_clone_over_wraps(void)
@@ -1393,6 +1392,7 @@ static void test_clone_over_wraps(void)
 	struct da_result r;
 	char err[256];
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.crowded_paths, 0);
 	uint32_t apart = 0;
 	for (uint32_t a = 0; a < 40; a++)
 		for (uint32_t b = a + 1; b < 40; b++)
