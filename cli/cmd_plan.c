@@ -264,8 +264,7 @@ static void report_left(struct pathmap *pm, const struct da_problem *p, const st
 	if (r->unsolved_elsewhere > r->unsolved_no_dispatch)
 		printf("  %" PRIu64 " of the unsolved are at functions both paths enter by a call from\n"
 		       "  another module that no clone of the function may take: that module is\n"
-		       "  not rewritten with it (--binary), or the call cannot be tagged (one from\n"
-		       "  a function with an exception table, as most C++ code, cannot: icpp\n"
+		       "  not rewritten with it (--binary), or the call cannot be tagged (icpp\n"
 		       "  rewrite --explain marks the calls that can \"tag ok\")\n",
 		       r->unsolved_elsewhere - r->unsolved_no_dispatch);
 	if (r->unsolved_no_dispatch)

@@ -1480,7 +1480,7 @@ static void scan_unit(struct ana *a, struct unit *u, uint32_t owner, struct unit
 	}
 }
 
-static bool stub_row_ok(const struct eh_frame *eh, uint64_t insn);
+static bool stub_row_ok(const struct rw_binary *b, uint64_t insn, uint64_t ret);
 
 /* Does a branch of unit u land in (lo, hi]? */
 static bool lands_in(const struct unit *u, uint64_t lo, uint64_t hi)
@@ -1542,7 +1542,7 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 		start = p->addr;
 	}
 	if (start < g->ins[0].addr + 4 + 5 || end - start > RW_PROMOTE_MAX_BYTES ||
-	    lands_in(u, start, call->addr) || !stub_row_ok(&a->b->eh, call->addr) ||
+	    lands_in(u, start, call->addr) || !stub_row_ok(a->b, call->addr, call->addr + call->len) ||
 	    !movable(a, start, end, call->addr))
 		return 0;
 	/* where its indirect jumps go: refuse_promote_targets */
@@ -2736,13 +2736,16 @@ void rw_call_bound_args(struct rw_call *rc, int32_t callee)
 }
 
 /* A tagged call's stub runs in its caller's frame with the caller's CFI row
- * at the call (rewriter.h section 1, Tagged calls): one without an LSDA (a
- * personality would look the stub's address up in the caller's call-site
- * table) whose program up to the call can be copied. */
-static bool stub_row_ok(const struct eh_frame *eh, uint64_t insn)
+ * at the call (rewriter.h section 1, Tagged calls): one whose program up to
+ * the call can be copied, and where the caller has an LSDA, one that the
+ * stub's own can be made from (a personality looks the stub's return address
+ * up there: eh_put_stub_lsda). */
+static bool stub_row_ok(const struct rw_binary *b, uint64_t insn, uint64_t ret)
 {
+	const struct eh_frame *eh = &b->eh;
 	uint32_t fde = eh_fde_at(eh, insn);
-	if (fde == RW_NONE || eh->e[fde].lsda)
+	if (fde == RW_NONE ||
+	    (eh->e[fde].lsda && !eh_stub_lsda_ok(b->bin, eh, fde, ret, b->ehdr.e_type != ET_EXEC)))
 		return false;
 	return eh_edit_cfa(eh, fde, 0, 0, 0, insn - eh->e[fde].pc_begin, NULL) == 0;
 }
@@ -2791,7 +2794,7 @@ static void resolve_calls(struct ana *a)
 		rc->taggable = (rc->target || rc->slot) && rc->len >= 5 && rc->len <= 16 &&
 			       !returns_twice_name(rc->target_name) &&
 			       b->funcs[rc->func].pad_why != RW_PAD_UNDECODABLE &&
-			       stub_row_ok(&b->eh, rc->insn);
+			       stub_row_ok(b, rc->insn, rc->insn + rc->len);
 		bind_call(a, rc, got);
 		rc->redirectable = rc->redirectable || rc->bind;
 	}

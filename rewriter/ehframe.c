@@ -746,6 +746,20 @@ static int put_range(const struct eh_frame *eh, const struct eh_entry *e, struct
 	return 0;
 }
 
+/* Point the LSDA field of the FDE copied (from e) at start, address vaddr +
+ * start, at lsda: a stub's own (eh_put_stub_lsda).  -1 where e has no LSDA
+ * or the field cannot hold it. */
+static int put_lsda(const struct eh_frame *eh, const struct eh_entry *e, struct rbuf *frame,
+		    size_t start, uint64_t vaddr, uint64_t lsda)
+{
+	int enc = eh->e[e->cie_index].lsda_enc;
+	uint64_t field = vaddr + start + e->lsda_field;
+	if (!e->lsda_field)
+		return -1;
+	return put_ptr(frame, start + e->lsda_field, enc,
+		       (enc & 0x70) == DW_EH_PE_pcrel ? lsda - field : lsda);
+}
+
 struct hdr_ent {
 	uint64_t pc, fde;
 };
@@ -853,6 +867,8 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 			      errlen))
 			goto fail;
 		if (row && put_range(eh, e, frame, start, cf[i].range) < 0)
+			goto range;
+		if (row && cf[i].lsda && put_lsda(eh, e, frame, start, vaddr, cf[i].lsda) < 0)
 			goto range;
 		tab[ntab++] = (struct hdr_ent){cf[i].start, vaddr + start};
 	}

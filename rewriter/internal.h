@@ -78,6 +78,19 @@ struct eh_callsite {
 int eh_lsda(const struct bin_module *m, uint64_t lsda, uint64_t func_start,
 	    struct eh_callsite **out, uint32_t *n);
 
+/* A stub's LSDA (stub_lsda.c): for a stub at `start` that makes the call
+ * returning to ret (in FDE fde's code, which has an LSDA) in its caller's
+ * frame, an LSDA that says of its `range` bytes what fde's says of the call,
+ * its landing pads counted from `base` (fde's pc_begin, or where a clone
+ * copies that code), written at the end of o, address `at`.  Whether one can
+ * be made: the caller's LPStart omitted, its pointers movable (pc-relative,
+ * or absolute where !pie), no DW_CFA_GNU_args_size. 0, or -1. */
+bool eh_stub_lsda_ok(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
+		     uint64_t ret, bool pie);
+int eh_put_stub_lsda(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
+		     uint64_t ret, bool pie, uint64_t start, uint32_t range, uint64_t base,
+		     uint64_t at, struct rbuf *o);
+
 /* Whether FDE `fde` uses DW_CFA_GNU_args_size with a non-zero size (landing
  * pads then start below the call's rsp), or cannot be read. */
 bool eh_args_size(const struct eh_frame *eh, uint32_t fde);
@@ -112,12 +125,15 @@ struct eh_fde_edit {
  * program edited as edit says when edit.d is not 0 (the clone's padding).
  * A tagged call's stub (section 1 of rewriter.h) takes the row of its call
  * instead: row_at is the call's offset from the FDE's pc_begin, and the
- * copy covers `range` bytes with that row alone (UINT64_MAX: a clone). */
+ * copy covers `range` bytes with that row alone (UINT64_MAX: a clone), and
+ * points at the stub's own LSDA `lsda` (eh_put_stub_lsda; 0: the FDE's, as a
+ * clone's copy and a veneer's, where no call returns). */
 struct eh_clonefde {
 	struct eh_fde_edit edit;
 	uint64_t start;
 	uint64_t row_at;
 	uint64_t range;
+	uint64_t lsda;
 };
 /* Build the merged .eh_frame for address `vaddr`: the old entries in their
  * order (pointers re-encoded, edits applied), the clones' FDEs (sharing the

@@ -231,11 +231,17 @@
  * hooks and nothing runs) is a copy of the caller's with the CFA program
  * cut at the row of c (advances dropped; edited as the caller's padding
  * edits its own), so unwinders, training and icpp report see the caller's
- * frame there.  A call is taggable (rw_call.taggable) when it could be
- * wrapped but for its stack arguments (a direct call or call *slot(%rip) of
- * at least 5 bytes, no returns-twice callee, decodable caller) and its FDE
- * has no LSDA (a personality would look the stub's address up in the
- * caller's call-site table) and a CFA program that can be copied.  The
+ * frame there.  c's callee returns into the stub, so a C++ personality
+ * looks the stub's address up in the FDE's LSDA: where the caller has one,
+ * the stub's FDE points at an LSDA of its own, after the stub, that says of
+ * the stub what the caller's says of c (its landing pad, in the caller or
+ * the caller's copy in a clone, its action, the type table entries under
+ * the same numbers; stub_lsda.c).  A call is taggable (rw_call.taggable)
+ * when it could be wrapped but for its stack arguments (a direct call or
+ * call *slot(%rip) of at least 5 bytes, no returns-twice callee, decodable
+ * caller), its FDE has a CFA program that can be copied and, where it has
+ * an LSDA, one a stub's can be made from (LPStart omitted, movable
+ * pointers, no DW_CFA_GNU_args_size).  The
  * return address of a tagged call never lies in the first RW_TAG_SHIFT
  * bytes of a page (the stub or trampoline moves).  f's dispatch tests, after
  * its return-address tests,
@@ -321,11 +327,11 @@
  * to a code address that the binary's data, its relative relocations'
  * addends or its instructions name (an absolute table, an immediate, a
  * rip-relative address, or an entry of a table of offsets relative to
- * one), none of which may lie among them.  c's FDE has no
- * LSDA (a personality would look the stub's return address up), they lie
- * past the first
- * 9 bytes of their code (training's hook: an endbr64 and 5 bytes), and its
- * CFI row can be copied.  Padding edits among them move into the stub.  The
+ * one), none of which may lie among them.  c's FDE has no call-site
+ * records (no landing pad may lie among them; an LSDA without records gives
+ * the stub one without them too, as for a tagged call), they lie past the
+ * first 9 bytes of their code (training's hook: an endbr64 and 5 bytes),
+ * and its CFI row can be copied.  Padding edits among them move into the stub.  The
  * copy of c in a clone J (a chain) is promoted the same way, from the
  * copy's bytes.  The stub misses a frame of f that c's callee entered by a
  * tail call (g tail-calls f): the plan promotes c for f only where no

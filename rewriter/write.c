@@ -757,7 +757,7 @@ static int add_veneers(struct plan_state *ps, const struct rw_binary *b, const s
 		uint32_t fde = eh_fde_at(&b->eh, v->v[i].branch);
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
 			{fde, u->k0, u->k1, u->nfdes ? pad : 0}, v->v[i].at,
-			v->v[i].branch - b->eh.e[fde].pc_begin, RW_VENEER_BYTES};
+			v->v[i].branch - b->eh.e[fde].pc_begin, RW_VENEER_BYTES, 0};
 		struct newsym *n = &ps->syms[ps->nsyms++];
 		snprintf(n->name, sizeof(n->name), "__icpp_veneer_%016" PRIx64, v->v[i].copy);
 		n->addr = v->v[i].at;
@@ -801,7 +801,7 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	for (uint32_t i = 0; i < n; i++)
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
 			{eh_fde_at(&b->eh, r[i].lo), u->k0, u->k1, u->nfdes ? pc->pad : 0}, r[i].to,
-			UINT64_MAX, 0};
+			UINT64_MAX, 0, 0};
 	/* a function without a name by its address, as the prediction names it */
 	char own[32], frag_own[32];
 	snprintf(own, sizeof(own), "0x%" PRIx64, f->addr);
@@ -830,13 +830,26 @@ static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_c
 /* The FDE of stub t for call c: the caller's row at the call, edited as the
  * caller's padding edits its FDE; for c's copy in a clone, copy_start is
  * where the clone's copy of c's function (or fragment) begins, and the
- * clone's FDE there gives the edit (its own padding).  -1 out of memory. */
+ * clone's FDE there gives the edit (its own padding).  Where the caller has
+ * an LSDA, the stub's own follows the stub in text (eh_put_stub_lsda).  -1
+ * with err. */
 static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-			uint64_t copy_start, const struct tramp *t)
+			uint64_t copy_start, const struct tramp *t, uint64_t text_vaddr, char *err,
+			size_t errlen)
 {
 	if (reserve(ps, 1, 0))
-		return -1;
+		return errmsg(err, errlen, "out of memory applying the plan");
 	uint32_t fde = eh_fde_at(&b->eh, c->insn);
+	const struct eh_entry *e = &b->eh.e[fde];
+	uint64_t lsda = 0;
+	if (e->lsda) {
+		lsda = text_vaddr + ps->text.n;
+		if (eh_put_stub_lsda(b->bin, &b->eh, fde, c->insn + c->len, b->ehdr.e_type != ET_EXEC,
+				     t->addr, t->size, copy_start ? copy_start : e->pc_begin, lsda,
+				     &ps->text))
+			return errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " gets no LSDA "
+				      "(its exception table is out of reach)", t->site);
+	}
 	struct eh_fde_edit ed = {fde, 0, 0, 0};
 	if (copy_start) {
 		for (uint32_t e = 0; e < ps->ncfdes; e++)
@@ -847,8 +860,8 @@ static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const 
 			if (ps->fedits[e].fde == fde)
 				ed = ps->fedits[e];
 	}
-	ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){ed, t->addr, c->insn - b->eh.e[fde].pc_begin,
-						       t->size};
+	ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){ed, t->addr, c->insn - e->pc_begin, t->size,
+						       lsda};
 	return 0;
 }
 
@@ -879,8 +892,8 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 			if (!stub)
 				return -1;
 			if (add_stub_fde(ps, b, c, c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr,
-					 &ps->t[ps->nt - 1]))
-				return errmsg(err, errlen, "out of memory applying the plan");
+					 &ps->t[ps->nt - 1], text_vaddr, err, errlen))
+				return -1;
 			memset(bytes, 0xcc, sizeof(bytes));
 			if (x86_encode_jmp(insn, stub, bytes) < 0)
 				return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of "
@@ -911,8 +924,8 @@ static int stub_call(struct plan_state *ps, const struct rw_binary *b, const str
 	uint64_t stub = add_stub(ps, c, c->site, dest, bound, tag, text_vaddr, err, errlen);
 	if (!stub)
 		return -1;
-	if (add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1]))
-		return errmsg(err, errlen, "out of memory applying the plan");
+	if (add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1], text_vaddr, err, errlen))
+		return -1;
 	uint8_t bytes[16];
 	memset(bytes, 0xcc, sizeof(bytes));
 	if (x86_encode_jmp(c->insn, stub, bytes) < 0)
@@ -1088,8 +1101,8 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 	*t = (struct tramp){.call = c, .site = d.at + d.len - 1, .stub = true, .promote = true};
 	if (emit_promote(ps, t, &d, tests, ntests, text_vaddr, err, errlen) < 0)
 		return -1;
-	if (add_stub_fde(ps, b, c, copy_start, t))
-		return errmsg(err, errlen, "out of memory applying the plan");
+	if (add_stub_fde(ps, b, c, copy_start, t, text_vaddr, err, errlen))
+		return -1;
 	uint8_t bytes[RW_PROMOTE_MAX_BYTES];
 	memset(bytes, 0xcc, sizeof(bytes));
 	if (x86_encode_jmp(d.at, t->addr + RW_ENTRY_GUARD, bytes) < 0)

@@ -78,8 +78,8 @@ static void add_copies(const struct eh_frame *eh, struct rebuild *rb)
 	uint32_t i = rb->edits[k].fde;
 	uint64_t pc = eh->e[i].pc_begin;
 	rb->cf[rb->ncf++] = (struct eh_clonefde){{i, KEEP, KEEP, PAD}, pc + CLONE_AT, UINT64_MAX,
-						  UINT64_MAX};
-	rb->cf[rb->ncf++] = (struct eh_clonefde){{i, KEEP, KEEP, 0}, pc + STUB_AT, 0, STUB_RANGE};
+						  UINT64_MAX, 0};
+	rb->cf[rb->ncf++] = (struct eh_clonefde){{i, KEEP, KEEP, 0}, pc + STUB_AT, 0, STUB_RANGE, 0};
 }
 
 /* The rebuilt section eh2 against the original: entries in order, each FDE

@@ -1,0 +1,67 @@
+/* fx_tags_eh_main.cc: thesis Figure 5.4 across modules from C++ functions
+ * with exception tables, for run_tags_eh.sh.
+ * main > fx_a > fx_b > fx_eh_leaf and main > fx_b > fx_a > fx_eh_leaf use
+ * the same functions in another order: under --no-wrap only a clone of the
+ * library's leaf for one of the program's calls separates them, taken by a
+ * tag on the call, whose stub returns into the caller's frame and so needs
+ * an exception table of its own (rewriter.h section 1, Tagged calls).
+ * The leaf throws three types: fx_a catches two in two handlers (its
+ * landing pad tells them apart by the selector, the number of the type's
+ * entry in the caller's type table), fx_b destroys a local on the way (a
+ * cleanup, then the exception goes on), and main catches the third after
+ * fx_a's handlers do not match.  The output records which handler ran and
+ * the destructors' order. */
+#include <cstdio>
+#include <stdexcept>
+
+int fx_eh_leaf(int x);
+
+static long trail;   /* ids of the destructors, in the order they ran */
+
+struct mark {
+	int id;
+	~mark() { trail = (trail * 10 + id) % 1000000007; }
+};
+
+__attribute__((noinline, noclone)) int fx_b(int x, int d);
+
+__attribute__((noinline, noclone)) int fx_a(int x, int d)
+{
+	volatile char buf[32];
+	buf[0] = (char)x;
+	try {
+		return (d ? fx_b(buf[0], d - 1) : fx_eh_leaf(buf[0])) + 1;
+	} catch (const std::out_of_range &) {
+		return -200;
+	} catch (const std::runtime_error &) {
+		return -100;
+	}
+}
+
+__attribute__((noinline, noclone)) int fx_b(int x, int d)
+{
+	volatile char buf[32];
+	mark m{(x & 7) + 1};
+	buf[0] = (char)x;
+	return (d ? fx_a(buf[0], d - 1) : fx_eh_leaf(buf[0])) + 2;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	for (int i = 0; i < 24; i++) {
+		int a, b;
+		try {
+			a = fx_a(argc + i, 1);
+		} catch (int e) {
+			a = -e;
+		}
+		try {
+			b = fx_b(argc + i, 1);
+		} catch (int e) {
+			b = -e;
+		}
+		printf("%d %d %d %ld\n", i, a, b, trail);
+	}
+	return 0;
+}
