@@ -222,8 +222,10 @@ static int oom(struct reader *r)
 	return errmsg(r->err, r->errlen, "out of memory reading %s", r->name);
 }
 
-/* The words after a line's keyword (at most 8: a pad's name may go on). */
-typedef char words[8][128];
+/* The words after a line's keyword: at most 10 (a pad's name may go on; a
+ * clone's line has 9 at most, `in J promote`, so a 10th refuses it). */
+#define MAX_WORDS 10
+typedef char words[MAX_WORDS][128];
 
 static int read_magic(struct reader *r, const char *s, const char *eol)
 {
@@ -489,7 +491,7 @@ static int read_line(struct reader *r, const char *s, const char *eol)
 	if (!strcmp(kw, "module"))
 		return read_module(r, s, eol);
 	int nw = 0;
-	while (nw < 8 && word(&s, eol, w[nw], sizeof(w[nw])))
+	while (nw < MAX_WORDS && word(&s, eol, w[nw], sizeof(w[nw])))
 		nw++;
 	for (size_t i = 0; i < sizeof(line_kinds) / sizeof(line_kinds[0]); i++)
 		if (!strcmp(kw, line_kinds[i].kw))

@@ -372,6 +372,18 @@ static void test_clone_file(void)
 	CHECK(da_plan_read(file, pm, &back, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(back.nclones, 1);
 	CHECK_EQ_INT(back.nclone_wraps, pp.nclone_wraps);
+	/* a chain's promoted clone, `in J promote`: nine words after the keyword
+	 * (eight were read before session 48, and the promotion was lost) */
+	static const char in_promote[] =
+		"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\n"
+		"clone 0 0 0x1000 0 0x1020 0 promote\nclone 1 0 0x3000 0 0x1030 0 in 0 promote\n"
+		"end 2\n";
+	struct da_pm_plan ip;
+	CHECK(da_plan_parse("ip.plan", in_promote, strlen(in_promote), pm, &ip, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(ip.nclones, 2);
+	if (ip.nclones == 2)
+		CHECK(ip.clones[0].promote && ip.clones[1].promote && ip.clones[1].parent == 0);
+	da_pm_plan_free(&ip);
 	struct pathmap *q;
 	CHECK(da_predict_pathmap(pm, &back, &q, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(q->nmodules, 2);
@@ -619,6 +631,8 @@ static void test_refusals(void)
 		 "end 1\n", "J a clone above"},
 		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nclone 0 0 0x1000 0 0x1010 0\n"
 		 "clone 1 0 0x2000 0 0x1010 0 of 0\nend 2\n", "J a clone above"},
+		{"icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\nclone 0 0 0x1000 0 0x1010 0\n"
+		 "clone 1 0 0x2000 0 0x1010 0 in 0 promote now\nend 2\n", "J a clone above"},
 	};
 	char err[512];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
