@@ -331,19 +331,20 @@ static uint64_t tagged_site(const struct rw_orig_id *o, uint64_t csa)
 	return site;
 }
 
-/* Is a frame of function func entered through callsite (csm, csa) one that a
- * clone's dispatch hands on at its entry (rewriter.h section 1)?  Training
- * saw the function's entry, then the clone's at the same CFA.  Only a
- * dispatched clone does that: the same frame beside a direct clone is the
- * original function entered another way (a copy's tail call of it), which
- * the prediction must account for. */
-static bool dispatched_frame(const struct rw_note *note, const struct pathmap *in,
-			     const struct rw_orig_id *orig, uint32_t module, uint32_t func,
-			     uint32_t csm, uint64_t csa)
+/* The clone whose dispatch hands on a frame of function func entered
+ * through callsite (csm, csa) at its entry (rewriter.h section 1), or
+ * NULL.  Training saw the function's entry, then the clone's at the same
+ * CFA.  Only a dispatched clone does that: the same frame beside a direct
+ * clone is the original function entered another way (a copy's tail call
+ * of it), which the prediction must account for. */
+static const struct rw_note_clone *dispatched_by(const struct rw_note *note,
+						 const struct pathmap *in,
+						 const struct rw_orig_id *orig, uint32_t module,
+						 uint32_t func, uint32_t csm, uint64_t csa)
 {
 	const struct pm_function *f = &in->funcs[func];
 	if (f->module != module || csm == PM_NONE)
-		return false;
+		return NULL;
 	for (uint32_t k = 0; k < note->nclones; k++) {
 		const struct rw_note_clone *c = &note->clones[k];
 		if (!c->dispatched || c->func != f->addr)
@@ -351,9 +352,31 @@ static bool dispatched_frame(const struct rw_note *note, const struct pathmap *i
 		if (!c->tag ? csm == module && c->site == csa
 			    : csm != module && orig && c->site == tagged_site(&orig[csm], csa) &&
 				      c->tag == rw_tag(orig[csm].id, orig[csm].len, c->site))
-			return true;
+			return c;
 	}
-	return false;
+	return NULL;
+}
+
+/* Did clone c take node i's entries: frames of it beside i (same parent,
+ * callsite and height) entered as often?  Where the dispatch missed, the
+ * original's frame stays, and the comparison finds it where the prediction
+ * has the clone's. */
+static bool handed_on(const struct pathmap *in, const uint32_t *first_child,
+		      const uint32_t *next_sibling, uint32_t i, uint32_t module,
+		      const struct rw_note_clone *c)
+{
+	const struct pm_node *x = &in->nodes[i];
+	uint64_t taken = 0;
+	if (x->parent == PM_NONE)
+		return false;
+	for (uint32_t j = first_child[x->parent]; j != PM_NONE; j = next_sibling[j]) {
+		const struct pm_node *y = &in->nodes[j];
+		const struct pm_function *g = &in->funcs[y->func];
+		if (g->module == module && g->addr == c->addr && y->cs_module == x->cs_module &&
+		    y->cs_addr == x->cs_addr && y->height == x->height)
+			taken += y->entries;
+	}
+	return taken >= x->entries;
 }
 
 int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note *note,
@@ -364,12 +387,21 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	uint32_t *nodes = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*nodes));
 	bool *gone = calloc(in->nnodes ? in->nnodes : 1, sizeof(*gone));
 	bool *parent_of = calloc(in->nnodes ? in->nnodes : 1, sizeof(*parent_of));
+	uint32_t *first_child = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*first_child));
+	uint32_t *next_sibling = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*next_sibling));
 	struct pathmap *pm = pm_new();
-	if (!mods || !funcs || !nodes || !gone || !parent_of || !pm)
+	if (!mods || !funcs || !nodes || !gone || !parent_of || !first_child || !next_sibling || !pm)
 		goto oom;
 	for (uint32_t i = 0; i < in->nnodes; i++)
-		if (in->nodes[i].parent != PM_NONE)
-			parent_of[in->nodes[i].parent] = true;
+		first_child[i] = PM_NONE;
+	for (uint32_t i = in->nnodes; i-- > 0;) {
+		uint32_t up = in->nodes[i].parent;
+		next_sibling[i] = up == PM_NONE ? PM_NONE : first_child[up];
+		if (up != PM_NONE) {
+			parent_of[up] = true;
+			first_child[up] = i;
+		}
+	}
 	for (uint32_t i = 0; i < in->nmodules; i++) {
 		const struct pm_module *m = &in->modules[i];
 		mods[i] = pm_add_module(pm, m->path, m->build_id, m->build_id_len);
@@ -401,8 +433,10 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 			if (w != RW_NONE)
 				csa = note->wraps[w].site;   /* a trampoline training did not hook */
 		}
+		const struct rw_note_clone *by =
+			parent_of[i] ? NULL : dispatched_by(note, in, orig, module, x->func, csm, csa);
 		if (funcs[x->func] == PM_NONE ||
-		    (!parent_of[i] && dispatched_frame(note, in, orig, module, x->func, csm, csa))) {
+		    (by && handed_on(in, first_child, next_sibling, i, module, by))) {
 			gone[i] = true;
 			nodes[i] = parent;
 			continue;
@@ -418,6 +452,8 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	free(nodes);
 	free(gone);
 	free(parent_of);
+	free(first_child);
+	free(next_sibling);
 	*out = pm;
 	return 0;
 oom:
@@ -427,6 +463,8 @@ oom:
 	free(nodes);
 	free(gone);
 	free(parent_of);
+	free(first_child);
+	free(next_sibling);
 	pm_free(pm);
 	return -1;
 }

@@ -406,6 +406,16 @@ struct plan_state {
 	struct rbuf text;
 	uint32_t nbound;                 /* bound calls redirected: by thunks, stubs, trampolines */
 	uint32_t npromoted;              /* indirect calls (or copies) with promotion stubs */
+	struct promoted_ret *prets;      /* the return addresses of promoted clones' calls */
+	uint32_t nprets, capprets;
+};
+
+/* A promotion stub's call of a clone of func, returning to ret: a dispatch
+ * at a function that func may tail-call tests it too (add_entries). */
+struct promoted_ret {
+	uint64_t site;               /* the call's site key (the stub's t->site) */
+	uint64_t func;               /* the clone's function */
+	uint64_t ret;
 };
 
 static void plan_state_free(struct plan_state *ps)
@@ -416,6 +426,7 @@ static void plan_state_free(struct plan_state *ps)
 	free(ps->syms);
 	free(ps->patches.v);
 	free(ps->fedits);
+	free(ps->prets);
 	rb_free(&ps->text);
 }
 
@@ -722,12 +733,23 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 		uint32_t pad = plan_amount(p->pads, p->npads, b->funcs[fi].addr);
 		uint32_t w = b->funcs[fi].pad_entry ? pad : 0;
 		uint32_t n = 0;
-		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++)
-			if (p->clones[k].func == b->funcs[fi].addr &&
-			    rw_plan_dispatched(b, &p->clones[k]))
-				tests[n++] = (struct rw_dispatch_test){
-					p->clones[k].tag ? 0 : return_address(ps, ps->clones[k].site),
-					ps->clones[k].addr, p->clones[k].tag, p->clones[k].weight};
+		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++) {
+			if (p->clones[k].func != b->funcs[fi].addr ||
+			    !rw_plan_dispatched(b, &p->clones[k]))
+				continue;
+			tests[n++] = (struct rw_dispatch_test){
+				p->clones[k].tag ? 0 : return_address(ps, ps->clones[k].site),
+				ps->clones[k].addr, p->clones[k].tag, p->clones[k].weight};
+			/* frames of fi that a promoted clone at the site entered by
+			 * a tail call return into the stub's call of that clone */
+			for (uint32_t r = 0; r < ps->nprets && n < RW_MAX_DISPATCH; r++)
+				if (!p->clones[k].tag && ps->prets[r].site == ps->clones[k].site &&
+				    rw_may_tail_call(b, rw_func_index(b, ps->prets[r].func),
+						     b->funcs[fi].addr))
+					tests[n++] = (struct rw_dispatch_test){
+						ps->prets[r].ret, ps->clones[k].addr, 0,
+						p->clones[k].weight};
+		}
 		if ((w || n) && add_entry(ps, b, fi, w, tests, n, text_vaddr, err, errlen))
 			return -1;
 	}
@@ -979,6 +1001,20 @@ struct promote_test {
 	uint64_t weight;
 };
 
+static int add_promoted_ret(struct plan_state *ps, struct promoted_ret r)
+{
+	if (ps->nprets == ps->capprets) {
+		uint32_t cap = ps->capprets ? 2 * ps->capprets : 16;
+		struct promoted_ret *v = realloc(ps->prets, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		ps->prets = v;
+		ps->capprets = cap;
+	}
+	ps->prets[ps->nprets++] = r;
+	return 0;
+}
+
 /* The promotion stub of an indirect call (rewriter.h section 1, Promoted
  * calls) at the end of text, its record t (call, site set):
  *     G: 16 x int3
@@ -1044,8 +1080,12 @@ static int emit_promote(struct plan_state *ps, struct tramp *t, const struct dis
 		int32_t rel = (int32_t)(o->n - to_c[i]);
 		if (!o->oom)
 			memcpy(o->p + to_c[i] - 4, &rel, 4);
-		if (put_rel32(o, origin, call, 1, tests[i].clone) < 0 ||
-		    put_rel32(o, origin, jmp, 1, back) < 0)
+		if (put_rel32(o, origin, call, 1, tests[i].clone) < 0)
+			goto far;
+		if (add_promoted_ret(ps, (struct promoted_ret){t->site, tests[i].func,
+							       origin + o->n}))
+			return errmsg(err, errlen, "out of memory applying the plan");
+		if (put_rel32(o, origin, jmp, 1, back) < 0)
 			goto far;
 	}
 	t->size = (uint32_t)(o->n - start);
