@@ -1482,15 +1482,21 @@ static void scan_unit(struct ana *a, struct unit *u, uint32_t owner, struct unit
 
 static bool stub_row_ok(const struct rw_binary *b, uint64_t insn, uint64_t ret);
 
-/* Does a branch of unit u land in (lo, hi]? */
+/* Does a branch or a landing pad of unit u land in (lo, hi]? */
 static bool lands_in(const struct unit *u, uint64_t lo, uint64_t hi)
 {
-	for (uint32_t r = 0; r < u->nr; r++)
+	for (uint32_t r = 0; r < u->nr; r++) {
 		for (uint32_t i = 0; i < u->r[r].n; i++) {
 			uint64_t t = u->r[r].ins[i].target;
 			if (t > lo && t <= hi)
 				return true;
 		}
+		for (uint32_t c = 0; c < u->r[r].ncs; c++) {
+			uint64_t t = u->r[r].cs[c].lp;
+			if (t > lo && t <= hi)
+				return true;
+		}
+	}
 	return false;
 }
 
@@ -1520,8 +1526,8 @@ static bool movable(struct ana *a, uint64_t lo, uint64_t hi, uint64_t last)
  * its promotion stub displaces with it (rewriter.h section 1, Promoted
  * calls), or 0 when it cannot be promoted: they must move whole (no
  * branch, push or other write of rsp, nothing that lands among them or on
- * the call: no landing pad in the unit, nor a code address that an
- * indirect jump of it could go to, refuse_promote_targets), lie past
+ * the call: no branch or landing pad of the unit, nor a code address that
+ * an indirect jump of it could go to, refuse_promote_targets), lie past
  * the bytes training's hook displaces at the range's start (at most an
  * endbr64 and 5 bytes), and the caller's CFI row at the call must be one a
  * stub can repeat.  Other units' jumps into them are checked once every
@@ -1531,7 +1537,7 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 {
 	const struct ins *call = &g->ins[i];
 	bool jumps = u->ind_inner || u->ind_table;
-	if (call->target || call->slot || u->conflict || g->ncs || g->bad)
+	if (call->target || call->slot || u->conflict || g->bad)
 		return 0;
 	uint64_t start = call->addr, end = call->addr + call->len;
 	for (uint32_t j = i; end - start < 5;) {

@@ -207,7 +207,9 @@
  * frame, which padding f would move).
  * Training OUT sees f's entry (hooked), then f_k's at the same CFA, which
  * replaces it as a tail call would: rw_collapse drops the childless frame
- * (f, c) that this leaves beside (f_k, c).
+ * (f, c) that this leaves beside (f_k, c), where frames of f_k beside it
+ * were entered as often (a dispatch that missed leaves f's frame, which
+ * icpp verify then finds where the prediction has f_k's).
  *
  * Tagged calls (write.c, entry.c), for a clone k = (f, c) whose call c is
  * in another module M (disambig.h section 2, "Dispatch"; both rewritten by
@@ -318,8 +320,10 @@
  * caller's row at c (as a tagged call's stub's), the note lists it with W 0,
  * and icpp report and training take a return address or sample in it as
  * the caller's at c (bin_stub_caller).  Every call through c runs the two
- * jumps and a test per clone; a dispatch of another function at c (a plan
- * may mix them) tests the return address of the stub's `call *OP`.  A call
+ * jumps and a test per clone; a dispatch of another function f at c (a
+ * plan may mix them) tests the return address of the stub's `call *OP`,
+ * and that of its `call g_k` where g may tail-call f (rw_may_tail_call: f's
+ * frame then returns there).  A call
  * is promotable when the displaced instructions move whole (no branch,
  * push, pop or other write of rsp), no branch of its function (nor a tail
  * jump of another) lands among them or on c, nor may an indirect jump of
@@ -327,11 +331,10 @@
  * to a code address that the binary's data, its relative relocations'
  * addends or its instructions name (an absolute table, an immediate, a
  * rip-relative address, or an entry of a table of offsets relative to
- * one), none of which may lie among them.  c's FDE has no call-site
- * records (no landing pad may lie among them; an LSDA without records gives
- * the stub one without them too, as for a tagged call), they lie past the
- * first 9 bytes of their code (training's hook: an endbr64 and 5 bytes),
- * and its CFI row can be copied.  Padding edits among them move into the stub.  The
+ * one), none of which may lie among them, nor may a landing pad of its
+ * function's LSDA; they lie past the first 9 bytes of their code
+ * (training's hook: an endbr64 and 5 bytes), and c's CFI row can be copied
+ * and its LSDA, if any, give the stub's (as a tagged call's).  Padding edits among them move into the stub.  The
  * copy of c in a clone J (a chain) is promoted the same way, from the
  * copy's bytes.  The stub misses a frame of f that c's callee entered by a
  * tail call (g tail-calls f): the plan promotes c for f only where no

@@ -9,8 +9,9 @@
  * landing pad tells them apart by the selector, the number of the type's
  * entry in the caller's type table), fx_b destroys a local on the way (a
  * cleanup, then the exception goes on), and main catches the third after
- * fx_a's handlers do not match.  The output records which handler ran and
- * the destructors' order. */
+ * fx_a's handlers do not match.  fx_via calls through a pointer, a call
+ * that a plan may promote.  The output records which handler ran and the
+ * destructors' order. */
 #include <cstdio>
 #include <stdexcept>
 
@@ -46,11 +47,41 @@ __attribute__((noinline, noclone)) int fx_b(int x, int d)
 	return (d ? fx_a(buf[0], d - 1) : fx_eh_leaf(buf[0])) + 2;
 }
 
+/* an indirect call from a function with a handler and a cleanup, which a
+ * plan promotes to a clone of fx_eh_hop (rewriter.h section 1, Promoted
+ * calls): exceptions thrown below come back through the promotion stub */
+__attribute__((noinline, noclone)) int fx_eh_hop(int x)
+{
+	return fx_eh_leaf(x) + 3;
+}
+
+int (*volatile fx_hop)(int) = fx_eh_hop;
+
+__attribute__((noinline, noclone)) int fx_via(int x)
+{
+	volatile char buf[64];
+	buf[x & 63] = (char)x;
+	mark m{9};
+	int (*f)(int) = fx_hop;
+	try {
+		return f(buf[x & 63]) * 2;
+	} catch (const std::runtime_error &) {
+		return -300;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argv;
 	for (int i = 0; i < 24; i++) {
-		int a, b;
+		int a, b, v;
+		try {
+			v = fx_via(argc + i);
+		} catch (int e) {
+			v = -e;
+		} catch (const std::logic_error &) {
+			v = -400;
+		}
 		try {
 			a = fx_a(argc + i, 1);
 		} catch (int e) {
@@ -61,7 +92,7 @@ int main(int argc, char **argv)
 		} catch (int e) {
 			b = -e;
 		}
-		printf("%d %d %d %ld\n", i, a, b, trail);
+		printf("%d %d %d %d %ld\n", i, a, b, v, trail);
 	}
 	return 0;
 }

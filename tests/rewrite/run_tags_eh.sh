@@ -1,11 +1,11 @@
 #!/bin/bash
-# Tagged calls from C++ functions with exception tables (rewriter.h
+# Tagged and promoted calls from C++ functions with exception tables (rewriter.h
 # section 1, Tagged calls): a tagged call's stub returns into its caller's
 # frame, so its FDE takes an LSDA of its own that says of the stub what the
 # caller's says of the call (rewriter/stub_lsda.c).  fx_tags_eh
 # (fx_tags_eh_main.cc) is Figure 5.4 across modules with handlers of two
 # types in fx_a, a cleanup in fx_b, and a third type caught in main; the
-# library's leaf throws all three.  Each check runs the pair (the output
+# library's leaf throws all three.  Promotion stubs take the same LSDAs.  Each check runs the pair (the output
 # names the handlers and the destructors' order) and verifies it:
 #  - rewrite --lib --no-wrap: a call of the leaf tagged;
 #  - a hand-made plan with a clone of the leaf for each of the two calls:
@@ -14,6 +14,8 @@
 #  - a chain: a clone of fx_a for fx_b's call and a clone of the leaf for
 #    the copy of fx_a's call inside it, whose stub lands in the clone's copy
 #    of fx_a's handlers;
+#  - fx_via's indirect call promoted to a clone (a hand-made plan): the
+#    promotion stub's LSDA lands in fx_via's handler and cleanup;
 #  - gdb (when installed) unwinds from the leaf's clone through the stub.
 #   run_tags_eh.sh ICPP GDB WORK PROG LIB   (GDB may be empty)
 set -u
@@ -84,6 +86,20 @@ clone=$(nm -S rwc | awk '$4 == "__icpp_clone_0__Z4fx_aii" { print $1, $2 }')
 run_checked rwc
 "$icpp" paths rwc.icpp | grep -q "fx_b(int, int) > __icpp_clone_0__Z4fx_aii > __icpp_clone_0__Z10fx_eh_leafi$" ||
 	fail "chain: the leaf's clone is not predicted below fx_a's"
+
+# fx_via's indirect call promoted to a clone of fx_eh_hop: the promotion
+# stub's LSDA lands in fx_via's handler and cleanup
+vsite=$("$icpp" rewrite "$p" --explain -o x.rw 2> /dev/null |
+	awk '$1 == "call" && $4 ~ /^_Z6fx_viai\+/ && / -> \*:/ && /promote ok/ { print $2; exit }')
+hop=$(nm "$p" | awk '$3 == "_Z9fx_eh_hopi" { print "0x" $1 }')
+[ -n "$vsite" ] && [ -n "$hop" ] || fail "fx_via's indirect call is not promotable"
+{ head_of; echo "clone 0 $pm $hop $pm $vsite 0 promote"; echo "end 1"; } > promote.plan
+"$icpp" rewrite "$p" -m map.icpp -o rwp --lib "$l" --plan promote.plan > rwp.log 2>&1 ||
+	fail "rewrite --plan (promoted): $(tail -1 rwp.log)"
+grep -q "^icpp rewrite: rwp: .* 1 functions cloned (0 by dispatch; 1 indirect calls promoted)" rwp.log ||
+	fail "promoted: $(grep 'functions cloned' rwp.log)"
+nm rwp | grep -q " t __icpp_promote_${vsite#0x}$" || fail "no promotion stub for the call at $vsite"
+run_checked rwp
 
 [ -z "$gdb" ] || gdb_unwinds_through "$gdb" rwb.libs ./rwb __icpp_clone_0__Z10fx_eh_leafi __icpp_tag_
 echo "ok"
