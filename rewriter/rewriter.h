@@ -243,10 +243,9 @@
  * call *slot(%rip) of at least 5 bytes, no returns-twice callee, decodable
  * caller), its FDE has a CFA program that can be copied and, where it has
  * an LSDA, one a stub's can be made from (LPStart omitted, movable
- * pointers, no DW_CFA_GNU_args_size).  The
- * return address of a tagged call never lies in the first RW_TAG_SHIFT
- * bytes of a page (the stub or trampoline moves).  f's dispatch tests, after
- * its return-address tests,
+ * pointers).  The return address of a tagged call never lies in the first
+ * RW_TAG_SHIFT bytes of a page (the stub or trampoline moves).  f's
+ * dispatch tests, after its return-address tests,
  *     mov (%rsp),%r11; test $0xfe0,%r11d; jz on; mov -17(%r11),%r11d
  *     a binary search over the tags' low halves (unsigned: cmp $LO,%r11d;
  *     je H_LO; ja upper half; ...; jmp on), then per low half:

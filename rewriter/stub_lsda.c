@@ -20,7 +20,10 @@
  *               at their new place: the landing pad compares the selector
  *               (the entry's number) with constants of its own;
  *   specs       the exception specifications the chain names, verbatim.
- * The caller's own LPStart must be omitted (GCC and clang omit it). */
+ * The caller's own LPStart must be omitted (GCC and clang omit it).  A
+ * DW_CFA_GNU_args_size (arguments pushed before the call) needs nothing
+ * more: the stub's FDE repeats the caller's row at the call, that size
+ * included, and the unwinder lands with the stack pointer it gives. */
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +200,7 @@ static int stub_caller(const struct bin_module *m, const struct eh_frame *eh, ui
 	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
 	int app = cie->lsda_enc & 0x70;
 	if (!eh_enc_size(cie->lsda_enc & 0x0f) ||
-	    !(app == DW_EH_PE_pcrel || (app == DW_EH_PE_absptr && !pie)) || eh_args_size(eh, fde))
+	    !(app == DW_EH_PE_pcrel || (app == DW_EH_PE_absptr && !pie)))
 		return -1;
 	return caller_eh(m, e->lsda, e->pc_begin, ret, pie, c);
 }

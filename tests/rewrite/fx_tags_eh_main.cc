@@ -10,7 +10,7 @@
  * entry in the caller's type table), fx_b destroys a local on the way (a
  * cleanup, then the exception goes on), and main catches the third after
  * fx_a's handlers do not match.  fx_via calls through a pointer, a call
- * that a plan may promote.  The output records which handler ran and the
+ * that a plan may promote; fx_wide pushes arguments for its call.  The output records which handler ran and the
  * destructors' order. */
 #include <cstdio>
 #include <stdexcept>
@@ -70,11 +70,26 @@ __attribute__((noinline, noclone)) int fx_via(int x)
 	}
 }
 
+/* a call with arguments pushed on the stack (its row in the CFI has a
+ * DW_CFA_GNU_args_size, which the landing pad's stack pointer takes off)
+ * from a function with a handler and a cleanup */
+int fx_eh_wide(int a, int b, int c, int d, int e, int f, int g, int h, int i);
+
+__attribute__((noinline, noclone)) int fx_wide(int x)
+{
+	mark m{5};
+	try {
+		return fx_eh_wide(x, 1, 2, 3, 4, 5, 6, x + 7, x + 8) + 1;
+	} catch (const std::runtime_error &) {
+		return -500;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argv;
 	for (int i = 0; i < 24; i++) {
-		int a, b, v;
+		int a, b, v, w = fx_wide(argc + i);
 		try {
 			v = fx_via(argc + i);
 		} catch (int e) {
@@ -92,7 +107,7 @@ int main(int argc, char **argv)
 		} catch (int e) {
 			b = -e;
 		}
-		printf("%d %d %d %d %ld\n", i, a, b, v, trail);
+		printf("%d %d %d %d %d %ld\n", i, a, b, v, w, trail);
 	}
 	return 0;
 }

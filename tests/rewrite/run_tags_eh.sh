@@ -14,6 +14,8 @@
 #  - a chain: a clone of fx_a for fx_b's call and a clone of the leaf for
 #    the copy of fx_a's call inside it, whose stub lands in the clone's copy
 #    of fx_a's handlers;
+#  - fx_wide's call, after pushing arguments (DW_CFA_GNU_args_size), tagged
+#    (a hand-made plan): the stub's row keeps that size for the landing pad;
 #  - fx_via's indirect call promoted to a clone (a hand-made plan): the
 #    promotion stub's LSDA lands in fx_via's handler and cleanup;
 #  - gdb (when installed) unwinds from the leaf's clone through the stub.
@@ -86,6 +88,21 @@ clone=$(nm -S rwc | awk '$4 == "__icpp_clone_0__Z4fx_aii" { print $1, $2 }')
 run_checked rwc
 "$icpp" paths rwc.icpp | grep -q "fx_b(int, int) > __icpp_clone_0__Z4fx_aii > __icpp_clone_0__Z10fx_eh_leafi$" ||
 	fail "chain: the leaf's clone is not predicted below fx_a's"
+
+# fx_wide's call of fx_eh_wide, after three pushes of its arguments, tagged
+# for a clone of it: the stub's row repeats the caller's DW_CFA_GNU_args_size
+readelf --debug-dump=frames "$p" | grep -q "DW_CFA_GNU_args_size: [1-9]" ||
+	fail "the fixture pushes no argument (no DW_CFA_GNU_args_size in its CFI)"
+wide=$(nm "$l" | awk '$3 == "_Z10fx_eh_wideiiiiiiiii" { print "0x" $1 }')
+pw=$(nm "$p" | awk '$3 == "_Z7fx_widei" { print "0x" $1 }')
+w_off=$(sed -n 's/.* > fx_wide(int)+\(0x[0-9a-f]*\) > fx_eh_wide(.*)$/\1/p' paths.txt | head -1)
+[ -n "$wide" ] && [ -n "$pw" ] && [ -n "$w_off" ] || fail "no fx_eh_wide, fx_wide or its call"
+ws=$(printf '%#x' $((pw + w_off)))
+{ head_of; echo "clone 0 $lm $wide $pm $ws 0"; echo "end 1"; } > wide.plan
+"$icpp" rewrite "$p" -m map.icpp -o rww --lib "$l" --plan wide.plan > rww.log 2>&1 ||
+	fail "rewrite --plan (pushed arguments): $(tail -1 rww.log)"
+nm rww | grep -q " t __icpp_tag_${ws#0x}$" || fail "no stub for fx_wide's call at $ws"
+run_checked rww
 
 # fx_via's indirect call promoted to a clone of fx_eh_hop: the promotion
 # stub's LSDA lands in fx_via's handler and cleanup

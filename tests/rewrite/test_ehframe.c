@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "binary/binary.h"
 #include "binary/eh_encoding.h"
 #include "rewriter/internal.h"
 #include "tests/check.h"
@@ -244,6 +245,200 @@ static void check_long_advances(void)
 	rb_free(&hdr);
 }
 
+/* ------------------------------------------------------------ stubs' LSDAs */
+
+/* What a reference personality reads: a module's bytes, or a stub's LSDA
+ * (buf, at vaddr at). */
+struct lsda_mem {
+	const struct bin_module *m;
+	const uint8_t *buf;
+	uint64_t at;
+	size_t len;
+};
+
+static bool mem_read(const struct lsda_mem *x, uint64_t addr, void *out, size_t n)
+{
+	if (!x->buf)
+		return bin_read(x->m, addr, out, n) == 0;
+	if (addr < x->at || addr - x->at > x->len || n > x->len - (addr - x->at))
+		return false;
+	memcpy(out, x->buf + (addr - x->at), n);
+	return true;
+}
+
+static bool mem_leb(const struct lsda_mem *x, uint64_t *addr, bool sign, uint64_t *v)
+{
+	uint64_t r = 0;
+	uint8_t b;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (!mem_read(x, (*addr)++, &b, 1))
+			return false;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			if (sign && shift + 7 < 64 && (b & 0x40))
+				r |= ~0ULL << (shift + 7);
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A DW_EH_PE value at *addr: pc-relative from its field, a zero staying
+ * null; the indirect bit's slot is the value (it is not followed). */
+static bool mem_enc(const struct lsda_mem *x, int enc, uint64_t *addr, uint64_t *v)
+{
+	uint64_t field = *addr, raw = 0;
+	int form = enc & 0x0f;
+	if (form == DW_EH_PE_uleb128 || form == DW_EH_PE_sleb128) {
+		if (!mem_leb(x, addr, form == DW_EH_PE_sleb128, &raw))
+			return false;
+	} else {
+		size_t n = eh_enc_size(form);
+		if (!n || !mem_read(x, field, &raw, n))
+			return false;
+		if ((enc & DW_EH_PE_signed) && n < 8 && (raw >> (8 * n - 1)) & 1)
+			raw |= ~0ULL << (8 * n);
+		*addr += n;
+	}
+	*v = raw && (enc & 0x70) == DW_EH_PE_pcrel ? field + raw : raw;
+	return (enc & 0x70) == DW_EH_PE_pcrel || (enc & 0x70) == DW_EH_PE_absptr;
+}
+
+/* What a personality concludes at ip, in the region starting at start:
+ * whether a record covers it, its landing pad, and along the action chain
+ * each filter with the type entries it names (a spec's, 0-terminated). */
+struct verdict {
+	bool covered;
+	uint64_t lp;
+	uint32_t n;
+	int64_t filter[16];
+	uint64_t type[16][8];
+};
+
+static bool type_entry(const struct lsda_mem *x, int ttenc, uint64_t ttbase, uint64_t i,
+		       uint64_t *v)
+{
+	uint64_t at = ttbase - i * eh_enc_size(ttenc & 0x0f);
+	return mem_enc(x, ttenc & 0x7f, &at, v);
+}
+
+static bool judge(const struct lsda_mem *x, uint64_t lsda, uint64_t start, uint64_t ip,
+		  struct verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	uint64_t a = lsda, lpstart = start, ttbase = 0, off, cslen;
+	uint8_t lpenc, ttenc, csenc;
+	if (!mem_read(x, a++, &lpenc, 1) ||
+	    (lpenc != DW_EH_PE_omit && !mem_enc(x, lpenc, &a, &lpstart)) ||
+	    !mem_read(x, a++, &ttenc, 1))
+		return false;
+	if (ttenc != DW_EH_PE_omit) {
+		if (!mem_leb(x, &a, false, &off))
+			return false;
+		ttbase = a + off;
+	}
+	if (!mem_read(x, a++, &csenc, 1) || !mem_leb(x, &a, false, &cslen))
+		return false;
+	uint64_t actions = a + cslen, st, len, lp, action = 0;
+	while (a < actions) {
+		if (!mem_enc(x, csenc, &a, &st) || !mem_enc(x, csenc, &a, &len) ||
+		    !mem_enc(x, csenc, &a, &lp) || !mem_leb(x, &a, false, &action))
+			return false;
+		if (start + st > ip)
+			break;
+		if (ip < start + st + len) {
+			v->covered = true;
+			v->lp = lp ? lpstart + lp : 0;
+			break;
+		}
+	}
+	if (!v->covered || !v->lp || !action)
+		return true;
+	for (uint64_t rec = actions + action - 1; v->n < 16; v->n++) {
+		uint64_t f, disp, at = rec, k, idx;
+		if (!mem_leb(x, &at, true, &f))
+			return false;
+		uint64_t link = at;
+		if (!mem_leb(x, &at, true, &disp))
+			return false;
+		v->filter[v->n] = (int64_t)f;
+		if ((int64_t)f > 0 && !type_entry(x, ttenc, ttbase, f, &v->type[v->n][0]))
+			return false;
+		for (k = 0, at = ttbase - (int64_t)f - 1; (int64_t)f < 0 && k < 7; k++) {
+			if (!mem_leb(x, &at, false, &idx))
+				return false;
+			if (!idx)
+				break;
+			if (!type_entry(x, ttenc, ttbase, idx, &v->type[v->n][k]))
+				return false;
+		}
+		if (!disp)
+			return ++v->n, true;
+		rec = link + disp;
+	}
+	return false;
+}
+
+/* For every call-site record of every FDE with an LSDA in `path`: a stub
+ * for the call it covers (a region of 64 bytes at 0x70000000), if its LSDA
+ * can be made, must bring a personality to the same landing pad, filters
+ * and type entries as the caller's does at the call. */
+static void check_stub_lsdas(const char *path, const struct section *s)
+{
+	char err[256];
+	struct bin_module *m = bin_open(path, err, sizeof(err));
+	struct eh_frame eh;
+	if (!m || eh_parse(s->data, s->size, s->vaddr, &eh, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		CHECK(!"opened and parsed");
+		bin_close(m);
+		return;
+	}
+	uint64_t calls = 0, made = 0, refused = 0, with_types = 0, differ = 0;
+	const uint64_t start = 0x70000000, range = 64, at = start + range;
+	for (uint32_t i = 0; i < eh.n; i++) {
+		const struct eh_entry *e = &eh.e[i];
+		struct eh_callsite *cs;
+		uint32_t ncs;
+		if (e->cie || !e->lsda || eh_lsda(m, e->lsda, e->pc_begin, &cs, &ncs) < 0)
+			continue;
+		for (uint32_t c = 0; c < ncs; c++) {
+			uint64_t ret = cs[c].start + cs[c].len;
+			calls++;
+			if (!eh_stub_lsda_ok(m, &eh, i, ret, bin_is_pic(m))) {
+				refused++;
+				continue;
+			}
+			struct rbuf o = {0};
+			struct verdict want, got;
+			struct lsda_mem caller = {.m = m}, stub = {0};
+			bool ok = eh_put_stub_lsda(m, &eh, i, ret, bin_is_pic(m), start, range,
+						   e->pc_begin, at, &o) == 0;
+			stub = (struct lsda_mem){.buf = o.p, .at = at, .len = o.n};
+			ok = ok && judge(&caller, e->lsda, e->pc_begin, ret - 1, &want) &&
+			     judge(&stub, at, start, start + range / 2, &got) &&
+			     want.covered == got.covered && want.lp == got.lp && want.n == got.n &&
+			     !memcmp(want.filter, got.filter, sizeof(want.filter)) &&
+			     !memcmp(want.type, got.type, sizeof(want.type));
+			made += ok;
+			with_types += ok && want.n && want.filter[0];
+			if (!ok && differ++ < 5)
+				fprintf(stderr, "%s: the stub of the call returning to 0x%llx is not "
+					"its caller's\n", path, (unsigned long long)ret);
+			rb_free(&o);
+		}
+		free(cs);
+	}
+	printf("%s: %llu calls with an LSDA: stubs' LSDAs %llu the caller's (%llu with type "
+	       "filters), %llu refused, %llu differ\n", path, (unsigned long long)calls,
+	       (unsigned long long)made, (unsigned long long)with_types,
+	       (unsigned long long)refused, (unsigned long long)differ);
+	CHECK(differ == 0);
+	eh_free(&eh);
+	bin_close(m);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -267,6 +462,7 @@ int main(int argc, char **argv)
 		CHECK(t.parsed == 1 && t.fdes > 0 && t.copied == t.fdes && t.edited > 0 &&
 		      t.rebuilt == 1);
 		check_mutants(argv[i], &s);
+		check_stub_lsdas(argv[i], &s);
 		free(s.data);
 	}
 	return check_exit();
