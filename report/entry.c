@@ -4,7 +4,8 @@
  *        lea A(%rip),%r11; sub (%rsp),%r11;                   (clones k by
  *          a search: cmp $KEY_k,%r11; je CLONE_k; jg ...      dispatch)
  *        mov (%rsp),%r11; test $M,%r11d; jz T;                (clones k by
- *          mov -17(%r11),%r11d; a search: cmp $LO,%r11d;      a tagged
+ *          cmpb $0x80,-18(%r11); jne T;                       a tagged
+ *          mov -17(%r11),%r11d; a search: cmp $LO,%r11d;
  *          je H_LO; ja ...; then per low half H_LO:           call)
  *          mov (%rsp),%r11; cmpl $HI_k,-10(%r11); je CLONE_k; jmp T
  *     T: lea -(W-8)(%rsp),%rsp; call B; lea (W-8)(%rsp),%rsp; ret

@@ -276,18 +276,24 @@ static int emit_addr_tests(struct rbuf *text, uint64_t text_vaddr,
 
 /* The tests of tagged calls (rewriter.h section 1, Tagged calls):
  *     mov (%rsp),%r11; test $RW_TAG_PAGE_MASK,%r11d; jz done
+ *     cmpb $0x80,RW_TAG_LO-1(%r11); jne done
  *     mov RW_TAG_LO(%r11),%r11d
  *     search over the tags' low halves, each hit: je H_lo
  *     H_lo: mov (%rsp),%r11; per tag with that low half:
  *             cmpl $hi,RW_TAG_HI(%r11); je dest
  *           jmp done
  *     done:
- * Only %r11 and the flags change.  -1 when a clone is out of reach. */
+ * The cmpb reads the ModRM byte of the first nopl of a tag: a call without
+ * a tag (most, where a function's hot callers are not the tagged ones)
+ * leaves by one branch that it predicts, not through the search, whose
+ * branches on the bytes below any return address it mispredicts.  Only
+ * %r11 and the flags change.  -1 when a clone is out of reach. */
 static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
 			  const struct rw_dispatch_test *tests, uint32_t ntests)
 {
 	static const uint8_t load_ret[] = {0x4c, 0x8b, 0x1c, 0x24}, test[] = {0x41, 0xf7, 0xc3},
 			     load_lo[] = {0x45, 0x8b, 0x5b, (uint8_t)(int8_t)RW_TAG_LO},
+			     nopl_modrm[] = {0x41, 0x80, 0x7b, (uint8_t)(int8_t)(RW_TAG_LO - 1), 0x80},
 			     cmpl_hi[] = {0x41, 0x81, 0x7b, (uint8_t)(int8_t)RW_TAG_HI};
 	struct keyed t[RW_MAX_DISPATCH];
 	int64_t keys[RW_MAX_DISPATCH];
@@ -314,6 +320,8 @@ static int emit_tag_tests(struct rbuf *text, uint64_t text_vaddr,
 	struct search s = {.text = text, .cmp = {0x41, 0x81, 0xfb}, .greater = 0x87, .keys = keys,
 			   .weights = weights};
 	s.miss[s.nmiss++] = jump32(text, 0x84);  /* jz done */
+	rb_put(text, nopl_modrm, sizeof(nopl_modrm));
+	s.miss[s.nmiss++] = jump32(text, 0x85);  /* jne done */
 	rb_put(text, load_lo, sizeof(load_lo));
 	emit_search(&s, 0, nkeys, false);
 	for (uint32_t k = 0; k < nkeys; k++) {

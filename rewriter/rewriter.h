@@ -246,7 +246,10 @@
  * pointers).  The return address of a tagged call never lies in the first
  * RW_TAG_SHIFT bytes of a page (the stub or trampoline moves).  f's
  * dispatch tests, after its return-address tests,
- *     mov (%rsp),%r11; test $0xfe0,%r11d; jz on; mov -17(%r11),%r11d
+ *     mov (%rsp),%r11; test $0xfe0,%r11d; jz on
+ *     cmpb $0x80,-18(%r11); jne on       (the first nopl's ModRM: a call
+ *                                         without a tag leaves here)
+ *     mov -17(%r11),%r11d
  *     a binary search over the tags' low halves (unsigned: cmp $LO,%r11d;
  *     je H_LO; ja upper half; ...; jmp on), then per low half:
  *     H_LO: mov (%rsp),%r11; per tag with that low half:

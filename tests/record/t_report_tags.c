@@ -26,9 +26,10 @@
 #include "tests/check.h"
 #include "tests/record/hand_samples.h"
 
-/* the dispatch: the guard, the page check and the low half's load, the tag's test (the
- * search over low halves: cmp, je, jmp past; at its hit: mov, cmpl, je) */
-enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 21, LO_TEST = 18,
+/* the dispatch: the guard, the page check, the check of the tag's first nopl and the low
+ * half's load, the tag's test (the search over low halves: cmp, je, jmp past; at its
+ * hit: mov, cmpl, je) */
+enum { H_FUNC = 96, H_CLONE = 160, H_BOTH = 224, GUARD = 16, PAGE_CHECK = 32, LO_TEST = 18,
        TAG_TEST = 36 };
 /* a bound call's thunk: lea, cmp (7 bytes each), then its je to the clone */
 enum { THUNK_JE = 14 };

@@ -52,14 +52,24 @@ static void stub(uint8_t *at, uint32_t v)
 }
 
 /* A fake return address n (page offset >= 32: a dispatch reads a tag below
- * it), with the tag's halves where a tagged call's would be. */
-static uint64_t ret_at(uint32_t n, uint64_t tag)
+ * it), after a tagged call's two nopls, whose displacements are the tag's
+ * halves; without the nopls (bare) only the halves. */
+static uint64_t ret_at_as(uint32_t n, uint64_t tag, bool bare)
 {
 	uint8_t *r = mem + RETS + 256 * (size_t)n + 64;
 	uint32_t lo = (uint32_t)tag, hi = (uint32_t)(tag >> 32);
+	if (!bare) {
+		memcpy(r + RW_TAG_LO - 3, "\x0f\x1f\x80", 3);
+		memcpy(r + RW_TAG_HI - 3, "\x0f\x1f\x80", 3);
+	}
 	memcpy(r + RW_TAG_LO, &lo, 4);
 	memcpy(r + RW_TAG_HI, &hi, 4);
 	return (uint64_t)(uintptr_t)r;
+}
+
+static uint64_t ret_at(uint32_t n, uint64_t tag)
+{
+	return ret_at_as(n, tag, false);
 }
 
 /* Write the dispatch of tests[0..n) at CODE; 0, or -1 when it failed. */
@@ -90,10 +100,11 @@ static uint64_t first_addr_hit(void)
 }
 
 /* The low half of a tag that a search of tags compares first: mov (4),
- * test $mask (7), jz rel32 (6), mov (4), cmp $lo,%r11d. */
+ * test $mask (7), jz rel32 (6), cmpb $0x80 (5), jne rel32 (6), mov (4),
+ * cmp $lo,%r11d. */
 static uint32_t first_tag_low(void)
 {
-	const uint8_t *cmp = mem + CODE + 21;
+	const uint8_t *cmp = mem + CODE + 32;
 	uint32_t lo;
 	memcpy(&lo, cmp + 3, 4);
 	return cmp[0] == 0x41 && cmp[1] == 0x81 && cmp[2] == 0xfb ? lo : 0;
@@ -151,8 +162,8 @@ int main(void)
 		check_search(what, tests, n, rets, nret);
 
 		/* tags of n calls, the low half shared by pairs (2k, 2k+1);
-		 * entered with each tag, and with one that shares only a low
-		 * half (a miss) */
+		 * entered with each tag, with one that shares only a low half
+		 * and with one without its nopls (misses) */
 		struct rw_dispatch_test *tag = tests + n;
 		uint32_t ntret = 0;
 		uint64_t trets[2 * RW_MAX_DISPATCH];
@@ -166,6 +177,8 @@ int main(void)
 		}
 		trets[ntret++] = ret_at(3 * RW_MAX_DISPATCH, (uint32_t)tag[0].tag |
 					(~tag[0].tag & 0xffffffff00000000ULL));
+		/* a tag's halves without the nopls that hold them: no tagged call */
+		trets[ntret++] = ret_at_as(3 * RW_MAX_DISPATCH + 1, tag[0].tag, true);
 		snprintf(what, sizeof(what), "%u tags", n);
 		CHECK(write_dispatch(tag, n) == 0);
 		check_search(what, tag, n, trets, ntret);
