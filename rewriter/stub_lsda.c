@@ -156,7 +156,10 @@ static int caller_eh(const struct bin_module *m, uint64_t lsda, uint64_t func_st
 			return -1;
 		c->ttbase = at + v;
 	}
-	if (rd_u8(m, &at, &csenc) || rd_uleb(m, &at, &cslen) || cslen > (1u << 24))
+	/* call-site fields are offsets (a pc-relative form would make the
+	 * personality add the field's address: no toolchain writes one) */
+	if (rd_u8(m, &at, &csenc) || (csenc & 0xf0) || rd_uleb(m, &at, &cslen) ||
+	    cslen > (1u << 24))
 		return -1;
 	uint8_t *t = malloc(cslen ? cslen : 1);
 	if (!t || (cslen && bin_read(m, at, t, cslen) < 0)) {
@@ -203,13 +206,6 @@ static int stub_caller(const struct bin_module *m, const struct eh_frame *eh, ui
 	    !(app == DW_EH_PE_pcrel || (app == DW_EH_PE_absptr && !pie)))
 		return -1;
 	return caller_eh(m, e->lsda, e->pc_begin, ret, pie, c);
-}
-
-bool eh_stub_lsda_ok(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
-		     uint64_t ret, bool pie)
-{
-	struct caller_eh c;
-	return stub_caller(m, eh, fde, ret, pie, &c) == 0;
 }
 
 /* Write raw value v in n bytes (enc's size and sign) at p; -1 where it
@@ -298,4 +294,17 @@ int eh_put_stub_lsda(const struct bin_module *m, const struct eh_frame *eh, uint
 	rb_put(o, body.p, body.n);
 	rb_free(&body);
 	return o->oom ? -1 : 0;
+}
+
+/* A stub's LSDA written where the caller's lies: every byte it copies must
+ * be readable, every type entry movable (at the stub's own place the
+ * pc-relative ones move by less than the module's size). */
+bool eh_stub_lsda_ok(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
+		     uint64_t ret, bool pie)
+{
+	const struct eh_entry *e = &eh->e[fde];
+	struct rbuf o = {0};
+	int r = eh_put_stub_lsda(m, eh, fde, ret, pie, e->pc_begin, 64, e->pc_begin, e->lsda, &o);
+	rb_free(&o);
+	return r == 0;
 }

@@ -28,10 +28,11 @@ struct section {
 	uint8_t *data;
 	size_t size;
 	uint64_t vaddr;
+	uint64_t offset;        /* in the file */
 };
 
-/* A copy of `path`'s .eh_frame, or false. */
-static bool read_eh_frame(const char *path, struct section *s)
+/* A copy of `path`'s section `want`, or false. */
+static bool read_section(const char *path, const char *want, struct section *s)
 {
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
@@ -46,7 +47,7 @@ static bool read_eh_frame(const char *path, struct section *s)
 			const char *name;
 			Elf_Data *d;
 			if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)) ||
-			    strcmp(name, ".eh_frame") || !(d = elf_getdata(scn, NULL)) || !d->d_size)
+			    strcmp(name, want) || !(d = elf_getdata(scn, NULL)) || !d->d_size)
 				continue;
 			s->data = malloc(d->d_size);
 			if (!s->data)
@@ -54,6 +55,7 @@ static bool read_eh_frame(const char *path, struct section *s)
 			memcpy(s->data, d->d_buf, d->d_size);
 			s->size = d->d_size;
 			s->vaddr = sh.sh_addr;
+			s->offset = sh.sh_offset;
 			found = true;
 		}
 	}
@@ -380,10 +382,58 @@ static bool judge(const struct lsda_mem *x, uint64_t lsda, uint64_t start, uint6
 	return false;
 }
 
-/* For every call-site record of every FDE with an LSDA in `path`: a stub
- * for the call it covers (a region of 64 bytes at 0x70000000), if its LSDA
- * can be made, must bring a personality to the same landing pad, filters
- * and type entries as the caller's does at the call. */
+struct lsda_tally {
+	uint64_t calls, made, refused, with_types, differ;
+	uint64_t unplaced;      /* made where the caller's lies, not at 0x70000000 */
+};
+
+/* For every call-site record of every FDE with an LSDA in m: a stub for the
+ * call it covers (a region of 64 bytes at 0x70000000), if its LSDA can be
+ * made, must bring a personality to the same landing pad, filters and type
+ * entries as the caller's does at the call. */
+static void stub_lsdas_of(const char *what, struct bin_module *m, const struct eh_frame *eh,
+			  struct lsda_tally *t)
+{
+	const uint64_t start = 0x70000000, range = 64, at = start + range;
+	for (uint32_t i = 0; i < eh->n; i++) {
+		const struct eh_entry *e = &eh->e[i];
+		struct eh_callsite *cs;
+		uint32_t ncs;
+		if (e->cie || !e->lsda || eh_lsda(m, e->lsda, e->pc_begin, &cs, &ncs) < 0)
+			continue;
+		for (uint32_t c = 0; c < ncs; c++) {
+			uint64_t ret = cs[c].start + cs[c].len;
+			t->calls++;
+			if (!eh_stub_lsda_ok(m, eh, i, ret, bin_is_pic(m))) {
+				t->refused++;
+				continue;
+			}
+			struct rbuf o = {0};
+			struct verdict want, got;
+			struct lsda_mem caller = {.m = m}, stub;
+			if (eh_put_stub_lsda(m, eh, i, ret, bin_is_pic(m), start, range, e->pc_begin,
+					     at, &o) < 0) {
+				t->unplaced++;   /* a type entry out of a pc-relative reach */
+				rb_free(&o);
+				continue;
+			}
+			stub = (struct lsda_mem){.buf = o.p, .at = at, .len = o.n};
+			bool ok = judge(&caller, e->lsda, e->pc_begin, ret - 1, &want) &&
+			     judge(&stub, at, start, start + range / 2, &got) &&
+			     want.covered == got.covered && want.lp == got.lp && want.n == got.n &&
+			     !memcmp(want.filter, got.filter, sizeof(want.filter)) &&
+			     !memcmp(want.type, got.type, sizeof(want.type));
+			t->made += ok;
+			t->with_types += ok && want.n && want.filter[0];
+			if (!ok && t->differ++ < 5)
+				fprintf(stderr, "%s: the stub of the call returning to 0x%llx is not "
+					"its caller's\n", what, (unsigned long long)ret);
+			rb_free(&o);
+		}
+		free(cs);
+	}
+}
+
 static void check_stub_lsdas(const char *path, const struct section *s)
 {
 	char err[256];
@@ -395,48 +445,77 @@ static void check_stub_lsdas(const char *path, const struct section *s)
 		bin_close(m);
 		return;
 	}
-	uint64_t calls = 0, made = 0, refused = 0, with_types = 0, differ = 0;
-	const uint64_t start = 0x70000000, range = 64, at = start + range;
-	for (uint32_t i = 0; i < eh.n; i++) {
-		const struct eh_entry *e = &eh.e[i];
-		struct eh_callsite *cs;
-		uint32_t ncs;
-		if (e->cie || !e->lsda || eh_lsda(m, e->lsda, e->pc_begin, &cs, &ncs) < 0)
-			continue;
-		for (uint32_t c = 0; c < ncs; c++) {
-			uint64_t ret = cs[c].start + cs[c].len;
-			calls++;
-			if (!eh_stub_lsda_ok(m, &eh, i, ret, bin_is_pic(m))) {
-				refused++;
-				continue;
-			}
-			struct rbuf o = {0};
-			struct verdict want, got;
-			struct lsda_mem caller = {.m = m}, stub = {0};
-			bool ok = eh_put_stub_lsda(m, &eh, i, ret, bin_is_pic(m), start, range,
-						   e->pc_begin, at, &o) == 0;
-			stub = (struct lsda_mem){.buf = o.p, .at = at, .len = o.n};
-			ok = ok && judge(&caller, e->lsda, e->pc_begin, ret - 1, &want) &&
-			     judge(&stub, at, start, start + range / 2, &got) &&
-			     want.covered == got.covered && want.lp == got.lp && want.n == got.n &&
-			     !memcmp(want.filter, got.filter, sizeof(want.filter)) &&
-			     !memcmp(want.type, got.type, sizeof(want.type));
-			made += ok;
-			with_types += ok && want.n && want.filter[0];
-			if (!ok && differ++ < 5)
-				fprintf(stderr, "%s: the stub of the call returning to 0x%llx is not "
-					"its caller's\n", path, (unsigned long long)ret);
-			rb_free(&o);
-		}
-		free(cs);
-	}
+	struct lsda_tally t = {0};
+	stub_lsdas_of(path, m, &eh, &t);
 	printf("%s: %llu calls with an LSDA: stubs' LSDAs %llu the caller's (%llu with type "
-	       "filters), %llu refused, %llu differ\n", path, (unsigned long long)calls,
-	       (unsigned long long)made, (unsigned long long)with_types,
-	       (unsigned long long)refused, (unsigned long long)differ);
-	CHECK(differ == 0);
+	       "filters), %llu refused, %llu differ\n", path, (unsigned long long)t.calls,
+	       (unsigned long long)t.made, (unsigned long long)t.with_types,
+	       (unsigned long long)t.refused, (unsigned long long)t.differ);
+	CHECK(t.differ == 0 && t.unplaced == 0);
 	eh_free(&eh);
 	bin_close(m);
+}
+
+/* The same on LSDA_MUTANTS copies of `path` with LSDA_FLIPS random bytes
+ * of its .gcc_except_table changed: whatever the LSDAs hold, a stub's LSDA
+ * is refused, or cannot be placed (a mutated type entry that the test's
+ * address puts out of pc-relative reach: icpp rewrite says so), or says
+ * what the caller's does; nothing crashes. */
+enum { LSDA_MUTANTS = 12, LSDA_FLIPS = 48 };
+
+static void check_stub_lsda_mutants(const char *path, const struct section *s)
+{
+	struct section gx = {0};
+	if (!read_section(path, ".gcc_except_table", &gx))
+		return;                 /* no LSDA to mutate */
+	free(gx.data);
+	FILE *f = fopen(path, "rb");
+	uint8_t *img = NULL;
+	long size = -1;
+	if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0)
+		img = malloc((size_t)size);
+	bool read = img && fread(img, 1, (size_t)size, f) == (size_t)size;
+	if (f)
+		fclose(f);
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char tmp[512];
+	snprintf(tmp, sizeof(tmp), "%s/test_ehframe.XXXXXX", dir);
+	int fd = read ? mkstemp(tmp) : -1;
+	CHECK(read && fd >= 0);
+	struct lsda_tally t = {0};
+	uint64_t seed = 7;
+	for (uint32_t k = 0; fd >= 0 && k < LSDA_MUTANTS; k++) {
+		uint8_t *mut = malloc((size_t)size);
+		if (!mut)
+			break;
+		memcpy(mut, img, (size_t)size);
+		for (uint32_t b = 0; b < LSDA_FLIPS; b++)
+			mut[gx.offset + next(&seed) % gx.size] = (uint8_t)next(&seed);
+		char err[256];
+		struct bin_module *m = NULL;
+		struct eh_frame eh;
+		bool parsed = false;
+		if (pwrite(fd, mut, (size_t)size, 0) == size && (m = bin_open(tmp, err, sizeof(err))))
+			parsed = eh_parse(s->data, s->size, s->vaddr, &eh, err, sizeof(err)) == 0;
+		CHECK(parsed);
+		if (parsed) {
+			stub_lsdas_of(path, m, &eh, &t);
+			eh_free(&eh);
+		}
+		bin_close(m);
+		free(mut);
+	}
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(img);
+	printf("%s: %u mutants of its LSDAs: %llu calls, %llu stubs' LSDAs the caller's, "
+	       "%llu refused, %llu out of reach at the test's address, %llu differ\n", path,
+	       LSDA_MUTANTS, (unsigned long long)t.calls, (unsigned long long)t.made,
+	       (unsigned long long)t.refused, (unsigned long long)t.unplaced,
+	       (unsigned long long)t.differ);
+	CHECK(t.differ == 0 && t.made > 0);
 }
 
 int main(int argc, char **argv)
@@ -449,7 +528,7 @@ int main(int argc, char **argv)
 	check_long_advances();
 	for (int i = 1; i < argc; i++) {
 		struct section s = {0};
-		if (!read_eh_frame(argv[i], &s)) {
+		if (!read_section(argv[i], ".eh_frame", &s)) {
 			fprintf(stderr, "%s: no .eh_frame read\n", argv[i]);
 			CHECK(!"a binary with .eh_frame");
 			continue;
@@ -463,6 +542,7 @@ int main(int argc, char **argv)
 		      t.rebuilt == 1);
 		check_mutants(argv[i], &s);
 		check_stub_lsdas(argv[i], &s);
+		check_stub_lsda_mutants(argv[i], &s);
 		free(s.data);
 	}
 	return check_exit();
