@@ -121,7 +121,7 @@ static int read_chain(const struct bin_module *m, struct caller_eh *c)
 			return -1;
 		if (filter > 0 && (uint64_t)filter > c->ntypes)
 			c->ntypes = (uint32_t)(filter < LSDA_MAX_TYPES ? filter : LSDA_MAX_TYPES + 1);
-		if (filter < 0 && read_spec(m, c, (uint64_t)(-filter - 1)))
+		if (filter < 0 && read_spec(m, c, (uint64_t)-(filter + 1)))
 			return -1;
 		if (!disp)
 			return 0;
