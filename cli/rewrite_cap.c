@@ -30,7 +30,9 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 	size_t n;
 	const struct rw_func *f = c ? rw_functions(c->b, &n) : NULL;
 	uint32_t i = c ? rw_func_index(c->b, pm->funcs[func].addr) : RW_NONE;
-	*mask &= i == RW_NONE || c->vis.no_pad[i] ? 1 : f[i].pad_mask;
+	/* an entry wrapper would move the frame of a tail call training saw */
+	*mask &= i == RW_NONE || c->vis.no_pad[i] || (f[i].entry_tail && c->vis.tail_seen[i])
+			 ? 1 : f[i].pad_mask;
 	*cloneable = i != RW_NONE && !c->vis.no_pad[i] && f[i].cloneable;
 	/* a clone is padded in place only: it has no entry wrapper */
 	*clone_mask &= i == RW_NONE || c->vis.no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;

@@ -1369,8 +1369,8 @@ static enum rw_entry_why entry_why(struct ana *a, const struct unit *u, uint32_t
 		return RW_ENTRY_SHAPE;
 	if (!ncalls)
 		return RW_ENTRY_LEAF;
-	if (u->tail || u->falls_off)
-		return RW_ENTRY_TAIL_CALL;
+	if (u->falls_off)
+		return RW_ENTRY_FALLS_OFF;
 	if (reaches_ra(u))
 		return RW_ENTRY_ARGS;
 	if (returns_twice_name(rf->name))
@@ -2605,6 +2605,7 @@ static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint
 	rf->entry_why = entry_why(a, u, owner, ncalls);
 	if (rf->entry_why == RW_ENTRY_OK) {
 		rf->pad_entry = true;
+		rf->entry_tail = u->tail;
 		rf->pad_mask = rw_mask_range(16, RW_MAX_AMOUNT);
 	}
 	/* a dispatch displaces the same instructions an entry wrapper would (a
@@ -2885,6 +2886,7 @@ static void refuse_shared_fragments(struct ana *a)
 		owner->clone_why = RW_CLONE_FRAGMENT;
 		owner->pad_mask = 1;
 		owner->pad_entry = false;
+		owner->entry_tail = false;
 		owner->pad_why = RW_PAD_FRAGMENT_SHARED;
 		owner->why_at = a->b->funcs[g].addr;
 	}
@@ -2897,6 +2899,7 @@ static void drop_island(struct ana *a, uint32_t g)
 	if (rf->pad_entry) {
 		rf->pad_mask = 1;
 		rf->pad_entry = false;
+		rf->entry_tail = false;
 		rf->entry_why = RW_ENTRY_BRANCH_TARGET;
 	}
 	rf->dispatch = false;
@@ -2961,6 +2964,7 @@ static void refuse_entered_inside(struct ana *a)
 			rf->pad_mask = 1;
 			rf->pad_why = RW_PAD_ENTERED_INSIDE;
 			rf->pad_entry = false;
+			rf->entry_tail = false;
 			rf->entry_why = RW_ENTRY_ENTERED_INSIDE;
 		}
 	for (size_t g = 0; g < a->nbf; g++) {
@@ -3045,6 +3049,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 				b->funcs[i].pad_mask = 1;
 				b->funcs[i].pad_why = RW_PAD_FRAGMENT;
 				b->funcs[i].pad_entry = false;
+				b->funcs[i].entry_tail = false;
 				b->funcs[i].entry_why = RW_ENTRY_FRAGMENT;
 			}
 		}

@@ -109,7 +109,7 @@ const char *rw_entry_why_name(enum rw_entry_why w)
 		[RW_ENTRY_LEAF] = "leaf: calls nothing",
 		[RW_ENTRY_FRAGMENT] = "is or has a fragment sharing its frame (.cold)",
 		[RW_ENTRY_ARGS] = "reaches its return address or stack arguments",
-		[RW_ENTRY_TAIL_CALL] = "makes a tail call",
+		[RW_ENTRY_FALLS_OFF] = "runs past its end",
 		[RW_ENTRY_RETURNS_TWICE] = "returns-twice function",
 		[RW_ENTRY_DISPLACE] = "first instructions cannot be displaced",
 		[RW_ENTRY_BRANCH_TARGET] = "its code jumps into its first bytes",

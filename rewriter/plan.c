@@ -575,7 +575,7 @@ int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibilit
 	*p = (struct rw_plan){0};
 	for (size_t i = 0; pad && i < b->nfuncs; i++) {
 		const struct rw_func *f = &b->funcs[i];
-		if (v && (!v->in_map[i] || v->no_pad[i]))
+		if (v && (!v->in_map[i] || v->no_pad[i] || (f->entry_tail && v->tail_seen[i])))
 			continue;
 		uint32_t amt = pad;
 		while (amt && !rw_mask_allows(f->pad_mask, amt))

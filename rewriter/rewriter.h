@@ -383,12 +383,16 @@
  * something; refused (enum rw_entry_why) when the stack analysis is not
  * complete, f is or has a fragment, reads or takes the address of its return
  * address or incoming stack arguments (no-fp: rsp-relative at or above CFA-8;
- * fp: rbp+8 and above; lea of them, va_start, varargs), makes a tail call
- * (its callee would run W deeper than the map's sibling frame), is a
- * returns-twice function, its first instructions cannot be relocated (an
+ * fp: rbp+8 and above; lea of them, va_start, varargs), runs past its end,
+ * is a returns-twice function, its first instructions cannot be relocated (an
  * indirect call, a branch into them, a `call next`), or a branch of its own
- * code lands in [f, f+N).  A
- * jump to f's entry from elsewhere goes through the wrapper, as a call does.
+ * code lands in [f, f+N).  A function that makes a tail call takes one
+ * (entry_tail) only where training saw none taken: the callee would run in
+ * B's place, W deeper than the frame the map has beside f's (at f's callsite
+ * and height), so f is not padded where the map has such a frame of another
+ * function (rw_visibility's tail_seen; from the same indirect call too: it
+ * cannot tell).  A jump to f's entry from elsewhere goes through the
+ * wrapper, as a call does.
  * A clone of f is a copy of the unwrapped code: it may not be padded
  * (rw_plan_check; icpp rewrite drops a clone padding the solver chose).
  *
@@ -573,8 +577,7 @@ enum rw_entry_why {
 	RW_ENTRY_FRAGMENT,         /* is, or has, a fragment (.cold) */
 	RW_ENTRY_ARGS,             /* reads its return address or stack arguments,
 	                            * or takes their address */
-	RW_ENTRY_TAIL_CALL,        /* jumps out of its frame (a tail call), or runs
-	                            * past its end into the next function */
+	RW_ENTRY_FALLS_OFF,        /* runs past its end into the next function */
 	RW_ENTRY_RETURNS_TWICE,    /* setjmp, vfork, ... */
 	RW_ENTRY_DISPLACE,         /* first instructions cannot be displaced */
 	RW_ENTRY_BRANCH_TARGET,    /* its code jumps into its first bytes */
@@ -597,6 +600,10 @@ struct rw_func {
 	enum rw_pad_why pad_why;     /* in place: RW_PAD_OK when pad_mask > 1 and
 	                              * not pad_entry */
 	bool pad_entry;              /* padded through an entry wrapper */
+	bool entry_tail;             /* pad_entry, and makes a tail call: the
+	                              * wrapper would move the frame it enters, so
+	                              * not where training saw one (rw_visibility
+	                              * tail_seen; section 1, Callee-entry wrappers) */
 	enum rw_entry_why entry_why; /* RW_ENTRY_OK when pad_entry */
 	uint64_t why_at;             /* instruction that caused the refusal, or 0 */
 	uint32_t parent;             /* a fragment: the function whose frame it shares */
@@ -918,9 +925,13 @@ int rw_rename_module(struct pathmap *pm, uint32_t module, const char *path, cons
  *   no_wrap[c]   call c (index into rw_calls) may not be wrapped
  *   no_clone[f]  f may not be cloned
  *   in_map[f]    f is a function of the pathmap (training saw it run)
+ *   tail_seen[f] the map has a frame of another function beside one of f's
+ *                (same parent, callsite and height): f made a tail call (or
+ *                the call is indirect), so f takes no entry wrapper, which
+ *                would move that frame (rw_func.entry_tail)
  * malloc'd; rw_visibility_free releases them. */
 struct rw_visibility {
-	bool *no_pad, *no_wrap, *no_clone, *in_map;
+	bool *no_pad, *no_wrap, *no_clone, *in_map, *tail_seen;
 	uint32_t hidden_nodes;       /* nodes showing a hidden frame above them */
 	uint32_t hidden_funcs;       /* functions of the module taken as hidden */
 };

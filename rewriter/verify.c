@@ -252,6 +252,59 @@ static void lock_sibling(struct vis *V, const struct pm_node *x)
 	}
 }
 
+/* A node by (parent, function, callsite, height), as the comparison below
+ * finds predicted nodes; with func 0, where its frame was entered. */
+struct key {
+	uint32_t parent, func, csm;
+	uint64_t csa;
+	int64_t height;
+	uint32_t node;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct key *a = x, *b = y;
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	if (a->csm != b->csm)
+		return a->csm < b->csm ? -1 : 1;
+	if (a->csa != b->csa)
+		return a->csa < b->csa ? -1 : 1;
+	return a->height < b->height ? -1 : a->height > b->height;
+}
+
+/* The functions with a frame of another function beside one of their own
+ * (tail_seen).  0, or -1 out of memory. */
+static int find_tail_seen(struct vis *V)
+{
+	const struct pathmap *pm = V->pm;
+	struct key *e = malloc((pm->nnodes + 1) * sizeof(*e));
+	uint32_t n = 0;
+	if (!e)
+		return -1;
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *x = &pm->nodes[i];
+		if (x->parent != PM_NONE && x->cs_module != PM_NONE)
+			e[n++] = (struct key){x->parent, 0, x->cs_module, x->cs_addr, x->height, i};
+	}
+	qsort(e, n, sizeof(*e), cmp_key);
+	for (uint32_t lo = 0, hi; lo < n; lo = hi) {
+		bool mixed = false;
+		for (hi = lo + 1; hi < n && !cmp_key(&e[lo], &e[hi]); hi++)
+			mixed = mixed || pm->nodes[e[hi].node].func != pm->nodes[e[lo].node].func;
+		for (uint32_t k = lo; mixed && k < hi; k++) {
+			const struct pm_function *f = &pm->funcs[pm->nodes[e[k].node].func];
+			uint32_t fi = f->module == V->module ? rw_func_index(V->b, f->addr) : RW_NONE;
+			if (fi != RW_NONE)
+				V->v->tail_seen[fi] = true;
+		}
+	}
+	free(e);
+	return 0;
+}
+
 int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
 		  struct rw_visibility *v)
 {
@@ -263,10 +316,11 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 	v->in_map = calloc(n, sizeof(bool));
 	v->no_wrap = calloc(nc, sizeof(bool));
 	v->no_clone = calloc(n, sizeof(bool));
+	v->tail_seen = calloc(n, sizeof(bool));
 	bool *in_group = malloc((pm->nnodes + 1) * sizeof(bool));
 	int rc = -1;
 	if (!V.hidden || !V.ext_in || !V.no_wrap_into || !v->no_pad || !v->in_map || !v->no_wrap ||
-	    !v->no_clone || !in_group || pm_sibling_groups(pm, in_group) < 0) {
+	    !v->no_clone || !v->tail_seen || !in_group || pm_sibling_groups(pm, in_group) < 0) {
 		rw_visibility_free(v);
 		goto out;
 	}
@@ -282,6 +336,10 @@ int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t 
 	for (uint32_t i = 0; i < pm->nnodes; i++)
 		if (in_group[i])
 			lock_sibling(&V, &pm->nodes[i]);
+	if (find_tail_seen(&V) < 0) {
+		rw_visibility_free(v);
+		goto out;
+	}
 	rc = 0;
 out:
 	free(in_group);
@@ -297,6 +355,7 @@ void rw_visibility_free(struct rw_visibility *v)
 	free(v->no_clone);
 	free(v->no_pad);
 	free(v->in_map);
+	free(v->tail_seen);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -470,27 +529,6 @@ oom:
 }
 
 /* ------------------------------------------------------------------ compare */
-
-struct key {
-	uint32_t parent, func, csm;
-	uint64_t csa;
-	int64_t height;
-	uint32_t node;
-};
-
-static int cmp_key(const void *x, const void *y)
-{
-	const struct key *a = x, *b = y;
-	if (a->parent != b->parent)
-		return a->parent < b->parent ? -1 : 1;
-	if (a->func != b->func)
-		return a->func < b->func ? -1 : 1;
-	if (a->csm != b->csm)
-		return a->csm < b->csm ? -1 : 1;
-	if (a->csa != b->csa)
-		return a->csa < b->csa ? -1 : 1;
-	return a->height < b->height ? -1 : a->height > b->height;
-}
 
 /* First key >= k (height included when exact). */
 static size_t lower(const struct key *v, size_t n, const struct key *k)

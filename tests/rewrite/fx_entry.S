@@ -2,6 +2,9 @@
  * of pushes only: no allocation to grow), with frames of one size, so that
  * main -> fx_entry_x -> fx_entry_d, main -> fx_entry_y -> fx_entry_d and
  * main -> fx_entry_z -> fx_entry_d reach D at one height (run_entry.sh).
+ * X calls D again by a tail call when D returns more than 1000 (main's
+ * `tail` mode only): its wrapper would move that frame of D, which the map
+ * has beside X's, so X takes one only where training saw no such call.
  * Their first bytes are what the wrapper displaces: X's two pushes and a
  * mov, Y's compare and a branch (taken for inputs below 4: into Y's code
  * past them), Z's three pushes and its call of D (libtcl's Tcl_Alloc:
@@ -23,7 +26,10 @@ fx_entry_x:
 	push %rax                        /* keep rsp 16-aligned at the call */
 	.cfi_def_cfa_offset 32
 	call fx_entry_d
+	cmp $1000, %rax
+	ja 3f
 	add %rbx, %rax
+	.cfi_remember_state
 	pop %rdx
 	.cfi_def_cfa_offset 24
 	pop %r12
@@ -31,6 +37,15 @@ fx_entry_x:
 	pop %rbx
 	.cfi_def_cfa_offset 8
 	ret
+	.cfi_restore_state
+3:	pop %rdx                         /* a large D: D again, by a tail call */
+	.cfi_def_cfa_offset 24
+	pop %r12
+	.cfi_def_cfa_offset 16
+	lea 1(%rbx), %rdi
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	jmp fx_entry_d
 	.cfi_endproc
 	.size fx_entry_x, .-fx_entry_x
 

@@ -1,7 +1,10 @@
 // fx_entry_main.cc: main calls fx_entry_x, _y and _z (fx_entry.S), which
 // call fx_entry_d at one height; with an argument D throws on some inputs
-// and main catches: the exceptions unwind through the entry wrappers.
+// and main catches: the exceptions unwind through the entry wrappers.  With
+// `tail` no D throws, and X's call of D with 5000 makes X call D again by a
+// tail call.
 #include <cstdio>
+#include <cstring>
 
 extern "C" long fx_entry_x(long);
 extern "C" long fx_entry_y(long);
@@ -20,8 +23,8 @@ extern "C" __attribute__((noinline)) long fx_entry_d(long x)
 
 int main(int argc, char **argv)
 {
-	(void)argv;
-	throwing = argc > 1;
+	bool tail = argc > 1 && !std::strcmp(argv[1], "tail");
+	throwing = argc > 1 && !tail;
 	long total = 0, thrown = 0;
 	for (long i = 0; i < 12; i++) {
 		try {
@@ -30,6 +33,8 @@ int main(int argc, char **argv)
 			thrown += v;
 		}
 	}
+	if (tail)
+		total += fx_entry_x(5000);
 	std::printf("total %ld thrown %ld\n", total, thrown);
 	return 0;
 }

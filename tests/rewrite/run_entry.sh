@@ -12,7 +12,9 @@
 # (Z's displaced call wrapped as well) give the same output, also with the
 # argument that makes D throw (the exceptions unwind through the wrappers),
 # icpp verify passes (every path at its predicted height: X, Y and Z
-# themselves W deeper), and gdb's backtrace from the throw
+# themselves W deeper); X, which makes a tail call, takes a wrapper only
+# where training did not see that call (`tail`: not); gdb's backtrace from
+# the throw
 # runs through the wrapper down to main.  GDB "" skips that check.  Last,
 # T_REPORT_ENTRY (tests/record) checks icpp report's charge of samples in
 # the --everything binary's wrapper of X.
@@ -69,6 +71,32 @@ for how in solved everything full; do
 		grep "call paths observed" verify.$how.err
 	fi
 done
+# X makes a tail call, which training did not see taken: it takes a wrapper
+if ! nm everything.rw | grep -q " __icpp_entry_fx_entry_x$"; then
+	echo "FAIL: --everything gave X (a tail call training did not see) no entry wrapper"
+	fail=1
+fi
+# trained where X's tail call is taken (the map has D's frame beside X's):
+# X takes no wrapper, which would move that frame, Y and Z do
+"./$name" tail > orig.tail.out 2>&1
+"$icpp" train -q -o map.tail -- "./$name" tail > /dev/null 2>&1
+if ! "$icpp" rewrite "./$name" -m map.tail -o tail.rw --everything=32,0,0 2> rewrite.tail.err; then
+	echo "FAIL: icpp rewrite -m map.tail --everything=32,0,0"
+	cat rewrite.tail.err
+	exit 1
+fi
+if nm tail.rw | grep -q " __icpp_entry_fx_entry_x$" || ! nm tail.rw | grep -q " __icpp_entry_fx_entry_y$"; then
+	echo "FAIL: trained with X's tail call taken, X has an entry wrapper or Y none"
+	nm tail.rw | grep __icpp_entry_
+	fail=1
+fi
+./tail.rw tail > tail.out 2>&1
+"$icpp" verify tail.rw -- tail > /dev/null 2> verify.tail.err
+if ! cmp -s orig.tail.out tail.out || ! grep -q " 0 at another height" verify.tail.err; then
+	echo "FAIL: tail.rw: another output or height"
+	tail -3 verify.tail.err
+	fail=1
+fi
 if ! nm everything.rw | grep -q " __icpp_entry_fx_entry_z$"; then
 	echo "FAIL: --everything gave Z (its call displaced) no entry wrapper"
 	fail=1
