@@ -2752,7 +2752,7 @@ static bool stub_row_ok(const struct rw_binary *b, uint64_t insn, uint64_t ret)
 	const struct eh_frame *eh = &b->eh;
 	uint32_t fde = eh_fde_at(eh, insn);
 	if (fde == RW_NONE ||
-	    (eh->e[fde].lsda && !eh_stub_lsda_ok(b->bin, eh, fde, ret, b->ehdr.e_type != ET_EXEC)))
+	    (eh->e[fde].lsda && !eh_stub_lsda_ok(b->bin, eh, fde, ret)))
 		return false;
 	return eh_edit_cfa(eh, fde, 0, 0, 0, insn - eh->e[fde].pc_begin, NULL) == 0;
 }

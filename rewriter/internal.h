@@ -84,12 +84,12 @@ int eh_lsda(const struct bin_module *m, uint64_t lsda, uint64_t func_start,
  * its landing pads counted from `base` (fde's pc_begin, or where a clone
  * copies that code), written at the end of o, address `at`.  Whether one can
  * be made: the caller's LPStart omitted, its pointers movable (pc-relative,
- * or absolute where !pie).  0, or -1. */
+ * or absolute in a module that is not PIC).  0, or -1. */
 bool eh_stub_lsda_ok(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
-		     uint64_t ret, bool pie);
+		     uint64_t ret);
 int eh_put_stub_lsda(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
-		     uint64_t ret, bool pie, uint64_t start, uint32_t range, uint64_t base,
-		     uint64_t at, struct rbuf *o);
+		     uint64_t ret, uint64_t start, uint32_t range, uint64_t base, uint64_t at,
+		     struct rbuf *o);
 
 /* Whether FDE `fde` uses DW_CFA_GNU_args_size with a non-zero size (landing
  * pads then start below the call's rsp), or cannot be read. */

@@ -63,21 +63,12 @@ static int rd_u8(const struct bin_module *m, uint64_t *at, uint8_t *v)
 	return 0;
 }
 
-static int rd_uleb(const struct bin_module *m, uint64_t *at, uint64_t *v)
+/* A LEB128 number at *at (signed into *sv, else into *uv). */
+static int rd_leb(const struct bin_module *m, uint64_t *at, uint64_t *uv, int64_t *sv)
 {
 	uint8_t b[10];
-	const uint8_t *p = b;
-	if (eh_uleb(&p, b + read_some(m, *at, b, sizeof(b)), v))
-		return -1;
-	*at += (uint64_t)(p - b);
-	return 0;
-}
-
-static int rd_sleb(const struct bin_module *m, uint64_t *at, int64_t *v)
-{
-	uint8_t b[10];
-	const uint8_t *p = b;
-	if (eh_sleb(&p, b + read_some(m, *at, b, sizeof(b)), v))
+	const uint8_t *p = b, *end = b + read_some(m, *at, b, sizeof(b));
+	if (sv ? eh_sleb(&p, end, sv) : eh_uleb(&p, end, uv))
 		return -1;
 	*at += (uint64_t)(p - b);
 	return 0;
@@ -88,7 +79,7 @@ static int read_spec(const struct bin_module *m, struct caller_eh *c, uint64_t o
 {
 	uint64_t at = c->ttbase + off, idx;
 	for (int k = 0;; k++) {
-		if (k == LSDA_MAX_TYPES || rd_uleb(m, &at, &idx))
+		if (k == LSDA_MAX_TYPES || rd_leb(m, &at, &idx, NULL))
 			return -1;
 		if (!idx)
 			break;
@@ -109,10 +100,10 @@ static int read_chain(const struct bin_module *m, struct caller_eh *c)
 	for (int k = 0; k < LSDA_MAX_CHAIN; k++) {
 		int64_t filter, disp;
 		uint64_t at = rec;
-		if (rec < c->actions || rd_sleb(m, &at, &filter))
+		if (rec < c->actions || rd_leb(m, &at, NULL, &filter))
 			return -1;
 		uint64_t link = at;
-		if (rd_sleb(m, &at, &disp))
+		if (rd_leb(m, &at, NULL, &disp))
 			return -1;
 		if (at - c->actions > c->nactions)
 			c->nactions = (uint32_t)(at - c->actions < LSDA_MAX_BYTES ? at - c->actions
@@ -130,10 +121,11 @@ static int read_chain(const struct bin_module *m, struct caller_eh *c)
 	return -1;
 }
 
-/* Whether a type table entry in encoding enc can move: a fixed size, and
- * pc-relative, or absolute where addresses are fixed (no PIE: an absolute
- * entry of a PIE has a relocation that a copy would not). */
-static bool movable_type_enc(int enc, bool pie)
+/* Whether a pointer in encoding enc (a type table entry, the FDE's LSDA
+ * pointer) can move: a fixed size, and pc-relative, or absolute where
+ * addresses are fixed (no PIE: an absolute pointer of a PIE has a relocation
+ * that a copy would not). */
+static bool movable_enc(int enc, bool pie)
 {
 	int app = enc & 0x70;
 	return eh_enc_size(enc & 0x0f) &&
@@ -143,7 +135,7 @@ static bool movable_type_enc(int enc, bool pie)
 /* Parse the LSDA at lsda of the function (or fragment) starting at
  * func_start for the call returning to ret. */
 static int caller_eh(const struct bin_module *m, uint64_t lsda, uint64_t func_start, uint64_t ret,
-		     bool pie, struct caller_eh *c)
+		     struct caller_eh *c)
 {
 	*c = (struct caller_eh){.ttenc = DW_EH_PE_omit};
 	uint64_t at = lsda, v, cslen;
@@ -152,13 +144,13 @@ static int caller_eh(const struct bin_module *m, uint64_t lsda, uint64_t func_st
 		return -1;
 	c->ttenc = ttenc;
 	if (ttenc != DW_EH_PE_omit) {
-		if (rd_uleb(m, &at, &v) || !movable_type_enc(ttenc, pie))
+		if (rd_leb(m, &at, &v, NULL) || !movable_enc(ttenc, bin_is_pic(m)))
 			return -1;
 		c->ttbase = at + v;
 	}
 	/* call-site fields are offsets (a pc-relative form would make the
 	 * personality add the field's address: no toolchain writes one) */
-	if (rd_u8(m, &at, &csenc) || (csenc & 0xf0) || rd_uleb(m, &at, &cslen) ||
+	if (rd_u8(m, &at, &csenc) || (csenc & 0xf0) || rd_leb(m, &at, &cslen, NULL) ||
 	    cslen > (1u << 24))
 		return -1;
 	uint8_t *t = malloc(cslen ? cslen : 1);
@@ -198,14 +190,12 @@ static int caller_eh(const struct bin_module *m, uint64_t lsda, uint64_t func_st
 /* The LSDA of FDE `fde` and whether a stub's can be made from it for the
  * call returning to ret: 0, or -1. */
 static int stub_caller(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
-		       uint64_t ret, bool pie, struct caller_eh *c)
+		       uint64_t ret, struct caller_eh *c)
 {
 	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
-	int app = cie->lsda_enc & 0x70;
-	if (!eh_enc_size(cie->lsda_enc & 0x0f) ||
-	    !(app == DW_EH_PE_pcrel || (app == DW_EH_PE_absptr && !pie)))
+	if (!movable_enc(cie->lsda_enc, bin_is_pic(m)))
 		return -1;
-	return caller_eh(m, e->lsda, e->pc_begin, ret, pie, c);
+	return caller_eh(m, e->lsda, e->pc_begin, ret, c);
 }
 
 /* Write raw value v in n bytes (enc's size and sign) at p; -1 where it
@@ -244,11 +234,11 @@ static int put_types(const struct bin_module *m, const struct caller_eh *c, uint
 }
 
 int eh_put_stub_lsda(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
-		     uint64_t ret, bool pie, uint64_t start, uint32_t range, uint64_t base,
-		     uint64_t at, struct rbuf *o)
+		     uint64_t ret, uint64_t start, uint32_t range, uint64_t base, uint64_t at,
+		     struct rbuf *o)
 {
 	struct caller_eh c;
-	if (stub_caller(m, eh, fde, ret, pie, &c))
+	if (stub_caller(m, eh, fde, ret, &c))
 		return -1;
 	bool types = c.ntypes || c.nspec;
 	size_t tsize = types ? eh_enc_size(c.ttenc & 0x0f) : 0;
@@ -300,11 +290,11 @@ int eh_put_stub_lsda(const struct bin_module *m, const struct eh_frame *eh, uint
  * be readable, every type entry movable (at the stub's own place the
  * pc-relative ones move by less than the module's size). */
 bool eh_stub_lsda_ok(const struct bin_module *m, const struct eh_frame *eh, uint32_t fde,
-		     uint64_t ret, bool pie)
+		     uint64_t ret)
 {
 	const struct eh_entry *e = &eh->e[fde];
 	struct rbuf o = {0};
-	int r = eh_put_stub_lsda(m, eh, fde, ret, pie, e->pc_begin, 64, e->pc_begin, e->lsda, &o);
+	int r = eh_put_stub_lsda(m, eh, fde, ret, e->pc_begin, 64, e->pc_begin, e->lsda, &o);
 	rb_free(&o);
 	return r == 0;
 }

@@ -444,22 +444,18 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	uint32_t *mods = malloc((in->nmodules ? in->nmodules : 1) * sizeof(*mods));
 	uint32_t *funcs = malloc((in->nfuncs ? in->nfuncs : 1) * sizeof(*funcs));
 	uint32_t *nodes = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*nodes));
-	bool *gone = calloc(in->nnodes ? in->nnodes : 1, sizeof(*gone));
-	bool *parent_of = calloc(in->nnodes ? in->nnodes : 1, sizeof(*parent_of));
 	uint32_t *first_child = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*first_child));
 	uint32_t *next_sibling = malloc((in->nnodes ? in->nnodes : 1) * sizeof(*next_sibling));
 	struct pathmap *pm = pm_new();
-	if (!mods || !funcs || !nodes || !gone || !parent_of || !first_child || !next_sibling || !pm)
+	if (!mods || !funcs || !nodes || !first_child || !next_sibling || !pm)
 		goto oom;
 	for (uint32_t i = 0; i < in->nnodes; i++)
 		first_child[i] = PM_NONE;
 	for (uint32_t i = in->nnodes; i-- > 0;) {
 		uint32_t up = in->nodes[i].parent;
 		next_sibling[i] = up == PM_NONE ? PM_NONE : first_child[up];
-		if (up != PM_NONE) {
-			parent_of[up] = true;
+		if (up != PM_NONE)
 			first_child[up] = i;
-		}
 	}
 	for (uint32_t i = 0; i < in->nmodules; i++) {
 		const struct pm_module *m = &in->modules[i];
@@ -492,11 +488,13 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 			if (w != RW_NONE)
 				csa = note->wraps[w].site;   /* a trampoline training did not hook */
 		}
+		/* a childless frame a dispatch may have handed on */
 		const struct rw_note_clone *by =
-			parent_of[i] ? NULL : dispatched_by(note, in, orig, module, x->func, csm, csa);
+			first_child[i] != PM_NONE
+				? NULL
+				: dispatched_by(note, in, orig, module, x->func, csm, csa);
 		if (funcs[x->func] == PM_NONE ||
 		    (by && handed_on(in, first_child, next_sibling, i, module, by))) {
-			gone[i] = true;
 			nodes[i] = parent;
 			continue;
 		}
@@ -509,8 +507,6 @@ int rw_collapse(const struct pathmap *in, uint32_t module, const struct rw_note 
 	free(mods);
 	free(funcs);
 	free(nodes);
-	free(gone);
-	free(parent_of);
 	free(first_child);
 	free(next_sibling);
 	*out = pm;
@@ -520,8 +516,6 @@ oom:
 	free(mods);
 	free(funcs);
 	free(nodes);
-	free(gone);
-	free(parent_of);
 	free(first_child);
 	free(next_sibling);
 	pm_free(pm);

@@ -866,9 +866,8 @@ static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const 
 	uint64_t lsda = 0;
 	if (e->lsda) {
 		lsda = text_vaddr + ps->text.n;
-		if (eh_put_stub_lsda(b->bin, &b->eh, fde, c->insn + c->len, b->ehdr.e_type != ET_EXEC,
-				     t->addr, t->size, copy_start ? copy_start : e->pc_begin, lsda,
-				     &ps->text))
+		if (eh_put_stub_lsda(b->bin, &b->eh, fde, c->insn + c->len, t->addr, t->size,
+				     copy_start ? copy_start : e->pc_begin, lsda, &ps->text))
 			return errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " gets no LSDA "
 				      "(its exception table is out of reach)", t->site);
 	}

@@ -404,15 +404,14 @@ static void stub_lsdas_of(const char *what, struct bin_module *m, const struct e
 		for (uint32_t c = 0; c < ncs; c++) {
 			uint64_t ret = cs[c].start + cs[c].len;
 			t->calls++;
-			if (!eh_stub_lsda_ok(m, eh, i, ret, bin_is_pic(m))) {
+			if (!eh_stub_lsda_ok(m, eh, i, ret)) {
 				t->refused++;
 				continue;
 			}
 			struct rbuf o = {0};
 			struct verdict want, got;
 			struct lsda_mem caller = {.m = m}, stub;
-			if (eh_put_stub_lsda(m, eh, i, ret, bin_is_pic(m), start, range, e->pc_begin,
-					     at, &o) < 0) {
+			if (eh_put_stub_lsda(m, eh, i, ret, start, range, e->pc_begin, at, &o) < 0) {
 				t->unplaced++;   /* a type entry out of a pc-relative reach */
 				rb_free(&o);
 				continue;
@@ -451,7 +450,9 @@ static void check_stub_lsdas(const char *path, const struct section *s)
 	       "filters), %llu refused, %llu differ\n", path, (unsigned long long)t.calls,
 	       (unsigned long long)t.made, (unsigned long long)t.with_types,
 	       (unsigned long long)t.refused, (unsigned long long)t.differ);
-	CHECK(t.differ == 0 && t.unplaced == 0);
+	/* every call of a binary with LSDAs refused would check nothing: GCC's
+	 * and clang's tables give a stub's LSDA for nearly all */
+	CHECK(t.differ == 0 && t.unplaced == 0 && t.made * 10 >= t.calls * 9);
 	eh_free(&eh);
 	bin_close(m);
 }
