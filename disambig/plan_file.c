@@ -490,9 +490,15 @@ static int read_line(struct reader *r, const char *s, const char *eol)
 		return bad(r, "blank line with spaces");
 	if (!strcmp(kw, "module"))
 		return read_module(r, s, eol);
-	int nw = 0;
-	while (nw < MAX_WORDS && word(&s, eol, w[nw], sizeof(w[nw])))
+	/* a pad's name (informational, any length: a C++ template's mangled
+	 * name runs to thousands of characters) is the rest of the line */
+	int nw = 0, before_text = strcmp(kw, "pad") ? MAX_WORDS : 3;
+	while (nw < before_text && word(&s, eol, w[nw], sizeof(w[nw])))
 		nw++;
+	while (s < eol && (*s == ' ' || *s == '\t'))
+		s++;
+	if (nw == before_text && before_text < MAX_WORDS && s < eol)
+		strcpy(w[nw++], "NAME");
 	for (size_t i = 0; i < sizeof(line_kinds) / sizeof(line_kinds[0]); i++)
 		if (!strcmp(kw, line_kinds[i].kw))
 			return line_kinds[i].read(r, kw, w, nw);

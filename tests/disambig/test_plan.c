@@ -384,6 +384,23 @@ static void test_clone_file(void)
 	if (ip.nclones == 2)
 		CHECK(ip.clones[0].promote && ip.clones[1].promote && ip.clones[1].parent == 0);
 	da_pm_plan_free(&ip);
+	/* a pad's name is the rest of its line, however long (a C++ template's
+	 * mangled name: cmake's plans were refused at 128 characters, session
+	 * 49); a pad without one is refused */
+	static const char head[] = "icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\npad 0 0x1000 16 ";
+	char long_pad[sizeof(head) + 4000];
+	memcpy(long_pad, head, sizeof(head) - 1);
+	memset(long_pad + sizeof(head) - 1, 'x', 3000);
+	strcpy(long_pad + sizeof(head) - 1 + 3000, " and more\nend 1\n");
+	CHECK(da_plan_parse("lp.plan", long_pad, strlen(long_pad), pm, &ip, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(ip.npads, 1);
+	if (ip.npads == 1)
+		CHECK(ip.pads[0].func == A && ip.pads[0].bytes == 16);
+	da_pm_plan_free(&ip);
+	static const char nameless[] = "icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\n"
+				       "pad 0 0x1000 16   \nend 1\n";
+	CHECK(da_plan_parse("nn.plan", nameless, strlen(nameless), pm, &ip, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "expected: pad") != NULL);
 	struct pathmap *q;
 	CHECK(da_predict_pathmap(pm, &back, &q, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(q->nmodules, 2);
