@@ -819,11 +819,6 @@ static int choose_plan(struct rewrite *R)
 	}
 	if (da_pm_plan_from(&R->br, &R->r.plan, &R->pp) < 0)
 		return rewrite_oom();
-	/* what each clone takes, so that a dispatch tests the heavier first */
-	const struct da_problem *p = R->br.prob;
-	for (uint32_t i = 0; i < p->nnodes; i++)
-		if (R->r.inst[i] >= p->nfuncs && R->r.inst[i] - p->nfuncs < R->pp.nclones)
-			R->pp.clones[R->r.inst[i] - p->nfuncs].weight += p->nodes[i].weight;
 	R->solved = true;
 	return 0;
 }
@@ -834,6 +829,11 @@ static int write_targets(struct rewrite *R)
 	char err[1024];
 	struct target *t = R->t;
 	uint32_t first[REWRITE_MAX_BINARIES];
+	/* what each clone takes, so that a dispatch tests the heavier first */
+	if (da_pm_plan_weigh(R->pm, &R->pp, err, sizeof(err)) < 0) {
+		cli_error("rewrite", "%s", err);
+		return -1;
+	}
 	if (group_clones(R->pm, &R->rwcap, &R->pp, first) < 0)
 		return rewrite_oom();
 	for (uint32_t i = 0; i < R->nt; i++) {

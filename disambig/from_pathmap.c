@@ -795,3 +795,21 @@ out:
 	}
 	return 0;
 }
+
+int da_pm_plan_weigh(const struct pathmap *pm, struct da_pm_plan *plan, char *err, size_t errlen)
+{
+	struct pathmap *q;
+	if (da_predict_pathmap(pm, plan, &q, err, errlen) < 0)
+		return -1;
+	for (uint32_t k = 0; k < plan->nclones; k++)
+		plan->clones[k].weight = 0;
+	for (uint32_t i = 0; i < q->nnodes; i++) {
+		const struct pm_function *fn = &q->funcs[q->nodes[i].func];
+		uint64_t k = fn->addr / 16 - 1;        /* clone k at 16 (k + 1), its fragment + 8 */
+		if (!strcmp(q->modules[fn->module].path, DA_CLONES_MODULE) && fn->addr % 16 == 0 &&
+		    k < plan->nclones)
+			plan->clones[k].weight += q->nodes[i].entries;
+	}
+	pm_free(q);
+	return 0;
+}

@@ -120,9 +120,9 @@ struct da_pm_clone {
 	uint32_t parent;            /* DA_NONE: the call is the original
 	                             * instruction; else its copy in clone
 	                             * `parent` (a chain, disambig.h section 2) */
-	uint64_t weight;            /* the weight of the nodes it takes, as
-	                             * solved (0: unknown, e.g. read from a
-	                             * plan file; not written there) */
+	uint64_t weight;            /* the entries training saw the nodes it
+	                             * takes make (da_pm_plan_weigh; 0 until
+	                             * then: a plan file does not hold it) */
 	bool promote;               /* its call is a promoted one (da_callsite.
 	                             * promoted): the rewriter's stub at the call
 	                             * takes the frames, not a dispatch */
@@ -183,6 +183,11 @@ void da_pm_plan_free(struct da_pm_plan *p);
  * two functions). */
 int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 		       struct pathmap **out, char *err, size_t errlen);
+/* Each clone's weight: the entries of the frames that the plan's prediction
+ * gives it (its fragment's left out), so that a dispatch tests the heaviest
+ * first however the plan was made (solved, or read from a file).  0, or -1
+ * and one line. */
+int da_pm_plan_weigh(const struct pathmap *pm, struct da_pm_plan *plan, char *err, size_t errlen);
 
 /* The plan file (docs/plan-format.md): written atomically (util/fileio.h),
  * read back with every line validated; reading resolves modules (by

@@ -372,6 +372,13 @@ static void test_clone_file(void)
 	CHECK(da_plan_read(file, pm, &back, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(back.nclones, 1);
 	CHECK_EQ_INT(back.nclone_wraps, pp.nclone_wraps);
+	/* a plan file holds no clone's weight; da_pm_plan_weigh gives it the
+	 * entries of the frames the clone takes (x3 and y1, or x2 and y3), so
+	 * that icpp rewrite --plan orders a dispatch's tests as the solver's
+	 * plan does (before session 49 they stayed 0: the tests in plan order) */
+	CHECK_EQ_INT(back.clones[0].weight, 0);
+	CHECK(da_pm_plan_weigh(pm, &back, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(back.clones[0].weight, 2);
 	/* a chain's promoted clone, `in J promote`: nine words after the keyword
 	 * (eight were read before session 48, and the promotion was lost) */
 	static const char in_promote[] =
