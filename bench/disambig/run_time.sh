@@ -2,8 +2,9 @@
 # The run time a plan adds, under the rewriter's capability (docs/bench-disambig.md,
 # "Run time with the instruction cache"):
 #   bench/disambig/run_time.sh BUILD_DIR MAPS_DIR OUT_DIR [icpp rewrite options...]
-# MAPS_DIR as train_maps.sh makes it.  For each of lua5.4, perl, sqlite3, python3.11,
-# tclsh8.6 and cmake: rewrite it with its libraries by the plan of its map, run it on its workload
+# MAPS_DIR as train_maps.sh makes it.  For each of lua5.4, perl, sqlite3, python3.11 (and
+# its _json module), tclsh8.6 and cmake: rewrite it with its libraries by the plan of its map,
+# run it on its workload
 # (the output must be the original's), and count both runs under cachegrind: instructions
 # + 15 x mispredicted branches + 10 x first-level misses + 100 x last-level misses, the
 # rewrite's against the original's.  PROGS="lua tcl" runs some.
@@ -34,11 +35,15 @@ cg() {      # cg OUT_FILE COMMAND...
 }
 
 for prog in ${PROGS:-lua perl sqlite3 python3 tcl}; do
+    modules=
     case $prog in
     lua) bin=/usr/bin/lua5.4; libs="libc.so.6"; args=("$here/../train/bench.lua");;
     perl) bin=/usr/bin/perl; libs="libc.so.6 libm.so.6"; args=("$work/work.pl");;
     sqlite3) bin=/usr/bin/sqlite3; libs="libsqlite3.so.0 libc.so.6"; args=(":memory:" ".read $work/work.sql");;
-    python3) bin=/usr/bin/python3.11; libs="libc.so.6 libm.so.6 libz.so.1 libexpat.so.1"; args=("$work/work.py");;
+    python3) bin=/usr/bin/python3.11; libs="libc.so.6 libm.so.6 libz.so.1 libexpat.so.1"; args=("$work/work.py")
+        # its _json module (the workload's hottest ambiguous CIDs are there),
+        # found through PYTHONPATH
+        modules=$("$bin" -c 'import _json; print(_json.__file__)');;
     tcl) bin=/usr/bin/tclsh8.6; libs="libtcl8.6.so libc.so.6 libz.so.1 libm.so.6"; args=("$work/work.tcl");;
     cmake) bin=/usr/bin/cmake; libs="libstdc++.so.6 libc.so.6"; args=(-P "$work/work.cmake");;
     *) echo "$0: no program $prog" >&2; exit 2;;
@@ -48,6 +53,7 @@ for prog in ${PROGS:-lua perl sqlite3 python3 tcl}; do
     mkdir -p "$d"
     lib=()
     for l in $libs; do lib+=(--lib "$L/$l"); done
+    for m in $modules; do lib+=(--lib "$m"); done
     rw=$d/$prog.rw
     if [ $prog = cmake ]; then      # a rewritten cmake finds its modules from its path
         mkdir -p "$d/root/bin" "$d/root/share"
@@ -57,10 +63,10 @@ for prog in ${PROGS:-lua perl sqlite3 python3 tcl}; do
     "$icpp" rewrite "$bin" -m "$maps/$prog.icpp" -o "$rw" "${lib[@]}" "$@" >"$d/rewrite.log" 2>&1 ||
         { echo "$0: rewrite of $prog failed: $(tail -1 "$d/rewrite.log")" >&2; exit 1; }
     PYTHONHASHSEED=0 "$bin" "${args[@]}" >"$d/orig.out" 2>&1
-    PYTHONHASHSEED=0 LD_LIBRARY_PATH="$rw.libs" "$rw" "${args[@]}" >"$d/rw.out" 2>&1
+    PYTHONHASHSEED=0 LD_LIBRARY_PATH="$rw.libs" PYTHONPATH="$rw.libs" "$rw" "${args[@]}" >"$d/rw.out" 2>&1
     cmp -s "$d/orig.out" "$d/rw.out" || { echo "$0: $prog rewritten gives another output" >&2; exit 1; }
     cg "$d/orig.cg" "$bin" "${args[@]}"
-    LD_LIBRARY_PATH="$rw.libs" cg "$d/rw.cg" "$rw" "${args[@]}"
+    LD_LIBRARY_PATH="$rw.libs" PYTHONPATH="$rw.libs" cg "$d/rw.cg" "$rw" "${args[@]}"
     precise=$(grep -o "precise paths [0-9.]*% -> [0-9.]*%" "$d/rewrite.log" | head -1)
     hot=$(grep -o "add [0-9.]* KB of hot code" "$d/rewrite.log" | grep -o "[0-9.]* KB" || echo "0 KB")
     echo "$prog: $precise predicted, hot code $hot; run time $(echo "$(cycles "$d/rw.cg") $(cycles "$d/orig.cg")" |

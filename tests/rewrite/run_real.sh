@@ -36,7 +36,8 @@
 # A summary per run is appended to WORK/summary.txt.
 set -u
 icpp=$1 work=$2 kind=$3 src=${4:-}
-rm -rf "$work" && mkdir -p "$work/bin" "$work/lib" && cd "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work/bin" "$work/lib" "$work/planned/bin" "$work/planned/lib" &&
+	cd "$work" || exit 1
 fail=0
 exec_prog=sh
 libpath=
@@ -163,6 +164,26 @@ for mode in solved everything; do
 		cat "rewrite.$mode.err"
 		fail=1
 		continue
+	fi
+	# icpp plan --binary writes the plan icpp rewrite solves: applied from
+	# the file, the same bytes (a pad's long C++ name, the dispatches' test
+	# order: two bugs of session 49)
+	if [ $mode = solved ]; then
+		binopt="--binary $target"
+		for l in $libs; do binopt="$binopt --binary $l"; done
+		if ! "$icpp" plan map $binopt -q -o solved.plan > plan.out 2> plan.err ||
+		   ! "$icpp" rewrite "$target" -m map -o "planned/$out" $libopt --plan solved.plan \
+			-q 2>> plan.err; then
+			echo "FAIL: icpp rewrite --plan of icpp plan's plan"
+			tail -3 plan.err
+			fail=1
+		else
+			for f in "$name" $(cd "$out.libs" 2>/dev/null && ls); do
+				[ "$f" = "$name" ] && a=$out || a=$out.libs/$f
+				cmp -s "$a" "planned/$a" ||
+					{ echo "FAIL: $f: the plan file's rewrite differs from the solver's"; fail=1; }
+			done
+		fi
 	fi
 	P=$PWD/$out LD_LIBRARY_PATH=$libpath sh wl.sh > "$mode.out" 2>&1
 	echo $? > "$mode.rc"
