@@ -346,6 +346,9 @@ static void print_capability(const struct rw_binary *b)
 	rw_summarize(b, &s);
 	fprintf(stderr, "icpp rewrite: %u functions: %u paddable in place (%u fp, %u no-fp frames, "
 		"%u frameless)\n", s.funcs, s.paddable, s.fp, s.sp, s.frameless);
+	if (s.entry_beyond)
+		fprintf(stderr, "  %6u of them beyond their allocation's room through an entry "
+			"wrapper\n", s.entry_beyond);
 	for (int i = 1; i < RW_PAD_N; i++)
 		if (s.pad_refused[i])
 			fprintf(stderr, "  %6u not paddable in place: %s\n", s.pad_refused[i],

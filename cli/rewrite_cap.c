@@ -24,20 +24,30 @@ const struct rewrite_target *rewrite_cap_target(const struct rewrite_cap *rc, ui
 }
 
 static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		      bool *cloneable, da_mask *clone_mask, bool *dispatch, bool *pad_runs)
+		      bool *cloneable, da_mask *clone_mask, bool *dispatch, bool *pad_runs,
+		      uint32_t *pad_in_place)
 {
 	const struct rewrite_target *c = rewrite_cap_target(ctx, pm->funcs[func].module);
 	size_t n;
 	const struct rw_func *f = c ? rw_functions(c->b, &n) : NULL;
 	uint32_t i = c ? rw_func_index(c->b, pm->funcs[func].addr) : RW_NONE;
+	if (i == RW_NONE || c->vis.no_pad[i]) {
+		*mask = *clone_mask = 1;
+		*cloneable = *dispatch = *pad_runs = false;
+		return;
+	}
+	/* what is padded in place; the entry wrapper pads the rest */
+	da_mask in_place = !f[i].pad_entry ? f[i].pad_mask
+			   : f[i].pad_in_place ? rw_mask_range(16, f[i].pad_in_place) : 1;
 	/* an entry wrapper would move the frame of a tail call training saw */
-	*mask &= i == RW_NONE || c->vis.no_pad[i] || (f[i].entry_tail && c->vis.tail_seen[i])
-			 ? 1 : f[i].pad_mask;
-	*cloneable = i != RW_NONE && !c->vis.no_pad[i] && f[i].cloneable;
+	bool wrapper = f[i].pad_entry && !(f[i].entry_tail && c->vis.tail_seen[i]);
+	*mask &= wrapper ? f[i].pad_mask : in_place;
+	*cloneable = f[i].cloneable;
 	/* a clone is padded in place only: it has no entry wrapper */
-	*clone_mask &= i == RW_NONE || c->vis.no_pad[i] || f[i].pad_entry ? 1 : f[i].pad_mask;
-	*dispatch = i != RW_NONE && !c->vis.no_pad[i] && f[i].dispatch;
-	*pad_runs = i != RW_NONE && f[i].pad_entry;
+	*clone_mask &= in_place;
+	*dispatch = f[i].dispatch;
+	*pad_runs = wrapper;
+	*pad_in_place = f[i].pad_in_place;
 }
 
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,

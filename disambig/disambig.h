@@ -298,7 +298,8 @@
  * The trampoline term prices the other run time a plan adds: a wrapped
  * call runs four more instructions and a push for every 8 bytes of stack
  * arguments it copies (da_callsite.wrap_copy, up to RW_MAX_COPY), an entry
- * wrapper's padding about six (da_run_shares), a bound call's check one
+ * wrapper's padding about six (da_run_shares; a padding up to the
+ * function's pad_in_place is made in place and runs none), a bound call's check one
  * (its thunk against the PLT entry it replaces, rewriter.h section 1:
  * jq's plan ran 242M more instructions in them, 9% of the program's, while
  * they were free: docs/bench-disambig.md, session 41).  jq's plan with it
@@ -574,6 +575,10 @@ struct da_func {
 	bool pad_runs;          /* a padding of it runs code at each entry (the
 	                         * rewriter's entry wrapper; priced as a wrap,
 	                         * section 5; da_add_func: false) */
+	uint32_t pad_in_place;  /* with pad_runs: the paddings up to it run none
+	                         * (made in place up to the room of the frame's
+	                         * allocation, by the wrapper beyond; 0: every
+	                         * padding runs code) */
 	bool reads_tags;        /* with dispatch: it may also test tagged calls
 	                         * of other modules: every frame of it was
 	                         * entered by a call, so a return address is at

@@ -273,10 +273,11 @@ static int bridge_funcs(const struct pathmap *pm, const struct da_capability *ca
 		bool clone = ok && cap->clone, dispatch = clone && cap->dispatch;
 		da_mask cm = m;
 		bool runs = false;
+		uint32_t in_place = 0;
 		if (cap->func_hook) {
 			da_mask hm = m, hcm = m;
 			bool hc = clone, hd = dispatch;
-			cap->func_hook(cap->ctx, pm, f, &hm, &hc, &hcm, &hd, &runs);
+			cap->func_hook(cap->ctx, pm, f, &hm, &hc, &hcm, &hd, &runs, &in_place);
 			m &= hm;
 			cm &= hcm;
 			clone = clone && hc;
@@ -288,6 +289,7 @@ static int bridge_funcs(const struct pathmap *pm, const struct da_capability *ca
 		b->prob->funcs[df].clone_pad_mask = cm | 1;
 		b->prob->funcs[df].dispatch = dispatch;
 		b->prob->funcs[df].pad_runs = runs && m > 1;
+		b->prob->funcs[df].pad_in_place = runs ? in_place : 0;
 		b->prob->funcs[df].module = fn->module;
 	}
 	return 0;

@@ -74,7 +74,7 @@ struct da_capability {
 	 * callsite; the rewriter's feasibility analysis goes here */
 	void (*func_hook)(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *pad_mask,
 			  bool *cloneable, da_mask *clone_pad_mask, bool *dispatch,
-			  bool *pad_runs);
+			  bool *pad_runs, uint32_t *pad_in_place);
 	void (*callsite_hook)(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			      struct da_callsite_cap *cc);
 	/* may a frame entered by a call of function `callee` be one of `func`

@@ -179,6 +179,7 @@ uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes
 	f->clone_pad_mask = f->pad_mask;
 	f->dispatch = false;
 	f->pad_runs = false;
+	f->pad_in_place = 0;
 	f->reads_tags = false;
 	f->module = 0;
 	return p->nfuncs++;
@@ -541,7 +542,8 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 					    da_direct(p, cs, n->func);
 				*binds += bind ? n->entries : 0;
 				*runs += (wrap ? n->entries : 0) +
-					 (me < p->nfuncs && fpad[i] && p->funcs[me].pad_runs ? n->entries : 0);
+					 (me < p->nfuncs && fpad[i] > p->funcs[me].pad_in_place &&
+					  p->funcs[me].pad_runs ? n->entries : 0);
 				*copies += wrap ? n->entries * p->callsites[cs].wrap_copy : 0;
 			}
 		}

@@ -732,7 +732,8 @@ static bool var_runs(const struct ds *s, const struct var *V)
 	if (V->dead || !V->value)
 		return false;
 	return V->kind == VWRAP ||
-	       (V->kind == VPAD && V->clone == DA_NONE && s->p->funcs[V->id].pad_runs);
+	       (V->kind == VPAD && V->clone == DA_NONE && s->p->funcs[V->id].pad_runs &&
+		V->value > s->p->funcs[V->id].pad_in_place);
 }
 
 /* The code of the function's copy whose frames V's anchors are (the

@@ -1361,11 +1361,15 @@ static enum rw_entry_why entry_why(struct ana *a, const struct unit *u, uint32_t
 				   uint32_t ncalls)
 {
 	const struct rw_func *rf = &a->b->funcs[owner];
-	if (rf->pad_mask > 1)
+	/* padded in place up to its allocation's room (an imm8 of 127: most of
+	 * cmake's functions stop at 112 bytes or less), by a wrapper beyond */
+	bool room_only = rf->pad_mask > 1 && rw_mask_max(rf->pad_mask) < RW_MAX_AMOUNT;
+	if (rf->pad_mask > 1 && !room_only)
 		return RW_ENTRY_IN_PLACE;
 	if (u->nr > 1 || a->cand[owner])
 		return RW_ENTRY_FRAGMENT;
-	if (u->conflict || u->unreached || u->r[0].bad || !u->r[0].n || !shape_refusal(rf->pad_why))
+	if (u->conflict || u->unreached || u->r[0].bad || !u->r[0].n ||
+	    (!room_only && !shape_refusal(rf->pad_why)))
 		return RW_ENTRY_SHAPE;
 	if (!ncalls)
 		return RW_ENTRY_LEAF;
@@ -2605,6 +2609,7 @@ static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint
 	rf->entry_why = entry_why(a, u, owner, ncalls);
 	if (rf->entry_why == RW_ENTRY_OK) {
 		rf->pad_entry = true;
+		rf->pad_in_place = rf->pad_mask > 1 ? rw_mask_max(rf->pad_mask) : 0;
 		rf->entry_tail = u->tail;
 		rf->pad_mask = rw_mask_range(16, RW_MAX_AMOUNT);
 	}
@@ -2885,6 +2890,7 @@ static void refuse_shared_fragments(struct ana *a)
 		owner->cloneable = owner->dispatch = false;
 		owner->clone_why = RW_CLONE_FRAGMENT;
 		owner->pad_mask = 1;
+		owner->pad_in_place = 0;
 		owner->pad_entry = false;
 		owner->entry_tail = false;
 		owner->pad_why = RW_PAD_FRAGMENT_SHARED;
@@ -2897,7 +2903,8 @@ static void drop_island(struct ana *a, uint32_t g)
 {
 	struct rw_func *rf = &a->b->funcs[g];
 	if (rf->pad_entry) {
-		rf->pad_mask = 1;
+		rf->pad_mask = rf->pad_in_place ? rw_mask_range(16, rf->pad_in_place) : 1;
+		rf->pad_in_place = 0;
 		rf->pad_entry = false;
 		rf->entry_tail = false;
 		rf->entry_why = RW_ENTRY_BRANCH_TARGET;
@@ -2963,6 +2970,7 @@ static void refuse_entered_inside(struct ana *a)
 			}
 			rf->pad_mask = 1;
 			rf->pad_why = RW_PAD_ENTERED_INSIDE;
+			rf->pad_in_place = 0;
 			rf->pad_entry = false;
 			rf->entry_tail = false;
 			rf->entry_why = RW_ENTRY_ENTERED_INSIDE;
@@ -3048,6 +3056,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 				/* a fragment nobody claimed: never entered by a call */
 				b->funcs[i].pad_mask = 1;
 				b->funcs[i].pad_why = RW_PAD_FRAGMENT;
+				b->funcs[i].pad_in_place = 0;
 				b->funcs[i].pad_entry = false;
 				b->funcs[i].entry_tail = false;
 				b->funcs[i].entry_why = RW_ENTRY_FRAGMENT;

@@ -100,6 +100,11 @@ const char *rw_clone_why_name(enum rw_clone_why w)
 	return w < RW_CLONE_N && names[w] ? names[w] : "?";
 }
 
+bool rw_pad_by_entry(const struct rw_func *f, uint32_t amount)
+{
+	return f->pad_entry && amount > f->pad_in_place;
+}
+
 const char *rw_entry_why_name(enum rw_entry_why w)
 {
 	static const char *const names[RW_ENTRY_N] = {
@@ -513,8 +518,9 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 	for (size_t i = 0; i < b->nfuncs; i++) {
 		const struct rw_func *f = &b->funcs[i];
 		s->funcs++;
-		if (f->pad_mask > 1 && !f->pad_entry) {
+		if (f->pad_mask > 1 && (!f->pad_entry || f->pad_in_place)) {
 			s->paddable++;
+			s->entry_beyond += f->pad_entry;
 		} else {
 			s->pad_refused[f->pad_why]++;
 			if (f->pad_entry)
@@ -552,7 +558,10 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 		const char *name = f->name ? bin_demangle(f->name, buf, sizeof(buf)) : "?";
 		fprintf(out, "func 0x%llx %-9s alloc %-5u calls %-4u ", (unsigned long long)f->addr,
 			rw_frame_name(f->frame), f->alloc, f->ncalls);
-		if (f->pad_entry)
+		if (f->pad_entry && f->pad_in_place)
+			fprintf(out, "pad <=%-5u in place, <=%u by entry wrapper", f->pad_in_place,
+				rw_mask_max(f->pad_mask));
+		else if (f->pad_entry)
 			fprintf(out, "pad <=%-5u by entry wrapper (in place: %s)", rw_mask_max(f->pad_mask),
 				rw_pad_why_name(f->pad_why));
 		else if (f->pad_mask > 1)

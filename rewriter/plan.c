@@ -434,9 +434,9 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		if (!b->funcs[fi].cloneable)
 			return errmsg(err, errlen, "plan clones 0x%" PRIx64 ", which cannot be cloned: %s",
 				      c->func, rw_clone_why_name(b->funcs[fi].clone_why));
-		if (b->funcs[fi].pad_entry && c->pad)
-			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 ", which is padded "
-				      "only through an entry wrapper (a clone has none)", c->func);
+		if (rw_pad_by_entry(&b->funcs[fi], c->pad))
+			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 " by %u bytes, which "
+				      "only an entry wrapper makes (a clone has none)", c->func, c->pad);
 		bool dispatched = rw_plan_dispatched(b, c);
 		if (c->parent != RW_NONE && check_chain(b, p, k, ci, err, errlen) < 0)
 			return -1;
@@ -511,13 +511,13 @@ int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, s
 }
 
 /* The padding a clone of function fi takes in the stress plan: its
- * original's, unless that is an entry wrapper's. */
+ * original's, unless an entry wrapper makes that. */
 static uint32_t everything_clone_pad(const struct rw_binary *b, const struct rw_plan *p,
 				     uint32_t fi)
 {
-	for (uint32_t i = 0; i < p->npads && !b->funcs[fi].pad_entry; i++)
+	for (uint32_t i = 0; i < p->npads; i++)
 		if (p->pads[i].addr == b->funcs[fi].addr)
-			return p->pads[i].bytes;
+			return rw_pad_by_entry(&b->funcs[fi], p->pads[i].bytes) ? 0 : p->pads[i].bytes;
 	return 0;
 }
 

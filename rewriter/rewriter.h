@@ -379,8 +379,12 @@
  * rw_collapse adds W to those frames.  Offered (pad_entry, entry_why) only
  * where in-place padding is refused for a reason of the allocation's shape
  * (no allocation, no room, shrink-wrapping, saved-register addresses, rsp
- * locals, a 4 KiB frame, an FDE that cannot be re-encoded) and f calls
- * something; refused (enum rw_entry_why) when the stack analysis is not
+ * locals, a 4 KiB frame, an FDE that cannot be re-encoded), or is limited
+ * by the room of the allocation's immediate (an imm8 holds 127: `sub $0x18,
+ * %rsp` grows by 96 at most; 4,000 of cmake's 12,500 functions stop at 112
+ * or less), and f calls something; such an f is padded in place up to that
+ * room (pad_in_place) and through the wrapper beyond it (rw_pad_by_entry: a
+ * plan's amount takes one or the other, never both); refused (enum rw_entry_why) when the stack analysis is not
  * complete, f is or has a fragment, reads or takes the address of its return
  * address or incoming stack arguments (no-fp: rsp-relative at or above CFA-8;
  * fp: rbp+8 and above; lea of them, va_start, varargs), runs past its end,
@@ -393,8 +397,9 @@
  * function (rw_visibility's tail_seen; from the same indirect call too: it
  * cannot tell).  A jump to f's entry from elsewhere goes through the
  * wrapper, as a call does.
- * A clone of f is a copy of the unwrapped code: it may not be padded
- * (rw_plan_check; icpp rewrite drops a clone padding the solver chose).
+ * A clone of f is a copy of the unwrapped code: it may not be padded beyond
+ * pad_in_place (rw_plan_check; icpp rewrite drops a clone padding the solver
+ * chose).
  *
  *
  * Masks use disambig's da_mask convention (bit k allows 16*k bytes, bit 0 is
@@ -599,7 +604,12 @@ struct rw_func {
 	rw_mask pad_mask;            /* allowed paddings; 1 when refused */
 	enum rw_pad_why pad_why;     /* in place: RW_PAD_OK when pad_mask > 1 and
 	                              * not pad_entry */
-	bool pad_entry;              /* padded through an entry wrapper */
+	bool pad_entry;              /* padded through an entry wrapper (the
+	                              * amounts above pad_in_place) */
+	uint32_t pad_in_place;       /* with pad_entry: the largest padding made
+	                              * in place (the room of its allocation's
+	                              * immediate: imm8 holds 127), 0 when none
+	                              * is (rw_pad_by_entry) */
 	bool entry_tail;             /* pad_entry, and makes a tail call: the
 	                              * wrapper would move the frame it enters, so
 	                              * not where training saw one (rw_visibility
@@ -621,6 +631,10 @@ struct rw_func {
 					(their address taken, an indirect tail call or
 					one out of the binary, analysis failed) */
 };
+
+/* Is function f padded by `amount` through its entry wrapper (rather than
+ * in place)? */
+bool rw_pad_by_entry(const struct rw_func *f, uint32_t amount);
 
 struct rw_call {
 	uint64_t insn;               /* the call instruction */
@@ -698,6 +712,8 @@ int rw_bound_imports(struct rw_binary *b, const char *const *mods, const uint8_t
 struct rw_summary {
 	uint32_t funcs, paddable, pad_refused[RW_PAD_N];   /* in place */
 	uint32_t entry_paddable, entry_refused[RW_ENTRY_N]; /* of those refused in place */
+	uint32_t entry_beyond;       /* paddable in place up to their allocation's
+	                              * room, through an entry wrapper beyond it */
 	uint32_t fp, sp, frameless;
 	uint32_t calls, wrappable, wrap_refused[RW_WRAP_N];
 	uint32_t cloneable, clone_refused[RW_CLONE_N], redirectable;

@@ -731,7 +731,7 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 	struct rw_dispatch_test tests[RW_MAX_DISPATCH];
 	for (uint32_t fi = 0; fi < b->nfuncs; fi++) {
 		uint32_t pad = plan_amount(p->pads, p->npads, b->funcs[fi].addr);
-		uint32_t w = b->funcs[fi].pad_entry ? pad : 0;
+		uint32_t w = rw_pad_by_entry(&b->funcs[fi], pad) ? pad : 0;
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < p->nclones && n < RW_MAX_DISPATCH; k++) {
 			if (p->clones[k].func != b->funcs[fi].addr ||
@@ -1205,6 +1205,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		uint32_t fi = rw_func_index(b, p->pads[i].addr);
 		const struct rw_unit *u = &b->units[fi];
 		int64_t d = p->pads[i].bytes;
+		if (rw_pad_by_entry(&b->funcs[fi], p->pads[i].bytes))
+			continue;               /* its entry wrapper (add_entries) */
 		if (pad_edits(ps, u, d, NULL, text_vaddr))
 			goto oom;
 		for (uint32_t k = 0; k < u->nfdes; k++) {
@@ -1306,7 +1308,7 @@ static uint32_t new_fdes(const struct plan_state *ps, struct eh_newfde *nf)
 static bool entry_pads(const struct rw_binary *b, const struct rw_plan *p)
 {
 	for (uint32_t i = 0; i < p->npads; i++)
-		if (p->pads[i].bytes && b->funcs[rw_func_index(b, p->pads[i].addr)].pad_entry)
+		if (rw_pad_by_entry(&b->funcs[rw_func_index(b, p->pads[i].addr)], p->pads[i].bytes))
 			return true;
 	return false;
 }

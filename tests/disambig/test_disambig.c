@@ -1187,6 +1187,21 @@ static void test_wrap_price(void)
 			check_predict(p, &r);
 			da_result_free(&r);
 		}
+		if (pads) {
+			/* A padded in place up to 16 bytes, by its wrapper beyond
+			 * (pad_in_place): 16 runs nothing, so the price that left
+			 * the pair buys it; 32 would run the wrapper */
+			p->funcs[A].pad_in_place = 16;
+			o.wrap_weight = 1000;
+			CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+			CHECK_EQ_INT(r.nleft, 0);
+			CHECK_EQ_INT(r.plan.pad[A], 16);
+			CHECK(run_share(p, &r.plan) == 0);
+			check_predict(p, &r);
+			r.plan.pad[A] = 32;
+			CHECK(run_share(p, &r.plan) == 0.6);
+			da_result_free(&r);
+		}
 		da_problem_free(p);
 	}
 }

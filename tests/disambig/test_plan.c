@@ -101,9 +101,10 @@ static void target_hook(void *ctx, const struct pathmap *pm, uint32_t module, ui
 }
 
 static void clone_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mask *mask,
-		       bool *cloneable, da_mask *clone_mask, bool *dispatch, bool *pad_runs)
+		       bool *cloneable, da_mask *clone_mask, bool *dispatch, bool *pad_runs,
+		       uint32_t *pad_in_place)
 {
-	(void)ctx, (void)pm, (void)mask, (void)cloneable, (void)dispatch;
+	(void)ctx, (void)pm, (void)mask, (void)cloneable, (void)dispatch, (void)pad_in_place;
 	if (func == 1) {                                /* A: padded by an entry wrapper */
 		*clone_mask = 1;
 		*pad_runs = true;

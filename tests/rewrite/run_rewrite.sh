@@ -10,8 +10,9 @@
 #     training saw): same stdout and exit status, also under valgrind's
 #     memcheck, and icpp verify passes (every observed path at its predicted
 #     height);
-#  2. --everything=32,0,0 (padding only): the program's own ground truth (gt.h:
-#     CFA and return address of every test-function frame) against the
+#  2. --everything=32,0,0 and 112,0,0 (padding only; 112 beyond the room of
+#     imm8 allocations, by entry wrappers): the program's own ground truth
+#     (gt.h: CFA and return address of every test-function frame) against the
 #     predicted pathmap with gtcheck -- heights checked without icpp train;
 #  3. the solver's plan (icpp rewrite without a plan, on a terminal: the
 #     searches' progress): same output, verify;
@@ -93,20 +94,31 @@ else
 	fail=1
 fi
 
-# 2. padding only, against the program's own ground truth
-if "$icpp" rewrite "./$name" -m map -o pad.rw --everything=32,0,0 -q 2> rewrite.pad.err; then
-	mkdir -p gt
-	ICPP_GT="$PWD/gt" ./pad.rw > pad.out 2> pad.err
-	echo $? > pad.rc
-	same pad
-	if ! "$gtcheck" map pad.rw.icpp gt > gtcheck.out 2>&1; then
-		echo "FAIL: ground truth of pad.rw against its predicted pathmap:"
-		head -20 gtcheck.out
+# 2. padding only, against the program's own ground truth; by 112 bytes,
+#    beyond the room of most imm8 allocations, through their functions'
+#    entry wrappers (rw_func.pad_in_place)
+for amount in 32 112; do
+	pad=pad$amount
+	if "$icpp" rewrite "./$name" -m map -o $pad.rw --everything=$amount,0,0 2> rewrite.$pad.err; then
+		mkdir -p gt.$pad
+		ICPP_GT="$PWD/gt.$pad" ./$pad.rw > $pad.out 2> $pad.err
+		echo $? > $pad.rc
+		same $pad
+		if ! "$gtcheck" map $pad.rw.icpp gt.$pad > gtcheck.$pad.out 2>&1; then
+			echo "FAIL: ground truth of $pad.rw against its predicted pathmap:"
+			head -20 gtcheck.$pad.out
+			fail=1
+		fi
+	else
+		echo "FAIL: icpp rewrite --everything=$amount,0,0"
+		cat rewrite.$pad.err
 		fail=1
 	fi
-else
-	echo "FAIL: icpp rewrite --everything=32,0,0"
-	cat rewrite.pad.err
+done
+if ! grep -Eq "^ +[1-9][0-9]* of them beyond their allocation's room" rewrite.pad112.err ||
+   ! grep -Eq "\(([1-9][0-9]*) through entry wrappers\)" rewrite.pad112.err; then
+	echo "FAIL: --everything=112,0,0 pads no function beyond its allocation's room"
+	grep -E "beyond|through entry" rewrite.pad112.err
 	fail=1
 fi
 

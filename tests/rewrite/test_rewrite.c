@@ -68,7 +68,7 @@ static void check_pad(const struct rw_binary *b, const char *name, enum rw_frame
 		      uint32_t max, enum rw_pad_why why)
 {
 	const struct rw_func *f = func(b, name);
-	uint32_t in_place = f->pad_entry ? 0 : rw_mask_max(f->pad_mask);
+	uint32_t in_place = f->pad_entry ? f->pad_in_place : rw_mask_max(f->pad_mask);
 	if (f->frame != frame || in_place != max || f->pad_why != why)
 		fprintf(stderr, "  %s: frame %s max %u why %s\n", name, rw_frame_name(f->frame),
 			in_place, rw_pad_why_name(f->pad_why));
@@ -125,7 +125,10 @@ static void check_analysis(const struct rw_binary *b)
 	check_entry(b, "fx_sp_straddle", RW_ENTRY_OK);
 	check_entry(b, "fx_sp_endptr", RW_ENTRY_OK);
 	check_entry(b, "fx_fp_rsplocal", RW_ENTRY_OK);
-	check_entry(b, "fx_fp_leave", RW_ENTRY_IN_PLACE);
+	check_entry(b, "fx_fp_leave", RW_ENTRY_OK);            /* in place up to 96: beyond */
+	CHECK_EQ_INT(func(b, "fx_fp_leave")->pad_in_place, 96);
+	check_entry(b, "fx_fp_imm32", RW_ENTRY_IN_PLACE);     /* in place up to the most */
+	CHECK_EQ_INT(func(b, "fx_fp_full")->pad_in_place, 0);  /* through the wrapper only */
 	check_entry(b, "fx_sp_dispfull", RW_ENTRY_ARGS);      /* reads a stack argument */
 	check_entry(b, "fx_noalloc", RW_ENTRY_OK);            /* push, then a call it displaces */
 	check_entry(b, "fx_multi", RW_ENTRY_OK);              /* starts with a branch */
@@ -745,9 +748,16 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	unlink(out);
 	struct rw_write_stats st;
 	struct rw_plan p = {0};
-	rw_plan_add(&p, false, func(b, "fx_fp_leave")->addr, 112);  /* over 96 */
+	rw_plan_add(&p, false, func(b, "fx_sp")->addr, 96);         /* over 80, no wrapper */
 	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
-	CHECK(strstr(err, "at most 96"));
+	CHECK(strstr(err, "at most 80"));
+	rw_plan_free(&p);
+	/* fx_fp_leave pads in place up to 96, beyond through its entry
+	 * wrapper, which a clone has not */
+	rw_plan_add_clone(&p, func(b, "fx_fp_leave")->addr, call(b, "fx_run", "fx_fp_leave")->site,
+			  112, RW_NONE);
+	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
+	CHECK(strstr(err, "only an entry wrapper makes"));
 	rw_plan_free(&p);
 	rw_plan_add(&p, false, func(b, "fx_sp_dispfull")->addr, 16);  /* nor by an entry wrapper */
 	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
@@ -764,6 +774,24 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), -1);
 	rw_plan_free(&p);
 	CHECK(access(out, F_OK) != 0);                              /* nothing written */
+	for (uint32_t amount = 96; amount <= 112; amount += 16) {
+		rw_plan_add(&p, false, func(b, "fx_fp_leave")->addr, amount);
+		CHECK_EQ_INT(rw_write(b, &p, out, &st, err, sizeof(err)), 0);
+		CHECK_EQ_INT(st.entry_pads, amount > 96);     /* 112: by the wrapper */
+		struct bin_module *m = bin_open(out, err, sizeof(err));
+		/* in place: sub $16 -> $112; by the wrapper: jmp T over its
+		 * first instructions (push, mov, sub), the rest int3 */
+		uint8_t code[8] = {0};
+		CHECK(m && bin_read(m, func(b, "fx_fp_leave")->addr, code, 8) == 0);
+		if (amount > 96)
+			CHECK(code[0] == 0xe9 && code[7] == 0xcc);
+		else
+			CHECK_EQ_INT(code[7], 16 + 96);
+		if (m)
+			bin_close(m);
+		rw_plan_free(&p);
+		unlink(out);
+	}
 	/* bad inputs */
 	CHECK(rw_open("/nonexistent/prog", err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "/nonexistent/prog") != NULL);
