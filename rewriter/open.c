@@ -571,7 +571,8 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 				(unsigned long long)f->why_at);
 		else
 			fprintf(out, "refused (%s)", rw_pad_why_name(f->pad_why));
-		if (f->pad_mask <= 1 && f->entry_why != RW_ENTRY_SHAPE)
+		if ((f->pad_mask <= 1 || (!f->pad_entry && rw_mask_max(f->pad_mask) < RW_MAX_AMOUNT)) &&
+		    f->entry_why != RW_ENTRY_SHAPE && f->entry_why != RW_ENTRY_IN_PLACE)
 			fprintf(out, " entry wrapper refused (%s)", rw_entry_why_name(f->entry_why));
 		if (f->cloneable)
 			fprintf(out, !f->dispatch ? " clone ok (direct calls only)"

@@ -128,6 +128,17 @@ static void check_analysis(const struct rw_binary *b)
 	check_entry(b, "fx_fp_leave", RW_ENTRY_OK);            /* in place up to 96: beyond */
 	CHECK_EQ_INT(func(b, "fx_fp_leave")->pad_in_place, 96);
 	check_entry(b, "fx_fp_imm32", RW_ENTRY_IN_PLACE);     /* in place up to the most */
+	check_entry(b, "fx_sp", RW_ENTRY_ARGS);               /* up to 80, no wrapper beyond */
+	char *ex = NULL;
+	size_t exn = 0;
+	FILE *exf = open_memstream(&ex, &exn);
+	if (exf) {
+		rw_explain(b, exf);
+		fclose(exf);
+	}
+	/* --explain says why fx_sp stops at its allocation's room */
+	CHECK(ex && strstr(ex, "pad <=80    entry wrapper refused (reaches its return address"));
+	free(ex);
 	CHECK_EQ_INT(func(b, "fx_fp_full")->pad_in_place, 0);  /* through the wrapper only */
 	check_entry(b, "fx_sp_dispfull", RW_ENTRY_ARGS);      /* reads a stack argument */
 	check_entry(b, "fx_noalloc", RW_ENTRY_OK);            /* push, then a call it displaces */
