@@ -36,9 +36,7 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 		*cloneable = *dispatch = *pad_runs = false;
 		return;
 	}
-	/* what is padded in place; the entry wrapper pads the rest */
-	da_mask in_place = !f[i].pad_entry ? f[i].pad_mask
-			   : f[i].pad_in_place ? rw_mask_range(16, f[i].pad_in_place) : 1;
+	da_mask in_place = rw_in_place_mask(&f[i]);      /* the entry wrapper pads the rest */
 	/* an entry wrapper would move the frame of a tail call training saw */
 	bool wrapper = f[i].pad_entry && !(f[i].entry_tail && c->vis.tail_seen[i]);
 	*mask &= wrapper ? f[i].pad_mask : in_place;

@@ -805,11 +805,10 @@ int da_pm_plan_weigh(const struct pathmap *pm, struct da_pm_plan *plan, char *er
 		return -1;
 	for (uint32_t k = 0; k < plan->nclones; k++)
 		plan->clones[k].weight = 0;
+	uint32_t cm = da_clones_module(q);
 	for (uint32_t i = 0; i < q->nnodes; i++) {
-		const struct pm_function *fn = &q->funcs[q->nodes[i].func];
-		uint64_t k = fn->addr / 16 - 1;        /* clone k at 16 (k + 1), its fragment + 8 */
-		if (!strcmp(q->modules[fn->module].path, DA_CLONES_MODULE) && fn->addr % 16 == 0 &&
-		    k < plan->nclones)
+		uint32_t f = q->nodes[i].func, k = da_clone_of(q, cm, f);
+		if (k < plan->nclones && q->funcs[f].addr % 16 == 0)    /* not the fragment's */
 			plan->clones[k].weight += q->nodes[i].entries;
 	}
 	pm_free(q);

@@ -38,6 +38,8 @@
 #ifndef ICPP_DISAMBIG_FROM_PATHMAP_H
 #define ICPP_DISAMBIG_FROM_PATHMAP_H
 
+#include <string.h>
+
 #include "disambig/disambig.h"
 #include "pathmap/pathmap.h"
 
@@ -183,6 +185,23 @@ void da_pm_plan_free(struct da_pm_plan *p);
  * two functions). */
 int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 		       struct pathmap **out, char *err, size_t errlen);
+/* In a predicted pathmap q: the index of DA_CLONES_MODULE (PM_NONE when
+ * the plan cloned nothing), and the clone that function func stands for, its
+ * copy or its fragment's, when it is one of that module cm (else DA_NONE).
+ * Inline: the rewriter's verification reads predictions without the solver. */
+static inline uint32_t da_clones_module(const struct pathmap *q)
+{
+	for (uint32_t m = 0; m < q->nmodules; m++)
+		if (!strcmp(q->modules[m].path, DA_CLONES_MODULE))
+			return m;
+	return PM_NONE;
+}
+
+static inline uint32_t da_clone_of(const struct pathmap *q, uint32_t cm, uint32_t func)
+{
+	const struct pm_function *f = &q->funcs[func];   /* clone k at 16 (k + 1), fragment + 8 */
+	return cm != PM_NONE && f->module == cm ? (uint32_t)(f->addr / 16 - 1) : DA_NONE;
+}
 /* Each clone's weight: the entries of the frames that the plan's prediction
  * gives it (its fragment's left out), so that a dispatch tests the heaviest
  * first however the plan was made (solved, or read from a file).  0, or -1

@@ -122,6 +122,13 @@ static inline uint32_t da_frame(const struct da_problem *p, uint32_t n)
 	return p->nodes[n].fragment ? p->nodes[n].parent : n;
 }
 
+/* Does padding original function f by `amount` run code at each entry of
+ * it (its entry wrapper, beyond what it pads in place: da_func.pad_in_place)? */
+static inline bool da_pad_runs(const struct da_func *f, uint32_t amount)
+{
+	return f->pad_runs && amount > f->pad_in_place;
+}
+
 /* Does call instruction c call f directly, so that it can be pointed at a
  * clone of f? */
 static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)

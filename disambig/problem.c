@@ -542,8 +542,8 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 					    da_direct(p, cs, n->func);
 				*binds += bind ? n->entries : 0;
 				*runs += (wrap ? n->entries : 0) +
-					 (me < p->nfuncs && fpad[i] > p->funcs[me].pad_in_place &&
-					  p->funcs[me].pad_runs ? n->entries : 0);
+					 (me < p->nfuncs && da_pad_runs(&p->funcs[me], fpad[i])
+						  ? n->entries : 0);
 				*copies += wrap ? n->entries * p->callsites[cs].wrap_copy : 0;
 			}
 		}

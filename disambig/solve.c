@@ -732,8 +732,7 @@ static bool var_runs(const struct ds *s, const struct var *V)
 	if (V->dead || !V->value)
 		return false;
 	return V->kind == VWRAP ||
-	       (V->kind == VPAD && V->clone == DA_NONE && s->p->funcs[V->id].pad_runs &&
-		V->value > s->p->funcs[V->id].pad_in_place);
+	       (V->kind == VPAD && V->clone == DA_NONE && da_pad_runs(&s->p->funcs[V->id], V->value));
 }
 
 /* The code of the function's copy whose frames V's anchors are (the

@@ -2903,7 +2903,7 @@ static void drop_island(struct ana *a, uint32_t g)
 {
 	struct rw_func *rf = &a->b->funcs[g];
 	if (rf->pad_entry) {
-		rf->pad_mask = rf->pad_in_place ? rw_mask_range(16, rf->pad_in_place) : 1;
+		rf->pad_mask = rw_in_place_mask(rf);
 		rf->pad_in_place = 0;
 		rf->pad_entry = false;
 		rf->entry_tail = false;

@@ -105,6 +105,13 @@ bool rw_pad_by_entry(const struct rw_func *f, uint32_t amount)
 	return f->pad_entry && amount > f->pad_in_place;
 }
 
+rw_mask rw_in_place_mask(const struct rw_func *f)
+{
+	if (!f->pad_entry)
+		return f->pad_mask;
+	return f->pad_in_place ? rw_mask_range(16, f->pad_in_place) : 1;
+}
+
 const char *rw_entry_why_name(enum rw_entry_why w)
 {
 	static const char *const names[RW_ENTRY_N] = {

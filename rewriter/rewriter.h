@@ -633,8 +633,10 @@ struct rw_func {
 };
 
 /* Is function f padded by `amount` through its entry wrapper (rather than
- * in place)? */
+ * in place)?  And the paddings it makes in place (a clone's, which has no
+ * entry wrapper; 1 for none). */
 bool rw_pad_by_entry(const struct rw_func *f, uint32_t amount);
+rw_mask rw_in_place_mask(const struct rw_func *f);
 
 struct rw_call {
 	uint64_t insn;               /* the call instruction */

@@ -835,15 +835,6 @@ int rw_verify(struct pathmap *pred, struct pathmap *obs, const bool *rewritten, 
 
 /* ------------------------------------------------------------------ clones */
 
-/* The clone that function func of the prediction stands for when it is a
- * function of the clones' module cm (disambig's names by address: clone k at
- * 16 (k+1), the copy of its fragment at 16 (k+1) + 8), else RW_NONE. */
-static uint32_t clone_of(const struct pathmap *pm, uint32_t cm, uint32_t func)
-{
-	const struct pm_function *f = &pm->funcs[func];
-	return cm != PM_NONE && f->module == cm ? (uint32_t)(f->addr / 16 - 1) : RW_NONE;
-}
-
 /* The name of the copy of the function at orig in clone k: its symbol's,
  * __icpp_clone_K_NAME with the name the prediction gives that function in
  * module `module`, or __icpp_clone_K_0xORIG when it has none
@@ -889,7 +880,7 @@ static int place_function(struct pathmap *pm, const struct pathmap *pred, uint32
 		return errmsg(err, errlen, "the prediction has a function at 0x%" PRIx64 " in %s, "
 			      "which is no clone", fn->addr, DA_CLONES_MODULE);
 	bool frag = fn->addr % 16 == 8;
-	uint32_t k = clone_of(pred, cm, f);
+	uint32_t k = da_clone_of(pred, cm, f);
 	const struct rw_placement *p = placement_of(pl, npl, k);
 	if (!p)
 		return errmsg(err, errlen, "the prediction has clone %u, the rewritten files' notes "
@@ -911,10 +902,7 @@ int rw_place_clones(const struct pathmap *pred, const struct rw_placement *pl, u
 		    struct pathmap **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	uint32_t cm = PM_NONE;
-	for (uint32_t m = 0; m < pred->nmodules; m++)
-		if (!strcmp(pred->modules[m].path, DA_CLONES_MODULE))
-			cm = m;
+	uint32_t cm = da_clones_module(pred);
 	struct pathmap *pm = pm_new();
 	if (!pm)
 		return placing_oom(err, errlen);
@@ -935,7 +923,7 @@ int rw_place_clones(const struct pathmap *pred, const struct rw_placement *pl, u
 	for (uint32_t i = 0; i < pred->nnodes; i++) {
 		const struct pm_node *x = &pred->nodes[i];
 		uint32_t pk = x->parent == PM_NONE ? RW_NONE
-						   : clone_of(pred, cm, pred->nodes[x->parent].func);
+						   : da_clone_of(pred, cm, pred->nodes[x->parent].func);
 		const struct rw_placement *p = pk == RW_NONE ? NULL : placement_of(pl, npl, pk);
 		uint64_t csa = x->cs_addr;
 		/* a call from inside a clone (its function's copy or its
