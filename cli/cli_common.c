@@ -114,13 +114,22 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 		"run %s tests at entry (--dispatch-weight prices them higher, --no-dispatch: none)\n",
 		prefix, n, n > 1 ? "s" : "", n > 1 ? "" : "s", 100.0 * share, n > 1 ? "their" : "its");
 	fprintf(out, "%s  the heaviest:", prefix);
+	bool tagged = false;
 	for (uint32_t i = 0; i < n && i < 3; i++) {
-		char label[256];
-		fprintf(out, "%s %s %.1f%% (%" PRIu32 " test%s)", i ? "," : "",
+		char label[256], tags[64] = "";
+		if (top[i].tags == top[i].tests)
+			snprintf(tags, sizeof(tags), top[i].tests > 1 ? ", all tags" : ", a tag");
+		else if (top[i].tags)
+			snprintf(tags, sizeof(tags), ", %" PRIu32 " of them tags", top[i].tags);
+		tagged = tagged || top[i].tags;
+		fprintf(out, "%s %s %.1f%% (%" PRIu32 " test%s%s)", i ? "," : "",
 			pm_function_label(pm, top[i].func, bin_demangle, label, sizeof(label)),
-			100.0 * top[i].share, top[i].tests, top[i].tests > 1 ? "s" : "");
+			100.0 * top[i].share, top[i].tests, top[i].tests > 1 ? "s" : "", tags);
 	}
 	fputc('\n', out);
+	if (tagged)
+		fprintf(out, "%s  (a tag: the clone is for a call of another module, which cannot "
+			"call the clone itself: the function's entry tests the call's tag)\n", prefix);
 }
 
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o)

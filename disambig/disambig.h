@@ -732,6 +732,11 @@ double da_dispatch_share(const struct da_problem *p, const struct da_plan *plan,
 struct da_dispatch_fn {
 	uint32_t func;
 	uint32_t tests;             /* its dispatched clones */
+	uint32_t tags;              /* of those, the ones that test a tag of
+	                             * another module's call (da_tagged): a
+	                             * call that cannot point at the clone
+	                             * itself (docs/bench-disambig.md, session
+	                             * 50: cmake's are most of its dispatches) */
 	double share;               /* of the problem's entries */
 };
 uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,

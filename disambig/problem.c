@@ -1041,17 +1041,21 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 			 struct da_dispatch_fn *top, uint32_t ntop, double *share)
 {
 	uint32_t *tests = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*tests)), n = 0, kept = 0;
+	uint32_t *tags = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*tags));
 	uint64_t *weight = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*weight));
 	*share = 0;
-	if (!tests || !weight) {
+	if (!tests || !tags || !weight) {
 		free(tests);
+		free(tags);
 		free(weight);
 		return 0;
 	}
 	for (uint32_t k = 0; k < plan->nclones; k++) {
-		uint32_t f = plan->clones[k].func;
-		if (da_dispatched(p, plan->clones[k].callsite, f))
+		uint32_t f = plan->clones[k].func, c = plan->clones[k].callsite;
+		if (da_dispatched(p, c, f)) {
 			n += !tests[f]++;
+			tags[f] += da_tagged(p, c, f);
+		}
 	}
 	uint64_t total = 0, in = 0;
 	for (uint32_t i = 0; i < p->nnodes; i++) {
@@ -1068,9 +1072,11 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 			top[at] = top[at - 1];
 			at--;
 		}
-		top[at] = (struct da_dispatch_fn){f, tests[f], total ? (double)weight[f] / (double)total : 0};
+		top[at] = (struct da_dispatch_fn){f, tests[f], tags[f],
+						  total ? (double)weight[f] / (double)total : 0};
 	}
 	free(tests);
+	free(tags);
 	free(weight);
 	*share = total ? (double)in / (double)total : 0;
 	return n;

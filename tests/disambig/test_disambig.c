@@ -1033,7 +1033,7 @@ static void test_dispatch_price(void)
 	struct da_dispatch_fn top[2];
 	double all;
 	CHECK(da_dispatch_top(p, &r[0].plan, top, 2, &all) == 1 && all == share);
-	CHECK(top[0].func == D && top[0].tests == 1 && top[0].share == share);
+	CHECK(top[0].func == D && top[0].tests == 1 && top[0].tags == 0 && top[0].share == share);
 	CHECK(r[0].nleft == 0 && r[1].nleft == 0 && r[1].plan.nclones == 1);
 	double paid = r[0].stats.objective - r[1].stats.objective;
 	CHECK(fabs(paid - DA_DEFAULT_DISPATCH_WEIGHT * (double)r[1].after.paths * share) < 1e-9);
@@ -1041,6 +1041,17 @@ static void test_dispatch_price(void)
 	CHECK(r[2].nleft == 1 && r[2].left[0].why.left == DA_LEFT_UNSOLVED);
 	for (int i = 0; i < 3; i++)
 		da_result_free(&r[i]);
+	/* D in another module: its clone tests the tag of A's (or E's) call,
+	 * which the report counts apart */
+	p->funcs[D].module = 1;
+	p->funcs[D].reads_tags = true;
+	for (uint32_t k = 0; k < 4; k++)
+		p->callsites[k].taggable = true;
+	o.dispatch_weight = 0;
+	CHECK(da_solve(p, &o, &r[0], err, sizeof(err)) == 0);
+	CHECK(da_dispatch_top(p, &r[0].plan, top, 2, &all) == 1 && all == share);
+	CHECK(top[0].func == D && top[0].tests == 1 && top[0].tags == 1);
+	da_result_free(&r[0]);
 	da_problem_free(p);
 }
 
