@@ -116,6 +116,12 @@ int bin_exec_range(const struct bin_module *m, uint64_t vaddr, uint64_t *start, 
  * code every stub shares on its way to the resolver), or the whole section
  * when sh_entsize is 0.  lo and hi may be NULL. */
 bool bin_plt_stub(const struct bin_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+/* The same, or icpp rewrite's thunk of a call of another module's clone (a
+ * local symbol BIN_XCALL_PREFIX..., rewriter.h section 1, Cross-module
+ * calls), which runs as a PLT entry does: between a call and its callee's
+ * entry, with that entry's CFA; [*lo, *hi) the thunk's symbol. */
+#define BIN_XCALL_PREFIX "__icpp_xcall_"
+bool bin_call_stub(const struct bin_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
 
 /* The CFA rule at pc: CFA = value of register `reg` + offset. */
 enum bin_cfa_reg { BIN_CFA_RSP = 7, BIN_CFA_RBP = 6 };

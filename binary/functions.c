@@ -329,6 +329,20 @@ const struct bin_function *bin_stub_caller(const struct bin_module *m,
 	return caller;
 }
 
+bool bin_call_stub(const struct bin_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	if (bin_plt_stub(m, vaddr, lo, hi))
+		return true;
+	const struct bin_function *f = bin_function_at(m, vaddr);
+	if (!f || !f->name || strncmp(f->name, BIN_XCALL_PREFIX, strlen(BIN_XCALL_PREFIX)))
+		return false;
+	if (lo)
+		*lo = f->addr;
+	if (hi)
+		*hi = f->addr + f->size;
+	return true;
+}
+
 const struct bin_function *bin_thunk_callee(const struct bin_module *m,
 					    const struct bin_function *f)
 {

@@ -92,8 +92,8 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 		fprintf(out, "%sthe clones add %.1f KB of hot code, for the instruction cache to hold "
 			"beside the program's own (--hot-code-per-path prices it)\n", prefix,
 			(double)r->hot_code_bytes / 1024);
-	double runs = 0, copies = 0, binds = 0;
-	da_run_shares(p, plan, &runs, &copies, &binds);
+	double runs = 0, copies = 0, binds = 0, xcalls = 0;
+	da_run_shares(p, plan, &runs, &copies, &binds, &xcalls);
 	if (runs > 0)
 		fprintf(out, "%s%.1f%% of the entries run a trampoline (a wrapped call or an entry "
 			"wrapper: --wrap-weight prices them higher)\n", prefix, 100.0 * runs);
@@ -105,6 +105,10 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 		fprintf(out, "%s%.1f%% of the entries enter a clone through a bound call's thunk or a "
 			"promoted call's stub (a check of its GOT slot or its target: --wrap-weight "
 			"prices them higher)\n", prefix, 100.0 * binds);
+	if (xcalls > 0)
+		fprintf(out, "%s%.1f%% of the entries enter a clone through another module's checked "
+			"call (its GOT slot and the clone's module: --wrap-weight prices them "
+			"higher)\n", prefix, 100.0 * xcalls);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);

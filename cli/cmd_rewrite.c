@@ -133,27 +133,39 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		const struct pm_function *f = &pm->funcs[c->func];
 		const struct pm_module *cm = &pm->modules[c->cs_module];
 		const struct rewrite_target *ct = rewrite_cap_target(rc, c->cs_module);
-		bool tagged = c->cs_module != f->module;
-		if (tagged && !ct)
-			return not_rewritten(pm, c->cs_module, "tags callsite", c->cs_addr, err, errlen);
-		/* a tagged copy: of the call in the caller module's clone J */
-		uint32_t copy_in = tagged && c->parent != DA_NONE ? c->parent - first[ct - rc->t] : RW_NONE;
+		bool other = c->cs_module != f->module, tagged = other && !c->xcall;
+		if (other && !ct)
+			return not_rewritten(pm, c->cs_module, c->xcall ? "checks callsite"
+							   : "tags callsite", c->cs_addr, err, errlen);
+		/* a copy: of the call in the caller module's clone J */
+		uint32_t copy_in = other && c->parent != DA_NONE ? c->parent - first[ct - rc->t] : RW_NONE;
 		uint64_t key = copy_in == RW_NONE ? c->cs_addr : rw_copy_key(c->cs_addr, copy_in);
 		uint64_t tag = tagged ? rw_tag(cm->build_id, cm->build_id_len, key) : 0;
 		if (f->module != m) {
-			if (!rewrite_cap_target(rc, f->module))
+			const struct rewrite_target *ft = rewrite_cap_target(rc, f->module);
+			if (!ft)
 				return not_rewritten(pm, f->module, "clones", f->addr, err, errlen);
 			if (tag && c->cs_module == m && !has_tag(p, c->cs_addr, copy_in) &&
 			    rw_plan_add_tag(p, c->cs_addr, tag, copy_in))
 				goto oom;
+			/* where the clone is comes once its module is written
+			 * (resolve_xcalls) */
+			size_t n;
+			const struct rw_func *lf = rw_functions(ft->b, &n);
+			uint32_t fi = rw_func_index(ft->b, f->addr);
+			struct rw_plan_xcall x = {c->cs_addr, copy_in, f->addr, 0,
+						  fi == RW_NONE ? 0 : lf[fi].xcall_mark, 0};
+			if (c->xcall && c->cs_module == m && rw_plan_add_xcall(p, &x))
+				goto oom;
 			continue;
 		}
 		if (rw_plan_add_clone(p, f->addr, key, c->pad,
-				      c->parent == DA_NONE || tagged ? RW_NONE : c->parent - mfirst))
+				      c->parent == DA_NONE || other ? RW_NONE : c->parent - mfirst))
 			goto oom;
 		p->clones[p->nclones - 1].tag = tag;
 		p->clones[p->nclones - 1].weight = c->weight;
 		p->clones[p->nclones - 1].promote = c->promote;
+		p->clones[p->nclones - 1].xcall = c->xcall && other;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
@@ -230,7 +242,7 @@ static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, s
 		uint32_t parent = p->clones[k].parent == RW_NONE ? DA_NONE : base + p->clones[k].parent;
 		pp->clones[pp->nclones++] =
 			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, parent, 0,
-					     p->clones[k].promote};
+					     p->clones[k].promote, false};
 	}
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);
@@ -470,7 +482,7 @@ static int rename_modules(struct pathmap *pred, const struct target *t, uint32_t
 static void print_written(const struct target *t, bool named)
 {
 	const struct rw_write_stats *st = &t->st;
-	char chains[48] = "", bound[64] = "", tags[48] = "", promoted[64] = "";
+	char chains[48] = "", bound[64] = "", tags[48] = "", promoted[64] = "", xcalls[96] = "";
 	if (st->promoted)
 		snprintf(promoted, sizeof(promoted), "; %u indirect calls promoted", st->promoted);
 	if (st->chains)
@@ -480,11 +492,16 @@ static void print_written(const struct target *t, bool named)
 			 st->bind_now ? ", bound at load time" : "");
 	if (st->tags)
 		snprintf(tags, sizeof(tags), ", %u calls tagged", st->tags);
+	if (st->xcalls || st->marks)
+		snprintf(xcalls, sizeof(xcalls), ", %u calls of another module's clones checked%s, "
+			 "%u pages marked for them", st->xcalls,
+			 st->xcalls && st->bind_now && !st->bound ? " (bound at load time)" : "",
+			 st->marks);
 	fprintf(stderr, "icpp rewrite: %s%s%u functions padded (%u through entry wrappers), %u "
-		"callsites wrapped, %u functions cloned (%u by dispatch%s%s%s)%s, %u bytes patched, %" PRIu64
+		"callsites wrapped, %u functions cloned (%u by dispatch%s%s%s)%s%s, %u bytes patched, %" PRIu64
 		" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
 		named ? t->out : "", named ? ": " : "", st->pads, st->entry_pads, st->wraps,
-		st->clones, st->dispatched, chains, bound, promoted, tags, st->patched_bytes,
+		st->clones, st->dispatched, chains, bound, promoted, tags, xcalls, st->patched_bytes,
 		st->tramp_bytes,
 		st->in_size,
 		st->out_size,
@@ -826,7 +843,59 @@ static int choose_plan(struct rewrite *R)
 	return 0;
 }
 
-/* Each binary's share of the plan, as the rewriter takes it; each written. */
+/* The target whose module is m, as an index, or R->nt. */
+static uint32_t target_of(const struct rewrite *R, uint32_t m)
+{
+	uint32_t i = 0;
+	while (i < R->nt && R->t[i].module != m)
+		i++;
+	return i;
+}
+
+/* Point target i's calls of other modules' clones at them (rewriter.h
+ * section 1, Cross-module calls): such a module comes after i on the
+ * command line and is written before it (write_targets), its note says
+ * where each of its clones went (notes[l], read once: noted[l]) and its
+ * build-id what its markers hold.  0, or -1 with err. */
+static int resolve_xcalls(struct rewrite *R, uint32_t i, const uint32_t *first,
+			  struct rw_note *notes, bool *noted, char *err, size_t errlen)
+{
+	struct target *t = R->t;
+	for (uint32_t k = 0; k < R->pp.nclones; k++) {
+		const struct da_pm_clone *c = &R->pp.clones[k];
+		const struct pm_function *f = &R->pm->funcs[c->func];
+		if (!c->xcall || c->cs_module != t[i].module || f->module == c->cs_module)
+			continue;
+		uint32_t l = target_of(R, f->module);
+		if (l <= i || l == R->nt) {
+			snprintf(err, errlen, "clone %u of the plan takes a call of %s directly, but it "
+				 "is of %s, which is not named after it (the order of --lib)", k,
+				 t[i].in, l == R->nt ? "a module not rewritten" : t[l].in);
+			return -1;
+		}
+		if (!noted[l]) {
+			if (rw_note_read(t[l].out, &notes[l], err, errlen) != 0)
+				return -1;
+			noted[l] = true;
+		}
+		uint32_t lk = k - first[l];
+		uint32_t copy_in = c->parent != DA_NONE ? c->parent - first[i] : RW_NONE;
+		struct rw_plan_xcall *x =
+			(struct rw_plan_xcall *)rw_plan_xcall_of(&t[i].plan, c->cs_addr, copy_in);
+		if (!x || lk >= notes[l].nclones || notes[l].clones[lk].func != f->addr) {
+			snprintf(err, errlen, "internal error: %s has no clone %u of 0x%" PRIx64,
+				 t[l].out, lk, f->addr);
+			return -1;
+		}
+		x->dest = notes[l].clones[lk].addr;
+		x->value = rw_xcall_value(t[l].st.build_id, 20, x->mark & ~(uint64_t)0xfff);
+	}
+	return 0;
+}
+
+/* Each binary's share of the plan, as the rewriter takes it; each written,
+ * the last library first, so that a module's calls find the clones of the
+ * libraries after it (resolve_xcalls). */
 static int write_targets(struct rewrite *R)
 {
 	char err[1024];
@@ -851,12 +920,21 @@ static int write_targets(struct rewrite *R)
 		if (add_fragment_pads(R->pm, t[i].module, t[i].b, &R->pp) < 0)
 			return rewrite_oom();
 	clock_gettime(CLOCK_MONOTONIC, &R->ts);
-	for (uint32_t i = 0; i < R->nt; i++) {
-		if (rw_write(t[i].b, &t[i].plan, t[i].out, &t[i].st, err, sizeof(err)) < 0) {
-			cli_error("rewrite", "%s", err);
-			return -1;
-		}
-		t[i].written = true;
+	struct rw_note notes[REWRITE_MAX_BINARIES];
+	bool noted[REWRITE_MAX_BINARIES] = {false};
+	int rc = 0;
+	for (uint32_t i = R->nt; i-- > 0 && rc == 0;) {
+		rc = resolve_xcalls(R, i, first, notes, noted, err, sizeof(err));
+		if (rc == 0)
+			rc = rw_write(t[i].b, &t[i].plan, t[i].out, &t[i].st, err, sizeof(err));
+		t[i].written = rc == 0;
+	}
+	for (uint32_t i = 0; i < R->nt; i++)
+		if (noted[i])
+			rw_note_free(&notes[i]);
+	if (rc < 0) {
+		cli_error("rewrite", "%s", err);
+		return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &R->tw);
 	return 0;

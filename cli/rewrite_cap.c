@@ -48,6 +48,36 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 	*pad_in_place = f[i].pad_in_place;
 }
 
+/* The functions of the first library named after c's module (rewritten
+ * after it, so that c's module knows where the clones are: rewriter.h
+ * section 1, Cross-module calls) that defines the symbol call cs makes
+ * through its GOT slot, and that the slot may hold: its FUNC, or the
+ * implementations of its IFUNC (rw_export_impls), those that take a marker,
+ * may be cloned and make no tail call of themselves (their frames are the
+ * call's own).  Into cc. */
+static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_target *c,
+			 const struct rw_call *cs, struct da_callsite_cap *cc)
+{
+	if (!cs->xcallable || !cs->target_name)
+		return;
+	for (const struct rewrite_target *l = c + 1; l < rc->t + rc->n; l++) {
+		uint64_t impls[DA_MAX_XCALL];
+		uint32_t n = rw_export_impls(l->b, cs->target_name, impls, DA_MAX_XCALL);
+		if (!n)
+			continue;
+		size_t nf;
+		const struct rw_func *lf = rw_functions(l->b, &nf);
+		cc->xcall_module = l->module;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t fi = rw_func_index(l->b, impls[i]);
+			if (lf[fi].xcall_mark && lf[fi].cloneable && !l->vis.no_pad[fi] &&
+			    !rw_tail_calls_self(l->b, fi))
+				cc->xcall_addrs[cc->nxcall++] = impls[i];
+		}
+		return;
+	}
+}
+
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			  struct da_callsite_cap *cc)
 {
@@ -67,6 +97,8 @@ static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, 
 	cc->taggable = cc->dispatchable && cs[i].taggable && pm->modules[module].build_id_len;
 	cc->bound = cc->redirectable && cs[i].bind;
 	cc->promoted = i != RW_NONE && !c->vis.no_wrap[i] && cs[i].promote_from;
+	if (i != RW_NONE && !c->vis.no_wrap[i])
+		xcall_target(ctx, c, &cs[i], cc);
 }
 
 static bool tail_enters(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func)

@@ -114,7 +114,15 @@
  * functions) is tested by a tag instead, when c is taggable and f
  * reads_tags: the rewriter of c's module makes c return to a place whose
  * preceding bytes hold a 64-bit tag of c, and f's dispatch compares them
- * (rewriter.h section 1, "Tagged calls").  The
+ * (rewriter.h section 1, "Tagged calls").  Such a call through a GOT slot
+ * that may hold f (the symbol's FUNC in f's module, or an implementation
+ * of its IFUNC: da_callsite.xcall) takes f_k without a dispatch: it checks
+ * the slot and a marker of f's page before calling f_k itself (rewriter.h
+ * section 1, "Cross-module calls"), run time priced per call through it
+ * (section 5), where a tag's dispatch runs at every entry of f (cmake,
+ * seed 1: 33.4% of the entries ran tests, 15.1% with such calls; its
+ * rewrite ran 1.112 times as long as the original, 1.040: docs/
+ * bench-disambig.md, session 50).  The
  * return address of a frame is its callsite's, whether the frame was entered
  * by that call or by a tail call of its callee, so a dispatch takes exactly
  * the frames (f, c) the model says, and only those of the instruction it
@@ -187,7 +195,8 @@
  * (several callees: indirect) has its own; every clone costs its function's
  * code_bytes (or DA_CLONE_DEFAULT_BYTES when unknown), rounded up to 16,
  * a dispatched one DA_DISPATCH_CODE_BYTES more, and one that tests a tagged
- * call of another module DA_TAG_CODE_BYTES more (the call's stub).
+ * call of another module DA_TAG_CODE_BYTES more (the call's stub), as one
+ * that another module's call takes by its check (its thunk).
  * nwraps counts wrapped callsites, not trampolines.
  *
  * ---------------------------------------------------------------------------
@@ -279,7 +288,8 @@
  *     (entries of the nodes entered by a wrapped call, each times 1 + the
  *     bytes its trampoline copies / DA_COPY_RUN_BYTES, plus those of the
  *     nodes of functions padded by an entry wrapper, plus DA_BIND_RUN_SHARE
- *     times those of the nodes a clone takes through a bound call) / E -
+ *     times those of the nodes a clone takes through a bound call, plus
+ *     DA_XCALL_RUN_SHARE times those through a cross-module call's check) / E -
  *     1e-4 per 16 bytes of padding (a tie-break towards small amounts).  Run time is
  *     paid per call: a plan weighted by samples (icpp plan --samples) still
  *     prices it by entries.
@@ -536,7 +546,13 @@
 #define DA_BIND_RUN_SHARE 0.25      /* a bound call's check (one more
                                      * instruction a call) in trampolines'
                                      * worth (four) */
+#define DA_XCALL_RUN_SHARE 1.5      /* a cross-module call's check
+                                     * (da_callsite.xcall: eight more
+                                     * instructions a call than its PLT
+                                     * entry, where a trampoline runs five and
+                                     * a call and return) */
 #define DA_MAX_DISPATCH 128         /* dispatched clones per function */
+#define DA_MAX_XCALL 32             /* functions a GOT slot may hold (da_callsite.xcall) */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
 #define DA_DEFAULT_DISPATCH_WEIGHT 0.05     /* da_options.dispatch_weight (section 5) */
 #define DA_DEFAULT_WRAP_WEIGHT 0.3          /* da_options.wrap_weight (section 5) */
@@ -611,6 +627,14 @@ struct da_callsite {
 	bool taggable;          /* the rewriter can tag the call, so that a
 	                         * dispatch in another module may test it
 	                         * (section 2; default false) */
+	uint32_t xcall, nxcall; /* a call of another module through a GOT slot
+	                         * whose symbol that module defines: the functions
+	                         * the slot may hold, da_problem.xcall_funcs[xcall]
+	                         * and the nxcall after it (default none).  A clone
+	                         * of one takes the call directly, by a check of the
+	                         * slot and of the module (rewriter.h section 1,
+	                         * Cross-module calls), not by a tag; priced as
+	                         * DA_XCALL_RUN_SHARE of a trampoline (section 5) */
 	bool promoted;          /* an indirect call, redirectable (target
 	                         * DA_NONE) to a clone of any function of its
 	                         * own module by a stub that compares its
@@ -653,6 +677,9 @@ struct da_problem {
 	                         * "Dispatch"): its clone takes a dispatch.
 	                         * malloc'd, freed with the problem */
 	uint32_t nno_promote;
+	uint32_t *xcall_funcs;  /* da_callsite.xcall's functions; malloc'd,
+	                         * freed with the problem */
+	uint32_t nxcall_funcs, cap_xcall_funcs;
 };
 
 /* Building.  Each add returns the new index, or DA_NONE when out of memory.
@@ -672,6 +699,10 @@ uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *fun
 		     const uint32_t *callsites, const int64_t *heights, uint64_t weight);
 /* A fragment node (section 2) of function func below parent. */
 uint32_t da_add_fragment(struct da_problem *p, uint32_t parent, uint32_t func, uint64_t weight);
+/* Callsite c, a call of another module, may take a clone of any of the n
+ * functions directly through its check (da_callsite.xcall; n at most
+ * DA_MAX_XCALL).  0, or -1 when out of memory. */
+int da_set_xcall(struct da_problem *p, uint32_t c, const uint32_t *funcs, uint32_t n);
 /* Indices in range, parent < own index, masks and owners sane; fragments as
  * section 2 wants them: below a parent that is no fragment, no callsite, the
  * parent's height, a function without paddings or clones; at most one
@@ -749,10 +780,12 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
  * trampolines' copies of stack arguments add, in trampolines' worth (bytes
  * copied at each entry / DA_COPY_RUN_BYTES, over the entries); into *binds
  * the share of the entries into frames a clone takes through a bound call
- * (each runs the call's check).  Section 5 prices wrap_weight * N * (runs +
- * copies + DA_BIND_RUN_SHARE * binds).  0, or -1 when out of memory. */
+ * (each runs the call's check), and into *xcalls those through a cross-module
+ * call's check (da_callsite.xcall).  Section 5 prices wrap_weight * N * (runs
+ * + copies + DA_BIND_RUN_SHARE * binds + DA_XCALL_RUN_SHARE * xcalls).  0, or
+ * -1 when out of memory. */
 int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
-		  double *copies, double *binds);
+		  double *copies, double *binds, double *xcalls);
 
 /* Heights and CIDs under a plan, from scratch (section 2): height[i] and
  * inst[i] for every node (inst: the function index, nfuncs + clone index, or
@@ -912,6 +945,7 @@ struct da_solve_stats {
 	                             * (da_run_shares recomputes it) */
 	double bind_share;          /* the share of the weight entered through a
 	                             * bound call's check (da_run_shares) */
+	double xcall_share;         /* ... through a cross-module call's check */
 	double hot_bytes;           /* the hot code the plan adds, as the search
 	                             * kept it with hot_code_weight > 0 (else 0;
 	                             * da_result.hot_code_bytes recomputes it) */

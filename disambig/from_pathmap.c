@@ -307,7 +307,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	bool redirect = ok && cap->clone;
 	uint32_t target = DA_NONE;
 	bool dispatchable = true, taggable = ok && cap->tag;
-	uint32_t copy = 0;
+	uint32_t copy = 0, xcall[DA_MAX_XCALL], nxcall = 0;
 	bool bound = false, promoted = false;
 	if (cap->callsite_hook) {
 		struct da_callsite_cap cc = {.wrap_mask = m, .redirectable = redirect,
@@ -323,6 +323,11 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 		promoted = ok && cap->clone && cap->promote && cc.promoted && !cc.target;
 		redirect = redirect || promoted;
 		bound = bound || promoted;
+		for (uint32_t i = 0; ok && cap->clone && cc.xcall_module != module &&
+				     module_ok(pm, cap, cc.xcall_module) && i < cc.nxcall; i++)
+			if ((xcall[nxcall] = pmi_function_at(ix, cc.xcall_module, cc.xcall_addrs[i])) !=
+			    DA_NONE)
+				nxcall++;
 	}
 	uint32_t cs = da_add_callsite(b->prob, pmi_owner(ix, module, addr), m, redirect);
 	if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
@@ -335,6 +340,8 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	C->wrap_copy = copy;
 	C->bound = bound;
 	C->promoted = promoted;
+	if (nxcall && da_set_xcall(b->prob, cs, xcall, nxcall) < 0)
+		return DA_NONE;
 	if (cs >= *capcs) {
 		uint32_t nc = *capcs ? *capcs * 2 : 1024;
 		uint32_t *a = realloc(b->cs_module, nc * sizeof(*a));
@@ -458,7 +465,8 @@ int da_pm_plan_from(const struct da_bridge *b, const struct da_plan *plan, struc
 		const struct da_clone *c = &plan->clones[k];
 		out->clones[out->nclones++] = (struct da_pm_clone){
 			c->func, b->cs_module[c->callsite], b->cs_addr[c->callsite], c->pad, c->parent, 0,
-			p->callsites[c->callsite].promoted && da_direct(p, c->callsite, c->func)};
+			p->callsites[c->callsite].promoted && da_direct(p, c->callsite, c->func),
+			da_xcall(p, c->callsite, c->func)};
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];

@@ -52,6 +52,12 @@ struct da_callsite_cap {
 	bool dispatchable, taggable;
 	uint32_t wrap_copy;         /* da_callsite.wrap_copy */
 	bool bound;                 /* da_callsite.bound */
+	uint32_t xcall_module;      /* with nxcall: the module (not the call's)
+	                             * whose functions at xcall_addrs a clone of
+	                             * may take the call directly (da_callsite.
+	                             * xcall) */
+	uint64_t xcall_addrs[DA_MAX_XCALL];
+	uint32_t nxcall;
 	bool promoted;              /* da_callsite.promoted: an indirect call
 	                             * whose callees training saw may be cloned
 	                             * for it without a dispatch, each unless one
@@ -128,6 +134,9 @@ struct da_pm_clone {
 	bool promote;               /* its call is a promoted one (da_callsite.
 	                             * promoted): the rewriter's stub at the call
 	                             * takes the frames, not a dispatch */
+	bool xcall;                 /* its call is another module's that calls
+	                             * the clone through its check (da_callsite.
+	                             * xcall), not by a tag and a dispatch */
 };
 struct da_pm_clone_wrap {
 	uint32_t clone;             /* index into clones */

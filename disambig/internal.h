@@ -129,11 +129,24 @@ static inline bool da_pad_runs(const struct da_func *f, uint32_t amount)
 	return f->pad_runs && amount > f->pad_in_place;
 }
 
+/* Is f a function that call c of another module may take a clone of
+ * through its check (da_callsite.xcall)? */
+static inline bool da_xcall(const struct da_problem *p, uint32_t c, uint32_t f)
+{
+	const struct da_callsite *C = &p->callsites[c];
+	for (uint32_t i = 0; i < C->nxcall; i++)
+		if (p->xcall_funcs[C->xcall + i] == f)
+			return true;
+	return false;
+}
+
 /* Does call instruction c call f directly, so that it can be pointed at a
  * clone of f? */
 static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)
 {
 	const struct da_callsite *C = &p->callsites[c];
+	if (C->nxcall && da_xcall(p, c, f))
+		return true;
 	if (!C->redirectable || (C->target != DA_NONE && C->target != f))
 		return false;
 	if (!C->promoted)

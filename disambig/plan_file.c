@@ -100,6 +100,8 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 			fprintf(f, " in %u", c->parent);
 		if (c->promote)
 			fputs(" promote", f);
+		if (c->xcall)
+			fputs(" xcall", f);
 		fputc('\n', f);
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++, records++) {
@@ -415,8 +417,12 @@ static int read_clone(struct reader *r, const char *kw, words w, int nw)
 	struct da_pm_plan *plan = r->plan;
 	uint64_t k, addr, caddr, parent = DA_NONE;
 	uint32_t m, cm, bytes;
-	bool promote = nw == 7 || nw == 9;
-	if (promote && strcmp(w[--nw], "promote"))
+	bool last = nw == 7 || nw == 9;
+	bool promote = last && !strcmp(w[nw - 1], "promote");
+	bool xcall = last && !strcmp(w[nw - 1], "xcall");
+	if (last && (promote || xcall))
+		nw--;
+	else if (last)
 		nw = 0;              /* refused below */
 	if ((nw != 6 && nw != 8) || !num(w[0], &k, UINT32_MAX) || k != plan->nclones ||
 	    !module_no(r, w[1], &m) || !hex_addr(w[2], &addr, UINT64_MAX) ||
@@ -424,14 +430,16 @@ static int read_clone(struct reader *r, const char *kw, words w, int nw)
 	    !amount(w[5], &bytes) ||
 	    (nw == 8 && (strcmp(w[6], "in") || !num(w[7], &parent, k ? k - 1 : 0) || !k)))
 		return bad(r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD [in J] "
-			   "[promote], K from 0, J a clone above");
+			   "[promote|xcall], K from 0, J a clone above");
 	uint32_t fn = pmi_function_at(&r->ix, m, addr);
 	if (fn == DA_NONE)
 		return bad(r, "no function of the pathmap starts at that address");
 	if (grow_arr((void **)&plan->clones, plan->nclones, sizeof(*plan->clones)) < 0)
 		return oom(r);
+	if (xcall && cm == m)
+		return bad(r, "xcall: a clone for a call of its own module");
 	plan->clones[plan->nclones++] = (struct da_pm_clone){fn, cm, caddr, bytes, (uint32_t)parent, 0,
-							     promote};
+							     promote, xcall};
 	r->records++;
 	return 0;
 }

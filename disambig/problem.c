@@ -146,6 +146,7 @@ void da_problem_free(struct da_problem *p)
 	free(p->callsites);
 	free(p->nodes);
 	free(p->no_promote);
+	free(p->xcall_funcs);
 	free(p);
 }
 
@@ -200,6 +201,7 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->taggable = false;
 	c->wrap_copy = 0;
 	c->bound = false;
+	c->xcall = c->nxcall = 0;
 	c->promoted = false;
 	return p->ncallsites++;
 }
@@ -214,6 +216,23 @@ uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint3
 	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight, weight,
 					       false};
 	return p->nnodes++;
+}
+
+int da_set_xcall(struct da_problem *p, uint32_t c, const uint32_t *funcs, uint32_t n)
+{
+	if (p->nxcall_funcs + n > p->cap_xcall_funcs) {
+		uint32_t cap = 2 * (p->nxcall_funcs + n);
+		uint32_t *v = realloc(p->xcall_funcs, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		p->xcall_funcs = v;
+		p->cap_xcall_funcs = cap;
+	}
+	memcpy(p->xcall_funcs + p->nxcall_funcs, funcs, n * sizeof(*funcs));
+	p->callsites[c].xcall = p->nxcall_funcs;
+	p->callsites[c].nxcall = n;
+	p->nxcall_funcs += n;
+	return 0;
 }
 
 uint32_t da_add_fragment(struct da_problem *p, uint32_t parent, uint32_t func, uint64_t weight)
@@ -466,7 +485,8 @@ static uint32_t inst_clone(const struct da_problem *p, const struct da_plan *pla
  * *copies the entries through a wrapped call times the bytes its trampoline
  * copies (wrap_copy). */
 static int predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
-		   uint32_t *inst, uint64_t *runs, uint64_t *copies, uint64_t *binds)
+		   uint32_t *inst, uint64_t *runs, uint64_t *copies, uint64_t *binds,
+		   uint64_t *xcalls)
 {
 	struct u64map clones, chains = {0}, cwraps = {0};
 	int64_t *delta = malloc((p->nnodes + 1) * sizeof(*delta));
@@ -492,7 +512,7 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 	}
 	int rc = 0;
 	if (runs)
-		*runs = *copies = *binds = 0;
+		*runs = *copies = *binds = *xcalls = 0;
 	/* originals by (function, callsite); chains by (callsite, parent), the
 	 * clones of one copy linked by next (a direct one and dispatched ones:
 	 * one function each) */
@@ -538,9 +558,9 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 			d += wrap;
 			fpad[i] = me < p->nfuncs ? plan->pad[me] : plan->clones[me - p->nfuncs].pad;
 			if (runs) {
-				bool bind = cs != DA_NONE && me != n->func && p->callsites[cs].bound &&
-					    da_direct(p, cs, n->func);
-				*binds += bind ? n->entries : 0;
+				bool direct = cs != DA_NONE && me != n->func && da_direct(p, cs, n->func);
+				*binds += direct && p->callsites[cs].bound ? n->entries : 0;
+				*xcalls += direct && da_xcall(p, cs, n->func) ? n->entries : 0;
 				*runs += (wrap ? n->entries : 0) +
 					 (me < p->nfuncs && da_pad_runs(&p->funcs[me], fpad[i])
 						  ? n->entries : 0);
@@ -567,20 +587,21 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 int da_predict(const struct da_problem *p, const struct da_plan *plan, int64_t *height,
 	       uint32_t *inst)
 {
-	return predict(p, plan, height, inst, NULL, NULL, NULL);
+	return predict(p, plan, height, inst, NULL, NULL, NULL, NULL);
 }
 
 int da_run_shares(const struct da_problem *p, const struct da_plan *plan, double *runs,
-		  double *copies, double *binds)
+		  double *copies, double *binds, double *xcalls)
 {
-	uint64_t r, c, b, total = 0;
-	if (predict(p, plan, NULL, NULL, &r, &c, &b) < 0)
+	uint64_t r, c, b, x, total = 0;
+	if (predict(p, plan, NULL, NULL, &r, &c, &b, &x) < 0)
 		return -1;
 	for (uint32_t i = 0; i < p->nnodes; i++)
 		total += p->nodes[i].entries;
 	*runs = total ? (double)r / (double)total : 0;
 	*copies = total ? (double)c / DA_COPY_RUN_BYTES / (double)total : 0;
 	*binds = total ? (double)b / (double)total : 0;
+	*xcalls = total ? (double)x / (double)total : 0;
 	return 0;
 }
 
@@ -1098,8 +1119,10 @@ uint64_t da_func_bytes(const struct da_problem *p, uint32_t func)
 uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite)
 {
 	uint64_t b = da_func_bytes(p, func);
+	/* a tagged call's stub, or a cross-module call's thunk: as long */
 	return b + (da_dispatched(p, callsite, func) ? DA_DISPATCH_CODE_BYTES : 0) +
-	       (da_tagged(p, callsite, func) ? DA_TAG_CODE_BYTES : 0);
+	       (da_tagged(p, callsite, func) || da_xcall(p, callsite, func)
+			? DA_TAG_CODE_BYTES : 0);
 }
 
 /* A wrapped callsite c (or its copy in a clone) by amount: its trampoline

@@ -120,6 +120,7 @@ struct ds {
 	uint64_t copy_weight;   /* of those through a wrapped call, entries
 	                         * times the stack-argument bytes its
 	                         * trampoline copies (da_callsite.wrap_copy) */
+	uint64_t xcall_weight;  /* ... through cross-module calls' checks */
 	uint64_t bind_weight;   /* the entries of frames that clones take
 	                         * through bound calls (each runs its check) */
 	double runk;            /* the price of an entry of it (wrap_weight) */
@@ -754,9 +755,13 @@ static uint64_t copy_bytes(const struct ds *s, const struct var *V)
 static void run_tally(struct ds *s, const struct var *V, uint64_t w, int dir)
 {
 	const struct sclone *c = V->clone != DA_NONE ? &s->clones[V->clone] : NULL;
-	if (c && !V->dead && &s->vars[c->padvar] == V && s->p->callsites[c->callsite].bound &&
-	    da_direct(s->p, c->callsite, c->func))
-		s->bind_weight += dir > 0 ? w : -w;
+	if (c && !V->dead && &s->vars[c->padvar] == V && da_direct(s->p, c->callsite, c->func)) {
+		const struct da_callsite *C = &s->p->callsites[c->callsite];
+		if (C->bound)
+			s->bind_weight += dir > 0 ? w : -w;
+		if (da_xcall(s->p, c->callsite, c->func))
+			s->xcall_weight += dir > 0 ? w : -w;
+	}
 	if (!var_runs(s, V))
 		return;
 	uint64_t copy = V->kind == VWRAP ? w * s->p->callsites[V->id].wrap_copy : 0;
@@ -1041,7 +1046,8 @@ static double score(const struct ds *s)
 	       s->dispk * (double)s->disp_units / DISPATCH_UNIT -
 	       s->runk * ((double)s->run_weight +
 			  (double)s->copy_weight / DA_COPY_RUN_BYTES +
-			  DA_BIND_RUN_SHARE * (double)s->bind_weight) -
+			  DA_BIND_RUN_SHARE * (double)s->bind_weight +
+			  DA_XCALL_RUN_SHARE * (double)s->xcall_weight) -
 	       1e-4 * (double)s->pad16;
 }
 
@@ -3612,6 +3618,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.copy_share = esum ? (double)P.best->copy_weight /
 						     DA_COPY_RUN_BYTES / esum : 0;
 		r->stats.bind_share = esum ? (double)P.best->bind_weight / esum : 0;
+		r->stats.xcall_share = esum ? (double)P.best->xcall_weight / esum : 0;
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
 		r->stats.seconds = seconds_since(&t0);

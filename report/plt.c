@@ -86,7 +86,7 @@ static int index_node(struct rp_ctx *c, csh cs, cs_insn *insn, uint32_t i)
 	uint64_t t = call_target(cs, insn, mod->bin, nd->cs_addr);
 	if (!t)
 		return 0;
-	if (bin_plt_stub(mod->bin, t, &k.stub, NULL))
+	if (bin_call_stub(mod->bin, t, &k.stub, NULL))
 		return add_call(&c->plt_calls, &k, i);
 	if (fn->module == nd->cs_module && fn->addr == t)
 		return 0;
@@ -121,7 +121,7 @@ const uint32_t *rp_plt_lookup(struct rp_ctx *c, const struct rp_module *mod, uin
 	struct plt_calls *e;
 	*n = 0;
 	memset(&k, 0, sizeof(k));
-	if (mod->pm_module == PM_NONE || !bin_plt_stub(mod->bin, vaddr, &k.stub, NULL))
+	if (mod->pm_module == PM_NONE || !bin_call_stub(mod->bin, vaddr, &k.stub, NULL))
 		return NULL;
 	if (!c->plt_indexed) {
 		c->plt_indexed = true;

@@ -401,7 +401,7 @@ static int resolve(struct rp_ctx *c, const struct sf_record *r, struct rp_sample
 	if (n && s->func == PM_NONE)
 		s->func = c->pm->nodes[nodes[0]].func;
 	if (!n) {
-		bool plt = bin_plt_stub(s->mod->bin, s->vaddr, NULL, NULL);
+		bool plt = bin_call_stub(s->mod->bin, s->vaddr, NULL, NULL);
 		s->why = s->func == PM_NONE && !plt ? RP_M_FUNCTION : RP_M_CID;
 		free(joined);
 		return 0;

@@ -2604,8 +2604,12 @@ static void unit_clone_entry(struct ana *a, struct unit *u, uint32_t owner, uint
 	else if ((rf->clone_why = clone_jumps(a, u, ru)) == RW_CLONE_OK)
 		rf->clone_why = u->falls_off ? RW_CLONE_FALLS_OFF : rw_clone_check(a->cs, b, owner);
 	rf->cloneable = rf->clone_why == RW_CLONE_OK;
-	if (!u->conflict && !u->unreached && !u->r[0].bad && u->r[0].n)
+	if (!u->conflict && !u->unreached && !u->r[0].bad && u->r[0].n) {
+		struct rw_displaced d;
 		plan_near(a, u, &b->units[owner], rf->addr);
+		ru->entry_rel32 = plan_displacement(a, u, &d, 5) &&
+				  !branches_into(u, rf->addr, rf->addr + d.off + d.len);
+	}
 	rf->entry_why = entry_why(a, u, owner, ncalls);
 	if (rf->entry_why == RW_ENTRY_OK) {
 		rf->pad_entry = true;
@@ -2809,6 +2813,8 @@ static void resolve_calls(struct ana *a)
 			       stub_row_ok(b, rc->insn, rc->insn + rc->len);
 		bind_call(a, rc, got);
 		rc->redirectable = rc->redirectable || rc->bind;
+		rc->got = got;
+		rc->xcallable = rc->taggable && got && !rc->bind && b->bind_now != RW_BIND_NOW_NONE;
 	}
 	qsort(b->calls, b->ncalls, sizeof(*b->calls), cmp_call);
 	/* one record per site (a call reached twice is impossible; keep the first) */
@@ -2895,6 +2901,47 @@ static void refuse_shared_fragments(struct ana *a)
 		owner->entry_tail = false;
 		owner->pad_why = RW_PAD_FRAGMENT_SHARED;
 		owner->why_at = a->b->funcs[g].addr;
+	}
+}
+
+/* Where function g's page takes the marker of cross-module calls
+ * (rewriter.h section 1, Cross-module calls), or 0: the first gap of
+ * alignment padding in the page, between functions e and g = e + 1, with
+ * room for RW_XCALL_MARK_BYTES.  Code may fall through it (the marker is
+ * nops), but no island may need it: not the rewriter's nor training's
+ * (g's entry takes a jmp rel32 and nothing jumps inside g), nor the entry
+ * patch of a function too short for its own (e at least 16 bytes). */
+static uint64_t page_mark(struct ana *a, size_t from, uint64_t page)
+{
+	const struct rw_binary *b = a->b;
+	for (size_t e = from; e + 1 < a->nbf && a->bf[e + 1].addr < page + 4096; e++) {
+		uint64_t p = a->bf[e].addr + a->bf[e].size, g = a->bf[e + 1].addr;
+		uint8_t pad[64];
+		if (p < page || g < p + RW_XCALL_MARK_BYTES || g - p > sizeof(pad) ||
+		    p + RW_XCALL_MARK_BYTES > page + 4096 || a->bf[e].size < 16 ||
+		    !b->units[e + 1].entry_rel32 || b->units[e + 1].island.at ||
+		    b->funcs[e + 1].pad_why == RW_PAD_ENTERED_INSIDE ||
+		    bin_read(b->bin, p, pad, g - p) < 0 || !x86_is_padding(a->cs, pad, g - p, p))
+			continue;
+		return p;
+	}
+	return 0;
+}
+
+/* Every function's xcall_mark: its page's (page_mark), found once a page. */
+static void find_marks(struct ana *a)
+{
+	uint64_t page = 1, mark = 0;
+	size_t first = 0;
+	for (size_t i = 0; i < a->nbf; i++) {
+		uint64_t pg = a->bf[i].addr & ~(uint64_t)0xfff;
+		if (pg != page) {
+			page = pg;
+			while (first < i && a->bf[first].addr + a->bf[first].size <= pg)
+				first++;
+			mark = page_mark(a, first ? first - 1 : 0, pg);
+		}
+		a->b->funcs[i].xcall_mark = mark;
 	}
 }
 
@@ -3065,6 +3112,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	refuse_shared_fragments(&a);
 	add_tail_callees(&a);
 	refuse_entered_inside(&a);
+	find_marks(&a);
 	resolve_calls(&a);
 	refuse_promote_targets(&a);
 	for (size_t i = 0; i < a.nbf; i++) {     /* kept for rw_may_tail_call */

@@ -65,6 +65,27 @@ static int collect_imports(const struct rw_binary *b, struct import **set)
 	return 0;
 }
 
+struct found {
+	struct import *set;
+	struct definition *v;
+	int n;
+};
+
+static int add_definition(void *ctx, const char *name, uint64_t value, bool ifunc)
+{
+	struct found *f = ctx;
+	struct import *imp;
+	HASH_FIND_STR(f->set, name, imp);
+	if (!imp)
+		return 0;
+	struct definition *v = realloc(f->v, (size_t)(f->n + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	f->v = v;
+	v[f->n++] = (struct definition){imp, value, ifunc};
+	return 0;
+}
+
 /* The defined, exported functions of path that b imports (libelf only: most
  * modules define none and are never analysed).  Count, or -1 unreadable.  A
  * module that no longer exists (a program the training run built and
@@ -75,47 +96,17 @@ static int find_definitions(const char *path, struct import *set, struct definit
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int n = elf ? 0 : -1;
-	for (Elf_Scn *scn = NULL; elf && n >= 0 && (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			struct import *imp;
-			const char *name;
-			int type, bind;
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			type = GELF_ST_TYPE(sym.st_info);
-			bind = GELF_ST_BIND(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || bind == STB_LOCAL ||
-			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
-				continue;
-			HASH_FIND_STR(set, name, imp);
-			if (!imp)
-				continue;
-			struct definition *v = realloc(*out, (size_t)(n + 1) * sizeof(*v));
-			if (!v) {
-				n = -1;
-				break;
-			}
-			*out = v;
-			v[n++] = (struct definition){imp, sym.st_value, type == STT_GNU_IFUNC};
-		}
-	}
+	struct found f = {set, *out, 0};
+	int n = elf && rw_each_export(elf, add_definition, &f) == 0 ? f.n : -1;
+	*out = f.v;
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	return n;
 }
 
-/* An IFUNC resolver returns one of the implementations it takes the address
- * of (`lea impl(%rip)`); their largest bound, or -1 when it takes none or one
- * that is not a function start. */
-static int32_t ifunc_bound(const struct rw_binary *lib, csh cs, uint64_t resolver)
+int rw_ifunc_impls(const struct rw_binary *lib, csh cs, uint64_t resolver, uint32_t *impls,
+		   uint32_t max)
 {
 	uint32_t fi = rw_func_index(lib, resolver);
 	if (fi == RW_NONE)
@@ -130,20 +121,36 @@ static int32_t ifunc_bound(const struct rw_binary *lib, csh cs, uint64_t resolve
 	size_t left = rf->size;
 	uint64_t addr = rf->addr;
 	cs_insn *insn = cs_malloc(cs);
-	int32_t bound = -1;
-	bool any = false, unknown = false;
-	while (insn && !unknown && x86_disasm_iter(cs, &p, &left, &addr, insn)) {
+	int n = 0;
+	while (insn && n >= 0 && x86_disasm_iter(cs, &p, &left, &addr, insn)) {
 		if (insn->id != X86_INS_LEA || !x86_rip_target(insn))
 			continue;
 		uint32_t impl = rw_func_index(lib, x86_rip_target(insn));
-		int32_t k = impl == RW_NONE ? -1 : lib->funcs[impl].args_read;
-		unknown = k < 0;
-		bound = any && bound > k ? bound : k;
-		any = true;
+		bool seen = false;
+		for (int i = 0; i < n && !seen; i++)
+			seen = impls[i] == impl;
+		if (impl == RW_NONE || (!seen && (uint32_t)n == max))
+			n = -1;
+		else if (!seen)
+			impls[n++] = impl;
 	}
 	cs_free(insn, 1);
 	free(code);
-	return any && !unknown && left == 0 ? bound : -1;
+	return insn && n > 0 && left == 0 ? n : -1;
+}
+
+/* An IFUNC's bound: the largest of the implementations its resolver may
+ * return (rw_ifunc_impls), or -1. */
+static int32_t ifunc_bound(const struct rw_binary *lib, csh cs, uint64_t resolver)
+{
+	uint32_t impls[RW_MAX_IFUNC_IMPLS];
+	int n = rw_ifunc_impls(lib, cs, resolver, impls, RW_MAX_IFUNC_IMPLS);
+	int32_t bound = n > 0 ? 0 : -1;
+	for (int i = 0; i < n && bound >= 0; i++) {
+		int32_t k = lib->funcs[impls[i]].args_read;
+		bound = k < 0 ? -1 : bound > k ? bound : k;
+	}
+	return bound;
 }
 
 static void merge_bound(struct import *imp, int32_t k)

@@ -206,6 +206,11 @@ struct rw_unit {
 	 * (near_island.at not 0): whole instructions covering 2 bytes */
 	struct rw_displaced near;
 	struct rw_island near_island;
+	bool entry_rel32;            /* a jmp rel32 at its entry displaces whole
+	                              * instructions that no branch of its own
+	                              * enters: training needs no island before
+	                              * it, nor does a dispatch (analyze.c
+	                              * find_marks) */
 	uint64_t *tail_to;           /* the targets of its direct tail calls */
 	uint32_t ntail_to;
 	/* its relative switch tables,
@@ -223,6 +228,27 @@ struct rw_slot_name {
 	uint64_t own;                /* the module's own definition of name (a
 	                              * FUNC, not an IFUNC), 0: none */
 };
+
+struct rw_export {
+	const char *name;
+	uint64_t addr;               /* a FUNC's (0: an IFUNC) */
+	uint64_t resolver;           /* an IFUNC's: its impls */
+	uint32_t impl_at, nimpls;    /* ... in rw_binary.impls */
+};
+
+/* Each defined, non-local FUNC or IFUNC of elf's .dynsym (a version each):
+ * cb(ctx, name, value, ifunc); a negative return stops the walk and is
+ * returned, else 0. */
+int rw_each_export(Elf *elf, int (*cb)(void *ctx, const char *name, uint64_t value, bool ifunc),
+		   void *ctx);
+
+/* The functions (indices) whose addresses an IFUNC resolver takes (`lea
+ * impl(%rip)`), the implementations it may return: how many (at most max,
+ * each once), or -1 when it takes none, more, or one that is no function
+ * start, or cannot be decoded. */
+#define RW_MAX_IFUNC_IMPLS 32
+int rw_ifunc_impls(const struct rw_binary *lib, csh cs, uint64_t resolver, uint32_t *impls,
+		   uint32_t max);
 
 /* How a module can be made to bind its calls at load time (DT_BIND_NOW),
  * which a bound call's stub needs (rewriter.h section 1, Bound calls). */
@@ -250,6 +276,10 @@ struct rw_binary {
 	size_t ncalls, capcalls;
 	struct rw_slot_name *slots;  /* GOT slot -> symbol, sorted */
 	size_t nslots;
+	struct rw_export *exports;   /* .dynsym's defined FUNCs, sorted by name */
+	size_t nexports;
+	uint64_t *impls;             /* the IFUNCs' implementations (rw_export) */
+	size_t nimpls;
 	enum rw_bind_now bind_now;
 	size_t bind_now_at;          /* the .dynamic entry it edits */
 };

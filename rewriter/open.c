@@ -221,6 +221,131 @@ static int load_slots(struct rw_binary *b)
 	return 0;
 }
 
+static int cmp_export(const void *x, const void *y)
+{
+	const struct rw_export *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+	return c ? c : a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+int rw_each_export(Elf *elf, int (*cb)(void *ctx, const char *name, uint64_t value, bool ifunc),
+		   void *ctx)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int type, r;
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
+			    ((type = GELF_ST_TYPE(sym.st_info)) != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*name)
+				continue;
+			if ((r = cb(ctx, name, sym.st_value, type == STT_GNU_IFUNC)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int add_export(void *ctx, const char *name, uint64_t value, bool ifunc)
+{
+	struct rw_binary *b = ctx;
+	if (!(b->nexports & (b->nexports + 1))) {       /* 0, 1, 3, 7, ...: grow */
+		struct rw_export *v = realloc(b->exports, (2 * b->nexports + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		b->exports = v;
+	}
+	b->exports[b->nexports++] = (struct rw_export){name, ifunc ? 0 : value, ifunc ? value : 0, 0, 0};
+	return 0;
+}
+
+/* .dynsym's defined global functions, by name (an entry a version). */
+static int load_exports(struct rw_binary *b)
+{
+	if (rw_each_export(b->elf, add_export, b) < 0)
+		return -1;
+	qsort(b->exports, b->nexports, sizeof(*b->exports), cmp_export);
+	return 0;
+}
+
+/* Each IFUNC export's implementations (rw_ifunc_impls), once the
+ * functions are known; an IFUNC whose resolver cannot be read has none. */
+static int load_ifunc_impls(struct rw_binary *b)
+{
+	csh cs;
+	if (!x86_open(&cs))
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < b->nexports && rc == 0; i++) {
+		struct rw_export *e = &b->exports[i];
+		uint32_t fi[RW_MAX_IFUNC_IMPLS];
+		int n = e->resolver ? rw_ifunc_impls(b, cs, e->resolver, fi, RW_MAX_IFUNC_IMPLS) : -1;
+		if (n <= 0)
+			continue;
+		uint64_t *v = realloc(b->impls, (b->nimpls + (size_t)n) * sizeof(*v));
+		if (!v) {
+			rc = -1;
+			break;
+		}
+		b->impls = v;
+		e->impl_at = (uint32_t)b->nimpls;
+		e->nimpls = (uint32_t)n;
+		for (int k = 0; k < n; k++)
+			b->impls[b->nimpls++] = b->funcs[fi[k]].addr;
+	}
+	cs_close(&cs);
+	return rc;
+}
+
+/* The first export `name` (its versions follow), or NULL. */
+static const struct rw_export *export_of(const struct rw_binary *b, const char *name)
+{
+	size_t lo = 0, hi = b->nexports;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(b->exports[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nexports && !strcmp(b->exports[lo].name, name) ? &b->exports[lo] : NULL;
+}
+
+/* Add addr to the n functions in out, once; false when max are there. */
+static bool add_impl(uint64_t *out, uint32_t *n, uint32_t max, uint64_t addr)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (out[i] == addr)
+			return true;
+	if (*n == max)
+		return false;
+	out[(*n)++] = addr;
+	return true;
+}
+
+uint32_t rw_export_impls(const struct rw_binary *b, const char *name, uint64_t *out, uint32_t max)
+{
+	uint32_t n = 0;
+	for (const struct rw_export *e = export_of(b, name);
+	     e && e < b->exports + b->nexports && !strcmp(e->name, name); e++) {
+		bool fits = true;
+		if (e->addr && rw_func_index(b, e->addr) != RW_NONE)
+			fits = add_impl(out, &n, max, e->addr);
+		for (uint32_t k = 0; k < e->nimpls && fits; k++)
+			fits = add_impl(out, &n, max, b->impls[e->impl_at + k]);
+		if (!fits)
+			return 0;
+	}
+	return n;
+}
+
 /* Where a DT_BIND_NOW can be said in .dynamic: a flag already there to OR
  * into, or a DT_NULL followed by another (the linker's spare entries; the
  * last DT_NULL must stay). */
@@ -427,13 +552,17 @@ struct rw_binary *rw_open_mode(const char *path, bool for_writing, char *err, si
 		errmsg(err, errlen, "%s: %s", path, e2);
 		goto fail;
 	}
-	if (load_slots(b)) {
+	if (load_slots(b) || load_exports(b)) {
 		errmsg(err, errlen, "out of memory reading %s", path);
 		goto fail;
 	}
 	find_bind_now(b);
 	if (rw_analyse(b, err, errlen))
 		goto fail;
+	if (load_ifunc_impls(b)) {
+		errmsg(err, errlen, "out of memory reading %s", path);
+		goto fail;
+	}
 	return b;
 fail:
 	rw_close(b);
@@ -447,6 +576,17 @@ bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr)
 	const struct rw_unit *u = &b->units[fi];
 	for (uint32_t i = 0; i < u->ntail_to; i++)
 		if (u->tail_to[i] == addr || rw_func_index(b, u->tail_to[i]) == RW_NONE)
+			return true;
+	return false;
+}
+
+bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi)
+{
+	if (b->funcs[fi].tail_indirect)
+		return true;
+	const struct rw_unit *u = &b->units[fi];
+	for (uint32_t i = 0; i < u->ntail_to; i++)
+		if (u->tail_to[i] == b->funcs[fi].addr)
 			return true;
 	return false;
 }
@@ -465,6 +605,8 @@ void rw_close(struct rw_binary *b)
 	free(b->funcs);
 	free(b->calls);
 	free(b->slots);
+	free(b->exports);
+	free(b->impls);
 	eh_free(&b->eh);
 	if (b->elf)
 		elf_end(b->elf);
@@ -587,6 +729,8 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 							      : " clone ok (direct calls, dispatch)");
 		else
 			fprintf(out, " clone refused (%s)", rw_clone_why_name(f->clone_why));
+		if (f->cloneable && f->xcall_mark)
+			fprintf(out, " marked at 0x%llx", (unsigned long long)f->xcall_mark);
 		fprintf(out, " %s\n", name);
 	}
 	for (size_t i = 0; i < b->ncalls; i++) {
@@ -607,7 +751,7 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 				c->stack_args);
 		else
 			fprintf(out, ": refused (%s)", rw_wrap_why_name(c->wrap_why));
-		fprintf(out, "%s", c->taggable ? ", tag ok" : "");
+		fprintf(out, "%s%s", c->taggable ? ", tag ok" : "", c->xcallable ? ", xcall ok" : "");
 		if (c->promote_from)
 			fprintf(out, ", promote ok (from 0x%llx)", (unsigned long long)c->promote_from);
 		fputc('\n', out);

@@ -70,6 +70,12 @@ int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag, uint32_t clo
 
 /* FNV-1a over the build-id and the site, then splitmix64's finaliser: the
  * tag must not occur by chance before another return address. */
+uint64_t rw_xcall_value(const uint8_t *id, uint32_t idlen, uint64_t page)
+{
+	/* the page with bit 63, which no call's key (nor a copy's) has */
+	return rw_tag(id, idlen, page | (1ull << 63));
+}
+
 uint64_t rw_tag(const uint8_t *id, uint32_t idlen, uint64_t site)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -93,6 +99,32 @@ static int cmp_tag(const void *x, const void *y)
 	return a->clone < b->clone ? -1 : a->clone > b->clone;
 }
 
+static int cmp_xcall(const void *x, const void *y)
+{
+	const struct rw_plan_xcall *a = x, *b = y;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	return a->clone < b->clone ? -1 : a->clone > b->clone;
+}
+
+int rw_plan_add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x)
+{
+	struct rw_plan_xcall *v = realloc(p->xcalls, (p->nxcalls + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	p->xcalls = v;
+	v[p->nxcalls++] = *x;
+	return 0;
+}
+
+const struct rw_plan_xcall *rw_plan_xcall_of(const struct rw_plan *p, uint64_t site,
+					     uint32_t clone)
+{
+	struct rw_plan_xcall key = {.site = site, .clone = clone};
+	return p->nxcalls ? bsearch(&key, p->xcalls, p->nxcalls, sizeof(*p->xcalls), cmp_xcall)
+			  : NULL;
+}
+
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes)
 {
 	struct rw_plan_clone_wrap *v = realloc(p->clone_wraps, (p->nclone_wraps + 1) * sizeof(*v));
@@ -110,6 +142,7 @@ void rw_plan_free(struct rw_plan *p)
 	free(p->clones);
 	free(p->clone_wraps);
 	free(p->tags);
+	free(p->xcalls);
 	*p = (struct rw_plan){0};
 }
 
@@ -120,6 +153,12 @@ int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen)
 		if (!cmp_tag(&p->tags[i], &p->tags[i - 1]))
 			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 "%s twice",
 				      p->tags[i].site, p->tags[i].clone == RW_NONE ? "" : " in a clone");
+	qsort(p->xcalls, p->nxcalls, sizeof(*p->xcalls), cmp_xcall);
+	for (uint32_t i = 1; i < p->nxcalls; i++)
+		if (!cmp_xcall(&p->xcalls[i], &p->xcalls[i - 1]))
+			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 "%s at another "
+				      "module's clone twice", p->xcalls[i].site,
+				      p->xcalls[i].clone == RW_NONE ? "" : " in a clone");
 	return 0;
 }
 
@@ -131,26 +170,29 @@ uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
 	return t ? t->tag : 0;
 }
 
-/* The rest of a clone line: 0xFUNC 0xSITE PAD, then `promote`, `in K` or
- * `tag 0xTAG` (the last two not together, a tagged clone not promoted). */
+/* The rest of a clone line: 0xFUNC 0xSITE PAD, then `promote`, `in K`,
+ * `tag 0xTAG` or `xcall` (the last three one at most, a clone for another
+ * module's call not promoted). */
 static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errlen)
 {
 	unsigned long long func, site, tag = 0;
 	unsigned pad, k = RW_NONE;
 	int used = 0;
-	bool promote = false;
+	bool promote = false, xcall = false;
 	char word[16];
 	if (sscanf(s, " %llx %llx %u%n", &func, &site, &pad, &used) != 3 || pad % RW_ALIGN ||
 	    pad > RW_MAX_AMOUNT)
 		goto bad;
 	for (s += used; sscanf(s, " %15s%n", word, &used) == 1; s += used) {
 		int more = 0;
-		if (!strcmp(word, "promote") && !promote && !tag)
+		if (!strcmp(word, "promote") && !promote && !tag && !xcall)
 			promote = true;
-		else if (!strcmp(word, "in") && k == RW_NONE && !tag &&
+		else if (!strcmp(word, "xcall") && !xcall && !promote && !tag && k == RW_NONE)
+			xcall = true;
+		else if (!strcmp(word, "in") && k == RW_NONE && !tag && !xcall &&
 			 sscanf(s + used, " %u%n", &k, &more) == 1 && k < p->nclones)
 			used += more;
-		else if (!strcmp(word, "tag") && !tag && k == RW_NONE && !promote &&
+		else if (!strcmp(word, "tag") && !tag && k == RW_NONE && !promote && !xcall &&
 			 sscanf(s + used, " %llx%n", &tag, &more) == 1 && tag)
 			used += more;
 		else
@@ -160,9 +202,11 @@ static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errle
 		return errmsg(err, errlen, "out of memory");
 	p->clones[p->nclones - 1].tag = tag;
 	p->clones[p->nclones - 1].promote = promote;
+	p->clones[p->nclones - 1].xcall = xcall;
 	return 0;
 bad:
-	return errmsg(err, errlen, "want \"clone 0xFUNC 0xSITE PAD [promote] [in K] | [tag 0xTAG]\" "
+	return errmsg(err, errlen, "want \"clone 0xFUNC 0xSITE PAD [promote] [in K] | [tag 0xTAG] | "
+		      "[xcall]\" "
 		      "(K an earlier clone, TAG not 0, PAD a multiple of 16 up to %d)", RW_MAX_AMOUNT);
 }
 
@@ -215,6 +259,28 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 				goto fail;
 			}
 			if (rw_plan_add_tag(p, site, tag, k)) {
+				errmsg(err, errlen, "out of memory");
+				goto fail;
+			}
+			continue;
+		}
+		if (!strcmp(kw, "xcall")) {
+			unsigned long long f, dest, mark, value;
+			int got = sscanf(buf + used, " %llx %llx %llx %llx %llx in %u %1s", &site, &f,
+					 &dest, &mark, &value, &k, extra);
+			bool in = got == 6;
+			if (got == 5) {
+				got = sscanf(buf + used, " %llx %llx %llx %llx %llx %1s", &site, &f, &dest,
+					     &mark, &value, extra) == 5 ? 6 : 0;
+				k = RW_NONE;
+			}
+			if (got != 6 || !value || (in && k >= p->nclones)) {
+				errmsg(err, errlen, "line %zu: want \"xcall 0xSITE 0xFUNC 0xCLONE 0xMARK "
+					"0xVALUE [in K]\" (VALUE not 0, K an earlier clone)", line);
+				goto fail;
+			}
+			struct rw_plan_xcall x = {site, k, f, dest, mark, value};
+			if (rw_plan_add_xcall(p, &x)) {
 				errmsg(err, errlen, "out of memory");
 				goto fail;
 			}
@@ -307,6 +373,8 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 				 c->site, c->pad, c->promote ? " promote" : "");
 		if (c->tag)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " tag 0x%" PRIx64, c->tag);
+		else if (c->xcall)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " xcall");
 		else if (c->parent != RW_NONE)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " in %u", c->parent);
 		line[n++] = '\n';
@@ -323,6 +391,16 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 					   p->tags[i].site, p->tags[i].tag)
 				: snprintf(line, sizeof(line), "tag 0x%" PRIx64 " 0x%" PRIx64 " in %u\n",
 					   p->tags[i].site, p->tags[i].tag, p->tags[i].clone);
+		rb_put(&o, line, (size_t)n);
+	}
+	for (uint32_t i = 0; i < p->nxcalls; i++) {
+		const struct rw_plan_xcall *x = &p->xcalls[i];
+		int n = snprintf(line, sizeof(line), "xcall 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64
+				 " 0x%" PRIx64 " 0x%" PRIx64, x->site, x->func, x->dest, x->mark,
+				 x->value);
+		if (x->clone != RW_NONE)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " in %u", x->clone);
+		line[n++] = '\n';
 		rb_put(&o, line, (size_t)n);
 	}
 	rb_u8(&o, 0);
@@ -399,7 +477,7 @@ static bool direct_call_of(const struct rw_binary *b, uint64_t site, uint64_t fu
 
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
 {
-	return !c->promote && (c->tag || !direct_call_of(b, c->site, c->func));
+	return !c->promote && !c->xcall && (c->tag || !direct_call_of(b, c->site, c->func));
 }
 
 /* Clone k of a chain, whose call ci is in the plan's calls: made by the
@@ -424,8 +502,9 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		const struct rw_plan_clone *c = &p->clones[k];
 		uint32_t fi = check_pad(b, c->func, c->pad, err, errlen);
-		/* a tagged call is another module's: its check is there */
-		uint32_t ci = fi == RW_NONE || c->tag ? fi : check_wrap(b, c->site, 0, err, errlen);
+		/* a tagged or checked call is another module's: its check is there */
+		uint32_t ci = fi == RW_NONE || c->tag || c->xcall ? fi
+								   : check_wrap(b, c->site, 0, err, errlen);
 		if (ci == RW_NONE)
 			return -1;
 		if (c->tag && c->parent != RW_NONE)
@@ -434,6 +513,10 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		if (!b->funcs[fi].cloneable)
 			return errmsg(err, errlen, "plan clones 0x%" PRIx64 ", which cannot be cloned: %s",
 				      c->func, rw_clone_why_name(b->funcs[fi].clone_why));
+		if (c->xcall && !b->funcs[fi].xcall_mark)
+			return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for another module's call, "
+				      "but its page has no room for the marker that call checks "
+				      "(rewriter.h section 1, Cross-module calls)", c->func);
 		if (rw_pad_by_entry(&b->funcs[fi], c->pad))
 			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 " by %u bytes, which "
 				      "only an entry wrapper makes (a clone has none)", c->func, c->pad);
@@ -454,7 +537,8 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 			 * several functions: f directly, g by dispatch (f
 			 * tail-calls g) */
 			if (p->clones[j].site == c->site && p->clones[j].parent == c->parent &&
-			    p->clones[j].tag == c->tag && p->clones[j].func == c->func)
+			    p->clones[j].tag == c->tag && p->clones[j].xcall == c->xcall &&
+			    p->clones[j].func == c->func)
 				return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for callsite 0x%"
 					      PRIx64 " twice", c->func, c->site);
 			ndispatch += p->clones[j].func == c->func && rw_plan_dispatched(b, &p->clones[j]);
@@ -501,6 +585,23 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 		    (t->clone >= p->nclones || !copied_by(b, ci, p->clones[t->clone].func)))
 			return errmsg(err, errlen, "plan tags callsite 0x%" PRIx64 " in clone %u, which "
 				      "does not copy that call", t->site, t->clone);
+	}
+	for (uint32_t i = 0; i < p->nxcalls; i++) {
+		const struct rw_plan_xcall *x = &p->xcalls[i];
+		uint32_t ci = rw_call_index(b, x->site);
+		if (ci == RW_NONE || !b->calls[ci].xcallable)
+			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at another module's "
+				      "clone, but it %s", x->site, ci == RW_NONE ? "is no call of this binary"
+				      : "cannot check its GOT slot (rewriter.h section 1, Cross-module calls)");
+		if (x->clone != RW_NONE &&
+		    (x->clone >= p->nclones || !copied_by(b, ci, p->clones[x->clone].func)))
+			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " in clone %u at "
+				      "another module's clone, but that clone does not copy the call",
+				      x->site, x->clone);
+		if (x->mark / 4096 != x->func / 4096 || x->mark % 4096 > 4096 - RW_XCALL_MARK_BYTES)
+			return errmsg(err, errlen, "plan's marker 0x%" PRIx64 " for callsite 0x%" PRIx64
+				      " is not in the page of its function 0x%" PRIx64, x->mark,
+				      x->site, x->func);
 	}
 	return check_clones(b, p, err, errlen);
 }

@@ -345,6 +345,41 @@
  * callee that training could not hook is not seen entered: should it
  * tail-call f, icpp verify finds f's frames where f_k's were predicted.)
  *
+ * Cross-module calls (write.c, analyze.c find_marks), for a clone f_k of a
+ * function f of module L for a call c of another module M through M's GOT
+ * slot S whose symbol L defines at f (a FUNC, rw_export_func): a tag would
+ * make f's entry test every call of it, from anywhere (Tagged calls); here
+ * c calls f_k itself once it has checked that S holds f of the L rewritten
+ * with M.  Both are rewritten by one plan, L first: M's plan says where L
+ * put f_k (rw_plan_xcall).  L marks f's page: RW_XCALL_MARK_BYTES of its
+ * alignment padding (rw_func.xcall_mark: the first gap of the page with
+ * room that no island needs, so that the padding before the next function
+ * stays free for training's island or the rewriter's) become
+ *     nopl LO(%rax); nopl HI(%rax)      (the rest of the gap nops)
+ * code falling through it still running nops; LO:HI = rw_xcall_value(L's
+ * output build-id, the page), so that the original L, another rewrite of it
+ * (clones elsewhere) or another library holds it with chance 2^-64.  c
+ * (neither tagged nor wrapped) calls a thunk instead of the PLT entry or the
+ * slot, `call rel32` (after nops where c was longer, so its return address
+ * stays), in M's new segment:
+ *     G: 16 x int3
+ *     T: mov S(%rip),%r11; sub $(f & 0xfff),%r11; test $0xfff,%r11d; jnz F
+ *        cmpl $LO,m+3(%r11); jne F; cmpl $HI,m+10(%r11); jne F
+ *        add $(f_k - page),%r11; jmp *%r11
+ *     F: jmp *S(%rip)
+ * (m: the marker's offset in its page), reading only the page of S's value
+ * and only where its offset is f's: a local FUNC symbol __icpp_xcall_SITE
+ * from G, its FDE CFA = rsp + 8 throughout, so f_k's frame is the direct
+ * call's; icpp report charges a sample in it to the frames whose call goes
+ * there, as a PLT entry's (bin_call_stub).  A tagged or wrapped c makes the
+ * same check in its stub or trampoline before `[tag] call *%r11`, else
+ * `[tag] call` as c does; a copy of c in a clone of M (a chain) the same.
+ * M binds at load time (as for Bound calls).  With any other L, or an
+ * interposed definition, the check fails and c calls through S as before:
+ * the frames are then f's, where the prediction has f_k's.  A call is
+ * xcallable (rw_call.xcallable) when it is taggable, not bound, reaches its
+ * callee through a GOT slot, and M can bind at load time.
+ *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
  * after f's endbr64 are displaced and replaced by `jmp T` (the rest int3), T
@@ -622,6 +657,11 @@ struct rw_func {
 	enum rw_clone_why clone_why; /* RW_CLONE_OK when cloneable */
 	bool dispatch;               /* cloneable, and its entry can dispatch
 	                              * (section 1, Dispatch) */
+	uint64_t xcall_mark;         /* where this module's rewrite marks the
+	                              * function's page for another module's
+	                              * checked calls of it (section 1,
+	                              * Cross-module calls); 0: the page has no
+	                              * room for the marker */
 	bool tail_indirect;          /* makes a tail call through a register or
 	                              * memory, or runs off its end: a frame
 	                              * entered by a call of it may be any
@@ -659,6 +699,12 @@ struct rw_call {
 	                              * function behind its GOT slot (section 1,
 	                              * Bound calls); else 0 */
 	uint64_t bind_slot;          /* ... and that slot */
+	uint64_t got;                /* the GOT slot it reaches its callee through
+	                              * (call *slot(%rip), or its PLT entry's), else 0 */
+	bool xcallable;              /* through got, may call a clone of another
+	                              * module by a checked thunk (section 1,
+	                              * Cross-module calls): taggable, not bound,
+	                              * and b can bind at load time */
 	uint64_t promote_from;       /* an indirect call that may call clones
 	                              * by a promotion stub (section 1, Promoted
 	                              * calls): the first of the whole
@@ -693,6 +739,12 @@ uint32_t rw_call_index(const struct rw_binary *b, uint64_t site);    /* exact si
  * one to anything but a function start of b (a PLT entry).  A promoted call
  * (section 1) misses such frames. */
 bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr);
+/* May fi's frame be replaced by one of fi itself, entered by its own tail
+ * call (an indirect one, or a direct one to its start)?  A clone of fi that
+ * another module's call takes by its check (section 1, Cross-module calls)
+ * would then hand that frame to the original fi, where a dispatch would
+ * take it again.  A tail call through a PLT entry is taken to leave fi. */
+bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi);
 
 /* Bound the stack arguments of calls that leave b (through the PLT or a GOT
  * slot) from their callees' code.  `mods` are the modules the program may
@@ -748,6 +800,14 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *     clone-wrap K 0xSITE BYTES     the copy of SITE inside clone K
  *     tag 0xSITE 0xTAG [in K]       tag the call at SITE (in K: its copy
  *                                   inside clone K)
+ *     clone 0xFUNC 0xSITE PAD xcall clone K for a call of another module
+ *                                   that calls it by its check (section 1,
+ *                                   Cross-module calls): FUNC's page marked
+ *     xcall 0xSITE 0xFUNC 0xCLONE 0xMARK 0xVALUE [in K]  the call at SITE
+ *                                   (in K: its copy) checks that its GOT slot
+ *                                   holds FUNC of the module whose page's
+ *                                   marker at MARK holds VALUE, and then
+ *                                   calls CLONE (addresses of that module)
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
 	uint64_t addr;               /* function start, or callsite */
@@ -772,6 +832,21 @@ struct rw_plan_clone {
 	                              * that calls the clone by its promotion
 	                              * stub (section 1, Promoted calls), not by
 	                              * func's dispatch */
+	bool xcall;                  /* site is a call of another module (its
+	                              * key as a tag's) that calls the clone by
+	                              * its checked thunk (section 1, Cross-module
+	                              * calls), not by func's dispatch: this
+	                              * module marks func's page */
+};
+struct rw_plan_xcall {
+	uint64_t site;               /* a call of this binary through its GOT slot */
+	uint32_t clone;              /* RW_NONE: the call; else its copy inside
+	                              * this clone */
+	uint64_t func;               /* in the callee's module: the function the
+	                              * slot should hold */
+	uint64_t dest;               /* ... its clone there, to call instead */
+	uint64_t mark;               /* ... the marker of func's page there */
+	uint64_t value;              /* ... and what the marker holds */
 };
 struct rw_plan_tag {
 	uint64_t site;               /* a call of this binary */
@@ -795,6 +870,8 @@ struct rw_plan {
 	uint32_t nclone_wraps;
 	struct rw_plan_tag *tags;            /* sorted by (site, clone), no duplicates */
 	uint32_t ntags;
+	struct rw_plan_xcall *xcalls;        /* sorted by (site, clone), no duplicates */
+	uint32_t nxcalls;
 };
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen);
 int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen);
@@ -819,7 +896,12 @@ int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t 
 		      uint32_t parent);
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes);
 int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag, uint32_t clone);
-/* Sort the tags; -1 and err when one call (or copy) has two. */
+int rw_plan_add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x);
+/* The cross-module call at site (clone RW_NONE), or its copy inside clone
+ * `clone`, in a plan whose xcalls are sorted (rw_plan_sort_tags), or NULL. */
+const struct rw_plan_xcall *rw_plan_xcall_of(const struct rw_plan *p, uint64_t site,
+					     uint32_t clone);
+/* Sort the tags and the xcalls; -1 and err when one call (or copy) has two. */
 int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen);
 /* The tag of the call at site (clone RW_NONE), or of its copy inside clone
  * `clone`, in a plan whose tags are sorted, or 0. */
@@ -833,12 +915,25 @@ static inline uint64_t rw_copy_key(uint64_t site, uint32_t k)
 /* The tag of the call at site of the module with build-id id (of the file
  * as trained, before any rewrite): a 64-bit hash, never 0. */
 uint64_t rw_tag(const uint8_t *id, uint32_t idlen, uint64_t site);
+/* Cross-module calls (section 1): the marker's size, what the marker of page
+ * `page` of a module whose output has build-id id holds, and the functions
+ * that a GOT slot of `name` may hold when b defines it: the function starts
+ * that b's .dynsym defines as the FUNC `name` and the implementations its
+ * IFUNC `name` may return, over every version of it; how many into out (0
+ * for none, or for more than max). */
+#define RW_XCALL_MARK_BYTES 14
+uint64_t rw_xcall_value(const uint8_t *id, uint32_t idlen, uint64_t page);
+uint32_t rw_export_impls(const struct rw_binary *b, const char *name, uint64_t *out, uint32_t max);
 void rw_plan_free(struct rw_plan *p);
 
 /* ------------------------------------------------------------------ writing */
 struct rw_write_stats {
 	uint32_t pads, wraps, clones, patched_bytes;
 	uint32_t tags;               /* tagged calls (section 1, Tagged calls) */
+	uint32_t xcalls;             /* calls (and copies) of another module's
+	                              * clones by a check (section 1, Cross-module
+	                              * calls) */
+	uint32_t marks;              /* pages marked for another module's checks */
 	uint32_t entry_pads;         /* of pads: through entry wrappers */
 	uint32_t dispatched;         /* of clones: taking their calls by dispatch */
 	uint32_t chains;             /* of clones: taking a copy's call (a chain) */

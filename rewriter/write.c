@@ -52,6 +52,9 @@ struct tramp {
 	uint64_t tag;                /* its call's tag (0: none) */
 	bool bound;                  /* a bound call's, target its clone: checks
 	                              * the GOT slot first (put_call) */
+	const struct rw_plan_xcall *x;   /* bound too, for a clone of another
+	                              * module (target unused): checks the GOT
+	                              * slot's function and its page's marker */
 	uint64_t ret2;               /* a bound one's: the return address of the
 	                              * original call, when the slot holds another
 	                              * function */
@@ -65,18 +68,25 @@ struct tramp {
 	uint32_t nrows;
 };
 
-/* The tag before a call instruction (rewriter.h section 1, Tagged calls):
- * nopl lo(%rax); nopl hi(%rax), then a nop when the call takes 5 bytes, so
- * that the tag's halves lie at RW_TAG_LO and RW_TAG_HI from the return
- * address whatever the call. */
-static void put_tag(struct rbuf *o, uint64_t tag, bool call5)
+/* Two nopl disp32(%rax) holding v's halves: a tag, or a page's marker for
+ * cross-module calls (rewriter.h section 1). */
+static void put_nopl_pair(struct rbuf *o, uint64_t v)
 {
 	static const uint8_t nopl[] = {0x0f, 0x1f, 0x80};
 	rb_put(o, nopl, 3);
-	rb_u32(o, (uint32_t)tag);
+	rb_u32(o, (uint32_t)v);
 	rb_put(o, nopl, 3);
-	rb_u32(o, (uint32_t)(tag >> 32));
-	if (call5)
+	rb_u32(o, (uint32_t)(v >> 32));
+}
+
+/* The tag before a call instruction of call_len bytes (rewriter.h section
+ * 1, Tagged calls): nopl lo(%rax); nopl hi(%rax), then nops up to a 6-byte
+ * call, so that the tag's halves lie at RW_TAG_LO and RW_TAG_HI from the
+ * return address whatever the call. */
+static void put_tag(struct rbuf *o, uint64_t tag, uint32_t call_len)
+{
+	put_nopl_pair(o, tag);
+	for (uint32_t n = call_len; n < 6; n++)
 		rb_u8(o, 0x90);
 }
 
@@ -124,6 +134,49 @@ static int put_slot_test(struct rbuf *o, uint64_t origin, const struct rw_call *
 	return put_rel32(o, origin, cmp_r11, 3, c->bind_slot);
 }
 
+/* A cross-module call's check (rewriter.h section 1, Cross-module calls),
+ * code at origin + o->n: that the GOT slot holds x->func of the module
+ * rewritten with this one, by its page's marker; then %r11 = x->dest.  The
+ * offsets of its three jumps' rel32 fields, to the fallback, into jf.  -1
+ * when out of reach. */
+static int put_xcall_check(struct rbuf *o, uint64_t origin, const struct rw_call *c,
+			   const struct rw_plan_xcall *x, size_t jf[3])
+{
+	static const uint8_t mov_r11[] = {0x4c, 0x8b, 0x1d}, sub_r11[] = {0x49, 0x81, 0xeb},
+			     test_r11d[] = {0x41, 0xf7, 0xc3}, cmpl_r11[] = {0x41, 0x81, 0xbb},
+			     add_r11[] = {0x49, 0x81, 0xc3}, jne[] = {0x0f, 0x85};
+	uint64_t page = x->func & ~(uint64_t)0xfff;
+	int64_t to = (int64_t)(x->dest - page);
+	if (to < INT32_MIN || to > INT32_MAX || put_rel32(o, origin, mov_r11, 3, c->got) < 0)
+		return -1;
+	rb_put(o, sub_r11, 3);
+	rb_u32(o, (uint32_t)(x->func & 0xfff));
+	rb_put(o, test_r11d, 3);
+	rb_u32(o, 0xfff);
+	for (int i = 0; i < 3; i++) {
+		if (i) {
+			rb_put(o, cmpl_r11, 3);
+			rb_u32(o, (uint32_t)(x->mark - page + (i == 1 ? 3 : 10)));
+			rb_u32(o, (uint32_t)(i == 1 ? x->value : x->value >> 32));
+		}
+		rb_put(o, jne, 2);
+		rb_u32(o, 0);
+		jf[i] = o->n;
+	}
+	rb_put(o, add_r11, 3);
+	rb_u32(o, (uint32_t)(int32_t)to);
+	return 0;
+}
+
+/* Point the jumps put_xcall_check left at the code that follows now. */
+static void xcall_fallback_here(struct rbuf *o, const size_t jf[3])
+{
+	for (int i = 0; i < 3 && !o->oom; i++) {
+		int32_t rel = (int32_t)(o->n - jf[i]);
+		memcpy(o->p + jf[i] - 4, &rel, 4);
+	}
+}
+
 /* The call that t makes for t->call (code at origin + o->n), its tag before
  * it: call t->target, or call *slot for a call through one that takes no
  * clone; t->ret is its return address.  A bound call's (t->bound:
@@ -139,16 +192,28 @@ static int put_call(struct rbuf *o, uint64_t origin, struct tramp *t, uint64_t e
 {
 	static const uint8_t jne[] = {0x0f, 0x85}, call[] = {0xe8}, call_slot[] = {0xff, 0x15},
 			     jmp[] = {0xe9};
+	static const uint8_t call_r11[] = {0x41, 0xff, 0xd3};
 	const struct rw_call *c = t->call;
-	size_t to_fallback = 0, to_exit = 0;
-	if (t->bound) {
+	size_t to_fallback = 0, to_exit = 0, jf[3];
+	if (t->x) {
+		if (put_xcall_check(o, origin, c, t->x, jf) < 0)
+			return -1;
+		if (t->tag)
+			put_tag(o, t->tag, sizeof(call_r11));
+		rb_put(o, call_r11, sizeof(call_r11));
+		t->ret = origin + o->n;
+		rb_put(o, jmp, 1);
+		rb_u32(o, 0);
+		to_exit = o->n;
+		xcall_fallback_here(o, jf);
+	} else if (t->bound) {
 		if (put_slot_test(o, origin, c) < 0)
 			return -1;
 		rb_put(o, jne, 2);
 		rb_u32(o, 0);
 		to_fallback = o->n;
 		if (t->tag)
-			put_tag(o, t->tag, true);
+			put_tag(o, t->tag, 5);
 		if (put_rel32(o, origin, call, 1, t->target) < 0)
 			return -1;
 		t->ret = origin + o->n;
@@ -161,7 +226,7 @@ static int put_call(struct rbuf *o, uint64_t origin, struct tramp *t, uint64_t e
 		memcpy(o->p + to_fallback - 4, &rel, 4);
 	}
 	if (t->tag)
-		put_tag(o, t->tag, !c->slot);
+		put_tag(o, t->tag, c->slot ? 6 : 5);
 	if (c->slot ? put_rel32(o, origin, call_slot, 2, c->slot)
 		    : put_rel32(o, origin, call, 1, t->bound ? c->target : t->target))
 		return -1;
@@ -405,7 +470,9 @@ struct plan_state {
 	uint32_t nfedits;
 	struct rbuf text;
 	uint32_t nbound;                 /* bound calls redirected: by thunks, stubs, trampolines */
+	uint32_t nxcall;                 /* calls of another module's clones: the same */
 	uint32_t npromoted;              /* indirect calls (or copies) with promotion stubs */
+	uint32_t nmarks;                 /* pages marked (add_marks) */
 	struct promoted_ret *prets;      /* the return addresses of promoted clones' calls */
 	uint32_t nprets, capprets;
 };
@@ -539,15 +606,16 @@ static uint64_t place(struct plan_state *ps, struct tramp *t, uint64_t text_vadd
 /* A trampoline for call c (or its copy at site) wrapped by bytes, calling
  * target: the clone of a bound call's callee when bound. */
 static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			  uint64_t target, bool bound, uint32_t bytes, uint64_t tag,
-			  uint64_t text_vaddr, char *err, size_t errlen)
+			  uint64_t target, bool bound, const struct rw_plan_xcall *x, uint32_t bytes,
+			  uint64_t tag, uint64_t text_vaddr, char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
 	*t = (struct tramp){.call = c, .site = site, .target = target, .bytes = bytes, .tag = tag,
-			    .bound = bound};
-	ps->nbound += bound;
+			    .bound = bound || x, .x = x};
+	ps->nbound += bound && !x;
+	ps->nxcall += x != NULL;
 	return place(ps, t, text_vaddr, emit_tramp, err, errlen);
 }
 
@@ -584,12 +652,20 @@ static int emit_stub(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
  * three instructions where the PLT entry ran two (endbr64; jmp *slot). */
 static int emit_thunk(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 {
-	static const uint8_t je[] = {0x0f, 0x84}, jmp_slot[] = {0xff, 0x25};
-	size_t start = o->n;
+	static const uint8_t je[] = {0x0f, 0x84}, jmp_slot[] = {0xff, 0x25},
+			     jmp_r11[] = {0x41, 0xff, 0xe3};
+	size_t start = o->n, jf[3];
 	uint64_t origin = t->addr - start;
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(o, 0xcc);
-	if (put_slot_test(o, origin, t->call) < 0 ||
+	if (t->x) {          /* a cross-module call's (rewriter.h section 1) */
+		if (put_xcall_check(o, origin, t->call, t->x, jf) < 0)
+			goto far;
+		rb_put(o, jmp_r11, sizeof(jmp_r11));
+		xcall_fallback_here(o, jf);
+		if (put_rel32(o, origin, jmp_slot, 2, t->call->got) < 0)
+			goto far;
+	} else if (put_slot_test(o, origin, t->call) < 0 ||
 	    put_rel32(o, origin, je, 2, t->target) < 0 ||
 	    put_rel32(o, origin, jmp_slot, 2, t->call->bind_slot) < 0)
 		goto far;
@@ -603,19 +679,24 @@ far:
 }
 
 /* The entry T of the thunk for bound call c (or its copy) redirected to
- * clone dest, made on its slot's first such call; 0 with err. */
+ * clone dest, or for a cross-module call x, made on its slot's first such
+ * call; 0 with err. */
 static uint64_t add_thunk(struct plan_state *ps, const struct rw_call *c, uint64_t dest,
-			  uint64_t text_vaddr, char *err, size_t errlen)
+			  const struct rw_plan_xcall *x, uint64_t text_vaddr, char *err,
+			  size_t errlen)
 {
-	ps->nbound++;
+	ps->nbound += !x;
+	ps->nxcall += x != NULL;
+	uint64_t slot = x ? c->got : c->bind_slot;
+	dest = x ? x->dest : dest;
 	for (uint32_t i = 0; i < ps->nt; i++)
-		if (ps->t[i].thunk && ps->t[i].target == dest &&
-		    ps->t[i].call->bind_slot == c->bind_slot)
+		if (ps->t[i].thunk && ps->t[i].target == dest && !ps->t[i].x == !x &&
+		    (x ? ps->t[i].call->got : ps->t[i].call->bind_slot) == slot)
 			return ps->t[i].addr + RW_ENTRY_GUARD;
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
-	*t = (struct tramp){.call = c, .target = dest, .bound = true, .thunk = true};
+	*t = (struct tramp){.call = c, .target = dest, .bound = true, .thunk = true, .x = x};
 	uint64_t g = place(ps, t, text_vaddr, emit_thunk, err, errlen);
 	return g ? g + RW_ENTRY_GUARD : 0;
 }
@@ -623,16 +704,17 @@ static uint64_t add_thunk(struct plan_state *ps, const struct rw_call *c, uint64
 /* A stub for call c (tagged, or bound and calling dest, its callee's
  * clone), or for its copy in a clone at site; its entry S, or 0 with err. */
 static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			 uint64_t dest, bool bound, uint64_t tag, uint64_t text_vaddr, char *err,
-			 size_t errlen)
+			 uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag,
+			 uint64_t text_vaddr, char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
-	*t = (struct tramp){.call = c, .site = site, .target = dest, .tag = tag, .bound = bound,
-			    .stub = true};
+	*t = (struct tramp){.call = c, .site = site, .target = dest, .tag = tag, .bound = bound || x,
+			    .stub = true, .x = x};
 	uint64_t g = place(ps, t, text_vaddr, emit_stub, err, errlen);
-	ps->nbound += bound;
+	ps->nbound += bound && !x;
+	ps->nxcall += x != NULL;
 	return g ? g + RW_ENTRY_GUARD : 0;
 }
 
@@ -902,14 +984,15 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		uint32_t w = insn ? copy_wrap(p, k, c) : 0;
 		uint32_t chain = insn ? chain_of(b, p, k, c->site) : RW_NONE;
 		uint64_t tag = insn ? rw_plan_tag(p, c->site, k) : 0;
+		const struct rw_plan_xcall *x = insn ? rw_plan_xcall_of(p, c->site, k) : NULL;
 		bool bound = chain != RW_NONE && c->bind;
-		if (!w && chain == RW_NONE && !tag)
+		if (!w && chain == RW_NONE && !tag && !x)
 			continue;
 		uint64_t dest = chain == RW_NONE ? c->target : ps->clones[chain].addr;
 		uint64_t site = c->site + (insn - c->insn);
 		uint8_t bytes[16];
 		if (!w && tag) {
-			uint64_t stub = add_stub(ps, c, site, dest, bound, tag, text_vaddr, err, errlen);
+			uint64_t stub = add_stub(ps, c, site, dest, bound, x, tag, text_vaddr, err, errlen);
 			if (!stub)
 				return -1;
 			if (add_stub_fde(ps, b, c, c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr,
@@ -922,9 +1005,10 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 			memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
 			continue;
 		}
-		uint64_t t = w       ? add_tramp(ps, c, site, dest, bound, w, tag, text_vaddr, err, errlen)
-			     : bound ? add_thunk(ps, c, dest, text_vaddr, err, errlen)
-				     : dest;
+		uint64_t t = w            ? add_tramp(ps, c, site, dest, bound, x, w, tag, text_vaddr,
+							err, errlen)
+			     : bound || x ? add_thunk(ps, c, dest, x, text_vaddr, err, errlen)
+					  : dest;
 		if (!t)
 			return -1;
 		if (call_to(insn, c->len, t, bytes))
@@ -939,10 +1023,10 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
  * callee's clone), the jump at the call into it, and its FDE
  * (add_stub_fde). */
 static int stub_call(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-		     uint64_t dest, bool bound, uint64_t tag, uint64_t text_vaddr, char *err,
-		     size_t errlen)
+		     uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag,
+		     uint64_t text_vaddr, char *err, size_t errlen)
 {
-	uint64_t stub = add_stub(ps, c, c->site, dest, bound, tag, text_vaddr, err, errlen);
+	uint64_t stub = add_stub(ps, c, c->site, dest, bound, x, tag, text_vaddr, err, errlen);
 	if (!stub)
 		return -1;
 	if (add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1], text_vaddr, err, errlen))
@@ -954,6 +1038,54 @@ static int stub_call(struct plan_state *ps, const struct rw_binary *b, const str
 			      c->site);
 	if (patch_add(&ps->patches, c->insn, bytes, c->len))
 		return errmsg(err, errlen, "out of memory applying the plan");
+	return 0;
+}
+
+/* Original call c made to call dest (a trampoline, thunk or clone). */
+static int patch_call(struct plan_state *ps, const struct rw_call *c, uint64_t dest, char *err,
+		      size_t errlen)
+{
+	uint8_t bytes[16];
+	if (call_to(c->insn, c->len, dest, bytes))
+		return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the new "
+			      "code", c->site);
+	if (patch_add(&ps->patches, c->insn, bytes, c->len))
+		return errmsg(err, errlen, "out of memory applying the plan");
+	return 0;
+}
+
+/* The marker of each page whose functions take another module's calls by
+ * their checks (rewriter.h section 1, Cross-module calls): two nopl over
+ * the gap's first RW_XCALL_MARK_BYTES, nops to the next function. */
+static int add_marks(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
+		     const uint8_t id[20])
+{
+	for (uint32_t k = 0; k < p->nclones; k++) {
+		if (!p->clones[k].xcall)
+			continue;
+		uint64_t mark = b->funcs[rw_func_index(b, p->clones[k].func)].xcall_mark, end = 0;
+		bool done = false;
+		for (uint32_t j = 0; j < k && !done; j++)
+			done = p->clones[j].xcall &&
+			       b->funcs[rw_func_index(b, p->clones[j].func)].xcall_mark == mark;
+		for (size_t i = 0; i < b->nfuncs && !end; i++)
+			if (b->funcs[i].addr > mark)
+				end = b->funcs[i].addr;
+		if (done)
+			continue;
+		ps->nmarks++;
+		struct rbuf o = {0};
+		put_nopl_pair(&o, rw_xcall_value(id, 20, mark & ~(uint64_t)0xfff));
+		while (o.n < end - mark)
+			rb_u8(&o, 0x90);
+		int r = o.oom;
+		for (size_t at = 0; !r && at < o.n; at += 16)     /* a patch holds 16 */
+			r = patch_add(&ps->patches, mark + at, o.p + at,
+				      (uint8_t)(o.n - at < 16 ? o.n - at : 16));
+		rb_free(&o);
+		if (r)
+			return -1;
+	}
 	return 0;
 }
 
@@ -969,7 +1101,8 @@ static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const str
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = redirect_of(b, p, site);
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
-		if (stub_call(ps, b, c, dest, k != RW_NONE && c->bind, p->tags[i].tag, text_vaddr, err,
+		if (stub_call(ps, b, c, dest, k != RW_NONE && c->bind,
+			      rw_plan_xcall_of(p, site, RW_NONE), p->tags[i].tag, text_vaddr, err,
 			      errlen))
 			return -1;
 	}
@@ -1191,8 +1324,8 @@ static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const 
 
 /* Code edits of the plan: clones, then trampolines, laid out from
  * text_vaddr. */
-static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t text_vaddr,
-		      struct plan_state *ps, char *err, size_t errlen)
+static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_t id[20],
+		      uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
 {
 	csh cs = ps->cs;
 	plan_state_free(ps);
@@ -1228,24 +1361,36 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
 		uint64_t tag = rw_plan_tag(p, site, RW_NONE);
-		if (!wrap && (p->clones[k].parent != RW_NONE || plan_amount(p->wraps, p->nwraps, site) ||
+		if (!wrap && (p->clones[k].parent != RW_NONE || p->clones[k].xcall ||
+			      plan_amount(p->wraps, p->nwraps, site) ||
 			      rw_plan_dispatched(b, &p->clones[k]) || tag || p->clones[k].promote))
-			continue;        /* a chain's (wrap_copies), done with its wrap,
-					  * dispatched, or its stub's (below) */
+			continue;        /* a chain's (wrap_copies), another module's
+					  * call, done with its wrap, dispatched, or
+					  * its stub's (below) */
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
 		bool bound = k != RW_NONE && c->bind;
-		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, p->wraps[i].bytes, tag,
+		const struct rw_plan_xcall *x = wrap ? rw_plan_xcall_of(p, site, RW_NONE) : NULL;
+		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, x, p->wraps[i].bytes, tag,
 					       text_vaddr, err, errlen)))
 			return -1;
-		if (!wrap && bound && !(dest = add_thunk(ps, c, dest, text_vaddr, err, errlen)))
+		if (!wrap && bound && !(dest = add_thunk(ps, c, dest, NULL, text_vaddr, err, errlen)))
 			return -1;
-		uint8_t bytes[16];
-		if (call_to(c->insn, c->len, dest, bytes))
-			return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of the "
-				      "new code", site);
-		if (patch_add(&ps->patches, c->insn, bytes, c->len))
-			goto oom;
+		if (patch_call(ps, c, dest, err, errlen))
+			return -1;
 	}
+	/* calls of another module's clones, neither wrapped nor tagged: a thunk */
+	for (uint32_t i = 0; i < p->nxcalls; i++) {
+		const struct rw_plan_xcall *x = &p->xcalls[i];
+		if (x->clone != RW_NONE || plan_amount(p->wraps, p->nwraps, x->site) ||
+		    rw_plan_tag(p, x->site, RW_NONE))
+			continue;
+		const struct rw_call *c = &b->calls[rw_call_index(b, x->site)];
+		uint64_t dest = add_thunk(ps, c, 0, x, text_vaddr, err, errlen);
+		if (!dest || patch_call(ps, c, dest, err, errlen))
+			return -1;
+	}
+	if (add_marks(ps, b, p, id))
+		goto oom;
 	if (add_stubs(ps, b, p, text_vaddr, err, errlen))
 		return -1;
 	for (uint32_t k = 0; k < p->nclones; k++)
@@ -1261,7 +1406,10 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, uint64_t tex
 	for (uint32_t i = 0; i < ps->nt; i++) {
 		struct newsym *n = &ps->syms[ps->nsyms++];
 		const char *fname = ps->t[i].func ? b->funcs[rw_func_index(b, ps->t[i].func)].name : NULL;
-		if (ps->t[i].thunk)  /* named by its clone, in new code */
+		if (ps->t[i].thunk && ps->t[i].x)   /* by its slot and the clone there */
+			snprintf(n->name, sizeof(n->name), "%s%016" PRIx64 "_%016" PRIx64,
+				 BIN_XCALL_PREFIX, ps->t[i].call->got, ps->t[i].x->dest);
+		else if (ps->t[i].thunk)  /* named by its clone, in new code */
 			snprintf(n->name, sizeof(n->name), "__icpp_bindto_%016" PRIx64,
 				 ps->t[i].target);
 		else if (ps->t[i].func && fname)
@@ -1605,7 +1753,7 @@ static int copy_sections(struct writer *w)
  * guess for the first pass). */
 static int make_code(struct writer *w, uint64_t text_vaddr, uint64_t frame_va, uint64_t hdr_va)
 {
-	if (apply_plan(w->b, w->p, text_vaddr, &w->ps, w->err, w->errlen))
+	if (apply_plan(w->b, w->p, w->id, text_vaddr, &w->ps, w->err, w->errlen))
 		return -1;
 	if (!frame_va)
 		frame_va = hdr_va = align_up(text_vaddr + w->ps.text.n, PAGE);
@@ -1625,19 +1773,20 @@ static int make_code(struct writer *w, uint64_t text_vaddr, uint64_t frame_va, u
  * address), the new build-id, how many program headers. */
 static int size_new_sections(struct writer *w)
 {
-	w->text = w->p->nwraps > 0 || w->p->nclones > 0 || w->p->ntags > 0 || entry_pads(w->b, w->p);
+	w->text = w->p->nwraps > 0 || w->p->nclones > 0 || w->p->ntags > 0 || w->p->nxcalls > 0 ||
+		  entry_pads(w->b, w->p);
 	w->text_idx = w->text ? w->nold : SIZE_MAX;
 	w->frame_idx = w->nold + w->text;
 	w->hdr_idx = w->frame_idx + 1;
 	w->note_idx = w->hdr_idx + 1;
 	/* the tables apart from the code: an FDE's pc-relative pointer to a
 	 * clone must not land on its own field (null to libgcc, refused) */
+	new_build_id(w->b, w->plan_text, w->id);      /* the markers name it */
 	if (make_code(w, w->vmax, 0, 0) < 0)
 		return -1;
 	w->text_size = w->ps.text.n;
 	w->frame_size = w->frame.n;
 	w->hdr_size = w->hdr.n;
-	new_build_id(w->b, w->plan_text, w->id);
 	/* notes: icpp (+ a GNU build-id when the input has none) */
 	w->add_buildid = w->buildid == SIZE_MAX;
 	w->nphdr = w->phnum + 1 + w->text + 1;  /* R load, RX load, PT_NOTE */
@@ -1873,7 +2022,7 @@ static int apply_patches(struct writer *w)
 static int bind_now(struct writer *w)
 {
 	const struct rw_binary *b = w->b;
-	if (!w->ps.nbound || b->bind_now == RW_BIND_NOW_ALREADY)
+	if ((!w->ps.nbound && !w->ps.nxcall) || b->bind_now == RW_BIND_NOW_ALREADY)
 		return 0;
 	for (size_t i = 1; i < w->nold; i++) {
 		struct osec *sec = &w->o.s[i];
@@ -2022,6 +2171,8 @@ static void fill_stats(struct writer *w)
 		st->entry_pads += w->ps.t[i].func != 0 && w->ps.t[i].bytes;
 	st->wraps = p->nwraps;
 	st->tags = p->ntags;
+	st->xcalls = p->nxcalls;
+	st->marks = w->ps.nmarks;
 	st->clones = p->nclones;
 	st->dispatched = st->chains = 0;
 	st->bound = w->ps.nbound;

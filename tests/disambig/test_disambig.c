@@ -998,6 +998,77 @@ static void test_dispatch_routes(void)
 	da_problem_free(p);
 }
 
+/* The problem of test_dispatch_price and test_xcall_price, and their options:
+ * B > A > D and B > E > D at one height, B > A apart; D may be cloned and
+ * dispatch, nothing may be padded or wrapped; cs[2] and cs[3] are A's and
+ * E's calls of D. */
+static struct da_problem *price_problem(struct da_options *o, uint32_t *B, uint32_t *D,
+					 uint32_t cs[4])
+{
+	opts(o);
+	o->allow_clone = true;
+	o->max_stack_growth = 1.0;
+	struct da_problem *p = da_problem_new();
+	*B = da_add_func(p, "B", 0, 1, false);
+	uint32_t A = da_add_func(p, "A", 0, 1, false), E = da_add_func(p, "E", 0, 1, false);
+	*D = da_add_func(p, "D", 100, 1, true);
+	p->funcs[*D].dispatch = true;
+	for (uint32_t k = 0; k < 4; k++)
+		cs[k] = da_add_callsite(p, k < 2 ? *B : k == 2 ? A : E, 1, false);
+	int64_t size[] = {32, 48, 48, 16};
+	path(p, 3, (uint32_t[]){*B, A, *D}, (uint32_t[]){DA_NONE, cs[0], cs[2]}, size, 16, 30);
+	path(p, 3, (uint32_t[]){*B, E, *D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 10);
+	path(p, 2, (uint32_t[]){*B, A}, (uint32_t[]){DA_NONE, cs[0]}, size, 16, 60);
+	return p;
+}
+
+/* A call of another module that may take a clone of D through its check
+ * (da_callsite.xcall): the problem of test_dispatch_price with D in another
+ * module, its calls checked.  The clone takes A's call directly: nothing
+ * dispatches or is tagged, the clone's code is its copy and a thunk, the
+ * entries through the check are counted apart (da_run_shares, stats), and
+ * the objective pays DA_XCALL_RUN_SHARE * wrap_weight * N * their share,
+ * exactly.  Where the call may take clones of other functions only, D's
+ * is taken by a tag (dispatch) as before. */
+static void test_xcall_price(void)
+{
+	struct da_options o;
+	struct da_result r[3];
+	char err[256];
+	uint32_t B, D, cs[4];
+	struct da_problem *p = price_problem(&o, &B, &D, cs);
+	p->funcs[D].reads_tags = true;
+	p->funcs[D].module = 1;
+	for (uint32_t k = 0; k < 4; k++)
+		p->callsites[cs[k]].taggable = true;
+	CHECK(da_set_xcall(p, cs[2], &D, 1) == 0 && da_set_xcall(p, cs[3], &D, 1) == 0);
+	const double wrapw[] = {0, DA_DEFAULT_WRAP_WEIGHT};
+	for (int i = 0; i < 2; i++) {
+		o.wrap_weight = wrapw[i];
+		CHECK(da_solve(p, &o, &r[i], err, sizeof(err)) == 0);
+		CHECK(r[i].nleft == 0 && r[i].plan.nclones == 1);
+	}
+	uint32_t nd;
+	CHECK(da_dispatch_share(p, &r[1].plan, &nd) == 0 && nd == 0);
+	double runs, copies, binds, xcalls;
+	CHECK(da_run_shares(p, &r[1].plan, &runs, &copies, &binds, &xcalls) == 0);
+	uint32_t k = r[1].plan.clones[0].callsite == cs[2] ? 30 : 10;
+	CHECK(runs == 0 && binds == 0 && fabs(xcalls - k / 100.0) < 1e-12);
+	CHECK(fabs(r[1].stats.xcall_share - xcalls) < 1e-12);
+	CHECK_EQ_INT(r[1].code_bytes, 112 + DA_TAG_CODE_BYTES);
+	double paid = r[0].stats.objective - r[1].stats.objective;
+	CHECK(fabs(paid - DA_XCALL_RUN_SHARE * DA_DEFAULT_WRAP_WEIGHT * (double)r[1].after.paths *
+			   xcalls) < 1e-9);
+	/* A's and E's calls may take clones of B only: D's by its dispatch */
+	CHECK(da_set_xcall(p, cs[2], &B, 1) == 0 && da_set_xcall(p, cs[3], &B, 1) == 0);
+	CHECK(da_solve(p, &o, &r[2], err, sizeof(err)) == 0);
+	CHECK(da_dispatch_share(p, &r[2].plan, &nd) > 0 && nd == 1);
+	CHECK(da_run_shares(p, &r[2].plan, &runs, &copies, &binds, &xcalls) == 0 && xcalls == 0);
+	for (int i = 0; i < 3; i++)
+		da_result_free(&r[i]);
+	da_problem_free(p);
+}
+
 /* The price of a dispatch's run time (section 5): D, entered from A and E
  * at one height, is separated only by a clone its dispatch takes.  Free or
  * at the default price the clone is worth its two paths; at a price
@@ -1008,20 +1079,8 @@ static void test_dispatch_price(void)
 	struct da_options o;
 	struct da_result r[3];
 	char err[256];
-	opts(&o);
-	o.allow_clone = true;
-	o.max_stack_growth = 1.0;
-	struct da_problem *p = da_problem_new();
-	uint32_t B = da_add_func(p, "B", 0, 1, false), A = da_add_func(p, "A", 0, 1, false);
-	uint32_t E = da_add_func(p, "E", 0, 1, false), D = da_add_func(p, "D", 100, 1, true);
-	p->funcs[D].dispatch = true;
-	uint32_t cs[4];
-	for (uint32_t k = 0; k < 4; k++)
-		cs[k] = da_add_callsite(p, k < 2 ? B : k == 2 ? A : E, 1, false);
-	int64_t size[] = {32, 48, 48, 16};
-	path(p, 3, (uint32_t[]){B, A, D}, (uint32_t[]){DA_NONE, cs[0], cs[2]}, size, 16, 30);
-	path(p, 3, (uint32_t[]){B, E, D}, (uint32_t[]){DA_NONE, cs[1], cs[3]}, size, 16, 10);
-	path(p, 2, (uint32_t[]){B, A}, (uint32_t[]){DA_NONE, cs[0]}, size, 16, 60);
+	uint32_t B, D, cs[4];
+	struct da_problem *p = price_problem(&o, &B, &D, cs);
 	const double price[] = {0, DA_DEFAULT_DISPATCH_WEIGHT, 1000};
 	for (int i = 0; i < 3; i++) {
 		o.dispatch_weight = price[i];
@@ -1113,8 +1172,8 @@ static void test_hot_code_price(void)
 /* da_run_shares' share of the entries that run a trampoline. */
 static double run_share(const struct da_problem *p, const struct da_plan *plan)
 {
-	double runs, copies, binds;
-	CHECK(da_run_shares(p, plan, &runs, &copies, &binds) == 0);
+	double runs, copies, binds, xcalls;
+	CHECK(da_run_shares(p, plan, &runs, &copies, &binds, &xcalls) == 0);
 	CHECK(binds == 0);
 	return runs;
 }
@@ -1184,13 +1243,13 @@ static void test_wrap_price(void)
 				CHECK(run_share(p, &r.plan) == 0.1);
 			} else if (i == 4) {
 				CHECK(r.plan.wrap[cs[2]] && !r.plan.wrap[cs[3]]);
-				double runs, copies, binds;
-				CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds) == 0);
+				double runs, copies, binds, xcalls;
+				CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds, &xcalls) == 0);
 				CHECK(runs == 0.3 && copies == 0);
 				uint32_t wa = r.plan.wrap[cs[2]];
 				r.plan.wrap[cs[2]] = 0;         /* E's call wrapped instead */
 				r.plan.wrap[cs[3]] = 144;
-				CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds) == 0);
+				CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds, &xcalls) == 0);
 				CHECK(runs == 0.1 && copies == 0.4);
 				r.plan.wrap[cs[2]] = wa;
 				r.plan.wrap[cs[3]] = 0;
@@ -2123,7 +2182,7 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 	for (uint32_t k = 0; k < r->plan.nclones; k++) {
 		const struct da_clone *cl = &r->plan.clones[k];
 		CHECK(p->funcs[cl->func].cloneable);
-		CHECK(p->callsites[cl->callsite].redirectable);
+		CHECK(p->callsites[cl->callsite].redirectable || p->callsites[cl->callsite].nxcall);
 		CHECK(da_mask_allows(p->funcs[cl->func].clone_pad_mask, cl->pad));
 	}
 	if (o->max_stack_growth > 0)
@@ -2141,11 +2200,12 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 	CHECK_EQ_INT(bad, 0);
 	check_predict(p, r);
 	/* the trampolines' run time the search kept, recomputed */
-	double runs, copies, binds;
-	CHECK(da_run_shares(p, &r->plan, &runs, &copies, &binds) == 0);
+	double runs, copies, binds, xcalls;
+	CHECK(da_run_shares(p, &r->plan, &runs, &copies, &binds, &xcalls) == 0);
 	CHECK(fabs(r->stats.run_share - runs) < 1e-12);
 	CHECK(fabs(r->stats.copy_share - copies) < 1e-12);
 	CHECK(fabs(r->stats.bind_share - binds) < 1e-12);
+	CHECK(fabs(r->stats.xcall_share - xcalls) < 1e-12);
 	struct da_metrics m;
 	CHECK(da_metrics_of(p, r->height, r->inst, &m) == 0);
 	CHECK_EQ_INT(m.precise_paths, r->after.precise_paths);
@@ -2155,7 +2215,7 @@ static void check_plan(const struct da_problem *p, const struct da_options *o,
 static void test_properties(void)
 {
 	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0, clones = 0, chains = 0;
-	uint32_t frag_padded = 0, frag_cloned = 0, bound_plans = 0, promoted = 0;
+	uint32_t frag_padded = 0, frag_cloned = 0, bound_plans = 0, promoted = 0, xcall_plans = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		struct da_problem *p = random_problem(seed, 4 + seed % 5, 300 + 20 * (seed % 10));
 		/* as the rewriter reports them: functions whose clones cannot be
@@ -2181,6 +2241,13 @@ static void test_properties(void)
 				C->promoted = C->bound = true;
 				C->target = DA_NONE;
 			}
+		/* a fifth of the others calls of another module that may take
+		 * clones of the functions they enter through a check */
+		for (uint32_t c = 0; c < p->ncallsites; c++) {
+			uint32_t f = p->callsites[c].target;
+			if (!p->callsites[c].redirectable && f != DA_NONE && mix(seed, 4000 + c) % 5 == 0)
+				CHECK(da_set_xcall(p, c, &f, 1) == 0);
+		}
 		struct da_options o;
 		da_options_default(&o);
 		o.seed = seed;
@@ -2200,9 +2267,10 @@ static void test_properties(void)
 		}
 		plans++;
 		check_plan(p, &o, &r);
-		double runs, copies, binds;
-		CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds) == 0);
+		double runs, copies, binds, xcalls;
+		CHECK(da_run_shares(p, &r.plan, &runs, &copies, &binds, &xcalls) == 0);
 		bound_plans += binds > 0;
+		xcall_plans += xcalls > 0;
 		for (uint32_t k = 0; k < r.plan.nclones; k++) {
 			/* every call has its target here: a clone takes its own
 			 * (a promoted call, any function it enters) */
@@ -2286,6 +2354,7 @@ static void test_properties(void)
 	CHECK(frag_padded > 0);
 	CHECK(frag_cloned > 0);
 	CHECK(bound_plans > 0);
+	CHECK(xcall_plans > 0);
 	CHECK(promoted > 0);
 	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved), %u clones "
 		"(%u in chains, %u for promoted calls), fragments below a padding %u, in a clone "
@@ -2551,6 +2620,7 @@ int main(int argc, char **argv)
 	test_dispatch_routes();
 	test_tagged_dispatch();
 	test_dispatch_price();
+	test_xcall_price();
 	test_hot_code_price();
 	test_wrap_price();
 	test_chain_tagged();

@@ -163,6 +163,59 @@ static bool e_tail_calls_d(void *ctx, const struct pathmap *pm, uint32_t callee,
 	return callee == 2 && func == 3;
 }
 
+/* Cross-module calls (da_callsite.xcall): the hook says that M's call at
+ * +0x10 may take a clone of libc's function at 0x27000 (and of one the map
+ * lacks) through its check; where libc is not rewritten, of none. */
+static void xcall_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+		       struct da_callsite_cap *cc)
+{
+	(void)ctx, (void)pm;
+	if (module == 0 && addr == 0x1010) {
+		cc->xcall_module = 1;
+		cc->xcall_addrs[0] = 0x27000;
+		cc->xcall_addrs[1] = 0x27100;
+		cc->nxcall = 2;
+	}
+}
+
+static void test_bridge_xcall(void)
+{
+	struct pathmap *pm = pst_sample();
+	struct da_capability cap;
+	struct da_bridge br;
+	char err[256];
+	da_capability_default(&cap);
+	cap.clone = true;
+	cap.callsite_hook = xcall_hook;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	const struct da_problem *p = br.prob;
+	const struct da_callsite *c = &p->callsites[da_bridge_callsite(&br, 0, 0x1010)];
+	CHECK_EQ_INT(c->nxcall, 1);
+	if (c->nxcall == 1)
+		CHECK_EQ_INT(p->xcall_funcs[c->xcall], 7);      /* __libc_start_call_main */
+	CHECK_EQ_INT(p->callsites[da_bridge_callsite(&br, 0, 0x1020)].nxcall, 0);
+	da_bridge_free(&br);
+	cap.module = "bin/prog";
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(br.prob->callsites[da_bridge_callsite(&br, 0, 0x1010)].nxcall, 0);
+	da_bridge_free(&br);
+	/* the plan's word for such a clone, `xcall`, read back; refused for a
+	 * clone of the call's own module */
+	static const char xplan[] = "icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\n"
+				    "module 1 - /lib/libc.so.6\nclone 0 1 0x27000 0 0x1010 0 xcall\nend 1\n";
+	struct da_pm_plan xp;
+	CHECK(da_plan_parse("x.plan", xplan, strlen(xplan), pm, &xp, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(xp.nclones, 1);
+	if (xp.nclones == 1)
+		CHECK(xp.clones[0].xcall && !xp.clones[0].promote && xp.clones[0].func == 7);
+	da_pm_plan_free(&xp);
+	static const char own[] = "icpp-plan 1\nunit functions\nmodule 0 12345678 /usr/bin/prog\n"
+				  "clone 0 0 0x1000 0 0x1020 0 xcall\nend 1\n";
+	CHECK(da_plan_parse("o.plan", own, strlen(own), pm, &xp, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "its own module") != NULL);
+	pm_free(pm);
+}
+
 static void test_bridge_promoted(void)
 {
 	struct pathmap *pm = pst_sample();
@@ -455,7 +508,7 @@ static void test_clone_file(void)
 	/* a chain: clone 1 of D takes the copy of A's call of D in clone 0; it
 	 * survives the file, and the predicted pathmap renames the D frame
 	 * below clone 0 only */
-	struct da_pm_clone two[2] = {pp.clones[0], {D, m, ad, 0, 0, 0, false}};
+	struct da_pm_clone two[2] = {pp.clones[0], {D, m, ad, 0, 0, 0, false, false}};
 	struct da_pm_plan chain = pp;
 	chain.clones = two;
 	chain.nclones = 2;
@@ -589,7 +642,7 @@ static void test_fragment_pathmap(void)
 	/* a clone whose frame holds fragments of two functions */
 	uint32_t F2 = pm_add_function(pm, m, 0x9100, 0x10, "O.cold.1");
 	pm_add_node(pm, oa, F2, PM_NONE, 0, 64, 1);
-	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0, DA_NONE, 0, false};
+	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0, DA_NONE, 0, false, false};
 	pp.nclone_wraps = 0;
 	CHECK(da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "two fragments") != NULL);
@@ -937,6 +990,7 @@ int main(void)
 	test_bridge();
 	test_bridge_targets();
 	test_bridge_promoted();
+	test_bridge_xcall();
 	test_recursion_group();
 	test_round_trip();
 	test_clone_file();

@@ -10,6 +10,10 @@
  *  - run_bound.sh's library: a sample in a bound call's thunk
  *    (__icpp_bindto_CLONE) is the clone's at its entry's height, where the
  *    thunk jumps to it (its FDE: CFA = rsp + 8, as at the clone's entry);
+ *  - run_xcall.sh's program: a sample in the thunk of a call of another
+ *    module's clone (__icpp_xcall_SLOT_CLONE) is that clone's, at the
+ *    height of the frames the call makes, as a sample in a PLT entry is
+ *    its callee's (report/plt.c);
  *  - run_veneer.sh's program: a sample in a clone's veneer
  *    (__icpp_veneer_COPY) is the clone's at the height of its jump;
  *  - the library: a sample in the dispatch of fx_tag_leaf before its tag
@@ -25,6 +29,7 @@
 #include "report/report.h"
 #include "tests/check.h"
 #include "tests/record/hand_samples.h"
+#include "x86/reloc.h"
 
 /* the dispatch: the guard, the page check, the check of the tag's first nopl and the low
  * half's load, the tag's test (the search over low halves: cmp, je, jmp past; at its
@@ -116,6 +121,87 @@ static void check_thunk(struct bin_module *m, const char *path, const char *dir,
 	if (folded) {
 		printf("%s", folded);
 		CHECK(!strcmp(folded, "the_clone 9\n"));
+	}
+	pm_free(pm);
+	sf_free(ss);
+}
+
+/* The return address of the call of m that calls `to`, and its function;
+ * 0 when none. */
+static uint64_t call_of(struct bin_module *m, uint64_t to, const struct bin_function **caller)
+{
+	csh cs;
+	CHECK(x86_open(&cs));
+	cs_insn *insn = cs_malloc(cs);
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	uint64_t ret = 0;
+	uint8_t code[4096];
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (f[i].size > sizeof(code) || bin_read(m, f[i].addr, code, f[i].size) < 0)
+			continue;
+		const uint8_t *c = code;
+		size_t left = f[i].size;
+		uint64_t at = f[i].addr;
+		while (!ret && x86_disasm_iter(cs, &c, &left, &at, insn))
+			if (insn->id == X86_INS_CALL && x86_branch_target(insn) == to) {
+				ret = at;
+				*caller = &f[i];
+			}
+	}
+	cs_free(insn, 1);
+	cs_close(&cs);
+	return ret;
+}
+
+static const struct bin_function *xthunk_of(struct bin_module *m)
+{
+	size_t n;
+	const struct bin_function *f = bin_functions(m, &n);
+	for (size_t i = 0; i < n; i++)
+		if (f[i].name && !strncmp(f[i].name, BIN_XCALL_PREFIX, strlen(BIN_XCALL_PREFIX)))
+			return &f[i];
+	return NULL;
+}
+
+/* Samples in the thunk, at its first instruction and at its jump to the
+ * clone, at the height the map has the clone's frame under the call: the
+ * clone's. */
+static void check_xthunk(struct bin_module *m, const char *path, const char *dir,
+			 const struct bin_function *thunk)
+{
+	const struct bin_function *caller = NULL;
+	uint64_t ret = call_of(m, thunk->addr + GUARD, &caller);
+	CHECK(ret != 0);
+	if (!ret)
+		return;
+	uint64_t lo, hi;
+	CHECK(bin_call_stub(m, thunk->addr + GUARD, &lo, &hi) && lo == thunk->addr &&
+	      hi == thunk->addr + thunk->size);
+	const uint8_t *id;
+	size_t idlen = bin_build_id(m, &id);
+	struct pathmap *pm = pm_new();
+	uint32_t mod = pm_add_module(pm, path, id, (uint32_t)idlen);
+	uint32_t lib = pm_add_module(pm, "/lib/the_lib.so", NULL, 0);
+	uint32_t fc = pm_add_function(pm, mod, caller->addr, caller->size, "the_caller");
+	uint32_t fk = pm_add_function(pm, lib, 0x5000, 0x40, "the_clone");
+	uint32_t root = pm_add_node(pm, PM_NONE, fc, PM_NONE, 0, H_FUNC, 1);
+	pm_add_node(pm, root, fk, mod, ret - 1, H_CLONE, 1);
+	struct sample_set *ss = hand_samples(m, path, "fx_xcall", 5);
+	CHECK(ss && hand_map(ss, "/lib/the_lib.so", 0x7f0000000000ULL));
+	if (!ss) {
+		pm_free(pm);
+		return;
+	}
+	/* the thunk ends `add $X,%r11; jmp *%r11` (7 and 3 bytes), then its
+	 * fallback's 6-byte jmp */
+	CHECK(hand_sample_in_frame(ss, m, thunk->addr + GUARD, H_CLONE, 2));
+	CHECK(hand_sample_in_frame(ss, m, thunk->addr + thunk->size - 9, H_CLONE, 3));
+	const char *folded = hand_report(pm, ss, dir, "xcall_thunk", RP_FOLDED);
+	CHECK(folded != NULL);
+	if (folded) {
+		printf("%s", folded);
+		CHECK(!strcmp(folded, "the_caller;the_clone 5\n"));
 	}
 	pm_free(pm);
 	sf_free(ss);
@@ -214,8 +300,8 @@ int main(int argc, char **argv)
 		return 1;
 	const struct bin_function *stub = stub_of(m), *thunk = thunk_of(m),
 				  *code = hand_function(m, "__icpp_dispatch_fx_tag_leaf"),
-				  *veneer = veneer_of(m);
-	CHECK(stub || thunk || code || veneer);
+				  *veneer = veneer_of(m), *xthunk = xthunk_of(m);
+	CHECK(stub || thunk || code || veneer || xthunk);
 	if (stub)
 		check_stub(m, argv[1], argv[2], stub);
 	if (thunk)
@@ -224,6 +310,8 @@ int main(int argc, char **argv)
 		check_dispatch(m, argv[1], argv[2], code);
 	if (veneer)
 		check_veneer(m, argv[1], argv[2], veneer);
+	if (xthunk)
+		check_xthunk(m, argv[1], argv[2], xthunk);
 	bin_close(m);
 	return check_exit();
 }

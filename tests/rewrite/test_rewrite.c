@@ -857,11 +857,32 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	free(text);
 	rw_plan_free(&p);
 	CHECK(rw_copy_key(0x24, 0) != rw_copy_key(0x24, 1) && rw_copy_key(0x24, 0) != 0x24);
+	/* cross-module calls: a clone another module's call takes by its check
+	 * (`xcall`), and our call (and a copy of it) checked for another
+	 * module's clone; sorted by site, a copy's before the call's own */
+	const char *xc = "icpp-plan 1\nclone 0x20 0x10 0\nclone 0x1100 0x11e4 0 xcall\n"
+			 "xcall 0x14 0x1100 0x5000 0x1115 0xabc\nxcall 0x14 0x1100 0x5040 0x1115 0xabc in 0\n";
+	CHECK_EQ_INT(rw_plan_parse(xc, strlen(xc), &p, err, sizeof(err)), 0);
+	CHECK(p.nclones == 2 && p.clones[1].xcall && !p.clones[1].tag && !p.clones[0].xcall);
+	CHECK(p.nxcalls == 2 && p.xcalls[0].clone == 0 && p.xcalls[1].clone == RW_NONE);
+	const struct rw_plan_xcall *x = rw_plan_xcall_of(&p, 0x14, RW_NONE);
+	CHECK(x && x->func == 0x1100 && x->dest == 0x5000 && x->mark == 0x1115 && x->value == 0xabc);
+	CHECK(!rw_plan_xcall_of(&p, 0x10, RW_NONE));
+	text = rw_plan_format(&p, NULL);
+	CHECK(text && strstr(text, "clone 0x1100 0x11e4 0 xcall\n") &&
+	      strstr(text, "xcall 0x14 0x1100 0x5040 0x1115 0xabc in 0\nxcall 0x14 0x1100 0x5000 "
+			   "0x1115 0xabc\n"));
+	free(text);
+	rw_plan_free(&p);
 	/* the same site's tag is rw_tag's; another site or module, another tag */
 	static const uint8_t id1[] = {1, 2, 3}, id2[] = {1, 2, 4};
 	CHECK(rw_tag(id1, 3, 0x10) == rw_tag(id1, 3, 0x10) && rw_tag(id1, 3, 0x10) != 0);
 	CHECK(rw_tag(id1, 3, 0x10) != rw_tag(id1, 3, 0x11));
 	CHECK(rw_tag(id1, 3, 0x10) != rw_tag(id2, 3, 0x10));
+	/* a marker names the page and the build-id */
+	CHECK(rw_xcall_value(id1, 3, 0x1000) != rw_xcall_value(id1, 3, 0x2000));
+	CHECK(rw_xcall_value(id1, 3, 0x1000) != rw_xcall_value(id2, 3, 0x1000));
+	CHECK(rw_xcall_value(id1, 3, 0x1000) != rw_tag(id1, 3, 0x1000));
 	static const char *const refused[] = {
 		"icpp-plan 1\nclone 0x20 0x10 0 in 0\n",          /* not an earlier clone */
 		"icpp-plan 1\nclone 0x20 0x10 0\nclone 0x30 0x24 0 of 0\n",
@@ -875,6 +896,13 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 		"icpp-plan 1\ntag 0x10 0x1 in 0\n",             /* no clone 0 */
 		"icpp-plan 1\nclone 0x20 0x10 0\ntag 0x24 0x1 in 0\ntag 0x24 0x2 in 0\n",
 		"icpp-plan 1\nclone 0x20 0x10 0\ntag 0x24 0x1 in 0 2\n",
+		"icpp-plan 1\nclone 0x20 0x10 0 xcall tag 0x5\n",   /* one way at most */
+		"icpp-plan 1\nclone 0x20 0x10 0 promote xcall\n",
+		"icpp-plan 1\nclone 0x20 0x10 0\nclone 0x30 0x24 0 in 0 xcall\n",
+		"icpp-plan 1\nxcall 0x14 0x1100 0x5000 0x1115 0x0\n",   /* a marker is never 0 */
+		"icpp-plan 1\nxcall 0x14 0x1100 0x5000 0x1115\n",
+		"icpp-plan 1\nxcall 0x14 0x1100 0x5000 0x1115 0x1 in 0\n",  /* no clone 0 */
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4\nxcall 0x14 0x1 0x2 0x3 0x5\n",
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		CHECK_EQ_INT(rw_plan_parse(refused[i], strlen(refused[i]), &p, err, sizeof(err)), -1);

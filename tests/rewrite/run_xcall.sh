@@ -1,0 +1,97 @@
+#!/bin/bash
+# Cross-module calls (rewriter.h section 1): the program's call of the
+# library's leaf takes the leaf's clone in the library itself, through a
+# thunk that checks its GOT slot and the marker the library's rewrite puts
+# in the leaf's page, with no dispatch at the leaf.  fx_xcall is
+# fx_tags_main.c (two orders of the same functions, separated only by a
+# clone with --no-wrap) over fx_xcall_lib.so, whose leaf's page has room for
+# the marker; fx_tags_lib.so has none, so run_tags.sh keeps its tags.
+#  - rewrite --lib --no-wrap: the program's call checked, the library's
+#    page marked, no dispatch; the pair runs with the same output and
+#    verifies with every path precise;
+#  - the rewritten program with the original library (no marker): the
+#    check fails, the call goes through its slot, the output is the same
+#    and training sees the original leaf, no clone;
+#  - the same with the library rewritten by another plan (another build-id,
+#    another marker, its clone elsewhere);
+#  - icpp plan --binary writes the clone's line with `xcall` and prices the
+#    checks; icpp rewrite --plan with it writes the same files;
+#  - icpp report charges a sample in the thunk to the clone
+#    (t_report_tags, tests/record);
+#  - the checked call wrapped too: its trampoline checks, and the pair
+#    verifies;
+#  - a plan whose clone is in a library not rewritten is refused, nothing
+#    written.
+#   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS
+set -u
+icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5
+fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/stub_checks.sh"
+rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$work"/ && cd "$work" || fail "setup"
+p=./$(basename "$prog") l=./$(basename "$lib") ln=$(basename "$lib")
+
+"$p" > orig.out || fail "the program fails"
+"$icpp" train -q -o map.icpp -- "$p" > /dev/null || fail "train"
+"$icpp" rewrite "$l" --explain 2> /dev/null > explain.txt || fail "rewrite --explain"
+grep -q " marked at 0x[0-9a-f]* fx_tag_leaf$" explain.txt ||
+	fail "the leaf's page has no marker: $(grep fx_tag_leaf explain.txt)"
+
+"$icpp" rewrite "$p" -m map.icpp -o rw --lib "$l" --no-wrap > rewrite.log 2>&1 ||
+	fail "rewrite: $(tail -1 rewrite.log)"
+grep -q "^icpp rewrite: rw: .* 1 calls of another module's clones checked (bound at load time), 0 pages" rewrite.log ||
+	fail "no checked call in the program: $(grep 'functions cloned' rewrite.log)"
+grep -q "^icpp rewrite: rw.libs/$ln: .* 1 functions cloned (0 by dispatch), .* 1 pages marked" rewrite.log ||
+	fail "no clone without dispatch in the library: $(grep 'functions cloned' rewrite.log)"
+grep -q "of the entries enter a clone through another module's checked call" rewrite.log ||
+	fail "no share of the entries through the checks: $(grep entries rewrite.log)"
+nm rw | grep -q " t __icpp_xcall_" || fail "no thunk in the program"
+nm "rw.libs/$ln" | grep -q "__icpp_dispatch_" && fail "a dispatch in the library"
+readelf -d rw | grep -q "BIND_NOW\|FLAGS_1.*NOW" || fail "the program does not bind at load time"
+LD_LIBRARY_PATH=rw.libs ./rw > rw.out || fail "the rewritten pair fails"
+cmp -s orig.out rw.out || fail "the rewritten pair's output differs"
+LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "verify: $(tail -3 verify.log)"
+grep -q " 0 at another height, 0 not predicted" verify.log || fail "$(grep observed verify.log)"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log || fail "$(grep precise verify.log)"
+
+"$t_report" "$PWD/rw" "$PWD" > report.log 2>&1 || fail "t_report_tags: $(tail -3 report.log)"
+
+# the original library: no marker, so the call goes through its slot
+mkdir -p orig && cp "$l" orig/ || fail "setup orig"
+LD_LIBRARY_PATH=orig ./rw > rwo.out && cmp -s orig.out rwo.out ||
+	fail "the rewritten program with the original library"
+LD_LIBRARY_PATH=orig "$icpp" train -q -o rwo.icpp -- ./rw > /dev/null || fail "train (original library)"
+"$icpp" paths rwo.icpp > rwo.paths || fail "paths (original library)"
+grep -q "> fx_tag_leaf$" rwo.paths || fail "the original leaf is not entered: $(cat rwo.paths)"
+grep -q "__icpp_clone_" rwo.paths && fail "a clone entered with the original library"
+
+# the library of another rewrite (its plan pads no more, but wraps): another
+# build-id, so the marker differs and the call goes through its slot
+"$icpp" rewrite "$p" -m map.icpp -o other --lib "$l" > other.log 2>&1 ||
+	fail "rewrite (other): $(tail -1 other.log)"
+cmp -s "rw.libs/$ln" "other.libs/$ln" && fail "the other rewrite wrote the same library"
+LD_LIBRARY_PATH=other.libs ./rw > rwx.out && cmp -s orig.out rwx.out ||
+	fail "the rewritten program with another rewrite's library"
+
+# the plan file route: the clone's line says xcall, the files are the same
+"$icpp" plan map.icpp --binary "$p" --binary "$l" --no-wrap -o x.plan > plan.log 2>&1 ||
+	fail "plan: $(tail -1 plan.log)"
+grep -q "^clone 0 [0-9] 0x[0-9a-f]* [0-9] 0x[0-9a-f]* 0 xcall$" x.plan || fail "no xcall clone: $(grep clone x.plan)"
+grep -q "of the entries enter a clone through another module's checked call" plan.log ||
+	fail "plan: no share of the entries through the checks"
+"$icpp" rewrite "$p" -m map.icpp -o rwp --lib "$l" --plan x.plan > rewritep.log 2>&1 ||
+	fail "rewrite --plan: $(tail -1 rewritep.log)"
+cmp -s rw rwp && cmp -s "rw.libs/$ln" "rwp.libs/$ln" || fail "the plan file's route writes other files"
+
+# the checked call wrapped too: its trampoline makes the check
+read -r km site <<< "$(awk '$1 == "clone" && $NF == "xcall" {print $5, $6}' x.plan)"
+[ -n "$site" ] || fail "no callsite for the wrapped check"
+rewrite_wrapped x.plan "$km" "$site" rw2 __icpp_xcall_
+LD_LIBRARY_PATH=rw2.libs "$icpp" verify rw2 > /dev/null 2> verify2.log || fail "verify (wrapped): $(tail -3 verify2.log)"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" verify2.log || fail "$(grep precise verify2.log)"
+
+# the clone's module not rewritten: refused, and nothing written
+"$icpp" rewrite "$p" -m map.icpp -o rw3 --plan x.plan > rewrite3.log 2>&1 &&
+	fail "a plan cloning in a library not rewritten was applied"
+grep -q "not rewritten\|--lib" rewrite3.log || fail "refusal unclear: $(tail -1 rewrite3.log)"
+[ -e rw3 ] && fail "rw3 written although refused"
+echo ok
