@@ -2904,26 +2904,54 @@ static void refuse_shared_fragments(struct ana *a)
 	}
 }
 
-/* Where function g's page takes the marker of cross-module calls
- * (rewriter.h section 1, Cross-module calls), or 0: the first gap of
- * alignment padding in the page, between functions e and g = e + 1, with
- * room for RW_XCALL_MARK_BYTES.  Code may fall through it (the marker is
- * nops), but no island may need it: not the rewriter's nor training's
- * (g's entry takes a jmp rel32 and nothing jumps inside g), nor the entry
- * patch of a function too short for its own (e at least 16 bytes). */
-static uint64_t page_mark(struct ana *a, size_t from, uint64_t page)
+/* The end of the padding instruction at or after `at` (code at p, n bytes,
+ * decoded from its start), or 0. */
+static uint64_t padding_boundary(struct ana *a, const uint8_t *pad, size_t n, uint64_t p, uint64_t at)
+{
+	cs_insn *insn = cs_malloc(a->cs);
+	size_t off = 0, k;
+	while (insn && off < n && p + off < at && (k = x86_padding_insn(a->cs, insn, pad + off, n - off,
+								  p + off, 0)))
+		off += k;
+	if (insn)
+		cs_free(insn, 1);
+	return p + off >= at ? p + off : 0;
+}
+
+/* Where a page takes the marker of cross-module calls (rewriter.h section
+ * 1, Cross-module calls), or 0, and the bytes the rewrite writes there
+ * (the marker, nops to a boundary of the padding) into *len: at the start
+ * of the first gap of alignment padding in the page, between functions e
+ * and g = e + 1, with room for RW_XCALL_MARK_BYTES.  Code may fall through
+ * it (the marker is nops), and no island may need those bytes: g needs
+ * none (its entry takes a jmp rel32 and nothing jumps inside it), or the
+ * islands at the end of the gap lie past the marker (the rewriter's, found
+ * on the original padding, past the nops written after the marker, and
+ * training's jmp rel32 before it, at the last boundary with room); nor may
+ * the entry patch of a function too short for its own (e at least 16
+ * bytes). */
+static uint64_t page_mark(struct ana *a, size_t from, uint64_t page, uint8_t *len)
 {
 	const struct rw_binary *b = a->b;
 	for (size_t e = from; e + 1 < a->nbf && a->bf[e + 1].addr < page + 4096; e++) {
-		uint64_t p = a->bf[e].addr + a->bf[e].size, g = a->bf[e + 1].addr;
+		uint64_t p = a->bf[e].addr + a->bf[e].size, g = a->bf[e + 1].addr, end;
+		const struct rw_unit *ug = &b->units[e + 1];
 		uint8_t pad[64];
 		if (p < page || g < p + RW_XCALL_MARK_BYTES || g - p > sizeof(pad) ||
 		    p + RW_XCALL_MARK_BYTES > page + 4096 || a->bf[e].size < 16 ||
-		    !b->units[e + 1].entry_rel32 || b->units[e + 1].island.at ||
-		    b->funcs[e + 1].pad_why == RW_PAD_ENTERED_INSIDE ||
-		    bin_read(b->bin, p, pad, g - p) < 0 || !x86_is_padding(a->cs, pad, g - p, p))
+		    bin_read(b->bin, p, pad, g - p) < 0 || !x86_is_padding(a->cs, pad, g - p, p) ||
+		    !(end = padding_boundary(a, pad, g - p, p, p + RW_XCALL_MARK_BYTES)))
 			continue;
-		return p;
+		bool no_island = ug->entry_rel32 && !ug->island.at &&
+				 b->funcs[e + 1].pad_why != RW_PAD_ENTERED_INSIDE;
+		/* the rewriter's island, if g may take one, else g: training's
+		 * jmp rel32 fits before it, past the marker */
+		uint64_t island = ug->island.at ? ug->island.at
+				  : ug->near_island.at ? ug->near_island.at : g;
+		if (no_island || (island >= end && island >= p + RW_XCALL_MARK_BYTES + 5)) {
+			*len = (uint8_t)(end - p);
+			return p;
+		}
 	}
 	return 0;
 }
@@ -2932,6 +2960,7 @@ static uint64_t page_mark(struct ana *a, size_t from, uint64_t page)
 static void find_marks(struct ana *a)
 {
 	uint64_t page = 1, mark = 0;
+	uint8_t len = 0;
 	size_t first = 0;
 	for (size_t i = 0; i < a->nbf; i++) {
 		uint64_t pg = a->bf[i].addr & ~(uint64_t)0xfff;
@@ -2939,9 +2968,10 @@ static void find_marks(struct ana *a)
 			page = pg;
 			while (first < i && a->bf[first].addr + a->bf[first].size <= pg)
 				first++;
-			mark = page_mark(a, first ? first - 1 : 0, pg);
+			mark = page_mark(a, first ? first - 1 : 0, pg, &len);
 		}
 		a->b->funcs[i].xcall_mark = mark;
+		a->b->funcs[i].xcall_mark_len = mark ? len : 0;
 	}
 }
 

@@ -352,10 +352,11 @@
  * c calls f_k itself once it has checked that S holds f of the L rewritten
  * with M.  Both are rewritten by one plan, L first: M's plan says where L
  * put f_k (rw_plan_xcall).  L marks f's page: RW_XCALL_MARK_BYTES of its
- * alignment padding (rw_func.xcall_mark: the first gap of the page with
- * room that no island needs, so that the padding before the next function
- * stays free for training's island or the rewriter's) become
- *     nopl LO(%rax); nopl HI(%rax)      (the rest of the gap nops)
+ * alignment padding (rw_func.xcall_mark: the start of the first gap of the
+ * page with room, where that leaves room for the islands that training or
+ * the rewriter may write at the gap's end, else where the next function
+ * needs none) become
+ *     nopl LO(%rax); nopl HI(%rax)      (nops to a boundary of the padding)
  * code falling through it still running nops; LO:HI = rw_xcall_value(L's
  * output build-id, the page), so that the original L, another rewrite of it
  * (clones elsewhere) or another library holds it with chance 2^-64.  c
@@ -662,6 +663,8 @@ struct rw_func {
 	                              * checked calls of it (section 1,
 	                              * Cross-module calls); 0: the page has no
 	                              * room for the marker */
+	uint8_t xcall_mark_len;      /* the bytes written there: the marker, nops
+	                              * to a boundary of the padding */
 	bool tail_indirect;          /* makes a tail call through a register or
 	                              * memory, or runs off its end: a frame
 	                              * entered by a call of it may be any

@@ -1056,27 +1056,26 @@ static int patch_call(struct plan_state *ps, const struct rw_call *c, uint64_t d
 
 /* The marker of each page whose functions take another module's calls by
  * their checks (rewriter.h section 1, Cross-module calls): two nopl over
- * the gap's first RW_XCALL_MARK_BYTES, nops to the next function. */
+ * the gap's first RW_XCALL_MARK_BYTES, nops to a boundary of its padding
+ * (rw_func.xcall_mark_len). */
 static int add_marks(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
 		     const uint8_t id[20])
 {
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		if (!p->clones[k].xcall)
 			continue;
-		uint64_t mark = b->funcs[rw_func_index(b, p->clones[k].func)].xcall_mark, end = 0;
+		const struct rw_func *f = &b->funcs[rw_func_index(b, p->clones[k].func)];
+		uint64_t mark = f->xcall_mark;
 		bool done = false;
 		for (uint32_t j = 0; j < k && !done; j++)
 			done = p->clones[j].xcall &&
 			       b->funcs[rw_func_index(b, p->clones[j].func)].xcall_mark == mark;
-		for (size_t i = 0; i < b->nfuncs && !end; i++)
-			if (b->funcs[i].addr > mark)
-				end = b->funcs[i].addr;
 		if (done)
 			continue;
 		ps->nmarks++;
 		struct rbuf o = {0};
 		put_nopl_pair(&o, rw_xcall_value(id, 20, mark & ~(uint64_t)0xfff));
-		while (o.n < end - mark)
+		while (o.n < f->xcall_mark_len)
 			rb_u8(&o, 0x90);
 		int r = o.oom;
 		for (size_t at = 0; !r && at < o.n; at += 16)     /* a patch holds 16 */
