@@ -20,6 +20,8 @@
 #    (t_report_tags, tests/record);
 #  - the checked call wrapped too: its trampoline checks, and the pair
 #    verifies;
+#  - a chain across modules: the copy of a call inside a clone of the
+#    program's function checks for the library's clone, and verifies;
 #  - a plan whose clone is in a library not rewritten is refused, nothing
 #    written.
 #   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS
@@ -88,6 +90,34 @@ read -r km site <<< "$(awk '$1 == "clone" && $NF == "xcall" {print $5, $6}' x.pl
 rewrite_wrapped x.plan "$km" "$site" rw2 __icpp_xcall_
 LD_LIBRARY_PATH=rw2.libs "$icpp" verify rw2 > /dev/null 2> verify2.log || fail "verify (wrapped): $(tail -3 verify2.log)"
 grep -q "precise paths: 100.0% predicted, 100.0% observed" verify2.log || fail "$(grep precise verify2.log)"
+
+# a chain across modules: a clone of fx_a in the program for fx_b's call,
+# whose copy of fx_a's call of the leaf calls the leaf's clone in the library
+# by its own check (hand-made: `in 0 xcall`)
+read -r bo ao <<< "$("$icpp" paths --callsites map.icpp |
+	sed -n 's/.* > fx_b+\(0x[0-9a-f]*\) > fx_a+\(0x[0-9a-f]*\) > fx_tag_leaf$/\1 \2/p' | head -1)"
+pm=$(awk -v p="$PWD/${p#./}" '$1 == "module" && $4 == p { print $2 }' x.plan)
+lm=$(awk -v l="$PWD/${l#./}" '$1 == "module" && $4 == l { print $2 }' x.plan)
+fa=$(nm "$p" | awk '$3 == "fx_a" { print "0x" $1 }') fb=$(nm "$p" | awk '$3 == "fx_b" { print "0x" $1 }')
+leaf=$(nm "$l" | awk '$3 == "fx_tag_leaf" { print "0x" $1 }')
+[ -n "$bo" ] && [ -n "$pm" ] && [ -n "$lm" ] && [ -n "$fa" ] && [ -n "$leaf" ] ||
+	fail "chain: no calls, modules or functions found"
+{
+	awk '$1 == "clone" || $1 == "end" { exit } { print }' x.plan
+	printf 'clone 0 %s %s %s %#x 0\n' "$pm" "$fa" "$pm" $((fb + bo))
+	printf 'clone 1 %s %s %s %#x 0 in 0 xcall\n' "$lm" "$leaf" "$pm" $((fa + ao))
+	echo "end 2"
+} > chain.plan
+"$icpp" rewrite "$p" -m map.icpp -o rwc --lib "$l" --plan chain.plan > rewritec.log 2>&1 ||
+	fail "rewrite --plan (chain): $(tail -1 rewritec.log)"
+grep -q "^icpp rewrite: rwc: .* 1 calls of another module's clones checked" rewritec.log ||
+	fail "chain: no checked copy: $(grep 'functions cloned' rewritec.log)"
+LD_LIBRARY_PATH=rwc.libs ./rwc > rwc.out && cmp -s orig.out rwc.out || fail "the chain's output"
+LD_LIBRARY_PATH=rwc.libs "$icpp" verify rwc > /dev/null 2> verifyc.log ||
+	fail "verify (chain): $(tail -3 verifyc.log)"
+grep -q " 0 at another height, 0 not predicted" verifyc.log || fail "chain: $(grep observed verifyc.log)"
+"$icpp" paths rwc.icpp | grep -q "> __icpp_clone_0_fx_a > __icpp_clone_0_fx_tag_leaf$" ||
+	fail "chain: the leaf's clone is not predicted under fx_a's"
 
 # the clone's module not rewritten: refused, and nothing written
 "$icpp" rewrite "$p" -m map.icpp -o rw3 --plan x.plan > rewrite3.log 2>&1 &&
