@@ -371,14 +371,16 @@ static void print_capability(const struct rw_binary *b)
 		if (s.entry_refused[i])
 			fprintf(stderr, "  %6u no entry wrapper: %s\n", s.entry_refused[i],
 				rw_entry_why_name((enum rw_entry_why)i));
-	fprintf(stderr, "icpp rewrite: %u functions cloneable\n", s.cloneable);
+	fprintf(stderr, "icpp rewrite: %u functions cloneable, %u of them also for another "
+		"module's checked calls\n", s.cloneable, s.marked);
 	for (int i = 1; i < RW_CLONE_N; i++)
 		if (s.clone_refused[i])
 			fprintf(stderr, "  %6u not cloneable: %s\n", s.clone_refused[i],
 				rw_clone_why_name((enum rw_clone_why)i));
 	fprintf(stderr, "icpp rewrite: %u call instructions: %u wrappable, %u redirectable to a "
-		"clone (%u of them bound calls), %u taggable; %u indirect, %u of them promotable\n",
-		s.calls, s.wrappable, s.redirectable, s.bound, s.taggable, s.indirect, s.promotable);
+		"clone (%u of them bound calls), %u taggable, %u may call another module's clones "
+		"by a check; %u indirect, %u of them promotable\n", s.calls, s.wrappable, s.redirectable,
+		s.bound, s.taggable, s.xcallable, s.indirect, s.promotable);
 	for (int i = 1; i < RW_WRAP_N; i++)
 		if (s.wrap_refused[i])
 			fprintf(stderr, "  %6u not wrappable: %s\n", s.wrap_refused[i],

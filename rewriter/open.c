@@ -684,6 +684,7 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 			s->cloneable++;
 		else
 			s->clone_refused[f->clone_why]++;
+		s->marked += f->cloneable && f->xcall_mark;
 	}
 	for (size_t i = 0; i < b->ncalls; i++) {
 		s->calls++;
@@ -694,6 +695,7 @@ void rw_summarize(const struct rw_binary *b, struct rw_summary *s)
 		s->redirectable += b->calls[i].redirectable;
 		s->bound += b->calls[i].bind != 0;
 		s->taggable += b->calls[i].taggable;
+		s->xcallable += b->calls[i].xcallable;
 		s->indirect += !b->calls[i].target && !b->calls[i].slot;
 		s->promotable += b->calls[i].promote_from != 0;
 	}

@@ -776,6 +776,11 @@ struct rw_summary {
 	uint32_t cloneable, clone_refused[RW_CLONE_N], redirectable;
 	uint32_t bound;              /* of redirectable: bound calls (section 1) */
 	uint32_t taggable;           /* calls that may be tagged */
+	uint32_t xcallable;          /* calls that may check for another module's
+	                              * clone (section 1, Cross-module calls) */
+	uint32_t marked;             /* of cloneable: whose page takes a marker,
+	                              * so that another module's calls may check
+	                              * for their clones */
 	uint32_t indirect;           /* calls through a register or memory
 	                              * (not a GOT slot) */
 	uint32_t promotable;         /* of those: promotable (section 1) */

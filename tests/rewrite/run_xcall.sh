@@ -44,6 +44,10 @@ grep -q "^icpp rewrite: rw: .* 1 calls of another module's clones checked (bound
 	fail "no checked call in the program: $(grep 'functions cloned' rewrite.log)"
 grep -q "^icpp rewrite: rw.libs/$ln: .* 1 functions cloned (0 by dispatch), .* 1 pages marked" rewrite.log ||
 	fail "no clone without dispatch in the library: $(grep 'functions cloned' rewrite.log)"
+grep -qE "call instructions: .*, 1[0-9] may call another module's clones by a check;" rewrite.log ||
+	fail "the program's checkable calls not counted: $(grep 'call instructions' rewrite.log)"
+grep -qE "^icpp rewrite: [0-9]+ functions cloneable, [1-9][0-9]* of them also for another module's checked calls" rewrite.log ||
+	fail "the library's marked functions not counted: $(grep 'functions cloneable' rewrite.log)"
 grep -q "of the entries enter a clone through another module's checked call" rewrite.log ||
 	fail "no share of the entries through the checks: $(grep entries rewrite.log)"
 nm rw | grep -q " t __icpp_xcall_" || fail "no thunk in the program"
