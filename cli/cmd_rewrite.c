@@ -95,6 +95,21 @@ static bool has_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
 	return false;
 }
 
+/* Add call x->site's (or its copy's) check to p.  A call takes one: where
+ * the plan clones both a forwarder and its target for it, the target's
+ * (the forwarder's frames, which the target's replace, then never come:
+ * predicted, not taken).  0, or -1 when out of memory. */
+static int add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x)
+{
+	for (uint32_t i = 0; i < p->nxcalls; i++)
+		if (p->xcalls[i].site == x->site && p->xcalls[i].clone == x->clone) {
+			if (x->fwd)
+				p->xcalls[i] = *x;
+			return 0;
+		}
+	return rw_plan_add_xcall(p, x);
+}
+
 /* A plan in pathmap terms -> the rewriter's plan for module `m`: the changes
  * of the other rewritten modules (rc) are theirs, except that m tags its
  * calls (or their copies in its clones: a chain across modules) that
@@ -141,6 +156,16 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		uint32_t copy_in = other && c->parent != DA_NONE ? c->parent - first[ct - rc->t] : RW_NONE;
 		uint64_t key = copy_in == RW_NONE ? c->cs_addr : rw_copy_key(c->cs_addr, copy_in);
 		uint64_t tag = tagged ? rw_tag(cm->build_id, cm->build_id_len, key) : 0;
+		/* a checked call: the function its slot holds (f, or a forwarder
+		 * to f) and the forwarder's own slot */
+		uint64_t h = f->addr, fslot = 0;
+		if (c->xcall && other && rewrite_cap_target(rc, f->module) &&
+		    !rewrite_cap_xcall_route(rc, c->cs_module, c->cs_addr, f->module, f->addr, &h, &fslot)) {
+			snprintf(err, errlen, "clone %u of the plan takes the call at 0x%" PRIx64 " of %s "
+				 "by a check, but that call does not reach 0x%" PRIx64 " through its GOT "
+				 "slot", k, c->cs_addr, cm->path, f->addr);
+			return -1;
+		}
 		if (f->module != m) {
 			const struct rewrite_target *ft = rewrite_cap_target(rc, f->module);
 			if (!ft)
@@ -152,10 +177,11 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 			 * (resolve_xcalls) */
 			size_t n;
 			const struct rw_func *lf = rw_functions(ft->b, &n);
-			uint32_t fi = rw_func_index(ft->b, f->addr);
-			struct rw_plan_xcall x = {c->cs_addr, copy_in, f->addr, 0,
-						  fi == RW_NONE ? 0 : lf[fi].xcall_mark, 0};
-			if (c->xcall && c->cs_module == m && rw_plan_add_xcall(p, &x))
+			uint32_t hi = rw_func_index(ft->b, h);
+			struct rw_plan_xcall x = {c->cs_addr, copy_in, h, 0,
+						  hi == RW_NONE ? 0 : lf[hi].xcall_mark, 0,
+						  h != f->addr ? f->addr : 0, fslot};
+			if (c->xcall && c->cs_module == m && add_xcall(p, &x))
 				goto oom;
 			continue;
 		}
@@ -166,6 +192,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		p->clones[p->nclones - 1].weight = c->weight;
 		p->clones[p->nclones - 1].promote = c->promote;
 		p->clones[p->nclones - 1].xcall = c->xcall && other;
+		p->clones[p->nclones - 1].xcall_from = c->xcall && other && h != f->addr ? h : 0;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
@@ -884,6 +911,8 @@ static int resolve_xcalls(struct rewrite *R, uint32_t i, const uint32_t *first,
 		uint32_t copy_in = c->parent != DA_NONE ? c->parent - first[i] : RW_NONE;
 		struct rw_plan_xcall *x =
 			(struct rw_plan_xcall *)rw_plan_xcall_of(&t[i].plan, c->cs_addr, copy_in);
+		if (x && (x->fwd ? x->fwd : x->func) != f->addr)
+			continue;       /* a forwarder's clone the call's check passes by */
 		if (!x || lk >= notes[l].nclones || notes[l].clones[lk].func != f->addr) {
 			snprintf(err, errlen, "internal error: %s has no clone %u of 0x%" PRIx64,
 				 t[l].out, lk, f->addr);

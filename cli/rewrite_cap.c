@@ -48,13 +48,21 @@ static void func_hook(void *ctx, const struct pathmap *pm, uint32_t func, da_mas
 	*pad_in_place = f[i].pad_in_place;
 }
 
+/* May another module's calls take a clone of function fi of l by a check? */
+static bool xcall_ok(const struct rewrite_target *l, const struct rw_func *lf, uint32_t fi)
+{
+	return lf[fi].xcall_mark && lf[fi].cloneable && !l->vis.no_pad[fi] &&
+	       !rw_tail_calls_self(l->b, fi);
+}
+
 /* The functions of the first library named after c's module (rewritten
  * after it, so that c's module knows where the clones are: rewriter.h
  * section 1, Cross-module calls) that defines the symbol call cs makes
  * through its GOT slot, and that the slot may hold: its FUNC, or the
  * implementations of its IFUNC (rw_export_impls), those that take a marker,
  * may be cloned and make no tail call of themselves (their frames are the
- * call's own).  Into cc. */
+ * call's own), and the functions those forward to (rw_func.forward_to:
+ * their frames replace the forwarder's).  Into cc. */
 static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_target *c,
 			 const struct rw_call *cs, struct da_callsite_cap *cc)
 {
@@ -70,9 +78,15 @@ static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_targ
 		cc->xcall_module = l->module;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t fi = rw_func_index(l->b, impls[i]);
-			if (lf[fi].xcall_mark && lf[fi].cloneable && !l->vis.no_pad[fi] &&
-			    !rw_tail_calls_self(l->b, fi))
+			if (!lf[fi].xcall_mark)
+				continue;
+			if (xcall_ok(l, lf, fi))
 				cc->xcall_addrs[cc->nxcall++] = impls[i];
+			/* a forwarder's frames are its target's: the check goes on
+			 * to the forwarder's own slot */
+			uint32_t gi = lf[fi].forward_to ? rw_func_index(l->b, lf[fi].forward_to) : RW_NONE;
+			if (gi != RW_NONE && xcall_ok(l, lf, gi) && cc->nxcall < DA_MAX_XCALL)
+				cc->xcall_addrs[cc->nxcall++] = lf[fi].forward_to;
 		}
 		return;
 	}
@@ -108,6 +122,29 @@ static bool tail_enters(void *ctx, const struct pathmap *pm, uint32_t callee, ui
 	uint32_t i = c ? rw_func_index(c->b, g->addr) : RW_NONE;
 	/* a function of a module not rewritten: not known, so it may */
 	return i == RW_NONE || rw_may_tail_call(c->b, i, f->module == g->module ? f->addr : 0);
+}
+
+bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,
+			     uint64_t g, uint64_t *h, uint64_t *slot)
+{
+	const struct rewrite_target *c = rewrite_cap_target(rc, m), *l = rewrite_cap_target(rc, lm);
+	size_t n;
+	const struct rw_call *cs = c ? rw_calls(c->b, &n) : NULL;
+	uint32_t i = c ? rw_call_index(c->b, site) : RW_NONE;
+	if (!l || i == RW_NONE || !cs[i].target_name)
+		return false;
+	uint64_t impls[DA_MAX_XCALL];
+	uint32_t ni = rw_export_impls(l->b, cs[i].target_name, impls, DA_MAX_XCALL);
+	const struct rw_func *lf = rw_functions(l->b, &n);
+	for (uint32_t k = 0; k < ni; k++) {
+		const struct rw_func *f = &lf[rw_func_index(l->b, impls[k])];
+		if (impls[k] == g || f->forward_to == g) {
+			*h = impls[k];
+			*slot = impls[k] == g ? 0 : f->forward_slot;
+			return true;
+		}
+	}
+	return false;
 }
 
 void rewrite_bound_imports(struct rw_binary *b, const struct pathmap *pm, const char *who,

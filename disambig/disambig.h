@@ -116,7 +116,8 @@
  * preceding bytes hold a 64-bit tag of c, and f's dispatch compares them
  * (rewriter.h section 1, "Tagged calls").  Such a call through a GOT slot
  * that may hold f (the symbol's FUNC in f's module, or an implementation
- * of its IFUNC: da_callsite.xcall) takes f_k without a dispatch: it checks
+ * of its IFUNC, or the function such a forwarder jumps on to:
+ * da_callsite.xcall) takes f_k without a dispatch: it checks
  * the slot and a marker of f's page before calling f_k itself (rewriter.h
  * section 1, "Cross-module calls"), run time priced per call through it
  * (section 5), where a tag's dispatch runs at every entry of f (cmake,

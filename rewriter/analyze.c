@@ -2975,6 +2975,39 @@ static void find_marks(struct ana *a)
 	}
 }
 
+/* Forwarders (rewriter.h section 1, Cross-module calls): functions whose
+ * code is [endbr64;] jmp to a PLT stub (or jmp *slot(%rip)) whose GOT slot
+ * the module's own FUNC fills: rw_func.forward_to, forward_slot (where the
+ * module can be made to bind at load time: the check reads the slot). */
+static void find_forwarders(struct ana *a)
+{
+	struct rw_binary *b = a->b;
+	for (size_t i = 0; i < a->nbf; i++) {
+		uint8_t code[10];
+		const struct bin_function *f = &a->bf[i];
+		if (f->size < 5 || bin_read(b->bin, f->addr, code, f->size < 10 ? f->size : 10) < 0)
+			continue;
+		size_t o = x86_endbr64_len(code, f->size < 10 ? f->size : 10), len = f->size < 10 ? f->size : 10;
+		uint64_t slot = 0;
+		int32_t rel;
+		if (o + 5 <= len && code[o] == 0xe9) {
+			memcpy(&rel, code + o + 1, 4);
+			uint64_t t = f->addr + o + 5 + (int64_t)rel;
+			slot = bin_plt_stub(b->bin, t, NULL, NULL) ? plt_slot(a, t) : 0;
+		} else if (o + 6 <= len && code[o] == 0xff && code[o + 1] == 0x25) {
+			memcpy(&rel, code + o + 2, 4);
+			slot = f->addr + o + 6 + (int64_t)rel;
+		}
+		uint64_t own = slot ? rw_slot_own(b, slot) : 0;
+		/* the check reads the slot: filled at load time */
+		if (own && own != f->addr && rw_func_index(b, own) != RW_NONE &&
+		    b->bind_now != RW_BIND_NOW_NONE) {
+			b->funcs[i].forward_to = own;
+			b->funcs[i].forward_slot = slot;
+		}
+	}
+}
+
 /* Function g's entry jmp loses its island: no dispatch, no entry wrapper. */
 static void drop_island(struct ana *a, uint32_t g)
 {
@@ -3143,6 +3176,7 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	add_tail_callees(&a);
 	refuse_entered_inside(&a);
 	find_marks(&a);
+	find_forwarders(&a);
 	resolve_calls(&a);
 	refuse_promote_targets(&a);
 	for (size_t i = 0; i < a.nbf; i++) {     /* kept for rw_may_tail_call */

@@ -733,6 +733,8 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 			fprintf(out, " clone refused (%s)", rw_clone_why_name(f->clone_why));
 		if (f->cloneable && f->xcall_mark)
 			fprintf(out, " marked at 0x%llx", (unsigned long long)f->xcall_mark);
+		if (f->forward_to)
+			fprintf(out, " forwards to 0x%llx", (unsigned long long)f->forward_to);
 		fprintf(out, " %s\n", name);
 	}
 	for (size_t i = 0; i < b->ncalls; i++) {

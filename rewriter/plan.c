@@ -175,7 +175,7 @@ uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
  * module's call not promoted). */
 static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errlen)
 {
-	unsigned long long func, site, tag = 0;
+	unsigned long long func, site, tag = 0, from = 0;
 	unsigned pad, k = RW_NONE;
 	int used = 0;
 	bool promote = false, xcall = false;
@@ -187,8 +187,11 @@ static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errle
 		int more = 0;
 		if (!strcmp(word, "promote") && !promote && !tag && !xcall)
 			promote = true;
-		else if (!strcmp(word, "xcall") && !xcall && !promote && !tag && k == RW_NONE)
+		else if (!strcmp(word, "xcall") && !xcall && !promote && !tag && k == RW_NONE) {
 			xcall = true;
+			if (sscanf(s + used, " 0x%llx%n", &from, &more) == 1 && from)
+				used += more;
+		}
 		else if (!strcmp(word, "in") && k == RW_NONE && !tag && !xcall &&
 			 sscanf(s + used, " %u%n", &k, &more) == 1 && k < p->nclones)
 			used += more;
@@ -203,11 +206,40 @@ static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errle
 	p->clones[p->nclones - 1].tag = tag;
 	p->clones[p->nclones - 1].promote = promote;
 	p->clones[p->nclones - 1].xcall = xcall;
+	p->clones[p->nclones - 1].xcall_from = from;
 	return 0;
 bad:
 	return errmsg(err, errlen, "want \"clone 0xFUNC 0xSITE PAD [promote] [in K] | [tag 0xTAG] | "
-		      "[xcall]\" "
+		      "[xcall [0xFWD]]\" "
 		      "(K an earlier clone, TAG not 0, PAD a multiple of 16 up to %d)", RW_MAX_AMOUNT);
+}
+
+/* The rest of an xcall line (rewriter.h section 3): 0, or -1 (malformed,
+ * or out of memory). */
+static int parse_xcall(const char *s, struct rw_plan *p)
+{
+	unsigned long long site, f, dest, mark, value, g = 0, slot = 0;
+	unsigned k = RW_NONE;
+	int used = 0, more = 0;
+	char word[8];
+	if (sscanf(s, " %llx %llx %llx %llx %llx%n", &site, &f, &dest, &mark, &value, &used) != 5 ||
+	    !value)
+		return -1;
+	s += used;
+	if (sscanf(s, " %7s%n", word, &used) == 1 && !strcmp(word, "via")) {
+		if (sscanf(s + used, " %llx %llx%n", &g, &slot, &more) != 2 || !g || !slot)
+			return -1;
+		s += used + more;
+	}
+	if (sscanf(s, " %7s%n", word, &used) == 1) {
+		if (strcmp(word, "in") || sscanf(s + used, " %u%n", &k, &more) != 1 || k >= p->nclones)
+			return -1;
+		s += used + more;
+	}
+	if (sscanf(s, " %7s", word) == 1)
+		return -1;
+	struct rw_plan_xcall x = {site, k, f, dest, mark, value, g, slot};
+	return rw_plan_add_xcall(p, &x);
 }
 
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen)
@@ -265,23 +297,10 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 			continue;
 		}
 		if (!strcmp(kw, "xcall")) {
-			unsigned long long f, dest, mark, value;
-			int got = sscanf(buf + used, " %llx %llx %llx %llx %llx in %u %1s", &site, &f,
-					 &dest, &mark, &value, &k, extra);
-			bool in = got == 6;
-			if (got == 5) {
-				got = sscanf(buf + used, " %llx %llx %llx %llx %llx %1s", &site, &f, &dest,
-					     &mark, &value, extra) == 5 ? 6 : 0;
-				k = RW_NONE;
-			}
-			if (got != 6 || !value || (in && k >= p->nclones)) {
+			if (parse_xcall(buf + used, p) < 0) {
 				errmsg(err, errlen, "line %zu: want \"xcall 0xSITE 0xFUNC 0xCLONE 0xMARK "
-					"0xVALUE [in K]\" (VALUE not 0, K an earlier clone)", line);
-				goto fail;
-			}
-			struct rw_plan_xcall x = {site, k, f, dest, mark, value};
-			if (rw_plan_add_xcall(p, &x)) {
-				errmsg(err, errlen, "out of memory");
+					"0xVALUE [via 0xG 0xSLOT] [in K]\" (VALUE not 0, K an earlier clone)",
+					line);
 				goto fail;
 			}
 			continue;
@@ -373,6 +392,8 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 				 c->site, c->pad, c->promote ? " promote" : "");
 		if (c->tag)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " tag 0x%" PRIx64, c->tag);
+		else if (c->xcall && c->xcall_from)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " xcall 0x%" PRIx64, c->xcall_from);
 		else if (c->xcall)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " xcall");
 		else if (c->parent != RW_NONE)
@@ -398,6 +419,9 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 		int n = snprintf(line, sizeof(line), "xcall 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64
 				 " 0x%" PRIx64 " 0x%" PRIx64, x->site, x->func, x->dest, x->mark,
 				 x->value);
+		if (x->fwd)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " via 0x%" PRIx64 " 0x%" PRIx64,
+				      x->fwd, x->fwd_slot);
 		if (x->clone != RW_NONE)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " in %u", x->clone);
 		line[n++] = '\n';
@@ -513,10 +537,13 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		if (!b->funcs[fi].cloneable)
 			return errmsg(err, errlen, "plan clones 0x%" PRIx64 ", which cannot be cloned: %s",
 				      c->func, rw_clone_why_name(b->funcs[fi].clone_why));
-		if (c->xcall && !b->funcs[fi].xcall_mark)
+		uint32_t mi = c->xcall_from ? rw_func_index(b, c->xcall_from) : fi;
+		if (c->xcall && (mi == RW_NONE || !b->funcs[mi].xcall_mark ||
+				 (c->xcall_from && b->funcs[mi].forward_to != c->func)))
 			return errmsg(err, errlen, "plan clones 0x%" PRIx64 " for another module's call, "
-				      "but its page has no room for the marker that call checks "
-				      "(rewriter.h section 1, Cross-module calls)", c->func);
+				      "but %s (rewriter.h section 1, Cross-module calls)", c->func,
+				      mi == RW_NONE || b->funcs[mi].xcall_mark ? "the function it names "
+				      "does not forward to it" : "the page checked has no room for the marker");
 		if (rw_pad_by_entry(&b->funcs[fi], c->pad))
 			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 " by %u bytes, which "
 				      "only an entry wrapper makes (a clone has none)", c->func, c->pad);

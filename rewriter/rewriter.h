@@ -665,6 +665,12 @@ struct rw_func {
 	                              * room for the marker */
 	uint8_t xcall_mark_len;      /* the bytes written there: the marker, nops
 	                              * to a boundary of the padding */
+	uint64_t forward_to;         /* a forwarder ([endbr64;] jmp through a GOT
+	                              * slot of this module that its own FUNC
+	                              * fills, the module bound at load time when
+	                              * another module's check reads it): that
+	                              * function, else 0 */
+	uint64_t forward_slot;       /* ... and that slot */
 	bool tail_indirect;          /* makes a tail call through a register or
 	                              * memory, or runs off its end: a frame
 	                              * entered by a call of it may be any
@@ -811,10 +817,15 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *     clone 0xFUNC 0xSITE PAD xcall clone K for a call of another module
  *                                   that calls it by its check (section 1,
  *                                   Cross-module calls): FUNC's page marked
- *     xcall 0xSITE 0xFUNC 0xCLONE 0xMARK 0xVALUE [in K]  the call at SITE
- *                                   (in K: its copy) checks that its GOT slot
- *                                   holds FUNC of the module whose page's
- *                                   marker at MARK holds VALUE, and then
+ *     clone 0xFUNC 0xSITE PAD xcall 0xFWD  the same, for a call whose slot
+ *                                   holds FWD, a forwarder to FUNC: FWD's
+ *                                   page marked
+ *     xcall 0xSITE 0xFUNC 0xCLONE 0xMARK 0xVALUE [via 0xG 0xSLOT] [in K]
+ *                                   the call at SITE (in K: its copy) checks
+ *                                   that its GOT slot holds FUNC of the
+ *                                   module whose page's marker at MARK holds
+ *                                   VALUE (with via: and that FUNC's module's
+ *                                   SLOT holds G, FUNC forwarding to G), then
  *                                   calls CLONE (addresses of that module)
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
@@ -845,6 +856,9 @@ struct rw_plan_clone {
 	                              * its checked thunk (section 1, Cross-module
 	                              * calls), not by func's dispatch: this
 	                              * module marks func's page */
+	uint64_t xcall_from;         /* with xcall, not 0: the call's slot holds
+	                              * this forwarder to func, whose page is
+	                              * marked instead */
 };
 struct rw_plan_xcall {
 	uint64_t site;               /* a call of this binary through its GOT slot */
@@ -855,6 +869,9 @@ struct rw_plan_xcall {
 	uint64_t dest;               /* ... its clone there, to call instead */
 	uint64_t mark;               /* ... the marker of func's page there */
 	uint64_t value;              /* ... and what the marker holds */
+	uint64_t fwd, fwd_slot;      /* not 0: func is a forwarder to fwd through
+	                              * its module's slot fwd_slot, which the check
+	                              * compares with fwd; dest is fwd's clone */
 };
 struct rw_plan_tag {
 	uint64_t site;               /* a call of this binary */

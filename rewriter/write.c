@@ -136,18 +136,23 @@ static int put_slot_test(struct rbuf *o, uint64_t origin, const struct rw_call *
 
 /* A cross-module call's check (rewriter.h section 1, Cross-module calls),
  * code at origin + o->n: that the GOT slot holds x->func of the module
- * rewritten with this one, by its page's marker; then %r11 = x->dest.  The
- * offsets of its three jumps' rel32 fields, to the fallback, into jf.  -1
- * when out of reach. */
+ * rewritten with this one, by its page's marker (and for a forwarder, that
+ * its own slot holds x->fwd: cmp %r11,SLOT-FWD(%r11) once %r11 is x->fwd);
+ * then %r11 = x->dest.  The offsets of its jumps' rel32 fields, to the
+ * fallback, into jf (0 after the last).  -1 when out of reach. */
+#define XCALL_JUMPS 4
 static int put_xcall_check(struct rbuf *o, uint64_t origin, const struct rw_call *c,
-			   const struct rw_plan_xcall *x, size_t jf[3])
+			   const struct rw_plan_xcall *x, size_t jf[XCALL_JUMPS])
 {
 	static const uint8_t mov_r11[] = {0x4c, 0x8b, 0x1d}, sub_r11[] = {0x49, 0x81, 0xeb},
 			     test_r11d[] = {0x41, 0xf7, 0xc3}, cmpl_r11[] = {0x41, 0x81, 0xbb},
-			     add_r11[] = {0x49, 0x81, 0xc3}, jne[] = {0x0f, 0x85};
-	uint64_t page = x->func & ~(uint64_t)0xfff;
-	int64_t to = (int64_t)(x->dest - page);
-	if (to < INT32_MIN || to > INT32_MAX || put_rel32(o, origin, mov_r11, 3, c->got) < 0)
+			     add_r11[] = {0x49, 0x81, 0xc3}, jne[] = {0x0f, 0x85},
+			     cmp_r11_mem[] = {0x4d, 0x39, 0x9b};
+	uint64_t page = x->func & ~(uint64_t)0xfff, at = x->fwd ? x->fwd : page;
+	int64_t to = (int64_t)(x->dest - at), fwd = (int64_t)(x->fwd - page),
+		slot = (int64_t)(x->fwd_slot - x->fwd);
+	if (to < INT32_MIN || to > INT32_MAX || fwd < INT32_MIN || fwd > INT32_MAX ||
+	    slot < INT32_MIN || slot > INT32_MAX || put_rel32(o, origin, mov_r11, 3, c->got) < 0)
 		return -1;
 	rb_put(o, sub_r11, 3);
 	rb_u32(o, (uint32_t)(x->func & 0xfff));
@@ -163,15 +168,25 @@ static int put_xcall_check(struct rbuf *o, uint64_t origin, const struct rw_call
 		rb_u32(o, 0);
 		jf[i] = o->n;
 	}
+	jf[3] = 0;
+	if (x->fwd) {    /* %r11 = the forwarder's target, if its slot holds it */
+		rb_put(o, add_r11, 3);
+		rb_u32(o, (uint32_t)(int32_t)fwd);
+		rb_put(o, cmp_r11_mem, 3);
+		rb_u32(o, (uint32_t)(int32_t)slot);
+		rb_put(o, jne, 2);
+		rb_u32(o, 0);
+		jf[3] = o->n;
+	}
 	rb_put(o, add_r11, 3);
 	rb_u32(o, (uint32_t)(int32_t)to);
 	return 0;
 }
 
 /* Point the jumps put_xcall_check left at the code that follows now. */
-static void xcall_fallback_here(struct rbuf *o, const size_t jf[3])
+static void xcall_fallback_here(struct rbuf *o, const size_t jf[XCALL_JUMPS])
 {
-	for (int i = 0; i < 3 && !o->oom; i++) {
+	for (int i = 0; i < XCALL_JUMPS && jf[i] && !o->oom; i++) {
 		int32_t rel = (int32_t)(o->n - jf[i]);
 		memcpy(o->p + jf[i] - 4, &rel, 4);
 	}
@@ -194,7 +209,7 @@ static int put_call(struct rbuf *o, uint64_t origin, struct tramp *t, uint64_t e
 			     jmp[] = {0xe9};
 	static const uint8_t call_r11[] = {0x41, 0xff, 0xd3};
 	const struct rw_call *c = t->call;
-	size_t to_fallback = 0, to_exit = 0, jf[3];
+	size_t to_fallback = 0, to_exit = 0, jf[XCALL_JUMPS];
 	if (t->x) {
 		if (put_xcall_check(o, origin, c, t->x, jf) < 0)
 			return -1;
@@ -654,7 +669,7 @@ static int emit_thunk(struct rbuf *o, struct tramp *t, char *err, size_t errlen)
 {
 	static const uint8_t je[] = {0x0f, 0x84}, jmp_slot[] = {0xff, 0x25},
 			     jmp_r11[] = {0x41, 0xff, 0xe3};
-	size_t start = o->n, jf[3];
+	size_t start = o->n, jf[XCALL_JUMPS];
 	uint64_t origin = t->addr - start;
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(o, 0xcc);
@@ -1054,6 +1069,13 @@ static int patch_call(struct plan_state *ps, const struct rw_call *c, uint64_t d
 	return 0;
 }
 
+/* The function whose page another module's check of clone c reads: the
+ * forwarder the call's slot holds, else c's function. */
+static uint64_t marked_of(const struct rw_plan_clone *c)
+{
+	return c->xcall_from ? c->xcall_from : c->func;
+}
+
 /* The marker of each page whose functions take another module's calls by
  * their checks (rewriter.h section 1, Cross-module calls): two nopl over
  * the gap's first RW_XCALL_MARK_BYTES, nops to a boundary of its padding
@@ -1064,12 +1086,14 @@ static int add_marks(struct plan_state *ps, const struct rw_binary *b, const str
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		if (!p->clones[k].xcall)
 			continue;
-		const struct rw_func *f = &b->funcs[rw_func_index(b, p->clones[k].func)];
+		/* another module's check reads a forwarder's slot: bind at load */
+		ps->nxcall += p->clones[k].xcall_from != 0;
+		const struct rw_func *f = &b->funcs[rw_func_index(b, marked_of(&p->clones[k]))];
 		uint64_t mark = f->xcall_mark;
 		bool done = false;
 		for (uint32_t j = 0; j < k && !done; j++)
 			done = p->clones[j].xcall &&
-			       b->funcs[rw_func_index(b, p->clones[j].func)].xcall_mark == mark;
+			       b->funcs[rw_func_index(b, marked_of(&p->clones[j]))].xcall_mark == mark;
 		if (done)
 			continue;
 		ps->nmarks++;

@@ -13,3 +13,10 @@ __attribute__((noinline, aligned(64))) int fx_xcall_after(int x)
 	volatile int v = x;
 	return v * 5 + 3;
 }
+
+/* a forwarder: only jumps on to the leaf (through the PLT: the leaf may be
+ * interposed), so the leaf's frames replace its own */
+__attribute__((noinline)) int fx_fwd(int x)
+{
+	return fx_tag_leaf(x);
+}

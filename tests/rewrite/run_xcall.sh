@@ -24,9 +24,13 @@
 #    program's function checks for the library's clone, and verifies;
 #  - a plan whose clone is in a library not rewritten is refused, nothing
 #    written.
-#   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS
+#  - a forwarder: fx_xcall_fwd's calls reach the leaf through the library's
+#    fx_fwd (jmp fx_tag_leaf@plt); the check also compares the library's own
+#    slot, which the library binds at load time, and calls the leaf's clone;
+#    the pair verifies, and runs the same with the original library.
+#   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS FWD_PROG
 set -u
-icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5
+icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5 fwd=$6
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$work"/ && cd "$work" || fail "setup"
@@ -122,6 +126,29 @@ LD_LIBRARY_PATH=rwc.libs "$icpp" verify rwc > /dev/null 2> verifyc.log ||
 grep -q " 0 at another height, 0 not predicted" verifyc.log || fail "chain: $(grep observed verifyc.log)"
 "$icpp" paths rwc.icpp | grep -q "> __icpp_clone_0_fx_a > __icpp_clone_0_fx_tag_leaf$" ||
 	fail "chain: the leaf's clone is not predicted under fx_a's"
+
+# a forwarder: the leaf's frames under calls of fx_fwd, which jumps on
+mkdir -p fwd && cp "$fwd" "$l" fwd/ && cd fwd || fail "setup fwd"
+pf=./$(basename "$fwd")
+"$pf" > orig.out || fail "the forwarder's program fails"
+"$icpp" train -q -o map.icpp -- "$pf" > /dev/null || fail "train (forwarder)"
+"$icpp" rewrite "$l" --explain 2> /dev/null | grep -q " forwards to 0x[0-9a-f]* fx_fwd$" ||
+	fail "fx_fwd is no forwarder to the rewriter"
+"$icpp" rewrite "$pf" -m map.icpp -o rw --lib "$l" --no-wrap > rewrite.log 2>&1 ||
+	fail "rewrite (forwarder): $(tail -1 rewrite.log)"
+grep -q " 1 calls of another module's clones checked" rewrite.log ||
+	fail "forwarder: no checked call: $(grep 'functions cloned' rewrite.log)"
+readelf -d "rw.libs/$ln" | grep -q "BIND_NOW\|FLAGS_1.*NOW" || fail "the library does not bind at load time"
+LD_LIBRARY_PATH=rw.libs ./rw > rw.out && cmp -s orig.out rw.out || fail "the forwarder pair's output"
+LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "verify (forwarder): $(tail -3 verify.log)"
+grep -q " 0 at another height, 0 not predicted" verify.log || fail "forwarder: $(grep observed verify.log)"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log || fail "forwarder: $(grep precise verify.log)"
+LD_LIBRARY_PATH=rw.libs "$icpp" train -q -o obs.icpp -- ./rw > /dev/null || fail "train (forwarder pair)"
+"$icpp" paths obs.icpp | grep -q "> fx_[ab] > __icpp_clone_[0-9]*_fx_tag_leaf$" ||
+	fail "forwarder: the leaf's clone is not entered: $("$icpp" paths obs.icpp | grep fx_tag_leaf)"
+mkdir -p orig && cp "$l" orig/ && LD_LIBRARY_PATH=orig ./rw > rwo.out && cmp -s orig.out rwo.out ||
+	fail "the forwarder's program with the original library"
+cd .. || fail "cd"
 
 # the clone's module not rewritten: refused, and nothing written
 "$icpp" rewrite "$p" -m map.icpp -o rw3 --plan x.plan > rewrite3.log 2>&1 &&

@@ -868,6 +868,7 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	const struct rw_plan_xcall *x = rw_plan_xcall_of(&p, 0x14, RW_NONE);
 	CHECK(x && x->func == 0x1100 && x->dest == 0x5000 && x->mark == 0x1115 && x->value == 0xabc);
 	CHECK(!rw_plan_xcall_of(&p, 0x10, RW_NONE));
+	CHECK(!x->fwd && !p.clones[1].xcall_from);
 	text = rw_plan_format(&p, NULL);
 	CHECK(text && strstr(text, "clone 0x1100 0x11e4 0 xcall\n") &&
 	      strstr(text, "xcall 0x14 0x1100 0x5040 0x1115 0xabc in 0\nxcall 0x14 0x1100 0x5000 "
@@ -879,6 +880,18 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	CHECK(rw_tag(id1, 3, 0x10) == rw_tag(id1, 3, 0x10) && rw_tag(id1, 3, 0x10) != 0);
 	CHECK(rw_tag(id1, 3, 0x10) != rw_tag(id1, 3, 0x11));
 	CHECK(rw_tag(id1, 3, 0x10) != rw_tag(id2, 3, 0x10));
+	/* a forwarder: the clone's call holds 0x1190, which jumps on to 0x1140
+	 * through the slot at 0x4000 */
+	const char *fw = "icpp-plan 1\nclone 0x1140 0x11d4 0 xcall 0x1190\n"
+			 "xcall 0x11d4 0x1190 0x5020 0x1155 0xabc via 0x1140 0x4000\n";
+	CHECK_EQ_INT(rw_plan_parse(fw, strlen(fw), &p, err, sizeof(err)), 0);
+	CHECK(p.nclones == 1 && p.clones[0].xcall && p.clones[0].xcall_from == 0x1190);
+	CHECK(p.nxcalls == 1 && p.xcalls[0].fwd == 0x1140 && p.xcalls[0].fwd_slot == 0x4000);
+	text = rw_plan_format(&p, NULL);
+	CHECK(text && strstr(text, "clone 0x1140 0x11d4 0 xcall 0x1190\n") &&
+	      strstr(text, "xcall 0x11d4 0x1190 0x5020 0x1155 0xabc via 0x1140 0x4000\n"));
+	free(text);
+	rw_plan_free(&p);
 	/* a marker names the page and the build-id */
 	CHECK(rw_xcall_value(id1, 3, 0x1000) != rw_xcall_value(id1, 3, 0x2000));
 	CHECK(rw_xcall_value(id1, 3, 0x1000) != rw_xcall_value(id2, 3, 0x1000));
@@ -903,6 +916,9 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 		"icpp-plan 1\nxcall 0x14 0x1100 0x5000 0x1115\n",
 		"icpp-plan 1\nxcall 0x14 0x1100 0x5000 0x1115 0x1 in 0\n",  /* no clone 0 */
 		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4\nxcall 0x14 0x1 0x2 0x3 0x5\n",
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 via 0x5\n",     /* a forwarder's slot */
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 via 0x0 0x6\n",
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 0x5\n",
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		CHECK_EQ_INT(rw_plan_parse(refused[i], strlen(refused[i]), &p, err, sizeof(err)), -1);

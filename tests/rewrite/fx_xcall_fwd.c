@@ -1,0 +1,36 @@
+/* fx_xcall_fwd.c: the program of run_xcall.sh's forwarder: the two orders
+ * of fx_tags_main.c, main > fx_a > fx_b and main > fx_b > fx_a, ending in
+ * the library's fx_fwd, which jumps on to fx_tag_leaf: the leaf's frames at
+ * one height under both, separated (with --no-wrap) only by a clone of the
+ * leaf for one of the program's calls of fx_fwd, taken by the call's check
+ * of its slot (fx_fwd), of the library's marker and of the library's own
+ * slot of the leaf (rewriter.h section 1, Cross-module calls). */
+#include <stdio.h>
+
+int fx_fwd(int x);
+
+static __attribute__((noinline)) int fx_b(int x, int d);
+
+static __attribute__((noinline)) int fx_a(int x, int d)
+{
+	volatile char buf[32];
+	buf[0] = (char)x;
+	return (d ? fx_b(buf[0], d - 1) : fx_fwd(buf[0])) + 1;
+}
+
+static __attribute__((noinline)) int fx_b(int x, int d)
+{
+	volatile char buf[32];
+	buf[0] = (char)x;
+	return (d ? fx_a(buf[0], d - 1) : fx_fwd(buf[0])) + 2;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	int s = 0;
+	for (int i = 0; i < 4; i++)
+		s += fx_a(argc + i, 1) * fx_b(argc + i, 1);
+	printf("%d\n", s);
+	return 0;
+}
