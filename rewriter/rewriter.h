@@ -380,6 +380,12 @@
  * the frames are then f's, where the prediction has f_k's.  A call is
  * xcallable (rw_call.xcallable) when it is taggable, not bound, reaches its
  * callee through a GOT slot, and M can bind at load time.
+ * A forwarder h of L (`[endbr64;] jmp` through a GOT slot of L that L's own
+ * FUNC g fills: rw_func.forward_to; cmake's sized operator delete) has g's
+ * frames under the calls of h: a call whose slot holds h may take g's clone,
+ * the thunk checking h's page's marker, then, %r11 = g, that L's slot holds
+ * g (`cmp %r11,SLOT-g(%r11); jne F`: L is the one rewritten by then, and
+ * binds at load time), before `add $(g_k - g),%r11`.
  *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
