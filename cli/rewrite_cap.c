@@ -76,7 +76,7 @@ static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_targ
 		size_t nf;
 		const struct rw_func *lf = rw_functions(l->b, &nf);
 		cc->xcall_module = l->module;
-		for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t i = 0; i < n && cc->nxcall < DA_MAX_XCALL; i++) {
 			uint32_t fi = rw_func_index(l->b, impls[i]);
 			if (!lf[fi].xcall_mark)
 				continue;

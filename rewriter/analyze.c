@@ -2985,9 +2985,10 @@ static void find_forwarders(struct ana *a)
 	for (size_t i = 0; i < a->nbf; i++) {
 		uint8_t code[10];
 		const struct bin_function *f = &a->bf[i];
-		if (f->size < 5 || bin_read(b->bin, f->addr, code, f->size < 10 ? f->size : 10) < 0)
+		size_t len = f->size < sizeof(code) ? f->size : sizeof(code);
+		if (len < 5 || bin_read(b->bin, f->addr, code, len) < 0)
 			continue;
-		size_t o = x86_endbr64_len(code, f->size < 10 ? f->size : 10), len = f->size < 10 ? f->size : 10;
+		size_t o = x86_endbr64_len(code, len);
 		uint64_t slot = 0;
 		int32_t rel;
 		if (o + 5 <= len && code[o] == 0xe9) {

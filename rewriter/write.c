@@ -485,7 +485,6 @@ struct plan_state {
 	uint32_t nfedits;
 	struct rbuf text;
 	uint32_t nbound;                 /* bound calls redirected: by thunks, stubs, trampolines */
-	uint32_t nxcall;                 /* calls of another module's clones: the same */
 	uint32_t npromoted;              /* indirect calls (or copies) with promotion stubs */
 	uint32_t nmarks;                 /* pages marked (add_marks) */
 	struct promoted_ret *prets;      /* the return addresses of promoted clones' calls */
@@ -630,7 +629,6 @@ static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64
 	*t = (struct tramp){.call = c, .site = site, .target = target, .bytes = bytes, .tag = tag,
 			    .bound = bound || x, .x = x};
 	ps->nbound += bound && !x;
-	ps->nxcall += x != NULL;
 	return place(ps, t, text_vaddr, emit_tramp, err, errlen);
 }
 
@@ -701,7 +699,6 @@ static uint64_t add_thunk(struct plan_state *ps, const struct rw_call *c, uint64
 			  size_t errlen)
 {
 	ps->nbound += !x;
-	ps->nxcall += x != NULL;
 	uint64_t slot = x ? c->got : c->bind_slot;
 	dest = x ? x->dest : dest;
 	for (uint32_t i = 0; i < ps->nt; i++)
@@ -729,7 +726,6 @@ static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_
 			    .stub = true, .x = x};
 	uint64_t g = place(ps, t, text_vaddr, emit_stub, err, errlen);
 	ps->nbound += bound && !x;
-	ps->nxcall += x != NULL;
 	return g ? g + RW_ENTRY_GUARD : 0;
 }
 
@@ -1086,8 +1082,6 @@ static int add_marks(struct plan_state *ps, const struct rw_binary *b, const str
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		if (!p->clones[k].xcall)
 			continue;
-		/* another module's check reads a forwarder's slot: bind at load */
-		ps->nxcall += p->clones[k].xcall_from != 0;
 		const struct rw_func *f = &b->funcs[rw_func_index(b, marked_of(&p->clones[k]))];
 		uint64_t mark = f->xcall_mark;
 		bool done = false;
@@ -2039,13 +2033,26 @@ static int apply_patches(struct writer *w)
 	return 0;
 }
 
+/* Does code read a GOT slot of the output before the first call through it:
+ * a bound call's check, a check of another module's call, or another
+ * module's check of a forwarder's slot here (rewriter.h section 1)? */
+static bool reads_slots(const struct writer *w)
+{
+	if (w->ps.nbound || w->p->nxcalls)
+		return true;
+	for (uint32_t k = 0; k < w->p->nclones; k++)
+		if (w->p->clones[k].xcall_from)
+			return true;
+	return false;
+}
+
 /* A bound call's stub reads its GOT slot, which lazy binding fills only at
  * the first call through it: the output binds at load time (rewriter.h
  * section 1, Bound calls), by the flag rw_open found room for. */
 static int bind_now(struct writer *w)
 {
 	const struct rw_binary *b = w->b;
-	if ((!w->ps.nbound && !w->ps.nxcall) || b->bind_now == RW_BIND_NOW_ALREADY)
+	if (!reads_slots(w) || b->bind_now == RW_BIND_NOW_ALREADY)
 		return 0;
 	for (size_t i = 1; i < w->nold; i++) {
 		struct osec *sec = &w->o.s[i];
