@@ -118,22 +118,32 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 		"run %s tests at entry (--dispatch-weight prices them higher, --no-dispatch: none)\n",
 		prefix, n, n > 1 ? "s" : "", n > 1 ? "" : "s", 100.0 * share, n > 1 ? "their" : "its");
 	fprintf(out, "%s  the heaviest:", prefix);
-	bool tagged = false;
+	bool tagged = false, tailed = false;
 	for (uint32_t i = 0; i < n && i < 3; i++) {
-		char label[256], tags[64] = "";
+		char label[256], tags[64] = "", tails[64] = "";
 		if (top[i].tags == top[i].tests)
 			snprintf(tags, sizeof(tags), top[i].tests > 1 ? ", all tags" : ", a tag");
 		else if (top[i].tags)
 			snprintf(tags, sizeof(tags), ", %" PRIu32 " of them tags", top[i].tags);
+		if (top[i].tails == top[i].tests)
+			snprintf(tails, sizeof(tails), top[i].tests > 1 ? ", all after tail calls" :
+					 ", after a tail call");
+		else if (top[i].tails)
+			snprintf(tails, sizeof(tails), ", %" PRIu32 " after tail calls", top[i].tails);
 		tagged = tagged || top[i].tags;
-		fprintf(out, "%s %s %.1f%% (%" PRIu32 " test%s%s)", i ? "," : "",
+		tailed = tailed || top[i].tails;
+		fprintf(out, "%s %s %.1f%% (%" PRIu32 " test%s%s%s)", i ? "," : "",
 			pm_function_label(pm, top[i].func, bin_demangle, label, sizeof(label)),
-			100.0 * top[i].share, top[i].tests, top[i].tests > 1 ? "s" : "", tags);
+			100.0 * top[i].share, top[i].tests, top[i].tests > 1 ? "s" : "", tags, tails);
 	}
 	fputc('\n', out);
 	if (tagged)
 		fprintf(out, "%s  (a tag: the clone is for a call of another module, which cannot "
 			"call the clone itself: the function's entry tests the call's tag)\n", prefix);
+	if (tailed)
+		fprintf(out, "%s  (after a tail call: the call enters another function, which jumps "
+			"on to this one, so the call cannot point at the clone: the entry tests it)\n",
+			prefix);
 }
 
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o)

@@ -769,6 +769,13 @@ struct da_dispatch_fn {
 	                             * call that cannot point at the clone
 	                             * itself (docs/bench-disambig.md, session
 	                             * 50: cmake's are most of its dispatches) */
+	uint32_t tails;             /* of those, the ones for frames entered by
+	                             * a tail call: their call calls another
+	                             * function (da_callsite.target), which
+	                             * jumps on to func, so it cannot point at
+	                             * the clone (tclsh8.6's pthread_getspecific,
+	                             * after libtcl's allocator cache lookup:
+	                             * docs/bench-disambig.md, session 51) */
 	double share;               /* of the problem's entries */
 };
 uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,

@@ -1063,11 +1063,13 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 {
 	uint32_t *tests = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*tests)), n = 0, kept = 0;
 	uint32_t *tags = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*tags));
+	uint32_t *tails = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*tails));
 	uint64_t *weight = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*weight));
 	*share = 0;
-	if (!tests || !tags || !weight) {
+	if (!tests || !tags || !tails || !weight) {
 		free(tests);
 		free(tags);
+		free(tails);
 		free(weight);
 		return 0;
 	}
@@ -1076,6 +1078,7 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 		if (da_dispatched(p, c, f)) {
 			n += !tests[f]++;
 			tags[f] += da_tagged(p, c, f);
+			tails[f] += p->callsites[c].target != DA_NONE && p->callsites[c].target != f;
 		}
 	}
 	uint64_t total = 0, in = 0;
@@ -1093,11 +1096,12 @@ uint32_t da_dispatch_top(const struct da_problem *p, const struct da_plan *plan,
 			top[at] = top[at - 1];
 			at--;
 		}
-		top[at] = (struct da_dispatch_fn){f, tests[f], tags[f],
+		top[at] = (struct da_dispatch_fn){f, tests[f], tags[f], tails[f],
 						  total ? (double)weight[f] / (double)total : 0};
 	}
 	free(tests);
 	free(tags);
+	free(tails);
 	free(weight);
 	*share = total ? (double)in / (double)total : 0;
 	return n;

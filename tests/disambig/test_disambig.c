@@ -1092,7 +1092,8 @@ static void test_dispatch_price(void)
 	struct da_dispatch_fn top[2];
 	double all;
 	CHECK(da_dispatch_top(p, &r[0].plan, top, 2, &all) == 1 && all == share);
-	CHECK(top[0].func == D && top[0].tests == 1 && top[0].tags == 0 && top[0].share == share);
+	CHECK(top[0].func == D && top[0].tests == 1 && top[0].tags == 0 && top[0].tails == 0 &&
+	      top[0].share == share);
 	CHECK(r[0].nleft == 0 && r[1].nleft == 0 && r[1].plan.nclones == 1);
 	double paid = r[0].stats.objective - r[1].stats.objective;
 	CHECK(fabs(paid - DA_DEFAULT_DISPATCH_WEIGHT * (double)r[1].after.paths * share) < 1e-9);
@@ -1109,7 +1110,15 @@ static void test_dispatch_price(void)
 	o.dispatch_weight = 0;
 	CHECK(da_solve(p, &o, &r[0], err, sizeof(err)) == 0);
 	CHECK(da_dispatch_top(p, &r[0].plan, top, 2, &all) == 1 && all == share);
-	CHECK(top[0].func == D && top[0].tests == 1 && top[0].tags == 1);
+	CHECK(top[0].func == D && top[0].tests == 1 && top[0].tags == 1 && top[0].tails == 0);
+	da_result_free(&r[0]);
+	/* A and E call G, which jumps on to D: the clone is for frames
+	 * entered by a tail call, which the report counts apart too */
+	uint32_t G = da_add_func(p, "G", 0, 1, false);
+	p->callsites[cs[2]].target = p->callsites[cs[3]].target = G;
+	CHECK(da_solve(p, &o, &r[0], err, sizeof(err)) == 0);
+	CHECK(da_dispatch_top(p, &r[0].plan, top, 2, &all) == 1 && all == share);
+	CHECK(top[0].func == D && top[0].tests == 1 && top[0].tags == 1 && top[0].tails == 1);
 	da_result_free(&r[0]);
 	da_problem_free(p);
 }

@@ -22,6 +22,7 @@
 #     (glibc's mempcpy into memmove): its entry jumps by an island.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
+# icpp plan --evaluate says A's dispatch is for a frame after a tail call.
 # And icpp report on A: t_report_dispatch (tests/record) puts samples in
 # fx_dl_g's dispatch and checks whose frames they are charged to.
 #   run_dispatch_cases.sh ICPP WORK PROG T_REPORT_DISPATCH
@@ -73,6 +74,10 @@ for path in "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_d
 	[ -n "$(height a.rw.icpp "$path")" ] || fail "a: no path main > $path predicted"
 done
 "$t_report" "$PWD/a.rw" "$PWD" > a.report 2>&1 || { cat a.report >&2; fail "a: t_report_dispatch"; }
+# the plan's report says why fx_dl_g's clone dispatches: main's call calls fx_dl_f
+"$icpp" plan map --binary "$p" --evaluate a.plan > a.eval 2>&1 || fail "a: plan --evaluate: $(tail -1 a.eval)"
+grep -q "^    the heaviest: fx_dl_g [0-9.]*% (1 test, after a tail call)$" a.eval ||
+	fail "a: the dispatch is not said to follow a tail call: $(grep heaviest a.eval)"
 
 # B: fx_dl_g padded by 16 in place, and cloned for main's indirect call (by
 # dispatch): the direct path through fx_dl_g to the leaf is 16 bytes deeper,
