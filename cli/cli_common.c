@@ -129,7 +129,8 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 			snprintf(tails, sizeof(tails), top[i].tests > 1 ? ", all after tail calls" :
 					 ", after a tail call");
 		else if (top[i].tails)
-			snprintf(tails, sizeof(tails), ", %" PRIu32 " after tail calls", top[i].tails);
+			snprintf(tails, sizeof(tails), ", %" PRIu32 " after %s", top[i].tails,
+				 top[i].tails > 1 ? "tail calls" : "a tail call");
 		tagged = tagged || top[i].tags;
 		tailed = tailed || top[i].tails;
 		fprintf(out, "%s %s %.1f%% (%" PRIu32 " test%s%s%s)", i ? "," : "",
