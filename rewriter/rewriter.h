@@ -468,7 +468,9 @@
  *    for it -- otherwise just above the last segment (Linux >= 5.18 finds
  *    AT_PHDR through the PT_LOAD that holds it).
  * .icpp.text holds the clones first (each function's copy, then its
- * fragment's), then the trampolines.
+ * fragment's), the heaviest first (rw_plan_clone.weight: the code that runs
+ * most shares cache lines with code that runs as much), a chain's clone
+ * after its parent; then the trampolines.
  * The old .eh_frame/.eh_frame_hdr stay in place, renamed .icpp.old.*; .symtab
  * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>), per
  * tagged call's stub (__icpp_tag_<callsite>) and per

@@ -554,6 +554,49 @@ static int64_t find_branch(struct bin_module *m, uint64_t at, uint64_t size, con
 	return -1;
 }
 
+/* New code lays the clones out by the entries training saw each take, the
+ * heaviest first, a chain's clone after its parent: clone 2 (fx_leaf for
+ * the copy of fx_sp's call in clone 0) is the heaviest, so clone 0 comes
+ * first, then clone 2, then clone 1 (heavier than clone 0). */
+static void check_clone_order(const char *dir, struct rw_binary *b)
+{
+	struct rw_plan p = {0};
+	CHECK_EQ_INT(rw_plan_add_clone(&p, func(b, "fx_sp")->addr, call(b, "fx_calls", "fx_sp")->site,
+				       0, RW_NONE), 0);
+	CHECK_EQ_INT(rw_plan_add_clone(&p, func(b, "fx_fp_leave")->addr,
+				       call(b, "fx_run", "fx_fp_leave")->site, 0, RW_NONE), 0);
+	CHECK_EQ_INT(rw_plan_add_clone(&p, func(b, "fx_leaf")->addr, call(b, "fx_sp", "fx_leaf")->site,
+				       0, 0), 0);
+	if (p.nclones != 3) {
+		rw_plan_free(&p);
+		return;
+	}
+	p.clones[0].weight = 1;
+	p.clones[1].weight = 50;
+	p.clones[2].weight = 100;
+	char out[4200], err[512];
+	snprintf(out, sizeof(out), "%s/fx.order", dir);
+	struct rw_write_stats st;
+	int r = rw_write(b, &p, out, &st, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "rw_write: %s\n", err);
+	CHECK_EQ_INT(r, 0);
+	rw_plan_free(&p);
+	struct rw_note note;
+	CHECK_EQ_INT(r == 0 ? rw_note_read(out, &note, err, sizeof(err)) : -1, 0);
+	if (r == 0 && note.nclones == 3) {
+		CHECK(note.clones[0].addr < note.clones[2].addr);
+		CHECK(note.clones[2].addr < note.clones[1].addr);
+		/* the chain's call is the copy in clone 0, wherever that lies */
+		CHECK(note.clones[2].site > note.clones[0].addr &&
+		      note.clones[2].site < note.clones[0].addr + note.clones[0].size);
+	} else {
+		CHECK(0);
+	}
+	if (r == 0)
+		rw_note_free(&note);
+}
+
 /* A clone of the .cold owner fx_owner, padded by 16, for fx_run's call that
  * takes its fragment: the copies, their jumps into each other, the padding
  * edit in the fragment's copy, their FDEs, symbols and note, and the run. */
@@ -946,6 +989,7 @@ int main(int argc, char **argv)
 	check_argpush_run(argv[1], argv[2], b);
 	check_note_layout(out, argv[2]);
 	check_clone_fragment(argv[1], argv[2], b);
+	check_clone_order(argv[2], b);
 	check_place_clones();
 	check_tagged_trampoline(argv[2], b);
 	check_refusals(argv[1], argv[2], b);
