@@ -58,6 +58,18 @@ static const struct rw_call *call(const struct rw_binary *b, const char *caller,
 	return nth_call(b, caller, callee, 0);
 }
 
+/* rw_write of plan p to out, its error on stderr; 0 when written. */
+static int write_checked(struct rw_binary *b, const struct rw_plan *p, const char *out,
+			 struct rw_write_stats *st)
+{
+	char err[512];
+	int r = rw_write(b, p, out, st, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "rw_write: %s\n", err);
+	CHECK_EQ_INT(r, 0);
+	return r;
+}
+
 static uint32_t min_wrap(rw_mask m)
 {
 	return m > 1 ? (uint32_t)__builtin_ctzll(m & ~1ull) * 16 : 0;
@@ -577,10 +589,7 @@ static void check_clone_order(const char *dir, struct rw_binary *b)
 	char out[4200], err[512];
 	snprintf(out, sizeof(out), "%s/fx.order", dir);
 	struct rw_write_stats st;
-	int r = rw_write(b, &p, out, &st, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "rw_write: %s\n", err);
-	CHECK_EQ_INT(r, 0);
+	int r = write_checked(b, &p, out, &st);
 	rw_plan_free(&p);
 	struct rw_note note;
 	CHECK_EQ_INT(r == 0 ? rw_note_read(out, &note, err, sizeof(err)) : -1, 0);
@@ -628,10 +637,7 @@ static void check_clone_fragment(const char *in, const char *dir, struct rw_bina
 	rw_plan_free(&q);
 	snprintf(out, sizeof(out), "%s/fx.clone", dir);
 	struct rw_write_stats st;
-	int r = rw_write(b, &p, out, &st, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "rw_write: %s\n", err);
-	CHECK_EQ_INT(r, 0);
+	int r = write_checked(b, &p, out, &st);
 	CHECK_EQ_INT(st.clones, 1);
 	rw_plan_free(&p);
 	struct rw_note note;
@@ -767,10 +773,7 @@ static void check_tagged_trampoline(const char *dir, struct rw_binary *b)
 	CHECK_EQ_INT(rw_plan_add(&p, true, c->site, 16), 0);
 	CHECK_EQ_INT(rw_plan_add_tag(&p, c->site, tag, RW_NONE), 0);
 	struct rw_write_stats st;
-	int r = rw_write(b, &p, out, &st, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "rw_write: %s\n", err);
-	CHECK_EQ_INT(r, 0);
+	int r = write_checked(b, &p, out, &st);
 	rw_plan_free(&p);
 	struct bin_module *m = r ? NULL : bin_open(out, err, sizeof(err));
 	CHECK(m != NULL);
