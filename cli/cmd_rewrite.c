@@ -47,9 +47,12 @@ static const char usage_text[] =
 	"                         wrap every callsite it allows by at least W and, unless\n"
 	"                         C is 0, clone every function it allows for one of its\n"
 	"                         calls and, in each clone, one callee for the copy of\n"
-	"                         its call (a chain), and tag every call it allows\n"
-	"                         (default 32,16,1): exercises the rewriter,\n"
-	"                         disambiguates nothing\n"
+	"                         its call (a chain), tag every call it allows and\n"
+	"                         point every call of a --lib library's function\n"
+	"                         that its GOT slot allows, and the call's copies in\n"
+	"                         clones, at a clone there by a check (default\n"
+	"                         32,16,1): exercises the rewriter, disambiguates\n"
+	"                         nothing\n"
 	"  --explain              print what can be changed, per function and callsite\n"
 	"                         (with -m: calls into the map's libraries bounded by\n"
 	"                         their callees' code, as a rewrite does)\n"
@@ -844,6 +847,8 @@ static int choose_plan(struct rewrite *R)
 			if (e)
 				return rewrite_oom();
 		}
+		if (R->ev_clone && rewrite_cap_everything_xcalls(&R->rwcap, R->pm, &R->pp) < 0)
+			return rewrite_oom();
 		return 0;
 	}
 	if (R->planfile) {

@@ -92,6 +92,86 @@ static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_targ
 	}
 }
 
+static int cmp_pm_clone(const void *x, const void *y)
+{
+	const struct da_pm_clone *a = x, *b = y;
+	if (a->cs_module != b->cs_module)
+		return a->cs_module < b->cs_module ? -1 : 1;
+	if (a->cs_addr != b->cs_addr)
+		return a->cs_addr < b->cs_addr ? -1 : 1;
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	return (a->func > b->func) - (a->func < b->func);
+}
+
+/* Append clone (func, the call at site of module m, its copy in clone
+ * parent) to the n of *v (capacity *cap), checked.  0, or -1 when out of
+ * memory. */
+static int add_xcall_clone(struct da_pm_clone **v, uint32_t *n, uint32_t *cap, uint32_t func,
+			   uint32_t m, uint64_t site, uint32_t parent)
+{
+	if (*n == *cap) {
+		uint32_t c = *cap ? 2 * *cap : 64;
+		struct da_pm_clone *w = realloc(*v, c * sizeof(*w));
+		if (!w)
+			return -1;
+		*v = w;
+		*cap = c;
+	}
+	(*v)[(*n)++] = (struct da_pm_clone){func, m, site, 0, parent, 0, false, true};
+	return 0;
+}
+
+int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, const struct pathmap *pm,
+				  struct da_pm_plan *pp)
+{
+	struct da_pm_clone *add = NULL;
+	uint32_t n = 0, cap = 0, nclones = pp->nclones;
+	for (uint32_t i = 0; i < pm->nnodes; i++) {
+		const struct pm_node *nd = &pm->nodes[i];
+		const struct rewrite_target *c = nd->cs_module == PM_NONE ? NULL
+									  : rewrite_cap_target(rc, nd->cs_module);
+		size_t ncalls, nf;
+		const struct rw_call *cs = c ? rw_calls(c->b, &ncalls) : NULL;
+		uint32_t ci = c ? rw_call_index(c->b, nd->cs_addr) : RW_NONE;
+		if (ci == RW_NONE || c->vis.no_wrap[ci])
+			continue;
+		struct da_callsite_cap cc = {0};
+		xcall_target(rc, c, &cs[ci], &cc);
+		const struct pm_function *f = &pm->funcs[nd->func];
+		bool takes = false;
+		for (uint32_t k = 0; k < cc.nxcall && !takes; k++)
+			takes = f->module == cc.xcall_module && f->addr == cc.xcall_addrs[k];
+		if (!takes)
+			continue;
+		if (add_xcall_clone(&add, &n, &cap, nd->func, nd->cs_module, nd->cs_addr, DA_NONE) < 0)
+			goto oom;
+		/* and its copies in the clones of the function making the call:
+		 * a chain across modules */
+		uint64_t owner = rw_functions(c->b, &nf)[cs[ci].func].addr;
+		for (uint32_t j = 0; j < nclones; j++) {
+			const struct pm_function *g = &pm->funcs[pp->clones[j].func];
+			if (g->module == nd->cs_module && g->addr == owner &&
+			    add_xcall_clone(&add, &n, &cap, nd->func, nd->cs_module, nd->cs_addr, j) < 0)
+				goto oom;
+		}
+	}
+	if (n)
+		qsort(add, n, sizeof(*add), cmp_pm_clone);
+	struct da_pm_clone *all = realloc(pp->clones, (pp->nclones + n + 1) * sizeof(*all));
+	if (!all)
+		goto oom;
+	pp->clones = all;
+	for (uint32_t i = 0; i < n; i++)     /* one clone per (function, call, copy) */
+		if (!i || cmp_pm_clone(&add[i - 1], &add[i]))
+			pp->clones[pp->nclones++] = add[i];
+	free(add);
+	return 0;
+oom:
+	free(add);
+	return -1;
+}
+
 static void callsite_hook(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
 			  struct da_callsite_cap *cc)
 {

@@ -64,6 +64,14 @@ void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
  * for a forwarder, the forwarder's own slot (else 0); false when none. */
 bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,
 			     uint64_t g, uint64_t *h, uint64_t *slot);
+/* --everything's checked calls: each call of a rewritten module through its
+ * GOT slot, through which training saw it enter a function of the library
+ * rewritten after it that a clone of may take by the check (rewriter.h
+ * section 1, Cross-module calls), takes an unpadded clone of that
+ * function, appended to pp: the checks on every such call a program makes,
+ * where a solver's plan places a few.  0, or -1 when out of memory. */
+int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, const struct pathmap *pm,
+				  struct da_pm_plan *pp);
 /* The target whose module is m, or NULL. */
 const struct rewrite_target *rewrite_cap_target(const struct rewrite_cap *rc, uint32_t m);
 void rewrite_cap_free(struct rewrite_cap *rc);

@@ -22,6 +22,9 @@
 #    verifies;
 #  - a chain across modules: the copy of a call inside a clone of the
 #    program's function checks for the library's clone, and verifies;
+#  - --everything: every call of the leaf training saw, and its copies in
+#    clones, takes a clone of it by its check; the pair verifies and enters
+#    the clones;
 #  - a plan whose clone is in a library not rewritten is refused, nothing
 #    written.
 #  - a forwarder: fx_xcall_fwd's calls reach the leaf through the library's
@@ -126,6 +129,22 @@ LD_LIBRARY_PATH=rwc.libs "$icpp" verify rwc > /dev/null 2> verifyc.log ||
 grep -q " 0 at another height, 0 not predicted" verifyc.log || fail "chain: $(grep observed verifyc.log)"
 "$icpp" paths rwc.icpp | grep -q "> __icpp_clone_0_fx_a > __icpp_clone_0_fx_tag_leaf$" ||
 	fail "chain: the leaf's clone is not predicted under fx_a's"
+
+# --everything: every call training saw enter the library's leaf, and its
+# copies in the clones of the function making it, takes an unpadded clone of
+# the leaf by its check (in trampolines: every call is wrapped); the pair
+# verifies, and the leaf's clones run under the program's clones
+"$icpp" rewrite "$p" -m map.icpp -o rwe --lib "$l" --everything > rewritee.log 2>&1 ||
+	fail "rewrite --everything: $(tail -1 rewritee.log)"
+grep -q "^icpp rewrite: rwe: .* [1-9][0-9]* calls of another module's clones checked" rewritee.log ||
+	fail "--everything: no checked call: $(grep 'functions cloned' rewritee.log)"
+LD_LIBRARY_PATH=rwe.libs ./rwe > rwe.out && cmp -s orig.out rwe.out || fail "--everything: the output"
+LD_LIBRARY_PATH=rwe.libs "$icpp" verify rwe > /dev/null 2> verifye.log ||
+	fail "verify (--everything): $(tail -3 verifye.log)"
+grep -q " 0 at another height, 0 not predicted" verifye.log || fail "--everything: $(grep observed verifye.log)"
+LD_LIBRARY_PATH=rwe.libs "$icpp" train -q -o obse.icpp -- ./rwe > /dev/null || fail "train (--everything)"
+"$icpp" paths obse.icpp | grep -q "__icpp_clone_[0-9]*_fx_tag_many > [^ ]* > __icpp_clone_[0-9]*_fx_tag_leaf$" ||
+	fail "--everything: no clone of the leaf entered from a clone of the program"
 
 # a forwarder: the leaf's frames under calls of fx_fwd, which jumps on
 mkdir -p fwd && cp "$fwd" "$l" fwd/ && cd fwd || fail "setup fwd"
