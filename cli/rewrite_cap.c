@@ -9,6 +9,7 @@
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
 #include "util/fileio.h"
+#include "util/order.h"
 #include "uthash.h"
 
 /* the solver plans no more dispatched clones per function than the rewriter
@@ -122,11 +123,19 @@ static int add_xcall_clone(struct da_pm_clone **v, uint32_t *n, uint32_t *cap, u
 	return 0;
 }
 
-int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, const struct pathmap *pm,
+int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, struct pathmap *pm,
 				  struct da_pm_plan *pp)
 {
 	struct da_pm_clone *add = NULL;
-	uint32_t n = 0, cap = 0, nclones = pp->nclones;
+	uint32_t n = 0, cap = 0;
+	/* the plan's clones by function: function << 32 | clone */
+	uint64_t *byfunc = malloc((pp->nclones + 1) * sizeof(*byfunc));
+	if (!byfunc)
+		return -1;
+	for (uint32_t j = 0; j < pp->nclones; j++)
+		byfunc[j] = (uint64_t)pp->clones[j].func << 32 | j;
+	uint32_t nclones = pp->nclones;
+	qsort(byfunc, nclones, sizeof(*byfunc), u64_cmp);
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *nd = &pm->nodes[i];
 		const struct rewrite_target *c = nd->cs_module == PM_NONE ? NULL
@@ -148,13 +157,19 @@ int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, const struct pat
 			goto oom;
 		/* and its copies in the clones of the function making the call:
 		 * a chain across modules */
-		uint64_t owner = rw_functions(c->b, &nf)[cs[ci].func].addr;
-		for (uint32_t j = 0; j < nclones; j++) {
-			const struct pm_function *g = &pm->funcs[pp->clones[j].func];
-			if (g->module == nd->cs_module && g->addr == owner &&
-			    add_xcall_clone(&add, &n, &cap, nd->func, nd->cs_module, nd->cs_addr, j) < 0)
-				goto oom;
+		uint32_t g = pm_function_at(pm, nd->cs_module, rw_functions(c->b, &nf)[cs[ci].func].addr);
+		uint32_t lo = 0, hi = nclones;
+		while (g != PM_NONE && lo < hi) {       /* the first clone of g */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (byfunc[mid] >> 32 < g)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		for (uint32_t j = lo; g != PM_NONE && j < nclones && byfunc[j] >> 32 == g; j++)
+			if (add_xcall_clone(&add, &n, &cap, nd->func, nd->cs_module, nd->cs_addr,
+					    (uint32_t)byfunc[j]) < 0)
+				goto oom;
 	}
 	if (n)
 		qsort(add, n, sizeof(*add), cmp_pm_clone);
@@ -166,9 +181,11 @@ int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, const struct pat
 		if (!i || cmp_pm_clone(&add[i - 1], &add[i]))
 			pp->clones[pp->nclones++] = add[i];
 	free(add);
+	free(byfunc);
 	return 0;
 oom:
 	free(add);
+	free(byfunc);
 	return -1;
 }
 

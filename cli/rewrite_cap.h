@@ -70,7 +70,7 @@ bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t 
  * section 1, Cross-module calls), takes an unpadded clone of that
  * function, appended to pp: the checks on every such call a program makes,
  * where a solver's plan places a few.  0, or -1 when out of memory. */
-int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, const struct pathmap *pm,
+int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, struct pathmap *pm,
 				  struct da_pm_plan *pp);
 /* The target whose module is m, or NULL. */
 const struct rewrite_target *rewrite_cap_target(const struct rewrite_cap *rc, uint32_t m);
