@@ -7,7 +7,10 @@
 # run it on its workload
 # (the output must be the original's), and count both runs under cachegrind: instructions
 # + 15 x mispredicted branches + 10 x first-level misses + 100 x last-level misses, the
-# rewrite's against the original's.  PROGS="lua tcl" runs some.
+# rewrite's against the original's, and where the rewrite's went: the new code's dispatch
+# tests (and entry wrappers), stubs, thunks and trampolines, and the rest (the original code
+# and the clones, whose work moved between them: beyond the original's, the instruction
+# cache's), as shares of the original's cycles.  PROGS="lua tcl" runs some.
 set -eu
 [ $# -ge 3 ] || { echo "usage: $0 BUILD_DIR MAPS_DIR OUT_DIR [rewrite options]" >&2; exit 2; }
 icpp=$(cd "$1" && pwd)/cli/icpp
@@ -25,6 +28,25 @@ cycles() {  # the estimate of a cachegrind output file
          /^summary:/ { c = $col["Ir"] + 15 * ($col["Bcm"] + $col["Bim"])
                        c += 10 * ($col["I1mr"] + $col["D1mr"] + $col["D1mw"])
                        print c + 100 * ($col["ILmr"] + $col["DLmr"] + $col["DLmw"]) }' "$1"
+}
+by_kind() {  # by_kind RW ORIG: the rewrite's cycles by the kind of code that ran, % of ORIG's
+    awk -v orig="$(cycles "$2")" '
+        /^events:/ { for (i = 2; i <= NF; i++) col[$i] = i - 1; next }
+        /^fn=/ { k = "rest"
+                 if ($0 ~ /^fn=__icpp_(dispatch|entry)_/) k = "dispatch"
+                 else if ($0 ~ /^fn=__icpp_tag_/) k = "tag"
+                 else if ($0 ~ /^fn=__icpp_(bind|bindto|promote)_/) k = "stub"
+                 else if ($0 ~ /^fn=__icpp_xcall_/) k = "xcall"
+                 else if ($0 ~ /^fn=__icpp_wrap_/) k = "wrap"
+                 next }
+        /^[0-9]/ { c = $(col["Ir"] + 1) + 15 * ($(col["Bcm"] + 1) + $(col["Bim"] + 1))
+                   c += 10 * ($(col["I1mr"] + 1) + $(col["D1mr"] + 1) + $(col["D1mw"] + 1))
+                   s[k] += c + 100 * ($(col["ILmr"] + 1) + $(col["DLmr"] + 1) + $(col["DLmw"] + 1)) }
+        END { printf "dispatch tests %.2f%%, tag stubs %.2f%%, bound/promoted stubs %.2f%%, ", \
+                     100 * s["dispatch"] / orig, 100 * s["tag"] / orig, 100 * s["stub"] / orig
+              printf "checked-call thunks %.2f%%, trampolines %.2f%%, ", 100 * s["xcall"] / orig, \
+                     100 * s["wrap"] / orig
+              printf "original code and clones %+.2f%%", 100 * (s["rest"] - orig) / orig }' "$1"
 }
 i1() {      # the first-level instruction cache misses of a cachegrind output file
     awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i } /^summary:/ { print $col["I1mr"] }' "$1"
@@ -71,4 +93,5 @@ for prog in ${PROGS:-lua perl sqlite3 python3 tcl}; do
     hot=$(grep -o "add [0-9.]* KB of hot code" "$d/rewrite.log" | grep -o "[0-9.]* KB" || echo "0 KB")
     echo "$prog: $precise predicted, hot code $hot; run time $(echo "$(cycles "$d/rw.cg") $(cycles "$d/orig.cg")" |
         awk '{ printf "%.4f", $1 / $2 }') of the original's (I1 misses $(i1 "$d/orig.cg") -> $(i1 "$d/rw.cg"))"
+    echo "  $prog: $(by_kind "$d/rw.cg" "$d/orig.cg") of the original's cycles"
 done
