@@ -132,9 +132,9 @@ int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, struct pathmap *
 	uint64_t *byfunc = malloc((pp->nclones + 1) * sizeof(*byfunc));
 	if (!byfunc)
 		return -1;
-	for (uint32_t j = 0; j < pp->nclones; j++)
+	uint32_t nclones = pp->nclones;     /* the plan's own, before those added */
+	for (uint32_t j = 0; j < nclones; j++)
 		byfunc[j] = (uint64_t)pp->clones[j].func << 32 | j;
-	uint32_t nclones = pp->nclones;
 	qsort(byfunc, nclones, sizeof(*byfunc), u64_cmp);
 	for (uint32_t i = 0; i < pm->nnodes; i++) {
 		const struct pm_node *nd = &pm->nodes[i];

@@ -1341,13 +1341,15 @@ static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const 
 
 /* Code edits of the plan: clones, then trampolines, laid out from
  * text_vaddr. */
-/* Clones by weight, heaviest first; plan order among equals. */
-static const struct rw_plan *order_plan;
-static int cmp_clone_weight(const void *x, const void *y)
+/* A clone's place in the layout: heaviest first, plan order among equals. */
+struct clone_rank {
+	uint64_t weight;
+	uint32_t k;
+};
+static int cmp_clone_rank(const void *x, const void *y)
 {
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	uint64_t wa = order_plan->clones[a].weight, wb = order_plan->clones[b].weight;
-	return wa != wb ? (wa < wb ? 1 : -1) : (a > b) - (a < b);
+	const struct clone_rank *a = x, *b = y;
+	return a->weight != b->weight ? (a->weight < b->weight ? 1 : -1) : (a->k > b->k) - (a->k < b->k);
 }
 
 /* The order in which the clones are laid out in new code: the heaviest
@@ -1359,7 +1361,7 @@ static int cmp_clone_weight(const void *x, const void *y)
  * malloc'd, NULL when out of memory. */
 static uint32_t *clone_order(const struct rw_plan *p)
 {
-	uint32_t *byweight = malloc((p->nclones + 1) * sizeof(*byweight));
+	struct clone_rank *byweight = malloc((p->nclones + 1) * sizeof(*byweight));
 	uint32_t *order = malloc((p->nclones + 1) * sizeof(*order)), n = 0;
 	bool *placed = calloc(p->nclones + 1, sizeof(*placed));
 	if (!byweight || !order || !placed) {
@@ -1369,12 +1371,11 @@ static uint32_t *clone_order(const struct rw_plan *p)
 		return NULL;
 	}
 	for (uint32_t k = 0; k < p->nclones; k++)
-		byweight[k] = k;
-	order_plan = p;
-	qsort(byweight, p->nclones, sizeof(*byweight), cmp_clone_weight);
+		byweight[k] = (struct clone_rank){p->clones[k].weight, k};
+	qsort(byweight, p->nclones, sizeof(*byweight), cmp_clone_rank);
 	for (uint32_t i = 0; i < p->nclones; i++)
-		while (!placed[byweight[i]]) {       /* its eldest unplaced ancestor first */
-			uint32_t k = byweight[i];
+		while (!placed[byweight[i].k]) {     /* its eldest unplaced ancestor first */
+			uint32_t k = byweight[i].k;
 			while (p->clones[k].parent != RW_NONE && !placed[p->clones[k].parent])
 				k = p->clones[k].parent;
 			placed[k] = true;

@@ -23,15 +23,16 @@ work=$here/workloads
 L=/lib/x86_64-linux-gnu
 command -v valgrind >/dev/null || { echo "$0: valgrind is missing: apt-get install valgrind" >&2; exit 1; }
 
+# cachegrind's events by name (col) and the estimate of a line's counts (cost)
+COST='/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+      function cost(c) { c = $col["Ir"] + 15 * ($col["Bcm"] + $col["Bim"])
+                         c += 10 * ($col["I1mr"] + $col["D1mr"] + $col["D1mw"])
+                         return c + 100 * ($col["ILmr"] + $col["DLmr"] + $col["DLmw"]) }'
 cycles() {  # the estimate of a cachegrind output file
-    awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
-         /^summary:/ { c = $col["Ir"] + 15 * ($col["Bcm"] + $col["Bim"])
-                       c += 10 * ($col["I1mr"] + $col["D1mr"] + $col["D1mw"])
-                       print c + 100 * ($col["ILmr"] + $col["DLmr"] + $col["DLmw"]) }' "$1"
+    awk "$COST"' /^summary:/ { printf "%.0f\n", cost() }' "$1"
 }
 by_kind() {  # by_kind RW ORIG: the rewrite's cycles by the kind of code that ran, % of ORIG's
-    awk -v orig="$(cycles "$2")" '
-        /^events:/ { for (i = 2; i <= NF; i++) col[$i] = i - 1; next }
+    awk -v orig="$(cycles "$2")" "$COST"'
         /^fn=/ { k = "rest"
                  if ($0 ~ /^fn=__icpp_(dispatch|entry)_/) k = "dispatch"
                  else if ($0 ~ /^fn=__icpp_tag_/) k = "tag"
@@ -39,9 +40,7 @@ by_kind() {  # by_kind RW ORIG: the rewrite's cycles by the kind of code that ra
                  else if ($0 ~ /^fn=__icpp_xcall_/) k = "xcall"
                  else if ($0 ~ /^fn=__icpp_wrap_/) k = "wrap"
                  next }
-        /^[0-9]/ { c = $(col["Ir"] + 1) + 15 * ($(col["Bcm"] + 1) + $(col["Bim"] + 1))
-                   c += 10 * ($(col["I1mr"] + 1) + $(col["D1mr"] + 1) + $(col["D1mw"] + 1))
-                   s[k] += c + 100 * ($(col["ILmr"] + 1) + $(col["DLmr"] + 1) + $(col["DLmw"] + 1)) }
+        /^[0-9]/ { s[k] += cost() }
         END { printf "dispatch tests %.2f%%, tag stubs %.2f%%, bound/promoted stubs %.2f%%, ", \
                      100 * s["dispatch"] / orig, 100 * s["tag"] / orig, 100 * s["stub"] / orig
               printf "checked-call thunks %.2f%%, trampolines %.2f%%, ", 100 * s["xcall"] / orig, \

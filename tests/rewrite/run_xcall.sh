@@ -36,6 +36,14 @@ set -u
 icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5 fwd=$6
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
+# pair_verifies OUT WHAT: OUT with OUT.libs gives orig.out's output and
+# verifies with every observed path at its predicted height
+pair_verifies() {
+	LD_LIBRARY_PATH=$1.libs "./$1" > "$1.out" && cmp -s orig.out "$1.out" || fail "$2: the output differs"
+	LD_LIBRARY_PATH=$1.libs "$icpp" verify "$1" > /dev/null 2> "$1.verify" ||
+		fail "$2: verify: $(tail -3 "$1.verify")"
+	grep -q " 0 at another height, 0 not predicted" "$1.verify" || fail "$2: $(grep observed "$1.verify")"
+}
 rm -rf "$work" && mkdir -p "$work" && cp "$prog" "$lib" "$work"/ && cd "$work" || fail "setup"
 p=./$(basename "$prog") l=./$(basename "$lib") ln=$(basename "$lib")
 
@@ -60,11 +68,8 @@ grep -q "of the entries enter a clone through another module's checked call" rew
 nm rw | grep -q " t __icpp_xcall_" || fail "no thunk in the program"
 nm "rw.libs/$ln" | grep -q "__icpp_dispatch_" && fail "a dispatch in the library"
 readelf -d rw | grep -q "BIND_NOW\|FLAGS_1.*NOW" || fail "the program does not bind at load time"
-LD_LIBRARY_PATH=rw.libs ./rw > rw.out || fail "the rewritten pair fails"
-cmp -s orig.out rw.out || fail "the rewritten pair's output differs"
-LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "verify: $(tail -3 verify.log)"
-grep -q " 0 at another height, 0 not predicted" verify.log || fail "$(grep observed verify.log)"
-grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log || fail "$(grep precise verify.log)"
+pair_verifies rw "the rewritten pair"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" rw.verify || fail "$(grep precise rw.verify)"
 
 "$t_report" "$PWD/rw" "$PWD" > report.log 2>&1 || fail "t_report_tags: $(tail -3 report.log)"
 
@@ -99,8 +104,8 @@ cmp -s rw rwp && cmp -s "rw.libs/$ln" "rwp.libs/$ln" || fail "the plan file's ro
 read -r km site <<< "$(awk '$1 == "clone" && $NF == "xcall" {print $5, $6}' x.plan)"
 [ -n "$site" ] || fail "no callsite for the wrapped check"
 rewrite_wrapped x.plan "$km" "$site" rw2 __icpp_xcall_
-LD_LIBRARY_PATH=rw2.libs "$icpp" verify rw2 > /dev/null 2> verify2.log || fail "verify (wrapped): $(tail -3 verify2.log)"
-grep -q "precise paths: 100.0% predicted, 100.0% observed" verify2.log || fail "$(grep precise verify2.log)"
+pair_verifies rw2 "wrapped"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" rw2.verify || fail "$(grep precise rw2.verify)"
 
 # a chain across modules: a clone of fx_a in the program for fx_b's call,
 # whose copy of fx_a's call of the leaf calls the leaf's clone in the library
@@ -123,10 +128,7 @@ leaf=$(nm "$l" | awk '$3 == "fx_tag_leaf" { print "0x" $1 }')
 	fail "rewrite --plan (chain): $(tail -1 rewritec.log)"
 grep -q "^icpp rewrite: rwc: .* 1 calls of another module's clones checked" rewritec.log ||
 	fail "chain: no checked copy: $(grep 'functions cloned' rewritec.log)"
-LD_LIBRARY_PATH=rwc.libs ./rwc > rwc.out && cmp -s orig.out rwc.out || fail "the chain's output"
-LD_LIBRARY_PATH=rwc.libs "$icpp" verify rwc > /dev/null 2> verifyc.log ||
-	fail "verify (chain): $(tail -3 verifyc.log)"
-grep -q " 0 at another height, 0 not predicted" verifyc.log || fail "chain: $(grep observed verifyc.log)"
+pair_verifies rwc "chain"
 "$icpp" paths rwc.icpp | grep -q "> __icpp_clone_0_fx_a > __icpp_clone_0_fx_tag_leaf$" ||
 	fail "chain: the leaf's clone is not predicted under fx_a's"
 
@@ -138,10 +140,7 @@ grep -q " 0 at another height, 0 not predicted" verifyc.log || fail "chain: $(gr
 	fail "rewrite --everything: $(tail -1 rewritee.log)"
 grep -q "^icpp rewrite: rwe: .* [1-9][0-9]* calls of another module's clones checked" rewritee.log ||
 	fail "--everything: no checked call: $(grep 'functions cloned' rewritee.log)"
-LD_LIBRARY_PATH=rwe.libs ./rwe > rwe.out && cmp -s orig.out rwe.out || fail "--everything: the output"
-LD_LIBRARY_PATH=rwe.libs "$icpp" verify rwe > /dev/null 2> verifye.log ||
-	fail "verify (--everything): $(tail -3 verifye.log)"
-grep -q " 0 at another height, 0 not predicted" verifye.log || fail "--everything: $(grep observed verifye.log)"
+pair_verifies rwe "--everything"
 LD_LIBRARY_PATH=rwe.libs "$icpp" train -q -o obse.icpp -- ./rwe > /dev/null || fail "train (--everything)"
 "$icpp" paths obse.icpp | grep -q "__icpp_clone_[0-9]*_fx_tag_many > [^ ]* > __icpp_clone_[0-9]*_fx_tag_leaf$" ||
 	fail "--everything: no clone of the leaf entered from a clone of the program"
@@ -158,10 +157,8 @@ pf=./$(basename "$fwd")
 grep -q " 1 calls of another module's clones checked" rewrite.log ||
 	fail "forwarder: no checked call: $(grep 'functions cloned' rewrite.log)"
 readelf -d "rw.libs/$ln" | grep -q "BIND_NOW\|FLAGS_1.*NOW" || fail "the library does not bind at load time"
-LD_LIBRARY_PATH=rw.libs ./rw > rw.out && cmp -s orig.out rw.out || fail "the forwarder pair's output"
-LD_LIBRARY_PATH=rw.libs "$icpp" verify rw > /dev/null 2> verify.log || fail "verify (forwarder): $(tail -3 verify.log)"
-grep -q " 0 at another height, 0 not predicted" verify.log || fail "forwarder: $(grep observed verify.log)"
-grep -q "precise paths: 100.0% predicted, 100.0% observed" verify.log || fail "forwarder: $(grep precise verify.log)"
+pair_verifies rw "forwarder"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" rw.verify || fail "forwarder: $(grep precise rw.verify)"
 LD_LIBRARY_PATH=rw.libs "$icpp" train -q -o obs.icpp -- ./rw > /dev/null || fail "train (forwarder pair)"
 "$icpp" paths obs.icpp | grep -q "> fx_[ab] > __icpp_clone_[0-9]*_fx_tag_leaf$" ||
 	fail "forwarder: the leaf's clone is not entered: $("$icpp" paths obs.icpp | grep fx_tag_leaf)"
