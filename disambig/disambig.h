@@ -149,6 +149,22 @@
  * ("the fragment of clone k", inst nfuncs + nclones + k), and its calls are
  * copies, wrapped like the copies of f's own calls (clone wraps name them).
  *
+ * Tail calls: a call c of g, where g ends in a jump to f (`jmp f`, the
+ * caller's frame popped first), shows in training as f's frame at c beside
+ * g's own, at g's height: no call of f is made, so a clone of f could take
+ * that frame only by a dispatch at f's entry, which every entry of f pays
+ * for.  Where g's only ways into f are direct jumps (the rewriter can point
+ * them, and their copies in g's clones, at a clone of f), the bridge hangs
+ * such a frame below g's frame instead (da_from_pathmap, a node marked
+ * `tail`): its callsite is a callsite of its own for g's jumps to f (`tail`,
+ * owner g, target f, never wrapped), so clone (f, e) takes every tail call
+ * of the original g into f, and a chain (f, e, parent j), where clone j is
+ * a clone of g, the calls of g that clone j takes: both without a dispatch.
+ * g's frame is gone when f runs: a tail node's height is its parent's under
+ * every plan, without the parent's padding (its own frame and padding are
+ * its own), and as a path it is its parent's parent's call of f: its class
+ * and its function sequence skip the parent (da_path_parent).
+ *
  * Formally, walking the tree from the roots, for node n with parent p:
  *   exec(n) = none                   if n is a fragment;
  *             copy (k, callsite(n))  if inst(p) is f_k or the fragment of
@@ -162,7 +178,7 @@
  *   frame_pad(n) = frame_pad(p) if n is a fragment, else pad(inst(n));
  *   height'(n) = height(n) + delta(n),
  *   delta(root) = wrap(exec(root)),
- *   delta(n)    = delta(p)                               (n a fragment),
+ *   delta(n)    = delta(p)                    (n a fragment or a tail node),
  *                 delta(p) + frame_pad(p) + wrap(exec(n)) (otherwise);
  *   CID'(n) = (inst(n), height'(n)).
  * da_predict() computes exactly this; the solver keeps the same values
@@ -645,6 +661,10 @@ struct da_callsite {
 	uint32_t wrap_copy;     /* stack-argument bytes its trampoline copies
 	                         * at every call (default 0): run time that
 	                         * section 5 prices beside the trampoline's own */
+	bool tail;              /* owner's direct tail jumps to target, not a
+	                         * call (section 2, "Tail calls"): no wraps, no
+	                         * dispatch, no tag; redirectable (default
+	                         * false) */
 };
 
 struct da_node {
@@ -660,6 +680,10 @@ struct da_node {
 	                         * parent's function (section 2): no callsite,
 	                         * its parent's height, and its function has no
 	                         * paddings and is not cloneable */
+	bool tail;              /* entered by its parent's function's tail jump
+	                         * (section 2, "Tail calls"): its callsite a
+	                         * tail callsite of that function, its parent's
+	                         * height */
 };
 
 enum da_unit { DA_UNIT_FUNCTIONS, DA_UNIT_CALLSITES };
@@ -700,6 +724,12 @@ uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *fun
 		     const uint32_t *callsites, const int64_t *heights, uint64_t weight);
 /* A fragment node (section 2) of function func below parent. */
 uint32_t da_add_fragment(struct da_problem *p, uint32_t parent, uint32_t func, uint64_t weight);
+/* A tail node (section 2, "Tail calls") of function func below parent,
+ * entered through tail callsite `callsite` (da_add_tail_callsite). */
+uint32_t da_add_tail(struct da_problem *p, uint32_t parent, uint32_t func, uint32_t callsite,
+		     uint64_t weight);
+/* A tail callsite: the direct tail jumps of function owner to target. */
+uint32_t da_add_tail_callsite(struct da_problem *p, uint32_t owner, uint32_t target);
 /* Callsite c, a call of another module, may take a clone of any of the n
  * functions directly through its check (da_callsite.xcall; n at most
  * DA_MAX_XCALL).  0, or -1 when out of memory. */
@@ -708,7 +738,9 @@ int da_set_xcall(struct da_problem *p, uint32_t c, const uint32_t *funcs, uint32
  * section 2 wants them: below a parent that is no fragment, no callsite, the
  * parent's height, a function without paddings or clones; at most one
  * fragment below a node of a function that may be padded; and all fragments
- * below a cloneable function's nodes of one function.  0 or -1. */
+ * below a cloneable function's nodes of one function; tail nodes below a
+ * node of their callsite's owner that is neither a fragment nor a tail
+ * node, at its height, their function the callsite's target.  0 or -1. */
 int da_problem_check(const struct da_problem *p, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ plan */

@@ -44,7 +44,7 @@ static int64_t *reach_tops(const struct da_problem *p, const struct da_options *
 			const struct da_node *par = &p->nodes[nd->parent];
 			const struct da_node *frame = &p->nodes[da_frame(p, nd->parent)];
 			d = top[nd->parent] - par->height;
-			if (o->allow_arr && !nd->fragment)
+			if (o->allow_arr && !nd->fragment && !nd->tail)
 				d += da_mask_max(p->funcs[frame->func].pad_mask |
 						 (o->allow_clone ? p->funcs[frame->func].clone_pad_mask : 0));
 		}

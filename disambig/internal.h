@@ -122,6 +122,15 @@ static inline uint32_t da_frame(const struct da_problem *p, uint32_t n)
 	return p->nodes[n].fragment ? p->nodes[n].parent : n;
 }
 
+/* The frame before node n on its call path: its parent, but its parent's
+ * parent for a tail node (disambig.h section 2, "Tail calls"), whose
+ * parent's frame is gone. */
+static inline uint32_t da_path_parent(const struct da_problem *p, uint32_t n)
+{
+	uint32_t par = p->nodes[n].parent;
+	return p->nodes[n].tail ? p->nodes[par].parent : par;
+}
+
 /* Does padding original function f by `amount` run code at each entry of
  * it (its entry wrapper, beyond what it pads in place: da_func.pad_in_place)? */
 static inline bool da_pad_runs(const struct da_func *f, uint32_t amount)

@@ -203,7 +203,19 @@ uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask
 	c->bound = false;
 	c->xcall = c->nxcall = 0;
 	c->promoted = false;
+	c->tail = false;
 	return p->ncallsites++;
+}
+
+uint32_t da_add_tail_callsite(struct da_problem *p, uint32_t owner, uint32_t target)
+{
+	uint32_t c = da_add_callsite(p, owner, 1, true);
+	if (c != DA_NONE) {
+		p->callsites[c].target = target;
+		p->callsites[c].dispatchable = false;
+		p->callsites[c].tail = true;
+	}
+	return c;
 }
 
 uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint32_t callsite,
@@ -214,7 +226,7 @@ uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint3
 	if (!da_grow((void **)&p->nodes, p->nnodes, &p->cap_nodes, sizeof(*p->nodes)))
 		return DA_NONE;
 	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight, weight,
-					       false};
+					       false, false};
 	return p->nnodes++;
 }
 
@@ -242,6 +254,17 @@ uint32_t da_add_fragment(struct da_problem *p, uint32_t parent, uint32_t func, u
 	uint32_t n = da_add_node(p, parent, func, DA_NONE, p->nodes[parent].height, weight);
 	if (n != DA_NONE)
 		p->nodes[n].fragment = true;
+	return n;
+}
+
+uint32_t da_add_tail(struct da_problem *p, uint32_t parent, uint32_t func, uint32_t callsite,
+		     uint64_t weight)
+{
+	if (parent >= p->nnodes)
+		return DA_NONE;
+	uint32_t n = da_add_node(p, parent, func, callsite, p->nodes[parent].height, weight);
+	if (n != DA_NONE)
+		p->nodes[n].tail = true;
 	return n;
 }
 
@@ -296,6 +319,32 @@ out:
 	return rc;
 }
 
+/* Tail nodes and callsites as section 2 wants them (da_problem_check). */
+static int check_tails(const struct da_problem *p, char *err, size_t errlen)
+{
+	for (uint32_t c = 0; c < p->ncallsites; c++) {
+		const struct da_callsite *C = &p->callsites[c];
+		if (C->tail && (C->owner == DA_NONE || C->target == DA_NONE || C->wrap_mask > 1 ||
+				C->dispatchable || C->taggable || C->promoted || C->bound || C->nxcall))
+			return errmsg(err, errlen, "callsite %u: a tail callsite needs an owner and "
+				      "a target, and takes no wrap, dispatch, tag, check or binding", c);
+	}
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		const struct da_node *n = &p->nodes[i];
+		const struct da_node *par = n->parent == DA_NONE ? NULL : &p->nodes[n->parent];
+		bool tail_cs = n->callsite != DA_NONE && p->callsites[n->callsite].tail;
+		if (!n->tail && !tail_cs)
+			continue;
+		if (!n->tail || !par || par->fragment || par->tail || n->fragment ||
+		    n->height != par->height || p->callsites[n->callsite].owner != par->func ||
+		    p->callsites[n->callsite].target != n->func)
+			return errmsg(err, errlen, "node %u: a tail node (and only a tail node) enters "
+				      "through a tail callsite of its parent's function to its own, "
+				      "at its parent's height, below no fragment or tail node", i);
+	}
+	return 0;
+}
+
 uint32_t da_add_path(struct da_problem *p, uint32_t nframes, const uint32_t *funcs,
 		     const uint32_t *callsites, const int64_t *heights, uint64_t weight)
 {
@@ -347,7 +396,7 @@ int da_problem_check(const struct da_problem *p, char *err, size_t errlen)
 			return errmsg(err, errlen, "node %u: callsite %u out of range", i,
 				      n->callsite);
 	}
-	return check_fragments(p, err, errlen);
+	return check_fragments(p, err, errlen) || check_tails(p, err, errlen) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- plans */
@@ -536,7 +585,7 @@ static int predict(const struct da_problem *p, const struct da_plan *plan, int64
 				me = p->nfuncs + plan->nclones + k_parent;
 			fpad[i] = fpad[par];
 		} else {
-			if (par != DA_NONE)
+			if (par != DA_NONE && !n->tail)
 				d += fpad[par];
 			bool copy = k_parent != DA_NONE && cs != DA_NONE &&
 				    p->callsites[cs].owner == p->nodes[par].func;
@@ -620,7 +669,7 @@ int da_classes(const struct da_problem *p, uint32_t *klass, uint32_t *n)
 		return -1;
 	uint32_t next = 0;
 	for (uint32_t i = 0; i < p->nnodes; i++) {
-		uint32_t par = p->nodes[i].parent;
+		uint32_t par = da_path_parent(p, i);
 		uint64_t key = da_pair(par == DA_NONE ? DA_NONE - 1 : klass[par], p->nodes[i].func);
 		uint32_t c = u64map_get(&m, key);
 		if (c == DA_NONE) {
@@ -760,16 +809,18 @@ static uint64_t chain_bytes(const struct da_problem *p, uint32_t x, uint32_t y)
 }
 
 /* One frame of the walk up from a (side +1) or b (side -1): its callsite
- * (an edge), its function unless it is a last frame, and the adjacent pair
- * (the call into its parent's function, its own call from there). */
+ * (an edge), its function unless its padding moves nothing of the path (a
+ * last frame, the parent of a tail node: *own), and the adjacent pair (the
+ * call into its parent's function, its own call from there). */
 static int tally_frame(const struct da_problem *p, struct tally *t, uint32_t n, int32_t side,
-		       uint32_t a, uint32_t b)
+		       bool *own)
 {
 	const struct da_node *N = p->nodes;
 	uint32_t par = N[n].parent;
 	int rc = tally_add(t, ke(N[n].callsite), side);
-	if (n != a && n != b)
+	if (!*own)
 		rc |= tally_add(t, kf(N[n].func), side);
+	*own = N[n].tail;
 	if (par != DA_NONE && N[n].callsite != DA_NONE && N[par].callsite != DA_NONE &&
 	    p->callsites[N[n].callsite].owner == N[par].func)
 		rc |= tally_add(t, pair_key(N[par].callsite, N[n].callsite), side);
@@ -777,33 +828,37 @@ static int tally_frame(const struct da_problem *p, struct tally *t, uint32_t n, 
 }
 
 /* Tally a's frames +1 and b's -1 below their lowest common ancestor, which
- * *lca gets (DA_NONE: none; its padding counts for both alike and
- * cancels); *same_seq: their frame sequences there are identical. */
+ * *lca gets (DA_NONE: none; its padding counts for both alike and cancels,
+ * unless one side leaves it by a tail call); *same_seq: their frame
+ * sequences there are identical. */
 static int tally_below_lca(const struct da_problem *p, const uint32_t *depth, uint32_t a,
 			   uint32_t b, struct tally *t, uint32_t *lca, bool *same_seq)
 {
 	const struct da_node *N = p->nodes;
 	uint32_t x = a, y = b;
+	bool own_x = true, own_y = true;
 	int rc = 0;
 	*same_seq = true;
 	while (x != DA_NONE && (y == DA_NONE || depth[x] > depth[y])) {
 		*same_seq = false;
-		rc |= tally_frame(p, t, x, 1, a, b);
+		rc |= tally_frame(p, t, x, 1, &own_x);
 		x = N[x].parent;
 	}
 	while (y != DA_NONE && (x == DA_NONE || depth[y] > depth[x])) {
 		*same_seq = false;
-		rc |= tally_frame(p, t, y, -1, a, b);
+		rc |= tally_frame(p, t, y, -1, &own_y);
 		y = N[y].parent;
 	}
 	while (x != y) {
 		if (N[x].func != N[y].func || N[x].callsite != N[y].callsite)
 			*same_seq = false;
-		rc |= tally_frame(p, t, x, 1, a, b);
-		rc |= tally_frame(p, t, y, -1, a, b);
+		rc |= tally_frame(p, t, x, 1, &own_x);
+		rc |= tally_frame(p, t, y, -1, &own_y);
 		x = N[x].parent;
 		y = N[y].parent;
 	}
+	if (x != DA_NONE && own_x != own_y)
+		rc |= tally_add(t, kf(N[x].func), own_x ? -1 : 1);
 	*lca = x;
 	return rc;
 }
@@ -947,8 +1002,8 @@ int da_classify(const struct da_problem *p, const struct da_options *o, uint32_t
 		/* same class: compare function sequences */
 		uint32_t x = a, y = b;
 		while (x != DA_NONE && y != DA_NONE && p->nodes[x].func == p->nodes[y].func) {
-			x = p->nodes[x].parent;
-			y = p->nodes[y].parent;
+			x = da_path_parent(p, x);
+			y = da_path_parent(p, y);
 		}
 		if (x == DA_NONE && y == DA_NONE) {
 			out->left = DA_LEFT_IDENTICAL;
@@ -1211,10 +1266,13 @@ static uint32_t recursion_top(const struct da_problem *p, uint32_t x)
 
 /* A level from y down to x grows by the paddings of the frames from y to
  * x's caller and the wraps of the calls below y: for a node z of it, the
- * frame z's call is made from (a fragment's is its parent's). */
+ * frame z's call is made from (a fragment's is its parent's), or DA_NONE
+ * for a tail node (its parent's frame is gone). */
 static uint32_t level_frame(const struct da_problem *p, uint32_t z)
 {
 	uint32_t par = p->nodes[z].parent;
+	if (p->nodes[z].tail)
+		return DA_NONE;
 	return p->nodes[par].fragment ? p->nodes[par].parent : par;
 }
 
@@ -1227,9 +1285,9 @@ void da_recursion_masks(const struct da_problem *p, double x, da_mask *func_mask
 			continue;
 		uint32_t k = 0;
 		for (uint32_t z = n; z != y; z = p->nodes[z].parent) {
-			const struct da_func *f = &p->funcs[p->nodes[level_frame(p, z)].func];
-			uint32_t c = p->nodes[z].callsite;
-			k += f->pad_mask > 1 || f->clone_pad_mask > 1;
+			uint32_t lf = level_frame(p, z), c = p->nodes[z].callsite;
+			const struct da_func *f = lf == DA_NONE ? NULL : &p->funcs[p->nodes[lf].func];
+			k += f && (f->pad_mask > 1 || f->clone_pad_mask > 1);
 			k += c != DA_NONE && p->callsites[c].wrap_mask > 1;
 		}
 		int64_t bytes = p->nodes[n].height - p->nodes[y].height;
@@ -1237,7 +1295,8 @@ void da_recursion_masks(const struct da_problem *p, double x, da_mask *func_mask
 		da_mask m = da_mask_upto(share > DA_MAX_STEPS * DA_ALIGN ? DA_MAX_STEPS * DA_ALIGN
 									 : (uint32_t)share);
 		for (uint32_t z = n; z != y; z = p->nodes[z].parent) {
-			func_mask[p->nodes[level_frame(p, z)].func] &= m;
+			if (level_frame(p, z) != DA_NONE)
+				func_mask[p->nodes[level_frame(p, z)].func] &= m;
 			if (p->nodes[z].callsite != DA_NONE)
 				cs_mask[p->nodes[z].callsite] &= m;
 		}

@@ -84,6 +84,10 @@ struct ds {
 	uint32_t *parent, *end, *root, *depth, *klass, *func, *cs;
 	uint8_t *frag;          /* a fragment node (disambig.h section 2): the
 	                         * first child of its parent in preorder */
+	uint8_t *tail;          /* a tail node (disambig.h section 2): the last
+	                         * children of its parent in preorder */
+	uint32_t *padend;       /* where a padding of the frame at x stops
+	                         * moving: its first tail child, else end[x] */
 	uint64_t *weight;
 	int64_t *h0, *h;
 	uint32_t *inst, *exec;
@@ -700,10 +704,15 @@ static inline uint32_t pad_from(const struct ds *s, uint32_t x)
 	return x + 1 + (x + 1 < s->end[x] && s->frag[x + 1]);
 }
 
-/* The positions variable V anchored at x moves: [from, end[x]). */
+/* The positions variable V anchored at x moves: [from, to). */
 static inline uint32_t moves_from(const struct ds *s, const struct var *V, uint32_t x)
 {
 	return V->kind == VPAD ? pad_from(s, x) : x;
+}
+
+static inline uint32_t moves_to(const struct ds *s, const struct var *V, uint32_t x)
+{
+	return V->kind == VPAD ? s->padend[x] : s->end[x];
 }
 
 /* The first anchor of V at or after position x, from index lo on. */
@@ -793,7 +802,7 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 	memmove(V->anch + lo + 1, V->anch + lo, (V->nanch - lo) * sizeof(*V->anch));
 	V->anch[lo] = x;
 	V->nanch++;
-	V->reach += s->end[x] - moves_from(s, V, x);
+	V->reach += moves_to(s, V, x) - moves_from(s, V, x);
 	anch_weigh(s, V, x, +1);
 }
 
@@ -828,7 +837,7 @@ static void anch_merge(struct ds *s, const struct anch_op *op, uint32_t nop)
 			memcpy(a + n, V->anch + i, (run - i) * sizeof(*a));
 		n += run - i;
 		i = run;
-		int64_t r = s->end[x] - moves_from(s, V, x);
+		int64_t r = moves_to(s, V, x) - moves_from(s, V, x);
 		if (op[j].add < 0) {
 			if (i < V->nanch && V->anch[i] == x) {
 				i++;
@@ -960,8 +969,8 @@ static void set_var_ex(struct ds *s, uint32_t v, uint32_t value, bool stack)
 		}
 		if (!depth)
 			at = st;
-		if (st < s->end[a])
-			s->stk[depth++] = s->end[a];
+		if (st < moves_to(s, V, a))
+			s->stk[depth++] = moves_to(s, V, a);
 	}
 	for (uint32_t i = 0; i < MOVE_AHEAD && i < nmv; i++) {
 		__builtin_prefetch(&s->B[s->bkt[s->mvpos[i]]]);
@@ -1166,9 +1175,9 @@ static void recompute(struct ds *s, uint32_t top, uint32_t via)
 				in = s->clones[k].padvar;
 		}
 		int64_t d = 0;
-		if (par != DA_NONE)
+		if (par != DA_NONE)     /* a tail node's parent frame is gone */
 			d = s->h[par] - s->h0[par] +
-			    (s->frag[x] ? 0 : s->vars[s->inst[FRAME(s, par)]].value);
+			    (s->frag[x] || s->tail[x] ? 0 : s->vars[s->inst[FRAME(s, par)]].value);
 		if (ex != DA_NONE)
 			d += s->vars[ex].value;
 		int64_t nh = s->h0[x] + d;
@@ -1363,8 +1372,8 @@ fail:
 #define ALLOC(f, cnt) if (!(s->f = calloc((cnt) + 1, sizeof(*s->f)))) return -1
 
 /* Positions: the problem's nodes in DFS preorder (node, pos), a fragment
- * first below its parent (pad_from), then the children in index order, and
- * each subtree's end. */
+ * first below its parent (pad_from), then the children in index order, tail
+ * nodes last (padend), and each subtree's end. */
 static int build_order(struct ds *s)
 {
 	const struct da_problem *p = s->p;
@@ -1377,12 +1386,13 @@ static int build_order(struct ds *s)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		first[i] = DA_NONE;
-	/* sibling lists in index order (backwards, pushed in front),
-	 * fragments pushed last */
-	for (int fragments = 0; fragments < 2; fragments++)
+	/* sibling lists in index order (backwards, pushed in front): tail
+	 * nodes pushed first, fragments last */
+	for (int kind = 0; kind < 3; kind++)
 		for (uint32_t i = n; i-- > 0;) {
 			uint32_t par = p->nodes[i].parent;
-			if (par == DA_NONE || p->nodes[i].fragment != fragments)
+			int k = p->nodes[i].tail ? 0 : p->nodes[i].fragment ? 2 : 1;
+			if (par == DA_NONE || k != kind)
 				continue;
 			sib[i] = first[par];
 			first[par] = i;
@@ -1435,12 +1445,18 @@ static void build_positions(struct ds *s, const uint32_t *cls)
 		s->klass[x] = cls[v];
 		s->func[x] = nd->func;
 		s->frag[x] = nd->fragment;
+		s->tail[x] = nd->tail;
 		s->cs[x] = nd->callsite;
 		s->weight[x] = nd->weight;
 		s->h0[x] = s->h[x] = nd->height;
 		if (s->parent[x] == DA_NONE)
 			s->rootslot[x] = s->nroots++;
 	}
+	for (uint32_t x = 0; x < s->n; x++)
+		s->padend[x] = s->end[x];
+	for (uint32_t x = s->n; x-- > 0;)       /* the first of the last children */
+		if (s->tail[x])
+			s->padend[s->parent[x]] = x;
 }
 
 /* Each class's nodes (cstart, cnodes); nbad, allocated here, is zero. */
@@ -1541,6 +1557,7 @@ static int build(struct ds *s)
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
 	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
 	ALLOC(ndispatch, s->nf); ALLOC(fweight, s->nf); ALLOC(frag, n);
+	ALLOC(tail, n); ALLOC(padend, n);
 	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
 	if (!cls || da_classes(p, cls, &s->nclasses) < 0 || build_order(s) < 0) {
 		free(cls);
@@ -1658,7 +1675,8 @@ void ds_free(struct ds *s)
 	if (!s)
 		return;
 	free(s->node); free(s->pos); free(s->parent); free(s->end); free(s->root);
-	free(s->depth); free(s->klass); free(s->func); free(s->frag); free(s->cs); free(s->weight);
+	free(s->depth); free(s->klass); free(s->func); free(s->frag); free(s->tail);
+	free(s->padend); free(s->cs); free(s->weight);
 	free(s->h0); free(s->h); free(s->inst); free(s->exec); free(s->bkt);
 	free(s->cstart); free(s->cnodes); free(s->stk); free(s->mvpos); free(s->mvdh);
 	free(s->aops); free(s->rootslot); free(s->nbad);
@@ -1723,25 +1741,31 @@ static uint32_t diff_vars(struct ds *s, uint32_t a, uint32_t b, uint32_t *out, u
 			s->cnt[v_] += (k);                                             \
 		}                                                                      \
 	} while (0)
-#define STEP(n, k)                                                                     \
+	/* own: the frame's padding moves nothing of the path (a last frame, a
+	 * tail node's parent) */
+#define STEP(n, k, own)                                                                \
 	do {                                                                           \
 		BUMP(s->exec[n], k);                                                   \
-		if ((n) != a && (n) != b)                                              \
+		if (!(own))                                                            \
 			BUMP(s->inst[n], k);                                           \
+		(own) = s->tail[n];                                                    \
 		(n) = s->parent[n];                                                    \
 	} while (0)
 	stamp_next(s);
+	bool own_x = true, own_y = true;
 	/* a fragment is at its parent's height: what moves it moves that */
-	x = a = FRAME(s, a);
-	y = b = FRAME(s, b);
+	x = FRAME(s, a);
+	y = FRAME(s, b);
 	while (x != DA_NONE && (y == DA_NONE || s->depth[x] > s->depth[y]))
-		STEP(x, 1);
+		STEP(x, 1, own_x);
 	while (y != DA_NONE && (x == DA_NONE || s->depth[y] > s->depth[x]))
-		STEP(y, -1);
+		STEP(y, -1, own_y);
 	while (x != y) {
-		STEP(x, 1);
-		STEP(y, -1);
+		STEP(x, 1, own_x);
+		STEP(y, -1, own_y);
 	}
+	if (x != DA_NONE && own_x != own_y)     /* one side left by a tail call */
+		BUMP(s->inst[x], own_x ? -1 : 1);
 #undef STEP
 #undef BUMP
 	uint32_t n = 0;
@@ -2427,10 +2451,11 @@ static void mark_path_vars(struct ds *s, uint32_t x, int32_t mark)
 	x = FRAME(s, x);        /* a fragment is at its parent's height */
 	if (s->exec[x] != DA_NONE)
 		s->cnt[s->exec[x]] = mark;
-	for (uint32_t y = s->parent[x]; y != DA_NONE; y = s->parent[y]) {
+	for (uint32_t z = x, y = s->parent[x]; y != DA_NONE; z = y, y = s->parent[y]) {
 		if (s->exec[y] != DA_NONE)
 			s->cnt[s->exec[y]] = mark;
-		s->cnt[s->inst[y]] = mark;
+		if (!s->tail[z])        /* a tail node's parent frame is gone */
+			s->cnt[s->inst[y]] = mark;
 	}
 }
 
@@ -2781,9 +2806,10 @@ static uint32_t path_vars(struct ds *s, uint32_t x, uint32_t *out)
 	} while (0)
 	x = FRAME(s, x);        /* a fragment is at its parent's height */
 	TALLY(s->exec[x]);
-	for (uint32_t y = s->parent[x]; y != DA_NONE; y = s->parent[y]) {
+	for (uint32_t z = x, y = s->parent[x]; y != DA_NONE; z = y, y = s->parent[y]) {
 		TALLY(s->exec[y]);
-		TALLY(s->inst[y]);
+		if (!s->tail[z])        /* a tail node's parent frame is gone */
+			TALLY(s->inst[y]);
 	}
 #undef TALLY
 	return n;

@@ -1732,6 +1732,109 @@ static void test_callsite_unit(void)
 
 /* ---------------------------------------------------------------- properties */
 
+/* ---------------------------------------------------------------- tail calls */
+
+/* A -> g, B -> g, and g's tail call of f from each (disambig.h section 2,
+ * "Tail calls"): f's frames at g's heights, below g's frames.  Nothing can
+ * be padded or wrapped: only clones separate A's g and f from B's. */
+struct tail_fixture {
+	struct da_problem *p;
+	uint32_t g, f, ca, cb, e;
+	uint32_t ga, fa, gb, fb;        /* nodes */
+};
+
+static void tail_fixture(struct tail_fixture *x, da_mask g_pads)
+{
+	struct da_problem *p = x->p = da_problem_new();
+	uint32_t A = da_add_func(p, "A", 64, 1, false), B = da_add_func(p, "B", 64, 1, false);
+	x->g = da_add_func(p, "g", 32, g_pads, true);
+	x->f = da_add_func(p, "f", 48, 1, true);
+	x->ca = da_add_callsite(p, A, 1, true);
+	x->cb = da_add_callsite(p, B, 1, true);
+	x->e = da_add_tail_callsite(p, x->g, x->f);
+	uint32_t ra = da_add_node(p, DA_NONE, A, DA_NONE, 16, 1);
+	uint32_t rb = da_add_node(p, DA_NONE, B, DA_NONE, 16, 1);
+	x->ga = da_add_node(p, ra, x->g, x->ca, 64, 10);
+	x->fa = da_add_tail(p, x->ga, x->f, x->e, 10);
+	x->gb = da_add_node(p, rb, x->g, x->cb, 64, 10);
+	x->fb = da_add_tail(p, x->gb, x->f, x->e, 10);
+}
+
+/* g's padding moves neither f's frames nor anything but g's own extent; a
+ * clone of g for A's call with a chain of f for its copy of the tail jump
+ * separates both pairs, and the solver finds it. */
+static void test_tail_chain(void)
+{
+	struct tail_fixture x;
+	tail_fixture(&x, pads());
+	struct da_problem *p = x.p;
+	char err[256];
+	CHECK(da_problem_check(p, err, sizeof(err)) == 0);
+	struct da_plan plan;
+	int64_t h[8];
+	uint32_t in[8];
+	CHECK(da_plan_init(&plan, p) == 0);
+	plan.pad[x.g] = 32;
+	CHECK(da_predict(p, &plan, h, in) == 0);
+	CHECK_EQ_INT(h[x.fa], 64);
+	CHECK_EQ_INT(in[x.fa], x.f);
+	da_plan_free(&plan);
+	/* the path of f's frame below A's g is A, f: with A's own call of f
+	 * at that height (a node of its own), one path of six */
+	uint32_t ra = p->nodes[x.ga].parent, caf = da_add_callsite(p, p->nodes[ra].func, 1, true);
+	uint32_t fa2 = da_add_node(p, ra, x.f, caf, 64, 1);
+	CHECK(da_plan_init(&plan, p) == 0);
+	plan.pad[x.g] = 32;
+	struct da_result r0;
+	struct da_options o0;
+	opts(&o0);
+	CHECK(da_evaluate(p, &o0, &plan, &r0, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r0.after.paths, 6);
+	CHECK_EQ_INT(r0.height[fa2], r0.height[x.fa]);
+	da_result_free(&r0);
+	da_plan_free(&plan);
+	da_problem_free(p);
+	for (int pad = 0; pad < 2; pad++) {
+		tail_fixture(&x, pad ? pads() : 1);
+		p = x.p;
+		struct da_options o;
+		opts(&o);
+		o.allow_clone = true;
+		struct da_result r;
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(r.after.precise_paths, r.after.paths);
+		CHECK(r.inst[x.fa] != r.inst[x.fb]);
+		/* f's clone takes the tail jump (or its copy in g's clone): no
+		 * dispatch */
+		uint32_t nf = 0;
+		for (uint32_t k = 0; k < r.plan.nclones; k++)
+			if (r.plan.clones[k].func == x.f) {
+				nf++;
+				CHECK_EQ_INT(r.plan.clones[k].callsite, x.e);
+			}
+		CHECK(nf >= 1);
+		CHECK(da_dispatch_share(p, &r.plan, &nf) == 0);
+		check_predict(p, &r);
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+	/* what section 2 cannot express is refused: a tail node at another
+	 * height, one through a call, a call node through a tail callsite */
+	tail_fixture(&x, 1);
+	x.p->nodes[x.fa].height = 80;
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	x.p->nodes[x.fa].height = 64;
+	x.p->nodes[x.fb].callsite = x.cb;
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	x.p->nodes[x.fb].callsite = x.e;
+	x.p->nodes[x.fb].tail = false;
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	x.p->nodes[x.fb].tail = true;
+	x.p->callsites[x.e].wrap_mask = pads();
+	CHECK(da_problem_check(x.p, err, sizeof(err)) < 0);
+	da_problem_free(x.p);
+}
+
 /* ---------------------------------------------------------------- fragments */
 
 /* A -> O -> O.cold -> g and B -> O -> O.cold -> g, A and B at one height and
@@ -1886,7 +1989,9 @@ static uint32_t rnd(uint32_t n)
 /* A random tree over few functions (so that heights collide), some functions
  * fixed, some callsites unwrappable, some clones allowed.  From 5 functions
  * on, the last is a fragment (disambig.h section 2) of function 0: below
- * some frames of 0, and called (a landing pad) elsewhere. */
+ * some frames of 0, and called (a landing pad) elsewhere.  From 6 on,
+ * function 1 tail-calls 2 and 3 (section 2, "Tail calls"): tail nodes below
+ * some of its frames. */
 static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t want)
 {
 	rs = seed * 2654435761ULL + 1;
@@ -1910,6 +2015,9 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 		p->funcs[frag].pad_mask = p->funcs[frag].clone_pad_mask = 1;
 		p->funcs[frag].cloneable = false;
 	}
+	uint32_t tails[2] = {DA_NONE, DA_NONE};
+	for (uint32_t t = 0; t < 2 && nf >= 6; t++)
+		tails[t] = da_add_tail_callsite(p, 1, 2 + t);
 	uint32_t roots = 1 + rnd(2);
 	for (uint32_t r = 0; r < roots; r++)
 		da_add_node(p, DA_NONE, rnd(nf), DA_NONE, 16 + 16 * rnd(3), 1 + rnd(100));
@@ -1921,6 +2029,10 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 			continue;
 		if (p->nodes[i].func == 0 && frag != DA_NONE && rnd(2))
 			da_add_fragment(p, i, frag, rnd(2) ? 1 + rnd(1000) : 0);
+		bool plain = !p->nodes[i].fragment && !p->nodes[i].tail;
+		for (uint32_t t = 0; t < 2 && plain && p->nodes[i].func == 1 && tails[t] != DA_NONE; t++)
+			if (rnd(2))
+				da_add_tail(p, i, 2 + t, tails[t], rnd(3) ? 1 + rnd(1000) : 0);
 		uint32_t kids = rnd(4);
 		for (uint32_t k = 0; k < kids && p->nnodes < want; k++) {
 			uint32_t caller = p->nodes[i].func, callee = rnd(nf);
@@ -1957,7 +2069,8 @@ static void scratch(const struct da_problem *p, const struct da_plan *plan, uint
 			if (clone != DA_NONE)
 				me = p->nfuncs + plan->nclones + clone;
 		} else {
-			delta += prev_frame_pad;
+			if (!x->tail)   /* a tail call pops its caller's frame first */
+				delta += prev_frame_pad;
 			bool copy = prev_clone != DA_NONE && x->callsite != DA_NONE &&
 				    p->callsites[x->callsite].owner == prev_func;
 			if (copy) {
@@ -1987,15 +2100,17 @@ static void scratch(const struct da_problem *p, const struct da_plan *plan, uint
 	*in = me;
 }
 
-/* Signed count difference of (non-last function f) or (edge c) between the
- * paths of a and b, over their whole paths. */
+/* Signed count difference of (function f of a frame whose padding moves the
+ * path: a non-last frame, not the parent of a tail node) or (edge c)
+ * between the paths of a and b, over their whole paths. */
 static int count_diff(const struct da_problem *p, uint32_t a, uint32_t b, bool edge, uint32_t id)
 {
 	int d = 0;
 	for (int side = 0; side < 2; side++)
 		for (uint32_t x = side ? b : a; x != DA_NONE; x = p->nodes[x].parent) {
-			bool last = x == (side ? b : a);
-			if (edge ? p->nodes[x].callsite == id : (!last && p->nodes[x].func == id))
+			uint32_t par = p->nodes[x].parent;
+			bool moves = par != DA_NONE && !p->nodes[x].tail && p->nodes[par].func == id;
+			if (edge ? p->nodes[x].callsite == id : moves)
 				d += side ? -1 : 1;
 		}
 	return d;
@@ -2225,6 +2340,7 @@ static void test_properties(void)
 {
 	uint32_t checked_left = 0, blocked = 0, unsolved = 0, plans = 0, clones = 0, chains = 0;
 	uint32_t frag_padded = 0, frag_cloned = 0, bound_plans = 0, promoted = 0, xcall_plans = 0;
+	uint32_t tail_padded = 0, tail_cloned = 0;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		struct da_problem *p = random_problem(seed, 4 + seed % 5, 300 + 20 * (seed % 10));
 		/* as the rewriter reports them: functions whose clones cannot be
@@ -2235,17 +2351,19 @@ static void test_properties(void)
 				p->funcs[f].clone_pad_mask = 1;
 		for (uint32_t i = 0; i < p->nnodes; i++) {
 			uint32_t c = p->nodes[i].callsite, f = p->nodes[i].func;
-			if (c != DA_NONE)
+			if (c != DA_NONE && !p->callsites[c].tail)
 				p->callsites[c].target = mix(seed, 1000 + c) % 5 ? f : (f + 1) % p->nfuncs;
 		}
 		/* a third of the redirectable calls bound (a library's calls of
 		 * its own API), their clones priced by the calls' checks */
 		for (uint32_t c = 0; c < p->ncallsites; c++)
-			p->callsites[c].bound = p->callsites[c].redirectable && mix(seed, 2000 + c) % 3 == 0;
+			p->callsites[c].bound = p->callsites[c].redirectable && !p->callsites[c].tail &&
+						mix(seed, 2000 + c) % 3 == 0;
 		/* a seventh promoted: indirect calls that a stub points at a
 		 * clone of any function they enter, priced as bound calls */
 		for (uint32_t c = 0; c < p->ncallsites; c++)
-			if (p->callsites[c].redirectable && mix(seed, 3000 + c) % 7 == 0) {
+			if (p->callsites[c].redirectable && !p->callsites[c].tail &&
+			    mix(seed, 3000 + c) % 7 == 0) {
 				struct da_callsite *C = &p->callsites[c];
 				C->promoted = C->bound = true;
 				C->target = DA_NONE;
@@ -2290,9 +2408,15 @@ static void test_properties(void)
 			chains += r.plan.clones[k].parent != DA_NONE;
 		}
 		for (uint32_t i = 0; i < p->nnodes; i++) {
-			if (!p->nodes[i].fragment)
+			if (p->nodes[i].parent == DA_NONE)
 				continue;
 			uint32_t pin = r.inst[p->nodes[i].parent];
+			if (p->nodes[i].tail) {         /* a padding of its parent that moved nothing */
+				tail_padded += pin < p->nfuncs && r.plan.pad[pin] > 0;
+				tail_cloned += r.inst[i] >= p->nfuncs;
+			}
+			if (!p->nodes[i].fragment)
+				continue;
 			frag_padded += pin < p->nfuncs && r.plan.pad[pin] > 0;
 			frag_cloned += r.inst[i] >= p->nfuncs;
 		}
@@ -2362,13 +2486,15 @@ static void test_properties(void)
 	CHECK(clones > 0);
 	CHECK(frag_padded > 0);
 	CHECK(frag_cloned > 0);
+	CHECK(tail_padded > 0);
+	CHECK(tail_cloned > 0);
 	CHECK(bound_plans > 0);
 	CHECK(xcall_plans > 0);
 	CHECK(promoted > 0);
 	fprintf(stderr, "properties: %u leftovers checked (%u blocked, %u unsolved), %u clones "
 		"(%u in chains, %u for promoted calls), fragments below a padding %u, in a clone "
-		"%u\n", checked_left, blocked, unsolved, clones, chains, promoted, frag_padded,
-		frag_cloned);
+		"%u, tail nodes below a padding %u, in a clone %u\n", checked_left, blocked, unsolved,
+		clones, chains, promoted, frag_padded, frag_cloned, tail_padded, tail_cloned);
 }
 
 /* The cap holds through compound moves.  A clone of f sends the calls of
@@ -2648,6 +2774,7 @@ int main(int argc, char **argv)
 	test_fragment_predict();
 	test_fragment_clone();
 	test_fragment_refusals();
+	test_tail_chain();
 	test_properties();
 	test_clone_cap();
 	test_option_sweep();
