@@ -313,7 +313,11 @@ errors)
 	}
 	len=$(stat -c %s "$S")
 	cp "$S" corrupt.samples
-	printf '\x5a' | dd of=corrupt.samples bs=1 seek=$((len / 2)) conv=notrunc status=none
+	# the middle byte flipped (a fixed byte would change nothing where it
+	# was that byte already: 1 recording in 256)
+	mid=$(od -An -tu1 -j $((len / 2)) -N1 "$S")
+	printf "\\x$(printf %02x $((mid ^ 0xff)))" |
+		dd of=corrupt.samples bs=1 seek=$((len / 2)) conv=notrunc status=none
 	expect 1 "checksum mismatch" "$ICPP" report -i corrupt.samples -m "$MAP"
 	head -c $((len / 2)) "$S" > trunc.samples
 	expect 1 "truncated sample file: $((len / 2)) of $len bytes" "$ICPP" report -i trunc.samples -m "$MAP"
