@@ -555,15 +555,13 @@ static int make_plan(struct plan_args *a, const struct pathmap *pm,
 	return rc;
 }
 
-/* --evaluate: read the plan (pp, and plan in the problem's terms) and
- * measure it.  0, or -1 after one line. */
-static int evaluate_plan(const struct plan_args *a, const struct pathmap *pm,
-			 const struct da_bridge *br, struct da_result *r, struct da_pm_plan *pp,
-			 struct da_plan *plan)
+/* --evaluate: the plan read (pp) in the problem's terms (plan), measured.
+ * 0, or -1 after one line. */
+static int evaluate_plan(const struct plan_args *a, const struct da_bridge *br,
+			 struct da_result *r, const struct da_pm_plan *pp, struct da_plan *plan)
 {
 	char err[1024];
-	if (da_plan_read(a->evaluate, pm, pp, err, sizeof(err)) < 0 ||
-	    da_pm_plan_to(br, pp, plan, err, sizeof(err)) < 0 ||
+	if (da_pm_plan_to(br, pp, plan, err, sizeof(err)) < 0 ||
 	    da_evaluate(br->prob, &a->o, plan, r, err, sizeof(err)) < 0) {
 		cli_error("plan", "%s", err);
 		return -1;
@@ -612,6 +610,12 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (a.nbin && plan_for_binaries(a.binaries, a.nbin, map, pm, a.quiet, b, &rwcap, &a.cap) < 0)
 		goto out;
+	if (a.evaluate && da_plan_read(a.evaluate, pm, &pp, err, sizeof(err)) < 0) {
+		cli_error("plan", "%s", err);
+		goto out;
+	}
+	if (a.evaluate)
+		a.cap.tail_plan = &pp;  /* its tail jumps, the problem it was made on */
 	if (da_from_pathmap(pm, &a.cap, a.callsites ? DA_UNIT_CALLSITES : DA_UNIT_FUNCTIONS, &br,
 			    err, sizeof(err)) < 0) {
 		cli_error("plan", "%s: %s", map, err);
@@ -622,7 +626,7 @@ int cmd_plan(int argc, char **argv)
 			goto out;
 		weights = (struct weights){"samples", SAMPLE_WEIGHT_SCALE};
 	}
-	if (a.evaluate ? evaluate_plan(&a, pm, &br, &r, &pp, &plan) < 0
+	if (a.evaluate ? evaluate_plan(&a, &br, &r, &pp, &plan) < 0
 		       : make_plan(&a, pm, &br, &r, &pp) < 0)
 		goto out;
 	if (a.predict && write_predicted(a.predict, pm, &pp) < 0)

@@ -194,6 +194,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		p->clones[p->nclones - 1].tag = tag;
 		p->clones[p->nclones - 1].weight = c->weight;
 		p->clones[p->nclones - 1].promote = c->promote;
+		p->clones[p->nclones - 1].tail = c->tail;
 		p->clones[p->nclones - 1].xcall = c->xcall && other;
 		p->clones[p->nclones - 1].xcall_from = c->xcall && other && h != f->addr ? h : 0;
 	}
@@ -272,7 +273,7 @@ static int to_pm_plan(struct pathmap *pm, uint32_t m, const struct rw_plan *p, s
 		uint32_t parent = p->clones[k].parent == RW_NONE ? DA_NONE : base + p->clones[k].parent;
 		pp->clones[pp->nclones++] =
 			(struct da_pm_clone){f, m, p->clones[k].site, p->clones[k].pad, parent, 0,
-					     p->clones[k].promote, false};
+					     p->clones[k].promote, false, p->clones[k].tail};
 	}
 	for (uint32_t i = 0; i < p->npads; i++) {
 		uint32_t f = pm_function_at(pm, m, p->pads[i].addr);
@@ -514,11 +515,14 @@ static int rename_modules(struct pathmap *pred, const struct target *t, uint32_t
 static void print_written(const struct target *t, bool named)
 {
 	const struct rw_write_stats *st = &t->st;
-	char chains[48] = "", bound[64] = "", tags[48] = "", promoted[64] = "", xcalls[96] = "";
+	char chains[48] = "", tails[48] = "", bound[64] = "", tags[48] = "", promoted[64] = "";
+	char xcalls[96] = "";
 	if (st->promoted)
 		snprintf(promoted, sizeof(promoted), "; %u indirect calls promoted", st->promoted);
 	if (st->chains)
 		snprintf(chains, sizeof(chains), "; %u in chains", st->chains);
+	if (st->tails)
+		snprintf(tails, sizeof(tails), "; %u after tail jumps", st->tails);
 	if (st->bound)
 		snprintf(bound, sizeof(bound), "; %u through a bound call%s", st->bound,
 			 st->bind_now ? ", bound at load time" : "");
@@ -530,10 +534,10 @@ static void print_written(const struct target *t, bool named)
 			 st->xcalls && st->bind_now && !st->bound ? " (bound at load time)" : "",
 			 st->marks);
 	fprintf(stderr, "icpp rewrite: %s%s%u functions padded (%u through entry wrappers), %u "
-		"callsites wrapped, %u functions cloned (%u by dispatch%s%s%s)%s%s, %u bytes patched, %" PRIu64
+		"callsites wrapped, %u functions cloned (%u by dispatch%s%s%s%s)%s%s, %u bytes patched, %" PRIu64
 		" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
 		named ? t->out : "", named ? ": " : "", st->pads, st->entry_pads, st->wraps,
-		st->clones, st->dispatched, chains, bound, promoted, tags, xcalls, st->patched_bytes,
+		st->clones, st->dispatched, chains, tails, bound, promoted, tags, xcalls, st->patched_bytes,
 		st->tramp_bytes,
 		st->in_size,
 		st->out_size,

@@ -119,7 +119,7 @@ static int add_xcall_clone(struct da_pm_clone **v, uint32_t *n, uint32_t *cap, u
 		*v = w;
 		*cap = c;
 	}
-	(*v)[(*n)++] = (struct da_pm_clone){func, m, site, 0, parent, 0, false, true};
+	(*v)[(*n)++] = (struct da_pm_clone){func, m, site, 0, parent, 0, false, true, false};
 	return 0;
 }
 
@@ -221,6 +221,15 @@ static bool tail_enters(void *ctx, const struct pathmap *pm, uint32_t callee, ui
 	return i == RW_NONE || rw_may_tail_call(c->b, i, f->module == g->module ? f->addr : 0);
 }
 
+static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g, uint64_t *to,
+			     uint64_t *jumps, uint32_t max)
+{
+	const struct pm_function *gf = &pm->funcs[g];
+	const struct rewrite_target *c = rewrite_cap_target(ctx, gf->module);
+	uint32_t gi = c ? rw_func_index(c->b, gf->addr) : RW_NONE;
+	return gi == RW_NONE ? 0 : rw_tail_routes(c->b, gi, to, jumps, max);
+}
+
 bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,
 			     uint64_t g, uint64_t *h, uint64_t *slot)
 {
@@ -311,6 +320,7 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const c
 	cap->func_hook = func_hook;
 	cap->callsite_hook = callsite_hook;
 	cap->tail_enters = tail_enters;
+	cap->tail_targets = tail_targets;
 	cap->ctx = rc;
 	return 0;
 }

@@ -739,8 +739,8 @@ int da_set_xcall(struct da_problem *p, uint32_t c, const uint32_t *funcs, uint32
  * parent's height, a function without paddings or clones; at most one
  * fragment below a node of a function that may be padded; and all fragments
  * below a cloneable function's nodes of one function; tail nodes below a
- * node of their callsite's owner that is neither a fragment nor a tail
- * node, at its height, their function the callsite's target.  0 or -1. */
+ * node of their callsite's owner that is no fragment, at its height, their
+ * function the callsite's target.  0 or -1. */
 int da_problem_check(const struct da_problem *p, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ plan */

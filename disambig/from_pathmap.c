@@ -295,6 +295,30 @@ static int bridge_funcs(const struct pathmap *pm, const struct da_capability *ca
 	return 0;
 }
 
+/* Problem callsite cs (DA_NONE: none made) is at (module, addr), key its
+ * pmi_cskey (cs_index, cs_module, cs_addr).  0, or -1 when out of memory. */
+static int bridge_register(struct da_bridge *b, uint32_t *capcs, uint32_t cs, uint32_t module,
+			   uint64_t addr, uint64_t key)
+{
+	if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
+		return -1;
+	if (cs >= *capcs) {
+		uint32_t nc = *capcs ? *capcs * 2 : 1024;
+		uint32_t *a = realloc(b->cs_module, nc * sizeof(*a));
+		if (!a)
+			return -1;
+		b->cs_module = a;
+		uint64_t *c = realloc(b->cs_addr, nc * sizeof(*c));
+		if (!c)
+			return -1;
+		b->cs_addr = c;
+		*capcs = nc;
+	}
+	b->cs_module[cs] = module;
+	b->cs_addr[cs] = addr;
+	return 0;
+}
+
 /* A new callsite of the problem for the call at (module, addr), key its
  * pmi_cskey: what the capability (and its hook) allows, and where it is
  * (cs_module, cs_addr).  Its index, or DA_NONE when out of memory. */
@@ -330,7 +354,7 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 				nxcall++;
 	}
 	uint32_t cs = da_add_callsite(b->prob, pmi_owner(ix, module, addr), m, redirect);
-	if (cs == DA_NONE || u64map_put(b->cs_index, key, cs) < 0)
+	if (bridge_register(b, capcs, cs, module, addr, key) < 0)
 		return DA_NONE;
 	struct da_callsite *C = &b->prob->callsites[cs];
 	C->target = target;
@@ -342,21 +366,211 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 	C->promoted = promoted;
 	if (nxcall && da_set_xcall(b->prob, cs, xcall, nxcall) < 0)
 		return DA_NONE;
-	if (cs >= *capcs) {
-		uint32_t nc = *capcs ? *capcs * 2 : 1024;
-		uint32_t *a = realloc(b->cs_module, nc * sizeof(*a));
-		if (!a)
-			return DA_NONE;
-		b->cs_module = a;
-		uint64_t *c = realloc(b->cs_addr, nc * sizeof(*c));
-		if (!c)
-			return DA_NONE;
-		b->cs_addr = c;
-		*capcs = nc;
-	}
-	b->cs_module[cs] = module;
-	b->cs_addr[cs] = addr;
 	return cs;
+}
+
+/* ---------------------------------------------------------------- tail calls */
+
+/* The tail jumps of function g that the plan's tail clones take, as the
+ * tail_targets hook gives them. */
+static uint32_t plan_tail_targets(const struct da_pm_plan *plan, const struct pathmap *pm,
+				  const struct pm_index *ix, uint32_t g, uint64_t *to, uint64_t *jumps,
+				  uint32_t max)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < plan->nclones && n < max; k++) {
+		const struct da_pm_clone *c = &plan->clones[k];
+		if (!c->tail || c->func >= pm->nfuncs || pmi_owner(ix, c->cs_module, c->cs_addr) != g)
+			continue;
+		bool seen = false;
+		for (uint32_t i = 0; i < n && !seen; i++)
+			seen = to[i] == pm->funcs[c->func].addr;
+		if (!seen) {
+			to[n] = pm->funcs[c->func].addr;
+			jumps[n++] = c->cs_addr;
+		}
+	}
+	return n;
+}
+
+#define TAIL_TARGETS 64         /* per function, what the hook is asked for */
+
+/* What reparent_tails works with: edges (g, f) of the tail_targets hook,
+ * each node's proposed parent, the siblings of each (parent, callsite). */
+struct tails {
+	const struct pathmap *pm;
+	const struct da_capability *cap;
+	const struct pm_index *ix;
+	struct da_problem *p;
+	struct tail_edge {
+		uint64_t jump;          /* g's first jump to f */
+		uint32_t g, f, cs;      /* cs: its problem callsite, when made */
+		bool bad;               /* not every frame it would take moves */
+	} *e;
+	uint32_t ne, cape;
+	struct u64map edges;            /* (g, f) -> e */
+	uint32_t *first, *nt;           /* per function: its edges e[first..+nt), once asked */
+	uint32_t *prop, *pe;            /* per node: the sibling it would hang below, the edge */
+	uint32_t *next;                 /* per node: the next earlier sibling of its group */
+	struct u64map group;            /* (parent, callsite) -> the group's last node */
+};
+
+/* Function g's edges, from the hook the first time.  -1 out of memory. */
+static int tail_edges_of(struct tails *T, uint32_t g)
+{
+	if (T->first[g] != DA_NONE)
+		return 0;
+	uint64_t to[TAIL_TARGETS], jumps[TAIL_TARGETS];
+	const struct da_capability *cap = T->cap;
+	uint32_t n = cap->tail_plan
+			     ? plan_tail_targets(cap->tail_plan, T->pm, T->ix, g, to, jumps, TAIL_TARGETS)
+			     : cap->tail_targets(cap->ctx, T->pm, g, to, jumps, TAIL_TARGETS);
+	T->first[g] = T->ne;
+	for (uint32_t i = 0; i < n && i < TAIL_TARGETS; i++) {
+		uint32_t f = pmi_function_at(T->ix, T->pm->funcs[g].module, to[i]);
+		if (f == DA_NONE || f == g || u64map_get(&T->edges, da_pair(g, f)) != DA_NONE)
+			continue;
+		if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
+		    u64map_put(&T->edges, da_pair(g, f), T->ne) < 0)
+			return -1;
+		T->e[T->ne++] = (struct tail_edge){jumps[i], g, f, DA_NONE, false};
+	}
+	T->nt[g] = T->ne - T->first[g];
+	return 0;
+}
+
+/* Every sibling of node x (same parent, callsite and height) of a function
+ * that x's function g enters by tail jumps takes x as its proposed parent;
+ * a second proposal, x after it, or either in a recursion's sibling group
+ * spoils the edges. */
+static int propose(struct tails *T, uint32_t x, const bool *in_group)
+{
+	const struct da_node *N = T->p->nodes;
+	uint32_t g = N[x].func;
+	if (tail_edges_of(T, g) < 0)
+		return -1;
+	if (!T->nt[g])
+		return 0;
+	uint32_t head = u64map_get(&T->group, da_pair(N[x].parent, N[x].callsite));
+	for (uint32_t y = head; y != DA_NONE; y = T->next[y]) {
+		if (y == x || N[y].height != N[x].height)
+			continue;
+		uint32_t ed = u64map_get(&T->edges, da_pair(g, N[y].func));
+		if (ed == DA_NONE)
+			continue;
+		if (T->prop[y] != DA_NONE)
+			T->e[T->pe[y]].bad = true;
+		T->e[ed].bad |= T->prop[y] != DA_NONE || x > y || in_group[x] || in_group[y];
+		T->prop[y] = x;
+		T->pe[y] = ed;
+	}
+	return 0;
+}
+
+/* Would node i move (a proposal on a good edge)? */
+static bool moves(const struct tails *T, uint32_t i)
+{
+	return T->prop[i] != DA_NONE && !T->e[T->pe[i]].bad;
+}
+
+/* Whole callsites: an edge is spoilt where one of the frames it would move
+ * shares its callsite and function with a frame that stays, until none
+ * does.  -1 out of memory. */
+static int spoil_partial(struct tails *T)
+{
+	const struct da_problem *p = T->p;
+	for (bool changed = true; changed;) {
+		changed = false;
+		struct u64map stays;
+		if (u64map_init(&stays, 1024) < 0)
+			return -1;
+		for (uint32_t i = 0; i < p->nnodes; i++)
+			if (p->nodes[i].callsite != DA_NONE && !moves(T, i) &&
+			    u64map_put(&stays, da_pair(p->nodes[i].callsite, p->nodes[i].func), 1) < 0) {
+				u64map_free(&stays);
+				return -1;
+			}
+		for (uint32_t i = 0; i < p->nnodes; i++)
+			if (moves(T, i) &&
+			    u64map_get(&stays, da_pair(p->nodes[i].callsite, p->nodes[i].func)) != DA_NONE) {
+				T->e[T->pe[i]].bad = true;
+				changed = true;
+			}
+		u64map_free(&stays);
+	}
+	return 0;
+}
+
+/* Tail calls (from_pathmap.h, disambig.h section 2): frames of f beside
+ * frames of g that enter f only by direct tail jumps hang below them.  -1
+ * when out of memory. */
+static int reparent_tails(const struct pathmap *pm, const struct da_capability *cap,
+			  const struct pm_index *ix, struct da_bridge *b, uint32_t *capcs)
+{
+	struct da_problem *p = b->prob;
+	uint32_t n = p->nnodes;
+	if ((!cap->tail_targets && !cap->tail_plan) || !cap->clone || !n)
+		return 0;
+	struct tails T = {.pm = pm, .cap = cap, .ix = ix, .p = p};
+	bool *in_group = malloc((n + 1) * sizeof(*in_group));
+	T.first = malloc((p->nfuncs + 1) * sizeof(*T.first));
+	T.nt = calloc(p->nfuncs + 1, sizeof(*T.nt));
+	T.prop = malloc((n + 1) * sizeof(*T.prop));
+	T.pe = malloc((n + 1) * sizeof(*T.pe));
+	T.next = malloc((n + 1) * sizeof(*T.next));
+	int rc = -1;
+	if (!in_group || !T.first || !T.nt || !T.prop || !T.pe || !T.next ||
+	    pm_sibling_groups(pm, in_group) < 0 || u64map_init(&T.edges, 64) < 0 ||
+	    u64map_init(&T.group, n / 4 + 16) < 0)
+		goto out;
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		T.first[f] = DA_NONE;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct da_node *N = &p->nodes[i];
+		T.prop[i] = T.next[i] = DA_NONE;
+		if (N->callsite == DA_NONE || N->fragment)
+			continue;
+		uint64_t key = da_pair(N->parent, N->callsite);
+		T.next[i] = u64map_get(&T.group, key);
+		if (u64map_put(&T.group, key, i) < 0)
+			goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (p->nodes[i].callsite != DA_NONE && !p->nodes[i].fragment &&
+		    propose(&T, i, in_group) < 0)
+			goto out;
+	if (spoil_partial(&T) < 0)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!moves(&T, i))
+			continue;
+		struct tail_edge *E = &T.e[T.pe[i]];
+		uint32_t gm = pm->funcs[E->g].module;
+		if (E->cs == DA_NONE) {
+			E->cs = da_add_tail_callsite(p, E->g, E->f);
+			uint64_t key = pmi_cskey(gm, E->jump);
+			if (key == UINT64_MAX || bridge_register(b, capcs, E->cs, gm, E->jump, key) < 0)
+				goto out;
+			p->callsites[E->cs].module = gm;
+		}
+		p->nodes[i].parent = T.prop[i];
+		p->nodes[i].callsite = E->cs;
+		p->nodes[i].tail = true;
+	}
+	rc = 0;
+out:
+	if (T.edges.keys)
+		u64map_free(&T.edges);
+	if (T.group.keys)
+		u64map_free(&T.group);
+	free(T.e);
+	free(in_group);
+	free(T.first);
+	free(T.nt);
+	free(T.prop);
+	free(T.pe);
+	free(T.next);
+	return rc;
 }
 
 int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, enum da_unit unit,
@@ -393,15 +607,16 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 				n->height, n->entries) == DA_NONE)
 			goto oom;
 	}
-	pmi_free(&ix);
 	if (cap->tag)
 		mark_tag_readers(b->prob);
 	if (!cap->callsite_hook)
 		seen_targets(b->prob);
 	if (block_tail_entered(pm, cap, b->prob) < 0)
 		goto oom;
-	if (mark_fragments(pm, b->prob) < 0 || lock_sibling_groups(pm, b->prob) < 0)
+	if (mark_fragments(pm, b->prob) < 0 || lock_sibling_groups(pm, b->prob) < 0 ||
+	    reparent_tails(pm, cap, &ix, b, &capcs) < 0)
 		goto oom;
+	pmi_free(&ix);
 	if (da_problem_check(b->prob, err, errlen) < 0) {
 		da_bridge_free(b);
 		return -1;
@@ -466,15 +681,56 @@ int da_pm_plan_from(const struct da_bridge *b, const struct da_plan *plan, struc
 		out->clones[out->nclones++] = (struct da_pm_clone){
 			c->func, b->cs_module[c->callsite], b->cs_addr[c->callsite], c->pad, c->parent, 0,
 			p->callsites[c->callsite].promoted && da_direct(p, c->callsite, c->func),
-			da_xcall(p, c->callsite, c->func)};
+			da_xcall(p, c->callsite, c->func), p->callsites[c->callsite].tail};
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++) {
 		const struct da_clone_wrap *w = &plan->clone_wraps[i];
+		if (p->callsites[w->callsite].tail)
+			continue;       /* a jump: never wrapped */
 		out->clone_wraps[out->nclone_wraps++] = (struct da_pm_clone_wrap){
 			w->clone, b->cs_module[w->callsite], b->cs_addr[w->callsite], w->amount};
 	}
 	out->summary.unit = p->unit;
 	return 0;
+}
+
+/* (call, function) of each tail node: the call that entered the frames its
+ * frame replaced, a dispatch at the function would test.  malloc'd, sorted;
+ * NULL when out of memory. */
+static uint64_t *tail_entries(const struct da_problem *p, uint32_t *n)
+{
+	uint64_t *v = malloc((p->nnodes + 1) * sizeof(*v));
+	*n = 0;
+	for (uint32_t i = 0; v && i < p->nnodes; i++) {
+		uint32_t x = i;
+		while (p->nodes[x].tail)
+			x = p->nodes[x].parent;
+		if (x != i && p->nodes[x].callsite != DA_NONE)
+			v[(*n)++] = da_pair(p->nodes[x].callsite, p->nodes[i].func);
+	}
+	if (v)
+		qsort(v, *n, sizeof(*v), u64_cmp);
+	return v;
+}
+
+/* A clone by dispatch of plan in whose call the problem has tail nodes of
+ * its function: the dispatch would take the frames of the tail jumps its
+ * tail clones leave alone, which the problem gives the original.  Its
+ * index, or DA_NONE (also out of memory: *oom). */
+static uint32_t dispatch_after_tails(const struct da_problem *p, const struct da_plan *plan,
+				     bool *oom)
+{
+	uint32_t n, hit = DA_NONE;
+	uint64_t *v = tail_entries(p, &n);
+	*oom = !v;
+	for (uint32_t k = 0; v && n && k < plan->nclones && hit == DA_NONE; k++) {
+		uint64_t key = da_pair(plan->clones[k].callsite, plan->clones[k].func);
+		if (da_dispatched(p, plan->clones[k].callsite, plan->clones[k].func) &&
+		    bsearch(&key, v, n, sizeof(*v), u64_cmp))
+			hit = k;
+	}
+	free(v);
+	return hit;
 }
 
 int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct da_plan *out,
@@ -541,6 +797,15 @@ int da_pm_plan_to(const struct da_bridge *b, const struct da_pm_plan *in, struct
 	}
 	out->nclone_wraps = in->nclone_wraps;
 #undef CS
+	bool oom;
+	uint32_t k = dispatch_after_tails(p, out, &oom);
+	if (oom || k != DA_NONE) {
+		da_plan_free(out);
+		return oom ? errmsg(err, errlen, "out of memory")
+			   : errmsg(err, errlen, "clone %u of the plan takes frames by a dispatch that "
+				    "its tail clones leave to the original function: make the plan "
+				    "again", k);
+	}
 	if (da_plan_check(p, out, err, errlen) < 0) {
 		da_plan_free(out);
 		return -1;
@@ -568,11 +833,27 @@ struct predict {
 	uint32_t *inst;                 /* [nnodes] the clone whose copy the node runs in, or DA_NONE */
 	uint32_t *fpad;                 /* [nnodes] frame_pad */
 	bool *frag;                     /* [nnodes] */
+	/* tail calls: the plan's tail jumps (target, owner, a clone of them),
+	 * sorted; the nodes done by (parent, function), chained by sib */
+	struct tail_key {
+		uint32_t f, g, k;
+	} *tails;
+	uint32_t ntails;
+	struct u64map done;
+	uint32_t *sib;
 	/* per clone: its function, its fragment's copy (made when a node
 	 * needs it), the fragment copied */
 	uint32_t *newfunc;
 	const char *what;               /* the failure, when not out of memory */
 };
+
+static int cmp_tail_key(const void *x, const void *y)
+{
+	const struct tail_key *a = x, *b = y;
+	if (a->f != b->f)
+		return a->f < b->f ? -1 : 1;
+	return a->g < b->g ? -1 : a->g > b->g;
+}
 
 static int cmp_clone_key(const void *x, const void *y)
 {
@@ -634,7 +915,15 @@ static int predict_index(struct predict *P)
 	for (uint32_t k = 0; k < plan->nclones; k++) {
 		const struct da_pm_clone *c = &plan->clones[k];
 		P->takes[k] = (struct clone_key){pmi_cskey(c->cs_module, c->cs_addr), c->func, c->parent, k};
+		uint32_t g = c->tail ? pmi_owner(&P->ix, c->cs_module, c->cs_addr) : DA_NONE;
+		if (c->tail && g == DA_NONE) {
+			P->what = "plan takes a tail jump that no function of the pathmap makes";
+			return -1;
+		}
+		if (c->tail)
+			P->tails[P->ntails++] = (struct tail_key){c->func, g, k};
 	}
+	qsort(P->tails, P->ntails, sizeof(*P->tails), cmp_tail_key);
 	qsort(P->takes, plan->nclones, sizeof(*P->takes), cmp_clone_key);
 	return 0;
 }
@@ -697,6 +986,34 @@ static uint32_t fragment_copy(struct predict *P, uint32_t k, uint32_t func)
 	return *f;
 }
 
+/* The frame node i hangs below as a tail node (from_pathmap.h): a sibling
+ * before it (same parent, callsite and height) whose function the plan's
+ * tail jumps lead from to i's; its clone of those jumps into *k.  Else
+ * DA_NONE. */
+static uint32_t tail_parent(const struct predict *P, uint32_t i, uint32_t *k)
+{
+	const struct pm_node *N = P->pm->nodes, *n = &N[i];
+	if (!P->ntails || n->parent == PM_NONE || n->cs_module == PM_NONE)
+		return DA_NONE;
+	uint32_t lo = 0, hi = P->ntails;
+	while (lo < hi) {               /* the first tail jump to n's function */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (P->tails[mid].f < n->func)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t t = lo; t < P->ntails && P->tails[t].f == n->func; t++)
+		for (uint32_t j = u64map_get(&P->done, da_pair(n->parent, P->tails[t].g));
+		     j != DA_NONE; j = P->sib[j])
+			if (N[j].cs_module == n->cs_module && N[j].cs_addr == n->cs_addr &&
+			    N[j].height == n->height && !P->frag[j]) {
+				*k = P->tails[t].k;
+				return j;
+			}
+	return DA_NONE;
+}
+
 /* Node i of the pathmap under the plan (its parent done): its height
  * change, the clone it runs in, its frame padding, and its node in q. */
 static int predict_node(struct predict *P, uint32_t i)
@@ -710,7 +1027,15 @@ static int predict_node(struct predict *P, uint32_t i)
 	uint32_t f = n->func;
 	/* as da_from_pathmap marks them (mark_fragments) */
 	P->frag[i] = pm_fragment_frame(pm, i) && !P->frag[n->parent];
-	if (P->frag[i]) {
+	uint32_t tk = DA_NONE, tp = P->frag[i] ? DA_NONE : tail_parent(P, i, &tk);
+	if (tp != DA_NONE) {
+		/* below g's frame tp, its tail jump taken in tp's clone */
+		const struct da_pm_clone *t = &plan->clones[tk];
+		d = P->delta[tp];
+		me = clone_taking(P, pmi_cskey(t->cs_module, t->cs_addr), n->func, P->inst[tp]);
+		P->fpad[i] = me != DA_NONE ? plan->clones[me].pad : P->pad[n->func];
+		f = me == DA_NONE ? n->func : P->newfunc[me];
+	} else if (P->frag[i]) {
 		me = pk;
 		P->fpad[i] = P->fpad[n->parent];
 		if (me != DA_NONE && (f = fragment_copy(P, me, n->func)) == PM_NONE) {
@@ -745,6 +1070,12 @@ static int predict_node(struct predict *P, uint32_t i)
 	if (pm_append_node(P->q, n->parent, f, n->cs_module, n->cs_addr, n->height + d,
 			   n->entries) == PM_NONE)
 		return -1;
+	if (P->ntails && n->parent != PM_NONE) {
+		uint64_t key = da_pair(n->parent, n->func);
+		P->sib[i] = u64map_get(&P->done, key);
+		if (u64map_put(&P->done, key, i) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -762,6 +1093,10 @@ static void predict_free(struct predict *P)
 	free(P->fpad);
 	free(P->frag);
 	free(P->newfunc);
+	free(P->tails);
+	if (P->done.keys)
+		u64map_free(&P->done);
+	free(P->sib);
 }
 
 int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
@@ -779,9 +1114,12 @@ int da_predict_pathmap(const struct pathmap *pm, const struct da_pm_plan *plan,
 		.fpad = malloc((pm->nnodes + 1) * sizeof(*P.fpad)),
 		.frag = malloc((pm->nnodes + 1) * sizeof(*P.frag)),
 		.newfunc = malloc((3 * plan->nclones + 1) * sizeof(*P.newfunc)),
+		.tails = malloc((plan->nclones + 1) * sizeof(*P.tails)),
+		.sib = malloc((pm->nnodes + 1) * sizeof(*P.sib)),
 	};
 	int rc = -1;
 	if (!P.q || !P.takes || !P.pad || !P.delta || !P.inst || !P.fpad || !P.frag || !P.newfunc ||
+	    !P.tails || !P.sib || u64map_init(&P.done, 1024) < 0 ||
 	    pmi_build(&P.ix, pm) < 0 || u64map_init(&P.wraps, plan->nwraps) < 0 ||
 	    u64map_init(&P.clonewraps, plan->nclone_wraps) < 0 || predict_index(&P) < 0 ||
 	    predict_functions(&P) < 0)

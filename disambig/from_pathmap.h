@@ -31,6 +31,15 @@
  * does not know); without the hook, the one function that training saw
  * entered through it, and none when it saw several.
  *
+ * Tail calls (disambig.h section 2): with the tail_targets hook, a frame of
+ * f at a callsite c beside a frame of g at c (same parent, same height,
+ * g's first), where g's only ways into f are direct jumps the rewriter can
+ * point elsewhere, hangs below g's frame as a tail node, through a callsite
+ * named by the address of g's first such jump (da_pm_clone.tail).  Whole
+ * edges (g, f) or none: each of f's frames beside g's must have that one
+ * such sibling, and each callsite with one of them none of f's frames
+ * without (a dispatch of f testing c's return address would take them).
+ *
  * A plan in pathmap terms names functions and callsites by module and
  * address, so that it can be written to a file and applied to the binary;
  * da_predict_pathmap needs only the pathmap and that plan.
@@ -65,6 +74,8 @@ struct da_callsite_cap {
 	                             * (tail_enters: da_problem.no_promote) */
 };
 
+struct da_pm_plan;
+
 struct da_capability {
 	uint32_t pad_bound;         /* bytes, multiple of 16; 0: no ARR */
 	uint32_t wrap_bound;        /* bytes, multiple of 16; 0: no wrapping */
@@ -89,7 +100,18 @@ struct da_capability {
 	 * (maybe callee itself), which callee entered by a tail call (NULL:
 	 * never)? */
 	bool (*tail_enters)(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func);
+	/* the functions (addresses in g's module) that function g enters
+	 * only by direct tail jumps a clone of them may take (disambig.h
+	 * section 2, "Tail calls"), each with the address of g's first jump to
+	 * it: at most max into to and jumps; how many (NULL: none) */
+	uint32_t (*tail_targets)(void *ctx, const struct pathmap *pm, uint32_t g, uint64_t *to,
+				 uint64_t *jumps, uint32_t max);
 	void *ctx;
+	/* instead of tail_targets: the tail jumps of this plan's tail clones,
+	 * so that a plan read back finds the problem it was made on, where its
+	 * clones by dispatch took what its tail clones did not (icpp plan
+	 * --evaluate) */
+	const struct da_pm_plan *tail_plan;
 };
 /* pad_bound and wrap_bound 1008, no clone (dispatch and tag on, for when
  * clone is set). */
@@ -98,7 +120,8 @@ void da_capability_default(struct da_capability *c);
 struct da_bridge {
 	struct da_problem *prob;
 	uint32_t *cs_module;        /* per problem callsite: pathmap module */
-	uint64_t *cs_addr;          /* ... and address (return address - 1) */
+	uint64_t *cs_addr;          /* ... and address (return address - 1; a
+	                             * tail callsite's: its first jump) */
 	struct u64map *cs_index;    /* private: (module, addr) -> callsite */
 };
 
@@ -137,6 +160,10 @@ struct da_pm_clone {
 	bool xcall;                 /* its call is another module's that calls
 	                             * the clone through its check (da_callsite.
 	                             * xcall), not by a tag and a dispatch */
+	bool tail;                  /* cs_addr is the first of the direct tail
+	                             * jumps of the function there to func, all
+	                             * pointed at the copy (or, with parent, their
+	                             * copies in that clone): da_callsite.tail */
 };
 struct da_pm_clone_wrap {
 	uint32_t clone;             /* index into clones */

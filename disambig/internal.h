@@ -122,13 +122,14 @@ static inline uint32_t da_frame(const struct da_problem *p, uint32_t n)
 	return p->nodes[n].fragment ? p->nodes[n].parent : n;
 }
 
-/* The frame before node n on its call path: its parent, but its parent's
- * parent for a tail node (disambig.h section 2, "Tail calls"), whose
- * parent's frame is gone. */
+/* The frame before node n on its call path: its parent, but for a tail
+ * node (disambig.h section 2, "Tail calls") its parent's, whose frame is
+ * gone (a tail node's parent may be one too). */
 static inline uint32_t da_path_parent(const struct da_problem *p, uint32_t n)
 {
-	uint32_t par = p->nodes[n].parent;
-	return p->nodes[n].tail ? p->nodes[par].parent : par;
+	while (p->nodes[n].tail)
+		n = p->nodes[n].parent;
+	return p->nodes[n].parent;
 }
 
 /* Does padding original function f by `amount` run code at each entry of

@@ -102,6 +102,8 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 			fputs(" promote", f);
 		if (c->xcall)
 			fputs(" xcall", f);
+		if (c->tail)
+			fputs(" tail", f);
 		fputc('\n', f);
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++, records++) {
@@ -420,7 +422,8 @@ static int read_clone(struct reader *r, const char *kw, words w, int nw)
 	bool last = nw == 7 || nw == 9;
 	bool promote = last && !strcmp(w[nw - 1], "promote");
 	bool xcall = last && !strcmp(w[nw - 1], "xcall");
-	if (last && (promote || xcall))
+	bool tail = last && !strcmp(w[nw - 1], "tail");
+	if (last && (promote || xcall || tail))
 		nw--;
 	else if (last)
 		nw = 0;              /* refused below */
@@ -430,7 +433,7 @@ static int read_clone(struct reader *r, const char *kw, words w, int nw)
 	    !amount(w[5], &bytes) ||
 	    (nw == 8 && (strcmp(w[6], "in") || !num(w[7], &parent, k ? k - 1 : 0) || !k)))
 		return bad(r, "expected: clone K MODULE 0xFUNC CS-MODULE 0xCALLSITE PAD [in J] "
-			   "[promote|xcall], K from 0, J a clone above");
+			   "[promote|xcall|tail], K from 0, J a clone above");
 	uint32_t fn = pmi_function_at(&r->ix, m, addr);
 	if (fn == DA_NONE)
 		return bad(r, "no function of the pathmap starts at that address");
@@ -438,8 +441,10 @@ static int read_clone(struct reader *r, const char *kw, words w, int nw)
 		return oom(r);
 	if (xcall && cm == m)
 		return bad(r, "xcall: a clone for a call of its own module");
+	if (tail && cm != m)
+		return bad(r, "tail: a clone for a tail jump of another module");
 	plan->clones[plan->nclones++] = (struct da_pm_clone){fn, cm, caddr, bytes, (uint32_t)parent, 0,
-							     promote, xcall};
+							     promote, xcall, tail};
 	r->records++;
 	return 0;
 }

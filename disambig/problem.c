@@ -335,12 +335,12 @@ static int check_tails(const struct da_problem *p, char *err, size_t errlen)
 		bool tail_cs = n->callsite != DA_NONE && p->callsites[n->callsite].tail;
 		if (!n->tail && !tail_cs)
 			continue;
-		if (!n->tail || !par || par->fragment || par->tail || n->fragment ||
+		if (!n->tail || !par || par->fragment || n->fragment ||
 		    n->height != par->height || p->callsites[n->callsite].owner != par->func ||
 		    p->callsites[n->callsite].target != n->func)
 			return errmsg(err, errlen, "node %u: a tail node (and only a tail node) enters "
 				      "through a tail callsite of its parent's function to its own, "
-				      "at its parent's height, below no fragment or tail node", i);
+				      "at its parent's height, below no fragment", i);
 	}
 	return 0;
 }

@@ -122,7 +122,7 @@ struct unit {
 	bool falls_off;          /* runs past its last instruction (not a call)
 	                          * into the code after it, as a tail call would */
 	bool tail_indirect;      /* ... through a register or memory */
-	uint64_t *tail_to;       /* ... directly: the targets */
+	struct rw_tail_jump *tail_to;   /* ... directly: the jumps */
 	uint32_t ntail_to;
 	int32_t k_save;          /* lowest push saving a callee-saved register (CFA - k) */
 };
@@ -136,7 +136,7 @@ struct ana {
 	bool *cand;              /* fragment candidate */
 	bool *claimed_twice;     /* a fragment another unit than its owner's jumps into */
 	struct unit_tails {      /* per unit (function index): its direct tail calls */
-		uint64_t *to;
+		struct rw_tail_jump *to;
 		uint32_t n;
 	} *tails;
 	/* the code addresses its data, its relative relocations and its
@@ -786,18 +786,18 @@ static bool add_fragment(struct ana *a, struct unit *u, uint32_t owner, uint64_t
 	return true;
 }
 
-/* A tail call to target; one that cannot be recorded counts as indirect (its
- * callee's stack-argument bound unknown). */
-static void add_tail_call(struct unit *u, uint64_t target)
+/* A tail call by the jump at `from` to target; one that cannot be recorded
+ * counts as indirect (its callee's stack-argument bound unknown). */
+static void add_tail_call(struct unit *u, uint64_t from, uint64_t target)
 {
 	u->tail = true;
-	uint64_t *v = realloc(u->tail_to, (u->ntail_to + 1) * sizeof(*v));
+	struct rw_tail_jump *v = realloc(u->tail_to, (u->ntail_to + 1) * sizeof(*v));
 	if (!v) {
 		u->tail_indirect = true;
 		return;
 	}
 	u->tail_to = v;
-	u->tail_to[u->ntail_to++] = target;
+	u->tail_to[u->ntail_to++] = (struct rw_tail_jump){from, target};
 }
 
 /* Follow a direct branch from state s to target. */
@@ -808,7 +808,7 @@ static void branch(struct ana *a, struct unit *u, uint32_t owner, uint64_t from,
 	if (!in_unit(u, a, target)) {
 		bool tail = (s.f & S_KNOWN) && s.k == 8 && !(s.f & S_PAD);
 		if (tail) {
-			add_tail_call(u, target);
+			add_tail_call(u, from, target);
 			return;
 		}
 		if (!add_fragment(a, u, owner, target)) {
@@ -2721,8 +2721,9 @@ static void add_tail_callees(struct ana *a)
 		for (size_t i = 0; i < a->nbf; i++) {
 			struct rw_func *rf = &b->funcs[i];
 			for (uint32_t t = 0; t < a->tails[i].n && rf->args_read >= 0; t++) {
-				uint32_t ci = func_index(a, func_at(a, a->tails[i].to[t]));
-				int32_t k = ci != RW_NONE && b->funcs[ci].addr == a->tails[i].to[t]
+				uint64_t to = a->tails[i].to[t].to;
+				uint32_t ci = func_index(a, func_at(a, to));
+				int32_t k = ci != RW_NONE && b->funcs[ci].addr == to
 						    ? b->funcs[ci].args_read : -1;
 				if (k < 0 || k > rf->args_read) {
 					rf->args_read = k;
@@ -2866,7 +2867,7 @@ static void refuse_promote_targets(struct ana *a)
 			/* the first call at or after the target: the only one
 			 * whose displaced instructions could hold it (they are
 			 * no calls, so they lie between two) */
-			uint64_t to = a->tails[i].to[t];
+			uint64_t to = a->tails[i].to[t].to;
 			size_t lo = call_from(b, to);
 			if (lo < b->ncalls && b->calls[lo].promote_from &&
 			    b->calls[lo].promote_from < to)
@@ -3041,7 +3042,7 @@ static void refuse_island_targets(struct ana *a)
 	}
 	for (size_t i = 0; v && i < a->nbf; i++)
 		for (uint32_t t = 0; t < a->tails[i].n; t++) {
-			uint64_t to = a->tails[i].to[t];
+			uint64_t to = a->tails[i].to[t].to;
 			uint32_t lo = 0, hi = n;  /* the last island that starts before `to` */
 			while (lo < hi) {
 				uint32_t mid = (lo + hi) / 2;
@@ -3069,7 +3070,7 @@ static void refuse_entered_inside(struct ana *a)
 	uint64_t *inside = calloc(a->nbf ? a->nbf : 1, sizeof(*inside));   /* lowest, per function */
 	for (size_t i = 0; i < a->nbf; i++)
 		for (uint32_t t = 0; t < a->tails[i].n; t++) {
-			uint64_t to = a->tails[i].to[t];
+			uint64_t to = a->tails[i].to[t].to;
 			uint32_t g = func_index(a, func_at(a, to));
 			if (g == RW_NONE || a->b->funcs[g].addr == to)
 				continue;

@@ -211,7 +211,10 @@ struct rw_unit {
 	                              * enters: training needs no island before
 	                              * it, nor does a dispatch (analyze.c
 	                              * find_marks) */
-	uint64_t *tail_to;           /* the targets of its direct tail calls */
+	struct rw_tail_jump {        /* its direct tail calls: the jump (jmp or
+	                              * jcc) and its target */
+		uint64_t at, to;
+	} *tail_to;
 	uint32_t ntail_to;
 	/* its relative switch tables,
 	 * which its clones copy (rewriter.h section 1, Cloning) */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "rewriter/internal.h"
+#include "util/order.h"
 
 /* ------------------------------------------------------------------ masks, names */
 
@@ -575,9 +576,64 @@ bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr)
 		return true;
 	const struct rw_unit *u = &b->units[fi];
 	for (uint32_t i = 0; i < u->ntail_to; i++)
-		if (u->tail_to[i] == addr || rw_func_index(b, u->tail_to[i]) == RW_NONE)
+		if (u->tail_to[i].to == addr || rw_func_index(b, u->tail_to[i].to) == RW_NONE)
 			return true;
 	return false;
+}
+
+/* Is the instruction at `at` a jmp or jcc with a rel32 operand, beyond
+ * what an entry's jump at function fi displaces (5 bytes after its
+ * endbr64)? */
+static bool jump_rel32(const struct rw_binary *b, uint32_t fi, uint64_t at)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	uint8_t op[2], head[4];
+	uint64_t entry = b->funcs[fi].addr;
+	if (bin_read(b->bin, at, op, sizeof(op)) < 0 || bin_read(b->bin, entry, head, 4) < 0)
+		return false;
+	entry += memcmp(head, endbr64, 4) ? 0 : 4;
+	return at >= entry + 5 && (op[0] == 0xe9 || (op[0] == 0x0f && (op[1] & 0xf0) == 0x80));
+}
+
+uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
+		       uint32_t max)
+{
+	if (b->funcs[fi].tail_indirect)
+		return 0;
+	const struct rw_unit *u = &b->units[fi];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < u->ntail_to; i++) {
+		const struct rw_tail_jump *t = &u->tail_to[i];
+		if (rw_func_index(b, t->to) == RW_NONE)
+			return 0;       /* a PLT entry: may be addr's function too */
+		if (t->to != addr)
+			continue;
+		/* in fi's own code (not its fragment's): the function a
+		 * pathmap names by the jump's address */
+		if (!jump_rel32(b, fi, t->at) || rw_func_at(b, t->at) != fi || n == max)
+			return 0;
+		at[n++] = t->at;
+	}
+	qsort(at, n, sizeof(*at), u64_cmp);
+	return n;
+}
+
+uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, uint64_t *to, uint64_t *first,
+			uint32_t max)
+{
+	const struct rw_unit *u = &b->units[fi];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < u->ntail_to && n < max; i++) {
+		uint64_t t = u->tail_to[i].to, at[RW_MAX_TAIL_JUMPS];
+		bool seen = false;
+		for (uint32_t j = 0; j < n && !seen; j++)
+			seen = to[j] == t;
+		if (seen || !rw_tail_jumps(b, fi, t, at, RW_MAX_TAIL_JUMPS))
+			continue;
+		to[n] = t;
+		first[n++] = at[0];
+	}
+	return n;
 }
 
 bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi)
@@ -586,7 +642,7 @@ bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi)
 		return true;
 	const struct rw_unit *u = &b->units[fi];
 	for (uint32_t i = 0; i < u->ntail_to; i++)
-		if (u->tail_to[i] == b->funcs[fi].addr)
+		if (u->tail_to[i].to == b->funcs[fi].addr)
 			return true;
 	return false;
 }
@@ -633,7 +689,8 @@ const struct rw_call *rw_calls(const struct rw_binary *b, size_t *n)
 	return b->calls;
 }
 
-uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr)
+/* The first function starting at or after addr. */
+static size_t func_lower(const struct rw_binary *b, uint64_t addr)
 {
 	size_t lo = 0, hi = b->nfuncs;
 	while (lo < hi) {
@@ -643,7 +700,19 @@ uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr)
+{
+	size_t lo = func_lower(b, addr);
 	return lo < b->nfuncs && b->funcs[lo].addr == addr ? (uint32_t)lo : RW_NONE;
+}
+
+uint32_t rw_func_at(const struct rw_binary *b, uint64_t addr)
+{
+	size_t i = func_lower(b, addr + 1);     /* past the last start <= addr */
+	return i && addr < b->funcs[i - 1].addr + b->funcs[i - 1].size ? (uint32_t)(i - 1) : RW_NONE;
 }
 
 uint32_t rw_call_index(const struct rw_binary *b, uint64_t site)

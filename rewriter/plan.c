@@ -501,7 +501,28 @@ static bool direct_call_of(const struct rw_binary *b, uint64_t site, uint64_t fu
 
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c)
 {
-	return !c->promote && !c->xcall && (c->tag || !direct_call_of(b, c->site, c->func));
+	return !c->promote && !c->xcall && !c->tail &&
+	       (c->tag || !direct_call_of(b, c->site, c->func));
+}
+
+/* Tail clone k: its site the first of its jumps' owner's direct tail jumps
+ * to its function, a chain's in a clone of that owner (section 1, Tail
+ * chains). */
+static int check_tail(const struct rw_binary *b, const struct rw_plan *p, uint32_t k, char *err,
+		      size_t errlen)
+{
+	const struct rw_plan_clone *c = &p->clones[k];
+	uint32_t g = rw_func_at(b, c->site);
+	uint64_t at[RW_MAX_TAIL_JUMPS];
+	if (g == RW_NONE || !rw_tail_jumps(b, g, c->func, at, RW_MAX_TAIL_JUMPS) || at[0] != c->site)
+		return errmsg(err, errlen, "plan clone %u takes the tail jump at 0x%" PRIx64 ", which "
+			      "is not the first of its function's direct tail jumps to 0x%" PRIx64
+			      " (or not all of those can be redirected)", k, c->site, c->func);
+	if (c->parent != RW_NONE && (c->parent >= k || p->clones[c->parent].func != b->funcs[g].addr))
+		return errmsg(err, errlen, "plan clone %u takes the tail jump at 0x%" PRIx64 " in clone "
+			      "%u, which is no earlier clone of the function making it", k, c->site,
+			      c->parent);
+	return 0;
 }
 
 /* Clone k of a chain, whose call ci is in the plan's calls: made by the
@@ -527,9 +548,9 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 		const struct rw_plan_clone *c = &p->clones[k];
 		uint32_t fi = check_pad(b, c->func, c->pad, err, errlen);
 		/* a tagged or checked call is another module's: its check is there */
-		uint32_t ci = fi == RW_NONE || c->tag || c->xcall ? fi
-								   : check_wrap(b, c->site, 0, err, errlen);
-		if (ci == RW_NONE)
+		uint32_t ci = fi == RW_NONE || c->tag || c->xcall || c->tail
+				      ? fi : check_wrap(b, c->site, 0, err, errlen);
+		if (ci == RW_NONE || (c->tail && check_tail(b, p, k, err, errlen) < 0))
 			return -1;
 		if (c->tag && c->parent != RW_NONE)
 			return errmsg(err, errlen, "plan clone %u takes a tagged call in clone %u: a "
@@ -548,7 +569,7 @@ static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char
 			return errmsg(err, errlen, "plan pads a clone of 0x%" PRIx64 " by %u bytes, which "
 				      "only an entry wrapper makes (a clone has none)", c->func, c->pad);
 		bool dispatched = rw_plan_dispatched(b, c);
-		if (c->parent != RW_NONE && check_chain(b, p, k, ci, err, errlen) < 0)
+		if (c->parent != RW_NONE && !c->tail && check_chain(b, p, k, ci, err, errlen) < 0)
 			return -1;
 		if (c->promote && !b->calls[ci].promote_from)
 			return errmsg(err, errlen, "plan promotes callsite 0x%" PRIx64 " for a clone of 0x%"

@@ -145,6 +145,15 @@
  * __icpp_clone_K_GNAME (g's name; NAME.cold when g has none), and are listed
  * in the note (the fragment's copy too: frag_addr, frag_size, frag_func).
  *
+ * Tail chains (write.c redirect_tails), for a clone k = (f, e) whose `site`
+ * e is the first of function g's direct tail jumps to f (rw_plan_clone.
+ * tail; disambig.h section 2, "Tail calls"): every such jump of g (a jmp
+ * or jcc rel32 in g's own code, rw_tail_jumps: g makes no other tail call
+ * that could reach f) is pointed at f_k in place, so that every frame g
+ * hands on to f by a tail call is f_k's; with `parent` J (a clone of g),
+ * the copies of those jumps in clone J instead.  No dispatch: the frame's
+ * return address stays the call's that entered g (or its copy).
+ *
  * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
  * call of f (indirect, through the PLT when not bound (below), or a call of
  * a function that tail-calls f; or of another module: Tagged calls, below),
@@ -535,6 +544,8 @@
 #define RW_VERSION "icpp-rewrite 1"
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
 #define RW_MAX_DISPATCH 128        /* dispatched clones per function */
+#define RW_MAX_TAIL_JUMPS 8        /* a function's tail jumps to one function
+                                    * that a tail chain redirects (section 1) */
 #define RW_PROMOTE_MAX_BYTES 32    /* a promotion stub's displaced bytes, its
                                     * call's included (section 1) */
 #define RW_NOTE_VERSION 6          /* its layout (2: clone table, 3: entry wrappers,
@@ -749,6 +760,7 @@ const struct rw_func *rw_functions(const struct rw_binary *b, size_t *n);
 /* Sorted by site. */
 const struct rw_call *rw_calls(const struct rw_binary *b, size_t *n);
 uint32_t rw_func_index(const struct rw_binary *b, uint64_t addr);    /* exact start */
+uint32_t rw_func_at(const struct rw_binary *b, uint64_t addr);       /* [addr, addr + size) */
 uint32_t rw_call_index(const struct rw_binary *b, uint64_t site);    /* exact site */
 /* May a frame entered by a call of function fi be that of the function at
  * addr (0: of another module), which fi entered by a tail call?  True when
@@ -762,6 +774,20 @@ bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr);
  * would then hand that frame to the original fi, where a dispatch would
  * take it again.  A tail call through a PLT entry is taken to leave fi. */
 bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi);
+/* Function fi's direct tail jumps to the function at addr, when those are
+ * the only ways its frames may become that function's (section 1, Tail
+ * chains): fi makes no indirect tail call and none out of b, and each of
+ * them is a jmp or jcc rel32 in fi's own code (not its fragment's), past
+ * the first 5 bytes after its endbr64 (which an entry's jump displaces),
+ * that can be pointed elsewhere in place.  Up to
+ * max of their addresses into at, in address order; how many, 0 when not
+ * so (or none). */
+uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
+		       uint32_t max);
+/* The functions fi enters so (rw_tail_jumps), each with its first jump: at
+ * most max into to and first; how many. */
+uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, uint64_t *to, uint64_t *first,
+			uint32_t max);
 
 /* Bound the stack arguments of calls that leave b (through the PLT or a GOT
  * slot) from their callees' code.  `mods` are the modules the program may
@@ -867,6 +893,9 @@ struct rw_plan_clone {
 	uint64_t xcall_from;         /* with xcall, not 0: the call's slot holds
 	                              * this forwarder to func, whose page is
 	                              * marked instead */
+	bool tail;                   /* site is the first of a function's direct
+	                              * tail jumps to func, all pointed at the
+	                              * copy (section 1, Tail chains) */
 };
 struct rw_plan_xcall {
 	uint64_t site;               /* a call of this binary through its GOT slot */
@@ -970,6 +999,8 @@ struct rw_write_stats {
 	uint32_t entry_pads;         /* of pads: through entry wrappers */
 	uint32_t dispatched;         /* of clones: taking their calls by dispatch */
 	uint32_t chains;             /* of clones: taking a copy's call (a chain) */
+	uint32_t tails;              /* of clones: taking tail jumps (section 1,
+	                              * Tail chains) */
 	uint32_t bound;              /* bound calls (and copies) taking a clone
 	                              * (section 1, Bound calls) */
 	uint32_t promoted;           /* indirect calls (and copies) with a

@@ -1030,6 +1030,51 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	return 0;
 }
 
+/* The jump (jmp or jcc rel32) at `at` of the original, now at `to`, made
+ * to jump to dest instead, into bytes; its length, or 0 when out of reach. */
+static uint8_t retarget_jump(const struct rw_binary *b, uint64_t at, uint64_t to, uint64_t dest,
+			     uint8_t bytes[6])
+{
+	if (bin_read(b->bin, at, bytes, 6) < 0)
+		return 0;
+	uint8_t len = bytes[0] == 0xe9 ? 5 : 6;
+	int64_t rel = (int64_t)dest - (int64_t)(to + len);
+	if (rel < INT32_MIN || rel > INT32_MAX)
+		return 0;
+	int32_t r32 = (int32_t)rel;
+	memcpy(bytes + len - 4, &r32, 4);
+	return len;
+}
+
+/* Tail chains (rewriter.h section 1): each tail clone's jumps, the
+ * original's in place, a chain's copies in its parent clone, pointed at
+ * it. */
+static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
+			  struct plan_state *ps, uint64_t text_vaddr, char *err, size_t errlen)
+{
+	for (uint32_t k = 0; k < p->nclones; k++) {
+		const struct rw_plan_clone *c = &p->clones[k];
+		if (!c->tail)
+			continue;
+		uint64_t at[RW_MAX_TAIL_JUMPS];
+		uint32_t n = rw_tail_jumps(b, rw_func_at(b, c->site), c->func, at, RW_MAX_TAIL_JUMPS);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t to = c->parent == RW_NONE ? at[i]
+							   : rw_clone_copy_addr(&ps->clones[c->parent], at[i]);
+			uint8_t bytes[6], len = to ? retarget_jump(b, at[i], to, ps->clones[k].addr, bytes)
+						    : 0;
+			if (!len)
+				return errmsg(err, errlen, "the tail jump at 0x%" PRIx64 " is out of rel32 "
+					      "reach of clone %u", at[i], k);
+			if (c->parent != RW_NONE)
+				memcpy(ps->text.p + (to - text_vaddr), bytes, len);
+			else if (patch_add(&ps->patches, to, bytes, len))
+				return errmsg(err, errlen, "out of memory applying the plan");
+		}
+	}
+	return 0;
+}
+
 /* A stub for the original call c (tagged, or bound and calling dest, its
  * callee's clone), the jump at the call into it, and its FDE
  * (add_stub_fde). */
@@ -1425,6 +1470,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 	 * clone when the call is also redirected), then redirected to a clone */
 	for (uint32_t i = 0; i < p->nwraps + p->nclones; i++) {
 		bool wrap = i < p->nwraps;
+		if (!wrap && p->clones[i - p->nwraps].tail)
+			continue;       /* redirect_tails */
 		uint64_t site = wrap ? p->wraps[i].addr : p->clones[i - p->nwraps].site;
 		const struct rw_call *c = &b->calls[rw_call_index(b, site)];
 		uint32_t k = wrap ? redirect_of(b, p, site) : i - p->nwraps;
@@ -1465,6 +1512,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 		if (wrap_copies(b, p, k, text_vaddr, ps, err, errlen))
 			return -1;
 	if (add_promotes(ps, b, p, text_vaddr, err, errlen))
+		return -1;
+	if (redirect_tails(b, p, ps, text_vaddr, err, errlen))
 		return -1;
 	if (add_entries(ps, b, p, text_vaddr, err, errlen))
 		return -1;
@@ -2255,11 +2304,12 @@ static void fill_stats(struct writer *w)
 	st->xcalls = p->nxcalls;
 	st->marks = w->ps.nmarks;
 	st->clones = p->nclones;
-	st->dispatched = st->chains = 0;
+	st->dispatched = st->chains = st->tails = 0;
 	st->bound = w->ps.nbound;
 	st->promoted = w->ps.npromoted;
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		st->chains += p->clones[k].parent != RW_NONE;
+		st->tails += p->clones[k].tail;
 		st->dispatched += rw_plan_dispatched(w->b, &p->clones[k]);
 	}
 	size_t insize;

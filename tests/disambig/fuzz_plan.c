@@ -16,12 +16,8 @@ static char file[64];
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!pm) {
-		struct da_capability cap;
-		char err[256];
-		pm = pst_sample();
-		da_capability_default(&cap);
-		cap.clone = true;
-		if (da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) < 0)
+		pm = pst_sample_tails();
+		if (pst_bridge(pm, &br) < 0)
 			abort();
 		snprintf(file, sizeof(file), "/tmp/icpp-fuzz-plan-%d.plan", (int)getpid());
 	}

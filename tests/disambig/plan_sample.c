@@ -65,9 +65,39 @@ char *pst_plan_text(size_t *len)
 		"clone-wrap 1 0 0x6010 32\n"
 		"clone-wrap 1 0 0x6020 0\n"
 		"clone 2 0 0x5000 0 0x6010 0 in 1\n"
-		"end 9\n";
+		"clone 3 0 0x9000 0 0x8020 0 tail\n"
+		"end 10\n";
 	*len = sizeof(text) - 1;
 	return strdup(text);
+}
+
+struct pathmap *pst_sample_tails(void)
+{
+	struct pathmap *pm = pst_sample();
+	uint32_t t = pm_add_function(pm, 0, 0x8000, 0x100, "T");
+	uint32_t u = pm_add_function(pm, 0, 0x9000, 0x100, "U");
+	pm_add_node(pm, 0, t, 0, 0x1050, 148, 4);       /* M's call of T */
+	pm_add_node(pm, 0, u, 0, 0x1050, 148, 4);       /* T's tail call of U */
+	return pm;
+}
+
+int pst_bridge(const struct pathmap *pm, struct da_bridge *br)
+{
+	size_t len;
+	char *text = pst_plan_text(&len), err[256];
+	struct da_pm_plan plan;
+	struct da_capability cap;
+	da_capability_default(&cap);
+	cap.clone = true;
+	cap.tail_plan = &plan;
+	if (!text || da_plan_parse("sample", text, len, pm, &plan, err, sizeof(err)) < 0) {
+		free(text);
+		return -1;
+	}
+	int rc = da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, br, err, sizeof(err));
+	da_pm_plan_free(&plan);
+	free(text);
+	return rc;
 }
 
 static bool one_line(const char *err)
@@ -104,7 +134,8 @@ static bool same_plan(const struct da_pm_plan *a, const struct da_pm_plan *b)
 	for (uint32_t i = 0; i < a->nclones; i++) {
 		const struct da_pm_clone *x = &a->clones[i], *y = &b->clones[i];
 		if (x->func != y->func || x->cs_module != y->cs_module || x->cs_addr != y->cs_addr ||
-		    x->pad != y->pad || x->parent != y->parent)
+		    x->pad != y->pad || x->parent != y->parent || x->promote != y->promote ||
+		    x->xcall != y->xcall || x->tail != y->tail)
 			return false;
 	}
 	for (uint32_t i = 0; i < a->nclone_wraps; i++) {

@@ -19,11 +19,19 @@
  *  order M A E D B C G; callsites at +0x10, +0x20 ... */
 extern const uint8_t PST_ID[4];
 struct pathmap *pst_sample(void);
+/* The same, and M calls T (at 0x8000), whose tail jump at 0x8020 enters U
+ * (at 0x9000; U's frame beside T's, at its height): what the plan text's
+ * tail clone takes. */
+struct pathmap *pst_sample_tails(void);
 
 /* The text of a plan of pst_sample with every record kind: summary lines,
- * a left line, both modules, pads, a wrap, two clones and clone wraps (the
- * plan itself need not pass da_pm_plan_to).  malloc'd, NUL-terminated. */
+ * a left line, both modules, pads, a wrap, clones (a chain, a tail clone)
+ * and clone wraps (the plan itself need not pass da_pm_plan_to).
+ * malloc'd, NUL-terminated. */
 char *pst_plan_text(size_t *len);
+/* The bridge plans are checked against: cloning allowed, T's tail jump to U
+ * that the sample plan takes (da_capability.tail_plan).  0 or -1. */
+int pst_bridge(const struct pathmap *pm, struct da_bridge *br);
 
 /* Parse text[0..len) as a plan of pm, under the name `file`.  A refusal
  * must be one non-empty line that starts with `file`.  A plan must be

@@ -256,6 +256,67 @@ static void test_bridge_promoted(void)
  * callsites at one height, and training keeps one subtree for both, so the
  * bridge locks those callsites and D itself; a self-call at another height,
  * or from one callsite, locks nothing. */
+/* The rewriter's analysis as pst_sample_tails has it: T enters U only by its
+ * direct tail jump at 0x8020. */
+static uint32_t t_enters_u(void *ctx, const struct pathmap *pm, uint32_t g, uint64_t *to,
+			   uint64_t *jumps, uint32_t max)
+{
+	(void)ctx;
+	if (strcmp(pm->funcs[g].name, "T") || !max)
+		return 0;
+	to[0] = 0x9000;
+	jumps[0] = 0x8020;
+	return 1;
+}
+
+/* The tail node of U's frame (from_pathmap.h, Tail calls), or DA_NONE when
+ * the bridge left it beside T's. */
+static uint32_t tail_of_u(const struct pathmap *pm, struct da_bridge *br)
+{
+	struct da_capability cap;
+	char err[256];
+	da_capability_default(&cap);
+	cap.clone = true;
+	cap.tail_targets = t_enters_u;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, br, err, sizeof(err)) == 0);
+	for (uint32_t i = 0; i < br->prob->nnodes; i++)
+		if (br->prob->nodes[i].tail)
+			return i;
+	return DA_NONE;
+}
+
+/* U's frame beside T's hangs below it, through a callsite named by T's tail
+ * jump; not where a frame of U at the same call stays (a dispatch of U
+ * testing that call would take the other), nor when U's frame comes first. */
+static void test_bridge_tails(void)
+{
+	struct pathmap *pm = pst_sample_tails();
+	struct da_bridge br;
+	uint32_t u = tail_of_u(pm, &br);
+	CHECK_EQ_INT(u, pm->nnodes - 1);
+	const struct da_problem *p = br.prob;
+	uint32_t e = p->nodes[u].callsite;
+	CHECK_EQ_INT(p->nodes[u].parent, pm->nnodes - 2);      /* T's frame */
+	CHECK(e == da_bridge_callsite(&br, 0, 0x8020) && p->callsites[e].tail);
+	CHECK(p->callsites[e].redirectable && p->callsites[e].target == p->nodes[u].func &&
+	      !p->callsites[e].dispatchable);
+	da_bridge_free(&br);
+	/* a frame of U at M's call of T at another height, no T beside it */
+	pm_add_node(pm, 0, pm->nodes[u].func, 0, 0x1050, 164, 1);
+	CHECK_EQ_INT(tail_of_u(pm, &br), DA_NONE);
+	da_bridge_free(&br);
+	pm_free(pm);
+	/* U's frame before T's */
+	pm = pst_sample();
+	uint32_t t = pm_add_function(pm, 0, 0x8000, 0x100, "T");
+	uint32_t uf = pm_add_function(pm, 0, 0x9000, 0x100, "U");
+	pm_add_node(pm, 0, uf, 0, 0x1050, 148, 4);
+	pm_add_node(pm, 0, t, 0, 0x1050, 148, 4);
+	CHECK_EQ_INT(tail_of_u(pm, &br), DA_NONE);
+	da_bridge_free(&br);
+	pm_free(pm);
+}
+
 static void test_recursion_group(void)
 {
 	struct pathmap *pm = pst_sample();
@@ -508,7 +569,7 @@ static void test_clone_file(void)
 	/* a chain: clone 1 of D takes the copy of A's call of D in clone 0; it
 	 * survives the file, and the predicted pathmap renames the D frame
 	 * below clone 0 only */
-	struct da_pm_clone two[2] = {pp.clones[0], {D, m, ad, 0, 0, 0, false, false}};
+	struct da_pm_clone two[2] = {pp.clones[0], {D, m, ad, 0, 0, 0, false, false, false}};
 	struct da_pm_plan chain = pp;
 	chain.clones = two;
 	chain.nclones = 2;
@@ -642,7 +703,7 @@ static void test_fragment_pathmap(void)
 	/* a clone whose frame holds fragments of two functions */
 	uint32_t F2 = pm_add_function(pm, m, 0x9100, 0x10, "O.cold.1");
 	pm_add_node(pm, oa, F2, PM_NONE, 0, 64, 1);
-	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0, DA_NONE, 0, false, false};
+	pp.clones[0] = (struct da_pm_clone){O, m, 0x1010, 0, DA_NONE, 0, false, false, false};
 	pp.nclone_wraps = 0;
 	CHECK(da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "two fragments") != NULL);
@@ -991,6 +1052,7 @@ int main(void)
 	test_bridge_targets();
 	test_bridge_promoted();
 	test_bridge_xcall();
+	test_bridge_tails();
 	test_recursion_group();
 	test_round_trip();
 	test_clone_file();

@@ -46,9 +46,25 @@ static size_t lines_of(const char *text, size_t len, size_t *start, size_t max)
 	return n;
 }
 
+/* The sample itself is a plan its consumers take whole: its tail clone
+ * renames U's frame beside T's (from_pathmap.h, Tail calls). */
 static void test_sample(const char *text, size_t len)
 {
 	CHECK_EQ_INT(check_text(text, len, "the sample"), 1);
+	struct da_pm_plan pp;
+	struct da_plan dp;
+	struct pathmap *q = NULL;
+	char err[256];
+	CHECK(da_plan_parse("sample", text, len, pm, &pp, err, sizeof(err)) == 0);
+	CHECK(da_pm_plan_to(&br, &pp, &dp, err, sizeof(err)) == 0);
+	CHECK(da_predict_pathmap(pm, &pp, &q, err, sizeof(err)) == 0);
+	uint32_t renamed = 0;
+	for (uint32_t i = 0; q && i < q->nnodes; i++)
+		renamed += !strcmp(q->funcs[q->nodes[i].func].name, "U.icpp_clone.3");
+	CHECK_EQ_INT(renamed, 1);
+	pm_free(q);
+	da_plan_free(&dp);
+	da_pm_plan_free(&pp);
 }
 
 static void test_truncations(const char *text, size_t len)
@@ -190,12 +206,8 @@ int main(int argc, char **argv)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(file, sizeof(file), "%s/x.plan", dir);
-	pm = pst_sample();
-	struct da_capability cap;
-	char err[256];
-	da_capability_default(&cap);
-	cap.clone = true;
-	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	pm = pst_sample_tails();
+	CHECK(pst_bridge(pm, &br) == 0);
 	size_t len;
 	char *text = pst_plan_text(&len);
 	test_sample(text, len);

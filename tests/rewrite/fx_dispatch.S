@@ -67,6 +67,7 @@ fx_dl_f:
 	lea (%rax,%rbx), %rdi
 	pop %rbx
 	.cfi_def_cfa_offset 8
+fx_dl_tail_g:                     /* a tail chain's jump (run_dispatch_cases.sh H, I) */
 	{disp32} jmp fx_dl_g      /* rel32, as a call to another function: cloneable */
 	.cfi_endproc
 	.size fx_dl_f, .-fx_dl_f

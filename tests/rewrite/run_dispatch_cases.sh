@@ -19,7 +19,12 @@
 #  F. 32 clones by dispatch of one function (the most it may take), each
 #     for its own call: every call enters its clone; a 33rd is refused;
 #  G. clones by dispatch of fx_dl_move, which another function enters at +3
-#     (glibc's mempcpy into memmove): its entry jumps by an island.
+#     (glibc's mempcpy into memmove): its entry jumps by an island;
+#  H. a tail clone of fx_dl_g: fx_dl_f's tail jump pointed at it (no
+#     dispatch), icpp plan --evaluate taking the plan back with and without
+#     the binary; a tail clone at an address that is no tail jump refused;
+#  I. a tail chain: fx_dl_f cloned for main's call, fx_dl_g for that
+#     clone's copy of the tail jump.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 # icpp plan --evaluate says A's dispatch is for a frame after a tail call.
@@ -181,7 +186,33 @@ for s in fx_dl_f fx_dl_g; do
 	[ "$(nm e2.rw | awk -v s=$s '$3 == s { print $1 }')" = "$(nm "$p" | awk -v s=$s '$3 == s { print $1 }')" ] ||
 		fail "e2: $s is not where the input has it"
 done
+# H: fx_dl_f's tail jump takes clone 0 of fx_dl_g: the frame after it is
+# the clone's, without a dispatch; main's indirect call of fx_dl_g is not
+tj=$(sym fx_dl_tail_g)
+plan h.plan "clone 0 0 $g 0 $tj 0 tail"
+rewrite h "1 functions cloned (0 by dispatch; 1 after tail jumps)"
+[ -n "$(height h.rw.icpp "__icpp_clone_0_fx_dl_g > fx_dl_leaf")" ] || fail "h: no tail clone predicted"
+[ -n "$(height h.rw.icpp "fx_dl_g > fx_dl_leaf")" ] || fail "h: the indirect call's fx_dl_g is gone"
+nm h.rw | grep -q " __icpp_dispatch_" && fail "h: a dispatch was made"
+for how in "--binary $p" --clone; do
+	"$icpp" plan map $how --evaluate h.plan > h.eval 2>&1 ||
+		fail "h: plan --evaluate $how: $(tail -1 h.eval)"
+done
+plan h2.plan "clone 0 0 $g 0 $(sym fx_dl_f) 0 tail"
+"$icpp" rewrite "$p" -m map --plan h2.plan -o h2.rw > h2.log 2>&1 &&
+	fail "h2: a tail clone at fx_dl_f's entry was taken"
+grep -q "is not the first of its function's direct tail jumps" h2.log || fail "h2: $(tail -1 h2.log)"
+
+# I: main's call of fx_dl_f takes clone 0 of it, and that clone's copy of
+# the tail jump clone 1 of fx_dl_g (a chain): both without a dispatch
+plan i.plan "clone 0 0 $f 0 $(site fx_dl_site_f) 0" "clone 1 0 $g 0 $tj 0 in 0 tail"
+rewrite i "2 functions cloned (0 by dispatch; 1 in chains; 1 after tail jumps)"
+for path in "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_dl_leaf"; do
+	[ -n "$(height i.rw.icpp "$path")" ] || fail "i: no path main > $path predicted"
+done
+
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
 	"of a function shorter than the jmp; symbols of functions without a name;" \
-	"32 clones by dispatch of one function; a dispatch by an island"
+	"32 clones by dispatch of one function; a dispatch by an island; a tail clone and a" \
+	"tail chain"
