@@ -183,7 +183,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 			uint32_t hi = rw_func_index(ft->b, h);
 			struct rw_plan_xcall x = {c->cs_addr, copy_in, h, 0,
 						  hi == RW_NONE ? 0 : lf[hi].xcall_mark, 0,
-						  h != f->addr ? f->addr : 0, fslot};
+						  h != f->addr ? f->addr : 0, fslot, c->tail};
 			if (c->xcall && c->cs_module == m && add_xcall(p, &x))
 				goto oom;
 			continue;
@@ -194,7 +194,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		p->clones[p->nclones - 1].tag = tag;
 		p->clones[p->nclones - 1].weight = c->weight;
 		p->clones[p->nclones - 1].promote = c->promote;
-		p->clones[p->nclones - 1].tail = c->tail;
+		p->clones[p->nclones - 1].tail = c->tail && !other;
 		p->clones[p->nclones - 1].xcall = c->xcall && other;
 		p->clones[p->nclones - 1].xcall_from = c->xcall && other && h != f->addr ? h : 0;
 	}

@@ -56,40 +56,49 @@ static bool xcall_ok(const struct rewrite_target *l, const struct rw_func *lf, u
 	       !rw_tail_calls_self(l->b, fi);
 }
 
-/* The functions of the first library named after c's module (rewritten
- * after it, so that c's module knows where the clones are: rewriter.h
- * section 1, Cross-module calls) that defines the symbol call cs makes
- * through its GOT slot, and that the slot may hold: its FUNC, or the
- * implementations of its IFUNC (rw_export_impls), those that take a marker,
- * may be cloned and make no tail call of themselves (their frames are the
- * call's own), and the functions those forward to (rw_func.forward_to:
- * their frames replace the forwarder's).  Into cc. */
+/* The first library named after c's module (rewritten after it, so that
+ * c's module knows where the clones are: rewriter.h section 1, Cross-module
+ * calls) that defines symbol name, and what a GOT slot of it may hold there:
+ * its FUNC, or the implementations of its IFUNC (rw_export_impls, into
+ * impls, *n of them); NULL when none. */
+static const struct rewrite_target *definer(const struct rewrite_cap *rc,
+					    const struct rewrite_target *c, const char *name,
+					    uint64_t impls[DA_MAX_XCALL], uint32_t *n)
+{
+	for (const struct rewrite_target *l = c + 1; name && l < rc->t + rc->n; l++)
+		if ((*n = rw_export_impls(l->b, name, impls, DA_MAX_XCALL)))
+			return l;
+	return NULL;
+}
+
+/* The functions of the library that defines the symbol call cs makes
+ * through its GOT slot (definer) that the slot may hold, those that take a
+ * marker, may be cloned and make no tail call of themselves (their frames
+ * are the call's own), and the functions those forward to (rw_func.
+ * forward_to: their frames replace the forwarder's).  Into cc. */
 static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_target *c,
 			 const struct rw_call *cs, struct da_callsite_cap *cc)
 {
-	if (!cs->xcallable || !cs->target_name)
+	uint64_t impls[DA_MAX_XCALL];
+	uint32_t n = 0;
+	const struct rewrite_target *l = cs->xcallable ? definer(rc, c, cs->target_name, impls, &n)
+						       : NULL;
+	if (!l)
 		return;
-	for (const struct rewrite_target *l = c + 1; l < rc->t + rc->n; l++) {
-		uint64_t impls[DA_MAX_XCALL];
-		uint32_t n = rw_export_impls(l->b, cs->target_name, impls, DA_MAX_XCALL);
-		if (!n)
+	size_t nf;
+	const struct rw_func *lf = rw_functions(l->b, &nf);
+	cc->xcall_module = l->module;
+	for (uint32_t i = 0; i < n && cc->nxcall < DA_MAX_XCALL; i++) {
+		uint32_t fi = rw_func_index(l->b, impls[i]);
+		if (!lf[fi].xcall_mark)
 			continue;
-		size_t nf;
-		const struct rw_func *lf = rw_functions(l->b, &nf);
-		cc->xcall_module = l->module;
-		for (uint32_t i = 0; i < n && cc->nxcall < DA_MAX_XCALL; i++) {
-			uint32_t fi = rw_func_index(l->b, impls[i]);
-			if (!lf[fi].xcall_mark)
-				continue;
-			if (xcall_ok(l, lf, fi))
-				cc->xcall_addrs[cc->nxcall++] = impls[i];
-			/* a forwarder's frames are its target's: the check goes on
-			 * to the forwarder's own slot */
-			uint32_t gi = lf[fi].forward_to ? rw_func_index(l->b, lf[fi].forward_to) : RW_NONE;
-			if (gi != RW_NONE && xcall_ok(l, lf, gi) && cc->nxcall < DA_MAX_XCALL)
-				cc->xcall_addrs[cc->nxcall++] = lf[fi].forward_to;
-		}
-		return;
+		if (xcall_ok(l, lf, fi))
+			cc->xcall_addrs[cc->nxcall++] = impls[i];
+		/* a forwarder's frames are its target's: the check goes on to
+		 * the forwarder's own slot */
+		uint32_t gi = lf[fi].forward_to ? rw_func_index(l->b, lf[fi].forward_to) : RW_NONE;
+		if (gi != RW_NONE && xcall_ok(l, lf, gi) && cc->nxcall < DA_MAX_XCALL)
+			cc->xcall_addrs[cc->nxcall++] = lf[fi].forward_to;
 	}
 }
 
@@ -221,13 +230,48 @@ static bool tail_enters(void *ctx, const struct pathmap *pm, uint32_t callee, ui
 	return i == RW_NONE || rw_may_tail_call(c->b, i, f->module == g->module ? f->addr : 0);
 }
 
-static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g, uint64_t *to,
-			     uint64_t *jumps, uint32_t max)
+/* Function g's tail routes (rw_tail_routes): a function of its module, or
+ * through a PLT stub the functions of the library that defines its symbol
+ * (definer) that another module's check may take (xcall_ok), entered
+ * through the check's thunk (rewriter.h section 1, Tail chains). */
+static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g, uint32_t *module,
+			     uint64_t *to, uint64_t *jumps, uint32_t max)
 {
+	const struct rewrite_cap *rc = ctx;
 	const struct pm_function *gf = &pm->funcs[g];
-	const struct rewrite_target *c = rewrite_cap_target(ctx, gf->module);
-	uint32_t gi = c ? rw_func_index(c->b, gf->addr) : RW_NONE;
-	return gi == RW_NONE ? 0 : rw_tail_routes(c->b, gi, to, jumps, max);
+	const struct rewrite_target *c = rewrite_cap_target(rc, gf->module);
+	uint32_t gi = c ? rw_func_index(c->b, gf->addr) : RW_NONE, n = 0;
+	struct rw_tail_jump r[DA_MAX_XCALL];
+	uint32_t nr = gi == RW_NONE ? 0 : rw_tail_routes(c->b, gi, r, DA_MAX_XCALL);
+	for (uint32_t i = 0; i < nr && n < max; i++) {
+		uint64_t impls[DA_MAX_XCALL];
+		uint32_t ni = 1;
+		const struct rewrite_target *l = c;
+		if (r[i].slot)
+			l = definer(rc, c, rw_slot_symbol(c->b, r[i].slot), impls, &ni);
+		else
+			impls[0] = r[i].to;
+		size_t nf;
+		const struct rw_func *lf = l ? rw_functions(l->b, &nf) : NULL;
+		for (uint32_t k = 0; l && k < ni && n < max; k++) {
+			uint32_t fi = rw_func_index(l->b, impls[k]);
+			if (l != c && (fi == RW_NONE || !xcall_ok(l, lf, fi)))
+				continue;
+			module[n] = l->module;
+			to[n] = impls[k];
+			jumps[n++] = r[i].at;
+		}
+	}
+	return n;
+}
+
+/* The symbol of the PLT stub whose tail jumps (rw_tail_routes) start with
+ * the jump at `at`, or NULL. */
+static const char *tail_symbol(const struct rw_binary *b, uint64_t at)
+{
+	uint64_t jumps[RW_MAX_TAIL_JUMPS];
+	struct rw_tail_jump r;
+	return rw_tail_route_at(b, at, &r, jumps) && r.slot ? rw_slot_symbol(b, r.slot) : NULL;
 }
 
 bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,
@@ -237,10 +281,11 @@ bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t 
 	size_t n;
 	const struct rw_call *cs = c ? rw_calls(c->b, &n) : NULL;
 	uint32_t i = c ? rw_call_index(c->b, site) : RW_NONE;
-	if (!l || i == RW_NONE || !cs[i].target_name)
+	const char *name = i != RW_NONE ? cs[i].target_name : c ? tail_symbol(c->b, site) : NULL;
+	if (!l || !name)
 		return false;
 	uint64_t impls[DA_MAX_XCALL];
-	uint32_t ni = rw_export_impls(l->b, cs[i].target_name, impls, DA_MAX_XCALL);
+	uint32_t ni = rw_export_impls(l->b, name, impls, DA_MAX_XCALL);
 	const struct rw_func *lf = rw_functions(l->b, &n);
 	for (uint32_t k = 0; k < ni; k++) {
 		const struct rw_func *f = &lf[rw_func_index(l->b, impls[k])];

@@ -58,8 +58,10 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const c
  * LD_LIBRARY_PATH replaces.  Nothing when none. */
 void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 			 const struct da_result *r, const char *who, const char *flag, FILE *out);
-/* The way M's call at site (module m) reaches function g of module lm, for
- * a checked call of g's clone (rewriter.h section 1, Cross-module calls):
+/* The way M's call at site (module m; or the first of its function's tail
+ * jumps to a PLT stub at site: rewriter.h section 1, Tail chains) reaches
+ * function g of module lm, for a checked call of g's clone (rewriter.h
+ * section 1, Cross-module calls):
  * the function h its GOT slot holds (g itself, or a forwarder to g) and,
  * for a forwarder, the forwarder's own slot (else 0); false when none. */
 bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,

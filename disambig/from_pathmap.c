@@ -374,19 +374,21 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 /* The tail jumps of function g that the plan's tail clones take, as the
  * tail_targets hook gives them. */
 static uint32_t plan_tail_targets(const struct da_pm_plan *plan, const struct pathmap *pm,
-				  const struct pm_index *ix, uint32_t g, uint64_t *to, uint64_t *jumps,
-				  uint32_t max)
+				  const struct pm_index *ix, uint32_t g, uint32_t *module, uint64_t *to,
+				  uint64_t *jumps, uint32_t max)
 {
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < plan->nclones && n < max; k++) {
 		const struct da_pm_clone *c = &plan->clones[k];
 		if (!c->tail || c->func >= pm->nfuncs || pmi_owner(ix, c->cs_module, c->cs_addr) != g)
 			continue;
+		const struct pm_function *f = &pm->funcs[c->func];
 		bool seen = false;
 		for (uint32_t i = 0; i < n && !seen; i++)
-			seen = to[i] == pm->funcs[c->func].addr;
+			seen = module[i] == f->module && to[i] == f->addr;
 		if (!seen) {
-			to[n] = pm->funcs[c->func].addr;
+			module[n] = f->module;
+			to[n] = f->addr;
 			jumps[n++] = c->cs_addr;
 		}
 	}
@@ -421,13 +423,16 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 	if (T->first[g] != DA_NONE)
 		return 0;
 	uint64_t to[TAIL_TARGETS], jumps[TAIL_TARGETS];
+	uint32_t module[TAIL_TARGETS];
 	const struct da_capability *cap = T->cap;
-	uint32_t n = cap->tail_plan
-			     ? plan_tail_targets(cap->tail_plan, T->pm, T->ix, g, to, jumps, TAIL_TARGETS)
-			     : cap->tail_targets(cap->ctx, T->pm, g, to, jumps, TAIL_TARGETS);
+	uint32_t n = cap->tail_plan ? plan_tail_targets(cap->tail_plan, T->pm, T->ix, g, module, to,
+							jumps, TAIL_TARGETS)
+				    : cap->tail_targets(cap->ctx, T->pm, g, module, to, jumps,
+							TAIL_TARGETS);
 	T->first[g] = T->ne;
 	for (uint32_t i = 0; i < n && i < TAIL_TARGETS; i++) {
-		uint32_t f = pmi_function_at(T->ix, T->pm->funcs[g].module, to[i]);
+		uint32_t f = module_ok(T->pm, cap, module[i]) ? pmi_function_at(T->ix, module[i], to[i])
+							     : DA_NONE;
 		if (f == DA_NONE || f == g || u64map_get(&T->edges, da_pair(g, f)) != DA_NONE)
 			continue;
 		if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
@@ -552,6 +557,9 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 			if (key == UINT64_MAX || bridge_register(b, capcs, E->cs, gm, E->jump, key) < 0)
 				goto out;
 			p->callsites[E->cs].module = gm;
+			/* another module's function, through the jumps' check */
+			if (pm->funcs[E->f].module != gm && da_set_xcall(p, E->cs, &E->f, 1) < 0)
+				goto out;
 		}
 		p->nodes[i].parent = T.prop[i];
 		p->nodes[i].callsite = E->cs;

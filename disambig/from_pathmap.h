@@ -100,12 +100,14 @@ struct da_capability {
 	 * (maybe callee itself), which callee entered by a tail call (NULL:
 	 * never)? */
 	bool (*tail_enters)(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func);
-	/* the functions (addresses in g's module) that function g enters
-	 * only by direct tail jumps a clone of them may take (disambig.h
-	 * section 2, "Tail calls"), each with the address of g's first jump to
-	 * it: at most max into to and jumps; how many (NULL: none) */
-	uint32_t (*tail_targets)(void *ctx, const struct pathmap *pm, uint32_t g, uint64_t *to,
-				 uint64_t *jumps, uint32_t max);
+	/* the functions (module, address) that function g enters only by
+	 * direct tail jumps a clone of them may take (disambig.h section 2,
+	 * "Tail calls"; one of another module through the jumps' checked
+	 * thunk, as a call's: da_callsite.xcall), each with the address of g's
+	 * first jump to it: at most max into module, to and jumps; how many
+	 * (NULL: none) */
+	uint32_t (*tail_targets)(void *ctx, const struct pathmap *pm, uint32_t g, uint32_t *module,
+				 uint64_t *to, uint64_t *jumps, uint32_t max);
 	void *ctx;
 	/* instead of tail_targets: the tail jumps of this plan's tail clones,
 	 * so that a plan read back finds the problem it was made on, where its

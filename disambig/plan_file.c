@@ -100,10 +100,10 @@ int da_plan_write(const char *path, const struct pathmap *pm, const struct da_pm
 			fprintf(f, " in %u", c->parent);
 		if (c->promote)
 			fputs(" promote", f);
-		if (c->xcall)
-			fputs(" xcall", f);
-		if (c->tail)
+		if (c->tail)            /* of another module: by its check too */
 			fputs(" tail", f);
+		else if (c->xcall)
+			fputs(" xcall", f);
 		fputc('\n', f);
 	}
 	for (uint32_t i = 0; i < plan->nclone_wraps; i++, records++) {
@@ -441,10 +441,8 @@ static int read_clone(struct reader *r, const char *kw, words w, int nw)
 		return oom(r);
 	if (xcall && cm == m)
 		return bad(r, "xcall: a clone for a call of its own module");
-	if (tail && cm != m)
-		return bad(r, "tail: a clone for a tail jump of another module");
 	plan->clones[plan->nclones++] = (struct da_pm_clone){fn, cm, caddr, bytes, (uint32_t)parent, 0,
-							     promote, xcall, tail};
+							     promote, xcall || (tail && cm != m), tail};
 	r->records++;
 	return 0;
 }

@@ -786,9 +786,10 @@ static bool add_fragment(struct ana *a, struct unit *u, uint32_t owner, uint64_t
 	return true;
 }
 
-/* A tail call by the jump at `from` to target; one that cannot be recorded
- * counts as indirect (its callee's stack-argument bound unknown). */
-static void add_tail_call(struct unit *u, uint64_t from, uint64_t target)
+/* A tail call by the jump at `from` to target (through a PLT stub's GOT
+ * slot, or 0); one that cannot be recorded counts as indirect (its callee's
+ * stack-argument bound unknown). */
+static void add_tail_call(struct unit *u, uint64_t from, uint64_t target, uint64_t slot)
 {
 	u->tail = true;
 	struct rw_tail_jump *v = realloc(u->tail_to, (u->ntail_to + 1) * sizeof(*v));
@@ -797,7 +798,7 @@ static void add_tail_call(struct unit *u, uint64_t from, uint64_t target)
 		return;
 	}
 	u->tail_to = v;
-	u->tail_to[u->ntail_to++] = (struct rw_tail_jump){from, target};
+	u->tail_to[u->ntail_to++] = (struct rw_tail_jump){from, target, slot};
 }
 
 /* Follow a direct branch from state s to target. */
@@ -808,7 +809,7 @@ static void branch(struct ana *a, struct unit *u, uint32_t owner, uint64_t from,
 	if (!in_unit(u, a, target)) {
 		bool tail = (s.f & S_KNOWN) && s.k == 8 && !(s.f & S_PAD);
 		if (tail) {
-			add_tail_call(u, from, target);
+			add_tail_call(u, from, target, call_slot(a, target, 0));
 			return;
 		}
 		if (!add_fragment(a, u, owner, target)) {

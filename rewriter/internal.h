@@ -211,10 +211,7 @@ struct rw_unit {
 	                              * enters: training needs no island before
 	                              * it, nor does a dispatch (analyze.c
 	                              * find_marks) */
-	struct rw_tail_jump {        /* its direct tail calls: the jump (jmp or
-	                              * jcc) and its target */
-		uint64_t at, to;
-	} *tail_to;
+	struct rw_tail_jump *tail_to;        /* its direct tail calls */
 	uint32_t ntail_to;
 	/* its relative switch tables,
 	 * which its clones copy (rewriter.h section 1, Cloning) */
@@ -407,9 +404,6 @@ int rw_emit_entry(csh cs, const struct rw_binary *b, uint32_t fi, uint32_t w, co
  * module `module` that the note lists as entry-wrapped, else 0. */
 uint32_t rw_entry_bytes(const struct rw_note *n, const struct pathmap *pm, uint32_t module,
 			uint32_t func);
-
-/* Name of the symbol whose GOT slot is `slot` (PLT and -fno-plt calls). */
-const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot);
 
 /* SHA-1 (build-ids). */
 struct rw_sha1 {

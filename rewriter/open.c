@@ -600,14 +600,19 @@ uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, ui
 {
 	if (b->funcs[fi].tail_indirect)
 		return 0;
+	bool local = rw_func_index(b, addr) != RW_NONE;
 	const struct rw_unit *u = &b->units[fi];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->ntail_to; i++) {
 		const struct rw_tail_jump *t = &u->tail_to[i];
-		if (rw_func_index(b, t->to) == RW_NONE)
+		if (local && rw_func_index(b, t->to) == RW_NONE)
 			return 0;       /* a PLT entry: may be addr's function too */
 		if (t->to != addr)
 			continue;
+		/* a PLT entry's: the jump to its checked thunk reads its slot,
+		 * bound at load time (section 1, Cross-module calls) */
+		if (!local && (!t->slot || b->bind_now == RW_BIND_NOW_NONE))
+			return 0;
 		/* in fi's own code (not its fragment's): the function a
 		 * pathmap names by the jump's address */
 		if (!jump_rel32(b, fi, t->at) || rw_func_at(b, t->at) != fi || n == max)
@@ -618,7 +623,7 @@ uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, ui
 	return n;
 }
 
-uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, uint64_t *to, uint64_t *first,
+uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_jump *out,
 			uint32_t max)
 {
 	const struct rw_unit *u = &b->units[fi];
@@ -627,13 +632,27 @@ uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, uint64_t *to, ui
 		uint64_t t = u->tail_to[i].to, at[RW_MAX_TAIL_JUMPS];
 		bool seen = false;
 		for (uint32_t j = 0; j < n && !seen; j++)
-			seen = to[j] == t;
-		if (seen || !rw_tail_jumps(b, fi, t, at, RW_MAX_TAIL_JUMPS))
-			continue;
-		to[n] = t;
-		first[n++] = at[0];
+			seen = out[j].to == t;
+		if (!seen && rw_tail_jumps(b, fi, t, at, RW_MAX_TAIL_JUMPS))
+			out[n++] = (struct rw_tail_jump){at[0], t, u->tail_to[i].slot};
 	}
 	return n;
+}
+
+uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, struct rw_tail_jump *route,
+			  uint64_t at[RW_MAX_TAIL_JUMPS])
+{
+	uint32_t fi = rw_func_at(b, site);
+	const struct rw_unit *u = fi == RW_NONE ? NULL : &b->units[fi];
+	for (uint32_t i = 0; u && i < u->ntail_to; i++) {
+		uint32_t n = u->tail_to[i].at == site
+				     ? rw_tail_jumps(b, fi, u->tail_to[i].to, at, RW_MAX_TAIL_JUMPS) : 0;
+		if (n && at[0] == site) {
+			*route = u->tail_to[i];
+			return n;
+		}
+	}
+	return 0;
 }
 
 bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi)

@@ -171,14 +171,14 @@ uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
 }
 
 /* The rest of a clone line: 0xFUNC 0xSITE PAD, then `promote`, `in K`,
- * `tag 0xTAG` or `xcall` (the last three one at most, a clone for another
- * module's call not promoted). */
+ * `tag 0xTAG`, `xcall` or `tail` (of the last four one at most but `in K`
+ * with `tail`, a clone for another module's call not promoted). */
 static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errlen)
 {
 	unsigned long long func, site, tag = 0, from = 0;
 	unsigned pad, k = RW_NONE;
 	int used = 0;
-	bool promote = false, xcall = false;
+	bool promote = false, xcall = false, tail = false;
 	char word[16];
 	if (sscanf(s, " %llx %llx %u%n", &func, &site, &pad, &used) != 3 || pad % RW_ALIGN ||
 	    pad > RW_MAX_AMOUNT)
@@ -195,6 +195,8 @@ static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errle
 		else if (!strcmp(word, "in") && k == RW_NONE && !tag && !xcall &&
 			 sscanf(s + used, " %u%n", &k, &more) == 1 && k < p->nclones)
 			used += more;
+		else if (!strcmp(word, "tail") && !tail && !promote && !tag && !xcall)
+			tail = true;
 		else if (!strcmp(word, "tag") && !tag && k == RW_NONE && !promote && !xcall &&
 			 sscanf(s + used, " %llx%n", &tag, &more) == 1 && tag)
 			used += more;
@@ -207,9 +209,10 @@ static int parse_clone(const char *s, struct rw_plan *p, char *err, size_t errle
 	p->clones[p->nclones - 1].promote = promote;
 	p->clones[p->nclones - 1].xcall = xcall;
 	p->clones[p->nclones - 1].xcall_from = from;
+	p->clones[p->nclones - 1].tail = tail;
 	return 0;
 bad:
-	return errmsg(err, errlen, "want \"clone 0xFUNC 0xSITE PAD [promote] [in K] | [tag 0xTAG] | "
+	return errmsg(err, errlen, "want \"clone 0xFUNC 0xSITE PAD [promote|tail] [in K] | [tag 0xTAG] | "
 		      "[xcall [0xFWD]]\" "
 		      "(K an earlier clone, TAG not 0, PAD a multiple of 16 up to %d)", RW_MAX_AMOUNT);
 }
@@ -231,14 +234,17 @@ static int parse_xcall(const char *s, struct rw_plan *p)
 			return -1;
 		s += used + more;
 	}
-	if (sscanf(s, " %7s%n", word, &used) == 1) {
-		if (strcmp(word, "in") || sscanf(s + used, " %u%n", &k, &more) != 1 || k >= p->nclones)
+	if (sscanf(s, " %7s%n", word, &used) == 1 && !strcmp(word, "in")) {
+		if (sscanf(s + used, " %u%n", &k, &more) != 1 || k >= p->nclones)
 			return -1;
 		s += used + more;
 	}
+	bool tail = sscanf(s, " %7s%n", word, &used) == 1 && !strcmp(word, "tail") && !g;
+	if (tail)
+		s += used;
 	if (sscanf(s, " %7s", word) == 1)
 		return -1;
-	struct rw_plan_xcall x = {site, k, f, dest, mark, value, g, slot};
+	struct rw_plan_xcall x = {site, k, f, dest, mark, value, g, slot, tail};
 	return rw_plan_add_xcall(p, &x);
 }
 
@@ -389,7 +395,7 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 	for (uint32_t i = 0; i < p->nclones; i++) {
 		const struct rw_plan_clone *c = &p->clones[i];
 		int n = snprintf(line, sizeof(line), "clone 0x%" PRIx64 " 0x%" PRIx64 " %u%s", c->func,
-				 c->site, c->pad, c->promote ? " promote" : "");
+				 c->site, c->pad, c->promote ? " promote" : c->tail ? " tail" : "");
 		if (c->tag)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " tag 0x%" PRIx64, c->tag);
 		else if (c->xcall && c->xcall_from)
@@ -424,6 +430,8 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 				      x->fwd, x->fwd_slot);
 		if (x->clone != RW_NONE)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " in %u", x->clone);
+		if (x->tail)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " tail");
 		line[n++] = '\n';
 		rb_put(&o, line, (size_t)n);
 	}
@@ -514,7 +522,8 @@ static int check_tail(const struct rw_binary *b, const struct rw_plan *p, uint32
 	const struct rw_plan_clone *c = &p->clones[k];
 	uint32_t g = rw_func_at(b, c->site);
 	uint64_t at[RW_MAX_TAIL_JUMPS];
-	if (g == RW_NONE || !rw_tail_jumps(b, g, c->func, at, RW_MAX_TAIL_JUMPS) || at[0] != c->site)
+	struct rw_tail_jump r;
+	if (!rw_tail_route_at(b, c->site, &r, at) || r.to != c->func)
 		return errmsg(err, errlen, "plan clone %u takes the tail jump at 0x%" PRIx64 ", which "
 			      "is not the first of its function's direct tail jumps to 0x%" PRIx64
 			      " (or not all of those can be redirected)", k, c->site, c->func);
@@ -538,6 +547,26 @@ static int check_chain(const struct rw_binary *b, const struct rw_plan *p, uint3
 	if (b->funcs[b->calls[ci].func].addr != p->clones[c->parent].func)
 		return errmsg(err, errlen, "plan clone %u takes callsite 0x%" PRIx64 " in clone %u, "
 			      "but the cloned function does not make that call", k, c->site, c->parent);
+	return 0;
+}
+
+/* A tail jump x to another module's clone: the first of its function's
+ * jumps to a PLT stub (section 1, Tail chains), its copy's clone one of
+ * that function. */
+static int check_tail_xcall(const struct rw_binary *b, const struct rw_plan *p,
+			    const struct rw_plan_xcall *x, char *err, size_t errlen)
+{
+	uint64_t at[RW_MAX_TAIL_JUMPS];
+	struct rw_tail_jump r;
+	if (!rw_tail_route_at(b, x->site, &r, at) || !r.slot)
+		return errmsg(err, errlen, "plan points the tail jump at 0x%" PRIx64 " at another "
+			      "module's clone, but it is not the first of its function's jumps to a PLT "
+			      "stub (or not all of those can be redirected)", x->site);
+	if (x->clone != RW_NONE &&
+	    (x->clone >= p->nclones || p->clones[x->clone].func != b->funcs[rw_func_at(b, x->site)].addr))
+		return errmsg(err, errlen, "plan points the tail jump at 0x%" PRIx64 " in clone %u at "
+			      "another module's clone, but that clone does not copy the jump", x->site,
+			      x->clone);
 	return 0;
 }
 
@@ -637,11 +666,14 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 	for (uint32_t i = 0; i < p->nxcalls; i++) {
 		const struct rw_plan_xcall *x = &p->xcalls[i];
 		uint32_t ci = rw_call_index(b, x->site);
-		if (ci == RW_NONE || !b->calls[ci].xcallable)
+		if (x->tail) {
+			if (check_tail_xcall(b, p, x, err, errlen) < 0)
+				return -1;
+		} else if (ci == RW_NONE || !b->calls[ci].xcallable)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " at another module's "
 				      "clone, but it %s", x->site, ci == RW_NONE ? "is no call of this binary"
 				      : "cannot check its GOT slot (rewriter.h section 1, Cross-module calls)");
-		if (x->clone != RW_NONE &&
+		if (x->clone != RW_NONE && !x->tail &&
 		    (x->clone >= p->nclones || !copied_by(b, ci, p->clones[x->clone].func)))
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " in clone %u at "
 				      "another module's clone, but that clone does not copy the call",

@@ -774,20 +774,33 @@ bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr);
  * would then hand that frame to the original fi, where a dispatch would
  * take it again.  A tail call through a PLT entry is taken to leave fi. */
 bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi);
-/* Function fi's direct tail jumps to the function at addr, when those are
- * the only ways its frames may become that function's (section 1, Tail
- * chains): fi makes no indirect tail call and none out of b, and each of
- * them is a jmp or jcc rel32 in fi's own code (not its fragment's), past
- * the first 5 bytes after its endbr64 (which an entry's jump displaces),
- * that can be pointed elsewhere in place.  Up to
+/* A direct tail call: the jump (jmp or jcc), its target, and where that is
+ * a PLT stub, the stub's GOT slot (else 0). */
+struct rw_tail_jump {
+	uint64_t at, to, slot;
+};
+/* Function fi's direct tail jumps to the function at addr, or to the PLT
+ * stub at addr, when those are the only ways its frames may become that
+ * function's (or the stub's callee's: section 1, Tail chains): fi makes no
+ * indirect tail call, none out of b for a function of b (its PLT entry may
+ * be its own), b binds at load time for a PLT stub, and each of them is a
+ * jmp or jcc rel32 in fi's own code (not its fragment's), past the first 5
+ * bytes after its endbr64 (which an entry's jump displaces), that can be
+ * pointed elsewhere in place.  Up to
  * max of their addresses into at, in address order; how many, 0 when not
  * so (or none). */
 uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
 		       uint32_t max);
-/* The functions fi enters so (rw_tail_jumps), each with its first jump: at
- * most max into to and first; how many. */
-uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, uint64_t *to, uint64_t *first,
+/* The tail route (rw_tail_routes) of the function holding `site` whose first
+ * jump is at site, into *route, and its jumps into at; how many (0: none). */
+uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, struct rw_tail_jump *route,
+			  uint64_t at[RW_MAX_TAIL_JUMPS]);
+/* The functions (and PLT stubs) fi enters so (rw_tail_jumps), each with
+ * its first jump (.at): at most max into out; how many. */
+uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_jump *out,
 			uint32_t max);
+/* Name of the symbol whose GOT slot is `slot` (PLT and -fno-plt calls). */
+const char *rw_slot_symbol(const struct rw_binary *b, uint64_t slot);
 
 /* Bound the stack arguments of calls that leave b (through the PLT or a GOT
  * slot) from their callees' code.  `mods` are the modules the program may
@@ -842,6 +855,9 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *     clone 0xFUNC 0xSITE PAD promote [in J]  clone K for an indirect call
  *                                   that its promotion stub points at the
  *                                   clone (section 1, Promoted calls)
+ *     clone 0xFUNC 0xSITE PAD tail [in J]  clone K for the tail jumps of
+ *                                   SITE's function to FUNC, SITE the first
+ *                                   (section 1, Tail chains)
  *     clone 0xFUNC 0xSITE PAD tag 0xTAG  clone K for a call of another
  *                                   module (at SITE there), tested by its
  *                                   tag (section 1, Tagged calls)
@@ -854,13 +870,17 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *     clone 0xFUNC 0xSITE PAD xcall 0xFWD  the same, for a call whose slot
  *                                   holds FWD, a forwarder to FUNC: FWD's
  *                                   page marked
- *     xcall 0xSITE 0xFUNC 0xCLONE 0xMARK 0xVALUE [via 0xG 0xSLOT] [in K]
+ *     xcall 0xSITE 0xFUNC 0xCLONE 0xMARK 0xVALUE [via 0xG 0xSLOT] [in K] [tail]
  *                                   the call at SITE (in K: its copy) checks
  *                                   that its GOT slot holds FUNC of the
  *                                   module whose page's marker at MARK holds
  *                                   VALUE (with via: and that FUNC's module's
  *                                   SLOT holds G, FUNC forwarding to G), then
- *                                   calls CLONE (addresses of that module)
+ *                                   calls CLONE (addresses of that module);
+ *                                   with tail, SITE is the first of its
+ *                                   function's tail jumps to a PLT stub, and
+ *                                   they (in K: their copies) jump to the
+ *                                   check (section 1, Tail chains)
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
 	uint64_t addr;               /* function start, or callsite */
@@ -909,6 +929,10 @@ struct rw_plan_xcall {
 	uint64_t fwd, fwd_slot;      /* not 0: func is a forwarder to fwd through
 	                              * its module's slot fwd_slot, which the check
 	                              * compares with fwd; dest is fwd's clone */
+	bool tail;                   /* site is no call but the first of its
+	                              * function's tail jumps to a PLT stub, all
+	                              * of them (or their copies) pointed at the
+	                              * check's thunk (section 1, Tail chains) */
 };
 struct rw_plan_tag {
 	uint64_t site;               /* a call of this binary */

@@ -489,6 +489,9 @@ struct plan_state {
 	uint32_t nmarks;                 /* pages marked (add_marks) */
 	struct promoted_ret *prets;      /* the return addresses of promoted clones' calls */
 	uint32_t nprets, capprets;
+	struct rw_call *tail_calls;      /* what the thunk of a tail jump to another
+	                                  * module's clone reads (redirect_tails):
+	                                  * its PLT stub's slot */
 };
 
 /* A promotion stub's call of a clone of func, returning to ret: a dispatch
@@ -508,6 +511,7 @@ static void plan_state_free(struct plan_state *ps)
 	free(ps->patches.v);
 	free(ps->fedits);
 	free(ps->prets);
+	free(ps->tail_calls);
 	rb_free(&ps->text);
 }
 
@@ -1046,31 +1050,57 @@ static uint8_t retarget_jump(const struct rw_binary *b, uint64_t at, uint64_t to
 	return len;
 }
 
+/* Point the tail jumps starting at site (in clone k: their copies) at dest. */
+static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_t site, uint32_t k,
+		       uint64_t dest, uint64_t text_vaddr, char *err, size_t errlen)
+{
+	uint64_t at[RW_MAX_TAIL_JUMPS];
+	struct rw_tail_jump r;
+	uint32_t n = rw_tail_route_at(b, site, &r, at);
+	if (!n)
+		return errmsg(err, errlen, "internal error: no tail jumps at 0x%" PRIx64, site);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t to = k == RW_NONE ? at[i] : rw_clone_copy_addr(&ps->clones[k], at[i]);
+		uint8_t bytes[6], len = to ? retarget_jump(b, at[i], to, dest, bytes) : 0;
+		if (!len)
+			return errmsg(err, errlen, "the tail jump at 0x%" PRIx64 " is out of rel32 "
+				      "reach of its clone or thunk", at[i]);
+		if (k != RW_NONE)
+			memcpy(ps->text.p + (to - text_vaddr), bytes, len);
+		else if (patch_add(&ps->patches, to, bytes, len))
+			return errmsg(err, errlen, "out of memory applying the plan");
+	}
+	return 0;
+}
+
 /* Tail chains (rewriter.h section 1): each tail clone's jumps, the
  * original's in place, a chain's copies in its parent clone, pointed at
- * it. */
+ * it; a tail jump to another module's clone at its check's thunk, which
+ * reads the jumps' PLT slot (a stand-in call in ps->tail_calls). */
 static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
 			  struct plan_state *ps, uint64_t text_vaddr, char *err, size_t errlen)
 {
-	for (uint32_t k = 0; k < p->nclones; k++) {
-		const struct rw_plan_clone *c = &p->clones[k];
-		if (!c->tail)
-			continue;
+	for (uint32_t k = 0; k < p->nclones; k++)
+		if (p->clones[k].tail && point_tails(b, ps, p->clones[k].site, p->clones[k].parent,
+						     ps->clones[k].addr, text_vaddr, err, errlen))
+			return -1;
+	ps->tail_calls = calloc(p->nxcalls + 1, sizeof(*ps->tail_calls));
+	if (!ps->tail_calls)
+		return errmsg(err, errlen, "out of memory applying the plan");
+	for (uint32_t i = 0; i < p->nxcalls; i++) {
+		const struct rw_plan_xcall *x = &p->xcalls[i];
 		uint64_t at[RW_MAX_TAIL_JUMPS];
-		uint32_t n = rw_tail_jumps(b, rw_func_at(b, c->site), c->func, at, RW_MAX_TAIL_JUMPS);
-		for (uint32_t i = 0; i < n; i++) {
-			uint64_t to = c->parent == RW_NONE ? at[i]
-							   : rw_clone_copy_addr(&ps->clones[c->parent], at[i]);
-			uint8_t bytes[6], len = to ? retarget_jump(b, at[i], to, ps->clones[k].addr, bytes)
-						    : 0;
-			if (!len)
-				return errmsg(err, errlen, "the tail jump at 0x%" PRIx64 " is out of rel32 "
-					      "reach of clone %u", at[i], k);
-			if (c->parent != RW_NONE)
-				memcpy(ps->text.p + (to - text_vaddr), bytes, len);
-			else if (patch_add(&ps->patches, to, bytes, len))
-				return errmsg(err, errlen, "out of memory applying the plan");
-		}
+		struct rw_tail_jump r;
+		if (!x->tail)
+			continue;
+		if (!rw_tail_route_at(b, x->site, &r, at) || !r.slot)
+			return errmsg(err, errlen, "internal error: no tail jump to a PLT stub at 0x%"
+				      PRIx64, x->site);
+		struct rw_call *c = &ps->tail_calls[i];
+		*c = (struct rw_call){.insn = x->site, .site = x->site, .got = r.slot};
+		uint64_t thunk = add_thunk(ps, c, 0, x, text_vaddr, err, errlen);
+		if (!thunk || point_tails(b, ps, x->site, x->clone, thunk, text_vaddr, err, errlen))
+			return -1;
 	}
 	return 0;
 }
@@ -1496,9 +1526,9 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 	/* calls of another module's clones, neither wrapped nor tagged: a thunk */
 	for (uint32_t i = 0; i < p->nxcalls; i++) {
 		const struct rw_plan_xcall *x = &p->xcalls[i];
-		if (x->clone != RW_NONE || plan_amount(p->wraps, p->nwraps, x->site) ||
+		if (x->clone != RW_NONE || x->tail || plan_amount(p->wraps, p->nwraps, x->site) ||
 		    rw_plan_tag(p, x->site, RW_NONE))
-			continue;
+			continue;       /* a copy's, a tail jump's (redirect_tails), ... */
 		const struct rw_call *c = &b->calls[rw_call_index(b, x->site)];
 		uint64_t dest = add_thunk(ps, c, 0, x, text_vaddr, err, errlen);
 		if (!dest || patch_call(ps, c, dest, err, errlen))

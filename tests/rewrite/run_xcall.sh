@@ -31,9 +31,14 @@
 #    fx_fwd (jmp fx_tag_leaf@plt); the check also compares the library's own
 #    slot, which the library binds at load time, and calls the leaf's clone;
 #    the pair verifies, and runs the same with the original library.
-#   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS FWD_PROG
+#  - a tail chain across modules: fx_xcall_tail's fx_g jumps on to the leaf
+#    through the PLT; a clone of fx_g for one of its calls has its copy of
+#    the jump enter the leaf's clone through the check's thunk, with no
+#    dispatch at the leaf; the plan's line says `tail`, the pair verifies
+#    with every path precise, and runs the same with the original library.
+#   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS FWD_PROG TAIL_PROG
 set -u
-icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5 fwd=$6
+icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5 fwd=$6 tailprog=$7
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 # pair_verifies OUT WHAT: OUT with OUT.libs gives orig.out's output and
@@ -164,6 +169,26 @@ LD_LIBRARY_PATH=rw.libs "$icpp" train -q -o obs.icpp -- ./rw > /dev/null || fail
 	fail "forwarder: the leaf's clone is not entered: $("$icpp" paths obs.icpp | grep fx_tag_leaf)"
 mkdir -p orig && cp "$l" orig/ && LD_LIBRARY_PATH=orig ./rw > rwo.out && cmp -s orig.out rwo.out ||
 	fail "the forwarder's program with the original library"
+cd .. || fail "cd"
+
+# a tail chain across modules: fx_g's jump to the leaf's PLT entry, copied
+# into fx_g's clone, enters the leaf's clone through the check's thunk
+mkdir -p tail && cp "$tailprog" "$l" tail/ && cd tail || fail "setup tail"
+pt=./$(basename "$tailprog")
+"$pt" > orig.out || fail "the tail program fails"
+"$icpp" train -q -o map.icpp -- "$pt" > /dev/null || fail "train (tail)"
+"$icpp" plan map.icpp --binary "$pt" --binary "$l" --no-wrap -q -o tail.plan > plan.log 2>&1 ||
+	fail "plan (tail): $(tail -1 plan.log)"
+grep -qE "^clone [0-9]+ 1 0x[0-9a-f]+ 0 0x[0-9a-f]+ 0 in [0-9]+ tail$" tail.plan ||
+	fail "no tail chain into the library in the plan: $(grep '^clone' tail.plan)"
+"$icpp" rewrite "$pt" -m map.icpp -o rw --lib "$l" --no-wrap > rewrite.log 2>&1 ||
+	fail "rewrite (tail): $(tail -1 rewrite.log)"
+nm "rw.libs/$ln" | grep -q "__icpp_dispatch_" && fail "tail: a dispatch in the library"
+nm rw | grep -q " t __icpp_xcall_" || fail "tail: no thunk in the program"
+pair_verifies rw "tail chain"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" rw.verify || fail "tail: $(grep precise rw.verify)"
+mkdir -p orig && cp "$l" orig/ && LD_LIBRARY_PATH=orig ./rw > rwo.out && cmp -s orig.out rwo.out ||
+	fail "the tail program with the original library"
 cd .. || fail "cd"
 
 # the clone's module not rewritten: refused, and nothing written
