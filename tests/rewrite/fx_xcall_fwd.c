@@ -4,10 +4,30 @@
  * one height under both, separated (with --no-wrap) only by a clone of the
  * leaf for one of the program's calls of fx_fwd, taken by the call's check
  * of its slot (fx_fwd), of the library's marker and of the library's own
- * slot of the leaf (rewriter.h section 1, Cross-module calls). */
+ * slot of the leaf (rewriter.h section 1, Cross-module calls).
+ * Built with FX_TAIL (fx_xcall_tail), the orders end in the program's fx_g
+ * instead, which jumps on to the leaf through the PLT: fx_g's frames and
+ * the leaf's beside them, separated only by fx_g's clone for one of its
+ * calls and, for that clone's copy of the jump, the leaf's clone, which the
+ * copy enters through the check's thunk (rewriter.h section 1, Tail chains;
+ * no dispatch at the leaf). */
 #include <stdio.h>
 
+#ifdef FX_TAIL
+int fx_tag_leaf(int x);
+
+volatile int fx_bias = 1;
+
+/* the jump lies past the bytes an entry's jump would displace */
+__attribute__((noinline)) int fx_g(int x)
+{
+	return fx_tag_leaf(x * fx_bias + 3);
+}
+#define FX_END fx_g
+#else
 int fx_fwd(int x);
+#define FX_END fx_fwd
+#endif
 
 static __attribute__((noinline)) int fx_b(int x, int d);
 
@@ -15,14 +35,14 @@ static __attribute__((noinline)) int fx_a(int x, int d)
 {
 	volatile char buf[32];
 	buf[0] = (char)x;
-	return (d ? fx_b(buf[0], d - 1) : fx_fwd(buf[0])) + 1;
+	return (d ? fx_b(buf[0], d - 1) : FX_END(buf[0])) + 1;
 }
 
 static __attribute__((noinline)) int fx_b(int x, int d)
 {
 	volatile char buf[32];
 	buf[0] = (char)x;
-	return (d ? fx_a(buf[0], d - 1) : fx_fwd(buf[0])) + 2;
+	return (d ? fx_a(buf[0], d - 1) : FX_END(buf[0])) + 2;
 }
 
 int main(int argc, char **argv)

@@ -31,11 +31,12 @@
 #    fx_fwd (jmp fx_tag_leaf@plt); the check also compares the library's own
 #    slot, which the library binds at load time, and calls the leaf's clone;
 #    the pair verifies, and runs the same with the original library.
-#  - a tail chain across modules: fx_xcall_tail's fx_g jumps on to the leaf
-#    through the PLT; a clone of fx_g for one of its calls has its copy of
-#    the jump enter the leaf's clone through the check's thunk, with no
-#    dispatch at the leaf; the plan's line says `tail`, the pair verifies
-#    with every path precise, and runs the same with the original library.
+#  - a tail chain across modules: fx_xcall_tail's fx_g (fx_xcall_fwd.c
+#    built with FX_TAIL) jumps on to the leaf through the PLT; a clone of
+#    fx_g for one of its calls has its copy of the jump enter the leaf's
+#    clone through the check's thunk, with no dispatch at the leaf; the
+#    plan's line says `tail`, the pair verifies with every path precise, and
+#    runs the same with the original library.
 #   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS FWD_PROG TAIL_PROG
 set -u
 icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5 fwd=$6 tailprog=$7
