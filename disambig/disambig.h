@@ -154,12 +154,17 @@
  * g's own, at g's height: no call of f is made, so a clone of f could take
  * that frame only by a dispatch at f's entry, which every entry of f pays
  * for.  Where g's only ways into f are direct jumps (the rewriter can point
- * them, and their copies in g's clones, at a clone of f), the bridge hangs
- * such a frame below g's frame instead (da_from_pathmap, a node marked
- * `tail`): its callsite is a callsite of its own for g's jumps to f (`tail`,
- * owner g, target f, never wrapped), so clone (f, e) takes every tail call
- * of the original g into f, and a chain (f, e, parent j), where clone j is
- * a clone of g, the calls of g that clone j takes: both without a dispatch.
+ * them, and their copies in g's clones, at a clone of f; or, for f of a
+ * library rewritten after g's module, jumps to f's PLT entry, pointed at
+ * the thunk of a checked call: da_callsite.xcall), the bridge hangs such a
+ * frame below g's frame instead (da_from_pathmap, a node marked `tail`):
+ * its callsite is a callsite of its own for g's jumps to f (`tail`, owner
+ * g, target f, never wrapped), so clone (f, e) takes every tail call of the
+ * original g into f, and a chain (f, e, parent j), where clone j is a clone
+ * of g, the calls of g that clone j takes: both without a dispatch
+ * (tclsh8.6, seed 1: pthread_getspecific's 103 tag tests down to 2, the
+ * rewrite's run time 1.133 -> 1.096 of the original's; docs/
+ * bench-disambig.md, session 52).
  * g's frame is gone when f runs: a tail node's height is its parent's under
  * every plan, without the parent's padding (its own frame and padding are
  * its own), and as a path it is its parent's parent's call of f: its class

@@ -581,18 +581,15 @@ bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr)
 	return false;
 }
 
-/* Is the instruction at `at` a jmp or jcc with a rel32 operand, beyond
- * what an entry's jump at function fi displaces (5 bytes after its
- * endbr64)? */
-static bool jump_rel32(const struct rw_binary *b, uint32_t fi, uint64_t at)
+/* Is the instruction at `at` a jmp or jcc with a rel32 operand?  (One among
+ * the instructions an entry's jump displaces is pointed elsewhere all the
+ * same: the displaced copy takes the patch along, write.c add_entry.) */
+static bool jump_rel32(const struct rw_binary *b, uint64_t at)
 {
-	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
-	uint8_t op[2], head[4];
-	uint64_t entry = b->funcs[fi].addr;
-	if (bin_read(b->bin, at, op, sizeof(op)) < 0 || bin_read(b->bin, entry, head, 4) < 0)
+	uint8_t op[2];
+	if (bin_read(b->bin, at, op, sizeof(op)) < 0)
 		return false;
-	entry += memcmp(head, endbr64, 4) ? 0 : 4;
-	return at >= entry + 5 && (op[0] == 0xe9 || (op[0] == 0x0f && (op[1] & 0xf0) == 0x80));
+	return op[0] == 0xe9 || (op[0] == 0x0f && (op[1] & 0xf0) == 0x80);
 }
 
 uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
@@ -615,7 +612,7 @@ uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, ui
 			return 0;
 		/* in fi's own code (not its fragment's): the function a
 		 * pathmap names by the jump's address */
-		if (!jump_rel32(b, fi, t->at) || rw_func_at(b, t->at) != fi || n == max)
+		if (!jump_rel32(b, t->at) || rw_func_at(b, t->at) != fi || n == max)
 			return 0;
 		at[n++] = t->at;
 	}

@@ -784,9 +784,8 @@ struct rw_tail_jump {
  * function's (or the stub's callee's: section 1, Tail chains): fi makes no
  * indirect tail call, none out of b for a function of b (its PLT entry may
  * be its own), b binds at load time for a PLT stub, and each of them is a
- * jmp or jcc rel32 in fi's own code (not its fragment's), past the first 5
- * bytes after its endbr64 (which an entry's jump displaces), that can be
- * pointed elsewhere in place.  Up to
+ * jmp or jcc rel32 in fi's own code (not its fragment's), pointed elsewhere
+ * in place (where an entry's jump displaces it, in the displaced copy).  Up to
  * max of their addresses into at, in address order; how many, 0 when not
  * so (or none). */
 uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,

@@ -18,7 +18,6 @@ int fx_tag_leaf(int x);
 
 volatile int fx_bias = 1;
 
-/* the jump lies past the bytes an entry's jump would displace */
 __attribute__((noinline)) int fx_g(int x)
 {
 	return fx_tag_leaf(x * fx_bias + 3);

@@ -24,7 +24,10 @@
 #     dispatch), icpp plan --evaluate taking the plan back with and without
 #     the binary; a tail clone at an address that is no tail jump refused;
 #  I. a tail chain: fx_dl_f cloned for main's call, fx_dl_g for that
-#     clone's copy of the tail jump.
+#     clone's copy of the tail jump;
+#  J. a tail clone of fx_dl_leaf at fx_dl_lock's jump, which fx_dl_lock's
+#     dispatch (for a call that never enters it) displaces: the displaced
+#     copy jumps to the clone.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 # icpp plan --evaluate says A's dispatch is for a frame after a tail call.
@@ -211,8 +214,16 @@ for path in "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_d
 	[ -n "$(height i.rw.icpp "$path")" ] || fail "i: no path main > $path predicted"
 done
 
+# J: fx_dl_lock dispatches (a clone for main's call of fx_dl_g, which
+# never enters it), so its jump to the leaf runs as the displaced copy in
+# its entry code, which the leaf's tail clone must take along
+leaf=$(sym fx_dl_leaf)
+plan j.plan "clone 0 0 $l 0 $(site fx_dl_site_g) 0" "clone 1 0 $leaf 0 $(printf '%#x' $((l + 4))) 0 tail"
+rewrite j "2 functions cloned (1 by dispatch; 1 after tail jumps)"
+[ -n "$(height j.rw.icpp "__icpp_clone_1_fx_dl_leaf")" ] || fail "j: no tail clone of the leaf predicted"
+
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
 	"of a function shorter than the jmp; symbols of functions without a name;" \
-	"32 clones by dispatch of one function; a dispatch by an island; a tail clone and a" \
-	"tail chain"
+	"32 clones by dispatch of one function; a dispatch by an island; a tail clone, a" \
+	"tail chain, a tail jump in a displaced entry"
