@@ -2642,6 +2642,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	scan_unit(a, u, owner, &sc);
 	rf->args_read = sc.kc_unknown || u->unreached ? -1 : (int32_t)sc.kc;
 	rf->tail_indirect = u->tail_indirect || u->falls_off;
+	rf->tails_known = !u->conflict && !u->unreached && !undecodable(u);
 	a->tails[owner] = (struct unit_tails){u->tail_to, u->ntail_to};
 	u->tail_to = NULL;
 	/* the allocation and its frame kind */

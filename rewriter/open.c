@@ -595,7 +595,7 @@ static bool jump_rel32(const struct rw_binary *b, uint64_t at)
 uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
 		       uint32_t max)
 {
-	if (b->funcs[fi].tail_indirect)
+	if (b->funcs[fi].tail_indirect || !b->funcs[fi].tails_known)
 		return 0;
 	bool local = rw_func_index(b, addr) != RW_NONE;
 	const struct rw_unit *u = &b->units[fi];

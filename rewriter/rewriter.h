@@ -694,6 +694,8 @@ struct rw_func {
 	                              * memory, or runs off its end: a frame
 	                              * entered by a call of it may be any
 	                              * function's (rw_may_tail_call) */
+	bool tails_known;            /* its code was followed whole: its tail
+	                              * calls are all known (rw_tail_jumps) */
 	int32_t args_read;           /* incoming stack-argument bytes its code (and
 					its direct tail callees') reads; -1 unknown
 					(their address taken, an indirect tail call or
@@ -781,13 +783,13 @@ struct rw_tail_jump {
 };
 /* Function fi's direct tail jumps to the function at addr, or to the PLT
  * stub at addr, when those are the only ways its frames may become that
- * function's (or the stub's callee's: section 1, Tail chains): fi makes no
- * indirect tail call, none out of b for a function of b (its PLT entry may
- * be its own), b binds at load time for a PLT stub, and each of them is a
- * jmp or jcc rel32 in fi's own code (not its fragment's), pointed elsewhere
- * in place (where an entry's jump displaces it, in the displaced copy).  Up to
- * max of their addresses into at, in address order; how many, 0 when not
- * so (or none). */
+ * function's (or the stub's callee's: section 1, Tail chains): fi's code
+ * was followed whole (tails_known), fi makes no indirect tail call, none
+ * out of b for a function of b (its PLT entry may be its own), b binds at
+ * load time for a PLT stub, and each of them is a jmp or jcc rel32 in fi's
+ * own code (not its fragment's), pointed elsewhere in place (where an
+ * entry's jump displaces it, in the displaced copy).  Up to max of their
+ * addresses into at, in address order; how many, 0 when not so (or none). */
 uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
 		       uint32_t max);
 /* The tail route (rw_tail_routes) of the function holding `site` whose first
