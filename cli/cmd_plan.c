@@ -62,6 +62,8 @@ static const char usage_text[] =
 	"  --no-dispatch          clones take direct calls only\n"
 	"  --no-promote           indirect calls take clones by a dispatch only, not by\n"
 	"                         a stub that compares their target (with --binary)\n"
+	"  --no-tail              frames after tail jumps take clones by a dispatch only,\n"
+	"                         not by the jumps pointed at them (with --binary)\n"
 	"  --dispatch-weight X    the run time of clones by dispatch: a function that takes\n"
 	"                         S% of the weight (training's entries) and tests K\n"
 	"                         clones at entry costs X*S%*(1+log2 K) of the paths\n"
@@ -361,6 +363,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		{"clone", no_argument, NULL, 'c'},
 		{"no-dispatch", no_argument, NULL, 'D'},
 		{"no-promote", no_argument, NULL, 'U'},
+		{"no-tail", no_argument, NULL, 'T'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"wrap-weight", required_argument, NULL, 'Y'},
 		{"seed", required_argument, NULL, 's'},
@@ -442,6 +445,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 			break;
 		case 'U':
 			cap->promote = false;
+			break;
+		case 'T':
+			cap->tail = false;
 			break;
 		case 's':
 			if (!cli_parse_u64(optarg, &o->seed, UINT64_MAX)) {

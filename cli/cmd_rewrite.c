@@ -67,6 +67,8 @@ static const char usage_text[] =
 	"                         cost of a clone of a hot function)\n"
 	"  --no-promote           indirect calls take clones by a dispatch only, not by\n"
 	"                         a stub that compares their target\n"
+	"  --no-tail              frames after tail jumps take clones by a dispatch only,\n"
+	"                         not by the jumps pointed at them\n"
 	"  --dispatch-weight X    as icpp plan (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: run time is free)\n"
 	"  --wrap-weight X        as icpp plan (default " STR(DA_DEFAULT_WRAP_WEIGHT) "; 0: run time is free)\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
@@ -607,6 +609,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		{"no-clone", no_argument, NULL, 'C'},
 		{"no-dispatch", no_argument, NULL, 'D'},
 		{"no-promote", no_argument, NULL, 'U'},
+		{"no-tail", no_argument, NULL, 'T'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"wrap-weight", required_argument, NULL, 'Y'},
 		{"pad-bound", required_argument, NULL, 'p'},
@@ -697,6 +700,9 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 			break;
 		case 'U':
 			R->cap.promote = false;
+			break;
+		case 'T':
+			R->cap.tail = false;
 			break;
 		case 'p':
 		case 'w':

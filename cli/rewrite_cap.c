@@ -234,8 +234,8 @@ static bool tail_enters(void *ctx, const struct pathmap *pm, uint32_t callee, ui
  * through a PLT stub the functions of the library that defines its symbol
  * (definer) that another module's check may take (xcall_ok), entered
  * through the check's thunk (rewriter.h section 1, Tail chains). */
-static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g, uint32_t *module,
-			     uint64_t *to, uint64_t *jumps, uint32_t max)
+static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g,
+			     struct da_tail_target *out, uint32_t max)
 {
 	const struct rewrite_cap *rc = ctx;
 	const struct pm_function *gf = &pm->funcs[g];
@@ -247,7 +247,8 @@ static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g, ui
 		uint64_t impls[DA_MAX_XCALL];
 		uint32_t ni = 1;
 		const struct rewrite_target *l = c;
-		if (r[i].slot)
+		bool local = rw_func_index(c->b, r[i].to) != RW_NONE;
+		if (!local)
 			l = definer(rc, c, rw_slot_symbol(c->b, r[i].slot), impls, &ni);
 		else
 			impls[0] = r[i].to;
@@ -255,11 +256,10 @@ static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g, ui
 		const struct rw_func *lf = l ? rw_functions(l->b, &nf) : NULL;
 		for (uint32_t k = 0; l && k < ni && n < max; k++) {
 			uint32_t fi = rw_func_index(l->b, impls[k]);
-			if (l != c && (fi == RW_NONE || !xcall_ok(l, lf, fi)))
+			if (!local && (fi == RW_NONE || !xcall_ok(l, lf, fi)))
 				continue;
-			module[n] = l->module;
-			to[n] = impls[k];
-			jumps[n++] = r[i].at;
+			out[n++] = (struct da_tail_target){l->module, impls[k], r[i].at,
+							   local && r[i].slot};
 		}
 	}
 	return n;
@@ -269,9 +269,9 @@ static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g, ui
  * the jump at `at`, or NULL. */
 static const char *tail_symbol(const struct rw_binary *b, uint64_t at)
 {
-	uint64_t jumps[RW_MAX_TAIL_JUMPS];
-	struct rw_tail_jump r;
-	return rw_tail_route_at(b, at, &r, jumps) && r.slot ? rw_slot_symbol(b, r.slot) : NULL;
+	struct rw_tail_jump r, jumps[RW_MAX_TAIL_JUMPS];
+	return rw_tail_route_at(b, at, &r, jumps) && rw_func_index(b, r.to) == RW_NONE
+		       ? rw_slot_symbol(b, r.slot) : NULL;
 }
 
 bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,

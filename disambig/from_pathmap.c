@@ -16,6 +16,7 @@ void da_capability_default(struct da_capability *c)
 	c->dispatch = true;
 	c->tag = true;
 	c->promote = true;
+	c->tail = true;
 }
 
 /* A promoted call's stub compares its operand with a clone's function f: a
@@ -371,13 +372,36 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 
 /* ---------------------------------------------------------------- tail calls */
 
-/* The tail jumps of function g that the plan's tail clones take, as the
- * tail_targets hook gives them. */
-static uint32_t plan_tail_targets(const struct da_pm_plan *plan, const struct pathmap *pm,
-				  const struct pm_index *ix, uint32_t g, uint32_t *module, uint64_t *to,
-				  uint64_t *jumps, uint32_t max)
+/* Does the plan take tail jump t of function g (a tail clone of t's
+ * function for jumps starting at t's)? */
+static bool plan_takes_tail(const struct da_pm_plan *plan, const struct pathmap *pm,
+			    const struct pm_index *ix, uint32_t g, const struct da_tail_target *t)
 {
+	for (uint32_t k = 0; k < plan->nclones; k++) {
+		const struct da_pm_clone *c = &plan->clones[k];
+		if (c->tail && c->func < pm->nfuncs && c->cs_addr == t->jump &&
+		    pm->funcs[c->func].module == t->module && pm->funcs[c->func].addr == t->addr &&
+		    pmi_owner(ix, c->cs_module, c->cs_addr) == g)
+			return true;
+	}
+	return false;
+}
+
+/* The tail jumps of function g that the plan's tail clones take, as the
+ * tail_targets hook gives them (without the hook, none bound). */
+static uint32_t plan_tail_targets(const struct da_capability *cap, const struct pathmap *pm,
+				  const struct pm_index *ix, uint32_t g, struct da_tail_target *out,
+				  uint32_t max)
+{
+	const struct da_pm_plan *plan = cap->tail_plan;
 	uint32_t n = 0;
+	if (cap->tail_targets) {
+		uint32_t nh = cap->tail_targets(cap->ctx, pm, g, out, max);
+		for (uint32_t i = 0; i < nh; i++)
+			if (plan_takes_tail(plan, pm, ix, g, &out[i]))
+				out[n++] = out[i];
+		return n;
+	}
 	for (uint32_t k = 0; k < plan->nclones && n < max; k++) {
 		const struct da_pm_clone *c = &plan->clones[k];
 		if (!c->tail || c->func >= pm->nfuncs || pmi_owner(ix, c->cs_module, c->cs_addr) != g)
@@ -385,12 +409,9 @@ static uint32_t plan_tail_targets(const struct da_pm_plan *plan, const struct pa
 		const struct pm_function *f = &pm->funcs[c->func];
 		bool seen = false;
 		for (uint32_t i = 0; i < n && !seen; i++)
-			seen = module[i] == f->module && to[i] == f->addr;
-		if (!seen) {
-			module[n] = f->module;
-			to[n] = f->addr;
-			jumps[n++] = c->cs_addr;
-		}
+			seen = out[i].module == f->module && out[i].addr == f->addr;
+		if (!seen)
+			out[n++] = (struct da_tail_target){f->module, f->addr, c->cs_addr, false};
 	}
 	return n;
 }
@@ -407,6 +428,7 @@ struct tails {
 	struct tail_edge {
 		uint64_t jump;          /* g's first jump to f */
 		uint32_t g, f, cs;      /* cs: its problem callsite, when made */
+		bool bound;             /* da_tail_target.bound */
 		bool bad;               /* not every frame it would take moves */
 	} *e;
 	uint32_t ne, cape;
@@ -422,23 +444,20 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 {
 	if (T->first[g] != DA_NONE)
 		return 0;
-	uint64_t to[TAIL_TARGETS], jumps[TAIL_TARGETS];
-	uint32_t module[TAIL_TARGETS];
+	struct da_tail_target t[TAIL_TARGETS];
 	const struct da_capability *cap = T->cap;
-	uint32_t n = cap->tail_plan ? plan_tail_targets(cap->tail_plan, T->pm, T->ix, g, module, to,
-							jumps, TAIL_TARGETS)
-				    : cap->tail_targets(cap->ctx, T->pm, g, module, to, jumps,
-							TAIL_TARGETS);
+	uint32_t n = cap->tail_plan ? plan_tail_targets(cap, T->pm, T->ix, g, t, TAIL_TARGETS)
+				    : cap->tail_targets(cap->ctx, T->pm, g, t, TAIL_TARGETS);
 	T->first[g] = T->ne;
 	for (uint32_t i = 0; i < n && i < TAIL_TARGETS; i++) {
-		uint32_t f = module_ok(T->pm, cap, module[i]) ? pmi_function_at(T->ix, module[i], to[i])
-							     : DA_NONE;
+		uint32_t f = module_ok(T->pm, cap, t[i].module)
+				     ? pmi_function_at(T->ix, t[i].module, t[i].addr) : DA_NONE;
 		if (f == DA_NONE || f == g || u64map_get(&T->edges, da_pair(g, f)) != DA_NONE)
 			continue;
 		if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
 		    u64map_put(&T->edges, da_pair(g, f), T->ne) < 0)
 			return -1;
-		T->e[T->ne++] = (struct tail_edge){jumps[i], g, f, DA_NONE, false};
+		T->e[T->ne++] = (struct tail_edge){t[i].jump, g, f, DA_NONE, t[i].bound, false};
 	}
 	T->nt[g] = T->ne - T->first[g];
 	return 0;
@@ -514,7 +533,7 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 {
 	struct da_problem *p = b->prob;
 	uint32_t n = p->nnodes;
-	if ((!cap->tail_targets && !cap->tail_plan) || !cap->clone || !n)
+	if ((!cap->tail_targets && !cap->tail_plan) || !cap->clone || !cap->tail || !n)
 		return 0;
 	struct tails T = {.pm = pm, .cap = cap, .ix = ix, .p = p};
 	bool *in_group = malloc((n + 1) * sizeof(*in_group));
@@ -557,6 +576,7 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 			if (key == UINT64_MAX || bridge_register(b, capcs, E->cs, gm, E->jump, key) < 0)
 				goto out;
 			p->callsites[E->cs].module = gm;
+			p->callsites[E->cs].bound = E->bound;
 			/* another module's function, through the jumps' check */
 			if (pm->funcs[E->f].module != gm && da_set_xcall(p, E->cs, &E->f, 1) < 0)
 				goto out;

@@ -76,6 +76,17 @@ struct da_callsite_cap {
 
 struct da_pm_plan;
 
+/* A tail route of the capability: the function (module, address), g's first
+ * jump to it, and how its jumps take a clone of it: through a check of a
+ * GOT slot that g's module's own definition of it fills (bound: priced as a
+ * bound call, da_callsite.bound), or, for a function of another module,
+ * the thunk of a checked call (da_callsite.xcall). */
+struct da_tail_target {
+	uint32_t module;
+	uint64_t addr, jump;
+	bool bound;
+};
+
 struct da_capability {
 	uint32_t pad_bound;         /* bytes, multiple of 16; 0: no ARR */
 	uint32_t wrap_bound;        /* bytes, multiple of 16; 0: no wrapping */
@@ -88,6 +99,9 @@ struct da_capability {
 	                             * without a dispatch (da_callsite.promoted) */
 	bool tag;                   /* with dispatch: and from a tagged call of
 	                             * another module (disambig.h section 2) */
+	bool tail;                  /* with clone: frames after tail jumps hang
+	                             * below the jumping frames (tail_targets,
+	                             * disambig.h section 2, "Tail calls") */
 	const char *module;         /* NULL: every module may change */
 	/* refinements (may be NULL): narrow *mask / *ok for one function or
 	 * callsite; the rewriter's feasibility analysis goes here */
@@ -100,14 +114,11 @@ struct da_capability {
 	 * (maybe callee itself), which callee entered by a tail call (NULL:
 	 * never)? */
 	bool (*tail_enters)(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func);
-	/* the functions (module, address) that function g enters only by
-	 * direct tail jumps a clone of them may take (disambig.h section 2,
-	 * "Tail calls"; one of another module through the jumps' checked
-	 * thunk, as a call's: da_callsite.xcall), each with the address of g's
-	 * first jump to it: at most max into module, to and jumps; how many
-	 * (NULL: none) */
-	uint32_t (*tail_targets)(void *ctx, const struct pathmap *pm, uint32_t g, uint32_t *module,
-				 uint64_t *to, uint64_t *jumps, uint32_t max);
+	/* the functions that function g enters only by direct tail jumps a
+	 * clone of them may take (disambig.h section 2, "Tail calls"), at most
+	 * max into out; how many (NULL: none) */
+	uint32_t (*tail_targets)(void *ctx, const struct pathmap *pm, uint32_t g,
+				 struct da_tail_target *out, uint32_t max);
 	void *ctx;
 	/* instead of tail_targets: the tail jumps of this plan's tail clones,
 	 * so that a plan read back finds the problem it was made on, where its
@@ -115,8 +126,8 @@ struct da_capability {
 	 * --evaluate) */
 	const struct da_pm_plan *tail_plan;
 };
-/* pad_bound and wrap_bound 1008, no clone (dispatch and tag on, for when
- * clone is set). */
+/* pad_bound and wrap_bound 1008, no clone (dispatch, tag, promote and tail
+ * on, for when clone is set). */
 void da_capability_default(struct da_capability *c);
 
 struct da_bridge {

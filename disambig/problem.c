@@ -325,11 +325,11 @@ static int check_tails(const struct da_problem *p, char *err, size_t errlen)
 	for (uint32_t c = 0; c < p->ncallsites; c++) {
 		const struct da_callsite *C = &p->callsites[c];
 		if (C->tail && (C->owner == DA_NONE || C->target == DA_NONE || C->wrap_mask > 1 ||
-				C->dispatchable || C->taggable || C->promoted || C->bound ||
+				C->dispatchable || C->taggable || C->promoted ||
 				(C->nxcall && (C->nxcall > 1 || p->xcall_funcs[C->xcall] != C->target))))
 			return errmsg(err, errlen, "callsite %u: a tail callsite needs an owner and "
-				      "a target, and takes no wrap, dispatch, tag, binding or check "
-				      "of another", c);
+				      "a target, and takes no wrap, dispatch, tag or check of another "
+				      "function", c);
 	}
 	for (uint32_t i = 0; i < p->nnodes; i++) {
 		const struct da_node *n = &p->nodes[i];

@@ -592,8 +592,25 @@ static bool jump_rel32(const struct rw_binary *b, uint64_t at)
 	return op[0] == 0xe9 || (op[0] == 0x0f && (op[1] & 0xf0) == 0x80);
 }
 
-uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
-		       uint32_t max)
+/* The function of b that tail jump t reaches: its target, or through a PLT
+ * stub whose slot b's own definition fills, that definition (section 1,
+ * Bound calls); 0 when none of b. */
+static uint64_t tail_dest(const struct rw_binary *b, const struct rw_tail_jump *t)
+{
+	if (rw_func_index(b, t->to) != RW_NONE)
+		return t->to;
+	uint64_t own = t->slot ? rw_slot_own(b, t->slot) : 0;
+	return own && rw_func_index(b, own) != RW_NONE ? own : 0;
+}
+
+static int cmp_tail_at(const void *x, const void *y)
+{
+	const struct rw_tail_jump *a = x, *b = y;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr,
+		       struct rw_tail_jump *out, uint32_t max)
 {
 	if (b->funcs[fi].tail_indirect || !b->funcs[fi].tails_known)
 		return 0;
@@ -602,22 +619,33 @@ uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, ui
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->ntail_to; i++) {
 		const struct rw_tail_jump *t = &u->tail_to[i];
-		if (local && rw_func_index(b, t->to) == RW_NONE)
-			return 0;       /* a PLT entry: may be addr's function too */
-		if (t->to != addr)
+		if (local ? tail_dest(b, t) != addr : t->to != addr) {
+			if (local && !tail_dest(b, t) && !t->slot)
+				return 0;       /* a PLT entry whose slot is unknown */
 			continue;
-		/* a PLT entry's: the jump to its checked thunk reads its slot,
-		 * bound at load time (section 1, Cross-module calls) */
-		if (!local && (!t->slot || b->bind_now == RW_BIND_NOW_NONE))
+		}
+		/* through a slot: to the check of its own definition (a bound
+		 * route) or of another module's function, bound at load time */
+		if ((!local || t->to != addr) && (!t->slot || b->bind_now == RW_BIND_NOW_NONE))
 			return 0;
 		/* in fi's own code (not its fragment's): the function a
 		 * pathmap names by the jump's address */
 		if (!jump_rel32(b, t->at) || rw_func_at(b, t->at) != fi || n == max)
 			return 0;
-		at[n++] = t->at;
+		out[n++] = *t;
 	}
-	qsort(at, n, sizeof(*at), u64_cmp);
+	qsort(out, n, sizeof(*out), cmp_tail_at);
 	return n;
+}
+
+/* Jumps js[0..n) as one route: the first jump, dest, and the slot of one
+ * that goes through a PLT entry (0: none). */
+static struct rw_tail_jump route_of(const struct rw_tail_jump *js, uint32_t n, uint64_t dest)
+{
+	struct rw_tail_jump r = {js[0].at, dest, 0};
+	for (uint32_t i = 0; i < n && !r.slot; i++)
+		r.slot = js[i].slot;
+	return r;
 }
 
 uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_jump *out,
@@ -626,26 +654,29 @@ uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_j
 	const struct rw_unit *u = &b->units[fi];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->ntail_to && n < max; i++) {
-		uint64_t t = u->tail_to[i].to, at[RW_MAX_TAIL_JUMPS];
+		uint64_t d = tail_dest(b, &u->tail_to[i]), key = d ? d : u->tail_to[i].to;
+		struct rw_tail_jump js[RW_MAX_TAIL_JUMPS];
 		bool seen = false;
 		for (uint32_t j = 0; j < n && !seen; j++)
-			seen = out[j].to == t;
-		if (!seen && rw_tail_jumps(b, fi, t, at, RW_MAX_TAIL_JUMPS))
-			out[n++] = (struct rw_tail_jump){at[0], t, u->tail_to[i].slot};
+			seen = out[j].to == key;
+		uint32_t nj = seen ? 0 : rw_tail_jumps(b, fi, key, js, RW_MAX_TAIL_JUMPS);
+		if (nj)
+			out[n++] = route_of(js, nj, key);
 	}
 	return n;
 }
 
 uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, struct rw_tail_jump *route,
-			  uint64_t at[RW_MAX_TAIL_JUMPS])
+			  struct rw_tail_jump jumps[RW_MAX_TAIL_JUMPS])
 {
 	uint32_t fi = rw_func_at(b, site);
 	const struct rw_unit *u = fi == RW_NONE ? NULL : &b->units[fi];
 	for (uint32_t i = 0; u && i < u->ntail_to; i++) {
-		uint32_t n = u->tail_to[i].at == site
-				     ? rw_tail_jumps(b, fi, u->tail_to[i].to, at, RW_MAX_TAIL_JUMPS) : 0;
-		if (n && at[0] == site) {
-			*route = u->tail_to[i];
+		const struct rw_tail_jump *t = &u->tail_to[i];
+		uint64_t d = tail_dest(b, t), key = d ? d : t->to;
+		uint32_t n = t->at == site ? rw_tail_jumps(b, fi, key, jumps, RW_MAX_TAIL_JUMPS) : 0;
+		if (n && jumps[0].at == site) {
+			*route = route_of(jumps, n, key);
 			return n;
 		}
 	}

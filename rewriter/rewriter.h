@@ -152,7 +152,14 @@
  * that could reach f) is pointed at f_k in place, so that every frame g
  * hands on to f by a tail call is f_k's; with `parent` J (a clone of g),
  * the copies of those jumps in clone J instead.  No dispatch: the frame's
- * return address stays the call's that entered g (or its copy).
+ * return address stays the call's that entered g (or its copy).  A jump
+ * of g through its own PLT entry whose slot the binary's own f fills (a
+ * library's jump to its exported f: libstdc++'s string _M_create to
+ * operator new, fx_xcall_lib's fx_fwd) goes to a bound call's thunk for
+ * f_k instead (Bound calls, below); a jump to the PLT entry of a function
+ * of a library rewritten after g's module, to the thunk of a checked call
+ * of its clone there (Cross-module calls, below; rw_plan_xcall.tail).
+ * Either thunk ends in a jump, so the frame stays the call's.
  *
  * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
  * call of f (indirect, through the PLT when not bound (below), or a call of
@@ -777,25 +784,29 @@ bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr);
  * take it again.  A tail call through a PLT entry is taken to leave fi. */
 bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi);
 /* A direct tail call: the jump (jmp or jcc), its target, and where that is
- * a PLT stub, the stub's GOT slot (else 0). */
+ * a PLT stub, the stub's GOT slot (else 0).  As a route (rw_tail_routes):
+ * the first jump, the function (of b, or the PLT stub of another module's),
+ * and the slot of a jump through a PLT entry that b's own definition of the
+ * function fills (a bound route: its jumps take a bound call's thunk). */
 struct rw_tail_jump {
 	uint64_t at, to, slot;
 };
-/* Function fi's direct tail jumps to the function at addr, or to the PLT
- * stub at addr, when those are the only ways its frames may become that
+/* Function fi's direct tail jumps to the function at addr (directly, or
+ * through a PLT entry whose slot b's own definition of it fills), or to the
+ * PLT stub at addr, when those are the only ways its frames may become that
  * function's (or the stub's callee's: section 1, Tail chains): fi's code
- * was followed whole (tails_known), fi makes no indirect tail call, none
- * out of b for a function of b (its PLT entry may be its own), b binds at
- * load time for a PLT stub, and each of them is a jmp or jcc rel32 in fi's
- * own code (not its fragment's), pointed elsewhere in place (where an
- * entry's jump displaces it, in the displaced copy).  Up to max of their
- * addresses into at, in address order; how many, 0 when not so (or none). */
-uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr, uint64_t *at,
-		       uint32_t max);
+ * was followed whole (tails_known), fi makes no indirect tail call nor one
+ * through a slot it does not know, b binds at load time where they go
+ * through a slot, and each of them is a jmp or jcc rel32 in fi's own code
+ * (not its fragment's), pointed elsewhere in place (where an entry's jump
+ * displaces it, in the displaced copy).  Up to max of them into out, by
+ * address; how many, 0 when not so (or none). */
+uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr,
+		       struct rw_tail_jump *out, uint32_t max);
 /* The tail route (rw_tail_routes) of the function holding `site` whose first
  * jump is at site, into *route, and its jumps into at; how many (0: none). */
 uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, struct rw_tail_jump *route,
-			  uint64_t at[RW_MAX_TAIL_JUMPS]);
+			  struct rw_tail_jump jumps[RW_MAX_TAIL_JUMPS]);
 /* The functions (and PLT stubs) fi enters so (rw_tail_jumps), each with
  * its first jump (.at): at most max into out; how many. */
 uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_jump *out,

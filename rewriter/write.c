@@ -489,9 +489,9 @@ struct plan_state {
 	uint32_t nmarks;                 /* pages marked (add_marks) */
 	struct promoted_ret *prets;      /* the return addresses of promoted clones' calls */
 	uint32_t nprets, capprets;
-	struct rw_call *tail_calls;      /* what the thunk of a tail jump to another
-	                                  * module's clone reads (redirect_tails):
-	                                  * its PLT stub's slot */
+	struct rw_call *tail_calls;      /* what the thunk of a tail jump reads
+	                                  * (redirect_tails): its PLT stub's slot */
+	uint32_t ntail_calls;
 };
 
 /* A promotion stub's call of a clone of func, returning to ret: a dispatch
@@ -1050,21 +1050,38 @@ static uint8_t retarget_jump(const struct rw_binary *b, uint64_t at, uint64_t to
 	return len;
 }
 
-/* Point the tail jumps starting at site (in clone k: their copies) at dest. */
+/* A stand-in call for the thunk of a tail jump (bound to own definition
+ * own, or another module's function's by plan xcall x): the slot it reads. */
+static struct rw_call *tail_call(struct plan_state *ps, const struct rw_tail_jump *j, uint64_t own)
+{
+	struct rw_call *c = &ps->tail_calls[ps->ntail_calls++];
+	*c = (struct rw_call){.insn = j->at, .site = j->at, .got = j->slot, .bind = own,
+			      .bind_slot = own ? j->slot : 0};
+	return c;
+}
+
+/* Point the tail jumps starting at site (in clone k: their copies) at dest,
+ * a clone of this binary (a jump through its own PLT entry: at the bound
+ * thunk that checks the slot first) or a checked thunk. */
 static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_t site, uint32_t k,
 		       uint64_t dest, uint64_t text_vaddr, char *err, size_t errlen)
 {
-	uint64_t at[RW_MAX_TAIL_JUMPS];
-	struct rw_tail_jump r;
-	uint32_t n = rw_tail_route_at(b, site, &r, at);
+	struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
+	uint32_t n = rw_tail_route_at(b, site, &r, js);
 	if (!n)
 		return errmsg(err, errlen, "internal error: no tail jumps at 0x%" PRIx64, site);
+	bool local = rw_func_index(b, r.to) != RW_NONE;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t to = k == RW_NONE ? at[i] : rw_clone_copy_addr(&ps->clones[k], at[i]);
-		uint8_t bytes[6], len = to ? retarget_jump(b, at[i], to, dest, bytes) : 0;
+		uint64_t at = js[i].at, d = dest;
+		if (local && js[i].to != r.to &&
+		    !(d = add_thunk(ps, tail_call(ps, &js[i], r.to), dest, NULL, text_vaddr, err,
+				    errlen)))
+			return -1;
+		uint64_t to = k == RW_NONE ? at : rw_clone_copy_addr(&ps->clones[k], at);
+		uint8_t bytes[6], len = to ? retarget_jump(b, at, to, d, bytes) : 0;
 		if (!len)
 			return errmsg(err, errlen, "the tail jump at 0x%" PRIx64 " is out of rel32 "
-				      "reach of its clone or thunk", at[i]);
+				      "reach of its clone or thunk", at);
 		if (k != RW_NONE)
 			memcpy(ps->text.p + (to - text_vaddr), bytes, len);
 		else if (patch_add(&ps->patches, to, bytes, len))
@@ -1075,30 +1092,28 @@ static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_
 
 /* Tail chains (rewriter.h section 1): each tail clone's jumps, the
  * original's in place, a chain's copies in its parent clone, pointed at
- * it; a tail jump to another module's clone at its check's thunk, which
- * reads the jumps' PLT slot (a stand-in call in ps->tail_calls). */
+ * it; a tail jump to another module's clone at its check's thunk.  The
+ * thunks read the jumps' PLT slots (stand-in calls in ps->tail_calls). */
 static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
 			  struct plan_state *ps, uint64_t text_vaddr, char *err, size_t errlen)
 {
+	ps->tail_calls = calloc((size_t)p->nxcalls + (size_t)p->nclones * RW_MAX_TAIL_JUMPS + 1,
+				sizeof(*ps->tail_calls));
+	if (!ps->tail_calls)
+		return errmsg(err, errlen, "out of memory applying the plan");
 	for (uint32_t k = 0; k < p->nclones; k++)
 		if (p->clones[k].tail && point_tails(b, ps, p->clones[k].site, p->clones[k].parent,
 						     ps->clones[k].addr, text_vaddr, err, errlen))
 			return -1;
-	ps->tail_calls = calloc(p->nxcalls + 1, sizeof(*ps->tail_calls));
-	if (!ps->tail_calls)
-		return errmsg(err, errlen, "out of memory applying the plan");
 	for (uint32_t i = 0; i < p->nxcalls; i++) {
 		const struct rw_plan_xcall *x = &p->xcalls[i];
-		uint64_t at[RW_MAX_TAIL_JUMPS];
-		struct rw_tail_jump r;
+		struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
 		if (!x->tail)
 			continue;
-		if (!rw_tail_route_at(b, x->site, &r, at) || !r.slot)
+		if (!rw_tail_route_at(b, x->site, &r, js) || rw_func_index(b, r.to) != RW_NONE)
 			return errmsg(err, errlen, "internal error: no tail jump to a PLT stub at 0x%"
 				      PRIx64, x->site);
-		struct rw_call *c = &ps->tail_calls[i];
-		*c = (struct rw_call){.insn = x->site, .site = x->site, .got = r.slot};
-		uint64_t thunk = add_thunk(ps, c, 0, x, text_vaddr, err, errlen);
+		uint64_t thunk = add_thunk(ps, tail_call(ps, &js[0], 0), 0, x, text_vaddr, err, errlen);
 		if (!thunk || point_tails(b, ps, x->site, x->clone, thunk, text_vaddr, err, errlen))
 			return -1;
 	}

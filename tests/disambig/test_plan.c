@@ -258,15 +258,13 @@ static void test_bridge_promoted(void)
  * or from one callsite, locks nothing. */
 /* The rewriter's analysis as pst_sample_tails has it: T enters U only by its
  * direct tail jump at 0x8020. */
-static uint32_t t_enters_u(void *ctx, const struct pathmap *pm, uint32_t g, uint32_t *module,
-			   uint64_t *to, uint64_t *jumps, uint32_t max)
+static uint32_t t_enters_u(void *ctx, const struct pathmap *pm, uint32_t g,
+			   struct da_tail_target *out, uint32_t max)
 {
 	(void)ctx;
 	if (strcmp(pm->funcs[g].name, "T") || !max)
 		return 0;
-	module[0] = 0;
-	to[0] = 0x9000;
-	jumps[0] = 0x8020;
+	out[0] = (struct da_tail_target){0, 0x9000, 0x8020, false};
 	return 1;
 }
 

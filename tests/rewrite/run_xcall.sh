@@ -28,9 +28,12 @@
 #  - a plan whose clone is in a library not rewritten is refused, nothing
 #    written.
 #  - a forwarder: fx_xcall_fwd's calls reach the leaf through the library's
-#    fx_fwd (jmp fx_tag_leaf@plt); the check also compares the library's own
-#    slot, which the library binds at load time, and calls the leaf's clone;
-#    the pair verifies, and runs the same with the original library.
+#    fx_fwd (jmp fx_tag_leaf@plt); with --no-tail the check also compares
+#    the library's own slot, which the library binds at load time, and calls
+#    the leaf's clone; without, fx_fwd's clone for the call has its copy of
+#    the jump enter the leaf's clone through a bound call's thunk (a tail
+#    chain through the library's own PLT entry); each pair verifies, and
+#    runs the same with the original library.
 #  - a tail chain across modules: fx_xcall_tail's fx_g (fx_xcall_fwd.c
 #    built with FX_TAIL) jumps on to the leaf through the PLT; a clone of
 #    fx_g for one of its calls has its copy of the jump enter the leaf's
@@ -158,7 +161,7 @@ pf=./$(basename "$fwd")
 "$icpp" train -q -o map.icpp -- "$pf" > /dev/null || fail "train (forwarder)"
 "$icpp" rewrite "$l" --explain 2> /dev/null | grep -q " forwards to 0x[0-9a-f]* fx_fwd$" ||
 	fail "fx_fwd is no forwarder to the rewriter"
-"$icpp" rewrite "$pf" -m map.icpp -o rw --lib "$l" --no-wrap > rewrite.log 2>&1 ||
+"$icpp" rewrite "$pf" -m map.icpp -o rw --lib "$l" --no-wrap --no-tail > rewrite.log 2>&1 ||
 	fail "rewrite (forwarder): $(tail -1 rewrite.log)"
 grep -q " 1 calls of another module's clones checked" rewrite.log ||
 	fail "forwarder: no checked call: $(grep 'functions cloned' rewrite.log)"
@@ -170,6 +173,15 @@ LD_LIBRARY_PATH=rw.libs "$icpp" train -q -o obs.icpp -- ./rw > /dev/null || fail
 	fail "forwarder: the leaf's clone is not entered: $("$icpp" paths obs.icpp | grep fx_tag_leaf)"
 mkdir -p orig && cp "$l" orig/ && LD_LIBRARY_PATH=orig ./rw > rwo.out && cmp -s orig.out rwo.out ||
 	fail "the forwarder's program with the original library"
+"$icpp" rewrite "$pf" -m map.icpp -o rwt --lib "$l" --no-wrap > rewrite.tail.log 2>&1 ||
+	fail "rewrite (forwarder, tail): $(tail -1 rewrite.tail.log)"
+grep -q "^icpp rewrite: rwt.libs/$ln: .*; 1 after tail jumps; 1 through a bound call" rewrite.tail.log ||
+	fail "forwarder: no tail chain through the library's PLT: $(grep 'functions cloned' rewrite.tail.log)"
+pair_verifies rwt "forwarder, tail"
+grep -q "precise paths: 100.0% predicted, 100.0% observed" rwt.verify ||
+	fail "forwarder, tail: $(grep precise rwt.verify)"
+LD_LIBRARY_PATH=orig ./rwt > rwto.out && cmp -s orig.out rwto.out ||
+	fail "the forwarder's tail chain with the original library"
 cd .. || fail "cd"
 
 # a tail chain across modules: fx_g's jump to the leaf's PLT entry, copied
