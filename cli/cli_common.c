@@ -109,6 +109,15 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 		fprintf(out, "%s%.1f%% of the entries enter a clone through another module's checked "
 			"call (its GOT slot and the clone's module: --wrap-weight prices them "
 			"higher)\n", prefix, 100.0 * xcalls);
+	uint64_t tailed_in = 0, all = 0;
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		all += p->nodes[i].entries;
+		tailed_in += p->nodes[i].tail && r->inst[i] >= p->nfuncs ? p->nodes[i].entries : 0;
+	}
+	if (tailed_in)
+		fprintf(out, "%s%.1f%% of the entries enter a clone by a tail jump pointed at it (no "
+			"test at its entry; --no-tail: by its dispatch)\n", prefix,
+			100.0 * (double)tailed_in / (double)all);
 	struct da_dispatch_fn top[3];
 	double share;
 	uint32_t n = da_dispatch_top(p, plan, top, 3, &share);
@@ -143,8 +152,8 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 			"call the clone itself: the function's entry tests the call's tag)\n", prefix);
 	if (tailed)
 		fprintf(out, "%s  (after a tail call: the call enters another function, which jumps "
-			"on to this one, so the call cannot point at the clone: the entry tests it)\n",
-			prefix);
+			"on to this one by a jump that cannot be pointed at the clone, through a "
+			"register or memory: the entry tests it)\n", prefix);
 }
 
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o)

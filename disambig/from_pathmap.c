@@ -372,36 +372,13 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 
 /* ---------------------------------------------------------------- tail calls */
 
-/* Does the plan take tail jump t of function g (a tail clone of t's
- * function for jumps starting at t's)? */
-static bool plan_takes_tail(const struct da_pm_plan *plan, const struct pathmap *pm,
-			    const struct pm_index *ix, uint32_t g, const struct da_tail_target *t)
-{
-	for (uint32_t k = 0; k < plan->nclones; k++) {
-		const struct da_pm_clone *c = &plan->clones[k];
-		if (c->tail && c->func < pm->nfuncs && c->cs_addr == t->jump &&
-		    pm->funcs[c->func].module == t->module && pm->funcs[c->func].addr == t->addr &&
-		    pmi_owner(ix, c->cs_module, c->cs_addr) == g)
-			return true;
-	}
-	return false;
-}
-
 /* The tail jumps of function g that the plan's tail clones take, as the
- * tail_targets hook gives them (without the hook, none bound). */
-static uint32_t plan_tail_targets(const struct da_capability *cap, const struct pathmap *pm,
+ * tail_targets hook would give them (none bound). */
+static uint32_t plan_tail_targets(const struct da_pm_plan *plan, const struct pathmap *pm,
 				  const struct pm_index *ix, uint32_t g, struct da_tail_target *out,
 				  uint32_t max)
 {
-	const struct da_pm_plan *plan = cap->tail_plan;
 	uint32_t n = 0;
-	if (cap->tail_targets) {
-		uint32_t nh = cap->tail_targets(cap->ctx, pm, g, out, max);
-		for (uint32_t i = 0; i < nh; i++)
-			if (plan_takes_tail(plan, pm, ix, g, &out[i]))
-				out[n++] = out[i];
-		return n;
-	}
 	for (uint32_t k = 0; k < plan->nclones && n < max; k++) {
 		const struct da_pm_clone *c = &plan->clones[k];
 		if (!c->tail || c->func >= pm->nfuncs || pmi_owner(ix, c->cs_module, c->cs_addr) != g)
@@ -437,7 +414,22 @@ struct tails {
 	uint32_t *prop, *pe;            /* per node: the sibling it would hang below, the edge */
 	uint32_t *next;                 /* per node: the next earlier sibling of its group */
 	struct u64map group;            /* (parent, callsite) -> the group's last node */
+	const struct da_bridge *b;      /* its callsites' addresses */
 };
+
+/* Does the plan read back (da_capability.tail_plan) take frames of f at
+ * problem callsite c by another clone than a tail clone (made where the
+ * edge into f was not a tail route: --no-tail, or before them)? */
+static bool plan_keeps_at_call(const struct tails *T, uint32_t c, uint32_t f)
+{
+	const struct da_pm_plan *plan = T->cap->tail_plan;
+	for (uint32_t k = 0; plan && k < plan->nclones; k++)
+		if (!plan->clones[k].tail && plan->clones[k].func == f &&
+		    plan->clones[k].cs_module == T->b->cs_module[c] &&
+		    plan->clones[k].cs_addr == T->b->cs_addr[c])
+			return true;
+	return false;
+}
 
 /* Function g's edges, from the hook the first time.  -1 out of memory. */
 static int tail_edges_of(struct tails *T, uint32_t g)
@@ -446,8 +438,9 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 		return 0;
 	struct da_tail_target t[TAIL_TARGETS];
 	const struct da_capability *cap = T->cap;
-	uint32_t n = cap->tail_plan ? plan_tail_targets(cap, T->pm, T->ix, g, t, TAIL_TARGETS)
-				    : cap->tail_targets(cap->ctx, T->pm, g, t, TAIL_TARGETS);
+	uint32_t n = cap->tail_targets
+			     ? cap->tail_targets(cap->ctx, T->pm, g, t, TAIL_TARGETS)
+			     : plan_tail_targets(cap->tail_plan, T->pm, T->ix, g, t, TAIL_TARGETS);
 	T->first[g] = T->ne;
 	for (uint32_t i = 0; i < n && i < TAIL_TARGETS; i++) {
 		uint32_t f = module_ok(T->pm, cap, t[i].module)
@@ -465,8 +458,8 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 
 /* Every sibling of node x (same parent, callsite and height) of a function
  * that x's function g enters by tail jumps takes x as its proposed parent;
- * a second proposal, x after it, or either in a recursion's sibling group
- * spoils the edges. */
+ * a second proposal, x after it, either in a recursion's sibling group, or
+ * a plan read back that takes the sibling at its call spoils the edges. */
 static int propose(struct tails *T, uint32_t x, const bool *in_group)
 {
 	const struct da_node *N = T->p->nodes;
@@ -484,7 +477,8 @@ static int propose(struct tails *T, uint32_t x, const bool *in_group)
 			continue;
 		if (T->prop[y] != DA_NONE)
 			T->e[T->pe[y]].bad = true;
-		T->e[ed].bad |= T->prop[y] != DA_NONE || x > y || in_group[x] || in_group[y];
+		T->e[ed].bad |= T->prop[y] != DA_NONE || x > y || in_group[x] || in_group[y] ||
+				plan_keeps_at_call(T, N[y].callsite, N[y].func);
 		T->prop[y] = x;
 		T->pe[y] = ed;
 	}
@@ -535,7 +529,7 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 	uint32_t n = p->nnodes;
 	if ((!cap->tail_targets && !cap->tail_plan) || !cap->clone || !cap->tail || !n)
 		return 0;
-	struct tails T = {.pm = pm, .cap = cap, .ix = ix, .p = p};
+	struct tails T = {.pm = pm, .cap = cap, .ix = ix, .p = p, .b = b};
 	bool *in_group = malloc((n + 1) * sizeof(*in_group));
 	T.first = malloc((p->nfuncs + 1) * sizeof(*T.first));
 	T.nt = calloc(p->nfuncs + 1, sizeof(*T.nt));
@@ -563,7 +557,8 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 		if (p->nodes[i].callsite != DA_NONE && !p->nodes[i].fragment &&
 		    propose(&T, i, in_group) < 0)
 			goto out;
-	if (spoil_partial(&T) < 0)
+	/* a plan's edges alone: it was made on a problem where they were whole */
+	if (cap->tail_targets && spoil_partial(&T) < 0)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		if (!moves(&T, i))

@@ -120,10 +120,11 @@ struct da_capability {
 	uint32_t (*tail_targets)(void *ctx, const struct pathmap *pm, uint32_t g,
 				 struct da_tail_target *out, uint32_t max);
 	void *ctx;
-	/* instead of tail_targets: the tail jumps of this plan's tail clones,
-	 * so that a plan read back finds the problem it was made on, where its
-	 * clones by dispatch took what its tail clones did not (icpp plan
-	 * --evaluate) */
+	/* a plan read back (icpp plan --evaluate), so that it finds the
+	 * problem it was made on: without tail_targets, the tail jumps of its
+	 * tail clones (their edges taken whole); with, none where the plan
+	 * takes a frame at its call by another clone (made without tail
+	 * chains) */
 	const struct da_pm_plan *tail_plan;
 };
 /* pad_bound and wrap_bound 1008, no clone (dispatch, tag, promote and tail

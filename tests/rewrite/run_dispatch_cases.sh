@@ -200,6 +200,8 @@ nm h.rw | grep -q " __icpp_dispatch_" && fail "h: a dispatch was made"
 for how in "--binary $p" --clone; do
 	"$icpp" plan map $how --evaluate h.plan > h.eval 2>&1 ||
 		fail "h: plan --evaluate $how: $(tail -1 h.eval)"
+	grep -q "% of the entries enter a clone by a tail jump pointed at it" h.eval ||
+		fail "h: plan --evaluate $how does not say the tail jump takes the clone"
 done
 plan h2.plan "clone 0 0 $g 0 $(sym fx_dl_f) 0 tail"
 "$icpp" rewrite "$p" -m map --plan h2.plan -o h2.rw > h2.log 2>&1 &&
