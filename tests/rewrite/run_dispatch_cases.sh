@@ -59,6 +59,14 @@ plan() {
 }
 # height of the path main > ... ending in FUNCS (a regex) in a pathmap
 height() { "$icpp" paths "$1" | awk -v re="main > $2\$" '$0 ~ re { print $1 }' | sort -u; }
+# predicted CASE PATH...: CASE's rewrite predicts each path main > ... PATH
+predicted() {
+	local c=$1 path
+	shift
+	for path; do
+		[ -n "$(height "$c.rw.icpp" "$path")" ] || fail "$c: no path main > $path predicted"
+	done
+}
 rewrite() {
 	"$icpp" rewrite "$p" -m map --plan "$1.plan" -o "$1.rw" > "$1.log" 2>&1 ||
 		fail "$1: rewrite: $(tail -1 "$1.log")"
@@ -78,9 +86,7 @@ f=$(sym fx_dl_f) g=$(sym fx_dl_g)
 # pointed at it) and clone 1 of fx_dl_g (by dispatch: fx_dl_f tail-calls it)
 plan a.plan "clone 0 0 $f 0 $(site fx_dl_site_f) 0" "clone 1 0 $g 0 $(site fx_dl_site_f) 0"
 rewrite a "2 functions cloned (1 by dispatch)"
-for path in "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_dl_leaf"; do
-	[ -n "$(height a.rw.icpp "$path")" ] || fail "a: no path main > $path predicted"
-done
+predicted a "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_dl_leaf"
 "$t_report" "$PWD/a.rw" "$PWD" > a.report 2>&1 || { cat a.report >&2; fail "a: t_report_dispatch"; }
 # the plan's report says why fx_dl_g's clone dispatches: main's call calls fx_dl_f
 "$icpp" plan map --binary "$p" --evaluate a.plan > a.eval 2>&1 || fail "a: plan --evaluate: $(tail -1 a.eval)"
@@ -103,16 +109,13 @@ before=$(height map "fx_dl_g > fx_dl_leaf")
 e=$(sym fx_dl_enter) l=$(sym fx_dl_lock)
 plan c.plan "clone 0 0 $e 0 $(site fx_dl_site_e) 0" "clone 1 0 $l 0 $(site fx_dl_site_e) 0"
 rewrite c "2 functions cloned (2 by dispatch)"
-for path in "__icpp_clone_0_fx_dl_enter" "__icpp_clone_1_fx_dl_lock"; do
-	[ -n "$(height c.rw.icpp "$path")" ] || fail "c: no path main > $path predicted"
-done
+predicted c "__icpp_clone_0_fx_dl_enter" "__icpp_clone_1_fx_dl_lock"
 
 # D: main's indirect call of fx_dl_size takes clone 0 of it, by dispatch
 z=$(sym fx_dl_size)
 plan d.plan "clone 0 0 $z 0 $(site fx_dl_site_s) 0"
 rewrite d "1 functions cloned (1 by dispatch)"
-[ -n "$(height d.rw.icpp "__icpp_clone_0_fx_dl_size")" ] || fail "d: no path main > the clone"
-[ -n "$(height d.rw.icpp "fx_dl_size")" ] || fail "d: no path main > fx_dl_size"
+predicted d "__icpp_clone_0_fx_dl_size" "fx_dl_size"
 grep -q " 0 predicted paths not taken" d.verify || fail "d: verify: $(head -1 d.verify)"
 # G: glibc's memmove shape: fx_dl_move, which fx_dl_pcpy enters at +3 and
 # fx_dl_chk falls into through the padding before it, takes clone 0 for
@@ -129,9 +132,7 @@ plan g.plan "clone 0 0 $m 0 $(site fx_dl_site_m) 0" "clone 1 0 $m 0 $(site fx_dl
 rewrite g "2 functions cloned (2 by dispatch)"
 objdump -d --start-address=$m --stop-address=$((m + 2)) g.rw | grep -q "jmp " ||
 	fail "g: fx_dl_move's entry is no jmp rel8"
-for path in "__icpp_clone_0_fx_dl_move" "__icpp_clone_1_fx_dl_move"; do
-	[ -n "$(height g.rw.icpp "$path")" ] || fail "g: no path main > $path predicted"
-done
+predicted g "__icpp_clone_0_fx_dl_move" "__icpp_clone_1_fx_dl_move"
 "$icpp" train -q -o g.obs -- ./g.rw > /dev/null || fail "g: train the rewritten program"
 "$icpp" paths --callsites g.obs > g.paths || fail "g: paths"
 main=$(sym main)
@@ -194,8 +195,7 @@ done
 tj=$(sym fx_dl_tail_g)
 plan h.plan "clone 0 0 $g 0 $tj 0 tail"
 rewrite h "1 functions cloned (0 by dispatch; 1 after tail jumps)"
-[ -n "$(height h.rw.icpp "__icpp_clone_0_fx_dl_g > fx_dl_leaf")" ] || fail "h: no tail clone predicted"
-[ -n "$(height h.rw.icpp "fx_dl_g > fx_dl_leaf")" ] || fail "h: the indirect call's fx_dl_g is gone"
+predicted h "__icpp_clone_0_fx_dl_g > fx_dl_leaf" "fx_dl_g > fx_dl_leaf"
 nm h.rw | grep -q " __icpp_dispatch_" && fail "h: a dispatch was made"
 for how in "--binary $p" --clone; do
 	"$icpp" plan map $how --evaluate h.plan > h.eval 2>&1 ||
@@ -212,9 +212,7 @@ grep -q "is not the first of its function's direct tail jumps" h2.log || fail "h
 # the tail jump clone 1 of fx_dl_g (a chain): both without a dispatch
 plan i.plan "clone 0 0 $f 0 $(site fx_dl_site_f) 0" "clone 1 0 $g 0 $tj 0 in 0 tail"
 rewrite i "2 functions cloned (0 by dispatch; 1 in chains; 1 after tail jumps)"
-for path in "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_dl_leaf"; do
-	[ -n "$(height i.rw.icpp "$path")" ] || fail "i: no path main > $path predicted"
-done
+predicted i "__icpp_clone_0_fx_dl_f > fx_dl_leaf" "__icpp_clone_1_fx_dl_g > fx_dl_leaf"
 
 # J: fx_dl_lock dispatches (a clone for main's call of fx_dl_g, which
 # never enters it), so its jump to the leaf runs as the displaced copy in
@@ -222,7 +220,7 @@ done
 leaf=$(sym fx_dl_leaf)
 plan j.plan "clone 0 0 $l 0 $(site fx_dl_site_g) 0" "clone 1 0 $leaf 0 $(printf '%#x' $((l + 4))) 0 tail"
 rewrite j "2 functions cloned (1 by dispatch; 1 after tail jumps)"
-[ -n "$(height j.rw.icpp "__icpp_clone_1_fx_dl_leaf")" ] || fail "j: no tail clone of the leaf predicted"
+predicted j "__icpp_clone_1_fx_dl_leaf"
 
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
