@@ -148,18 +148,13 @@ static int mark_fragments(const struct pathmap *pm, struct da_problem *p)
 	return 0;
 }
 
-/* Recursion's sibling groups (pm_sibling_groups): which of a group's
- * callsites led to a callee is not in the map, so no plan may move them
- * apart.  They are neither wrapped nor taken by a clone, and the function
- * is not cloned: the copies of its calls would call the original, another
- * function, whose frames training records call by call. */
-static int lock_sibling_groups(const struct pathmap *pm, struct da_problem *p)
+/* Recursion's sibling groups (pm_sibling_groups, in_group): which of a
+ * group's callsites led to a callee is not in the map, so no plan may move
+ * them apart.  They are neither wrapped nor taken by a clone, and the
+ * function is not cloned: the copies of its calls would call the original,
+ * another function, whose frames training records call by call. */
+static void lock_sibling_groups(struct da_problem *p, const bool *in_group)
 {
-	bool *in_group = malloc((pm->nnodes + 1) * sizeof(*in_group));
-	if (!in_group || pm_sibling_groups(pm, in_group) < 0) {
-		free(in_group);
-		return -1;
-	}
 	for (uint32_t i = 0; i < p->nnodes; i++) {
 		if (!in_group[i])
 			continue;
@@ -168,8 +163,6 @@ static int lock_sibling_groups(const struct pathmap *pm, struct da_problem *p)
 		c->redirectable = c->dispatchable = c->taggable = false;
 		p->funcs[p->nodes[i].func].cloneable = p->funcs[p->nodes[i].func].dispatch = false;
 	}
-	free(in_group);
-	return 0;
 }
 
 /* ---------------------------------------------------------------- function index */
@@ -523,22 +516,21 @@ static int spoil_partial(struct tails *T)
  * frames of g that enter f only by direct tail jumps hang below them.  -1
  * when out of memory. */
 static int reparent_tails(const struct pathmap *pm, const struct da_capability *cap,
-			  const struct pm_index *ix, struct da_bridge *b, uint32_t *capcs)
+			  const struct pm_index *ix, const bool *in_group, struct da_bridge *b,
+			  uint32_t *capcs)
 {
 	struct da_problem *p = b->prob;
 	uint32_t n = p->nnodes;
 	if ((!cap->tail_targets && !cap->tail_plan) || !cap->clone || !cap->tail || !n)
 		return 0;
 	struct tails T = {.pm = pm, .cap = cap, .ix = ix, .p = p, .b = b};
-	bool *in_group = malloc((n + 1) * sizeof(*in_group));
 	T.first = malloc((p->nfuncs + 1) * sizeof(*T.first));
 	T.nt = calloc(p->nfuncs + 1, sizeof(*T.nt));
 	T.prop = malloc((n + 1) * sizeof(*T.prop));
 	T.pe = malloc((n + 1) * sizeof(*T.pe));
 	T.next = malloc((n + 1) * sizeof(*T.next));
 	int rc = -1;
-	if (!in_group || !T.first || !T.nt || !T.prop || !T.pe || !T.next ||
-	    pm_sibling_groups(pm, in_group) < 0 || u64map_init(&T.edges, 64) < 0 ||
+	if (!T.first || !T.nt || !T.prop || !T.pe || !T.next || u64map_init(&T.edges, 64) < 0 ||
 	    u64map_init(&T.group, n / 4 + 16) < 0)
 		goto out;
 	for (uint32_t f = 0; f < p->nfuncs; f++)
@@ -587,7 +579,6 @@ out:
 	if (T.group.keys)
 		u64map_free(&T.group);
 	free(T.e);
-	free(in_group);
 	free(T.first);
 	free(T.nt);
 	free(T.prop);
@@ -603,6 +594,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 	if (cap->pad_bound % DA_ALIGN || cap->wrap_bound % DA_ALIGN)
 		return errmsg(err, errlen, "padding and wrap bounds must be multiples of 16");
 	struct pm_index ix = {0};
+	bool *in_group = NULL;          /* recursion's sibling groups, per node */
 	b->prob = da_problem_new();
 	b->cs_index = calloc(1, sizeof(*b->cs_index));
 	uint32_t capcs = 0;
@@ -636,9 +628,13 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 		seen_targets(b->prob);
 	if (block_tail_entered(pm, cap, b->prob) < 0)
 		goto oom;
-	if (mark_fragments(pm, b->prob) < 0 || lock_sibling_groups(pm, b->prob) < 0 ||
-	    reparent_tails(pm, cap, &ix, b, &capcs) < 0)
+	in_group = malloc((pm->nnodes + 1) * sizeof(*in_group));
+	if (!in_group || pm_sibling_groups(pm, in_group) < 0 || mark_fragments(pm, b->prob) < 0)
 		goto oom;
+	lock_sibling_groups(b->prob, in_group);
+	if (reparent_tails(pm, cap, &ix, in_group, b, &capcs) < 0)
+		goto oom;
+	free(in_group);
 	pmi_free(&ix);
 	if (da_problem_check(b->prob, err, errlen) < 0) {
 		da_bridge_free(b);
@@ -646,6 +642,7 @@ int da_from_pathmap(const struct pathmap *pm, const struct da_capability *cap, e
 	}
 	return 0;
 oom:
+	free(in_group);
 	pmi_free(&ix);
 	da_bridge_free(b);
 	return errmsg(err, errlen, "out of memory converting the pathmap (%u nodes)", pm->nnodes);
