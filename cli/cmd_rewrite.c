@@ -517,10 +517,14 @@ static int rename_modules(struct pathmap *pred, const struct target *t, uint32_t
 static void print_written(const struct target *t, bool named)
 {
 	const struct rw_write_stats *st = &t->st;
-	char chains[48] = "", tails[48] = "", bound[64] = "", tags[48] = "", promoted[64] = "";
+	char chains[48] = "", tails[48] = "", bound[64] = "", tags[48] = "", promoted[96] = "";
 	char xcalls[96] = "";
+	int np = 0;
 	if (st->promoted)
-		snprintf(promoted, sizeof(promoted), "; %u indirect calls promoted", st->promoted);
+		np = snprintf(promoted, sizeof(promoted), "; %u indirect calls promoted", st->promoted);
+	if (st->tail_promoted)
+		snprintf(promoted + np, sizeof(promoted) - (size_t)np,
+			 "; %u indirect tail jumps promoted", st->tail_promoted);
 	if (st->chains)
 		snprintf(chains, sizeof(chains), "; %u in chains", st->chains);
 	if (st->tails)

@@ -230,10 +230,11 @@ static bool tail_enters(void *ctx, const struct pathmap *pm, uint32_t callee, ui
 	return i == RW_NONE || rw_may_tail_call(c->b, i, f->module == g->module ? f->addr : 0);
 }
 
-/* Function g's tail routes (rw_tail_routes): a function of its module, or
- * through a PLT stub the functions of the library that defines its symbol
- * (definer) that another module's check may take (xcall_ok), entered
- * through the check's thunk (rewriter.h section 1, Tail chains). */
+/* Function g's tail routes (rw_tail_routes): a function of its module (any
+ * of them, by promotion stubs of its indirect tail jumps), or through a PLT
+ * stub the functions of the library that defines its symbol (definer) that
+ * another module's check may take (xcall_ok), entered through the check's
+ * thunk (rewriter.h section 1, Tail chains). */
 static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g,
 			     struct da_tail_target *out, uint32_t max)
 {
@@ -247,6 +248,10 @@ static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g,
 		uint64_t impls[DA_MAX_XCALL];
 		uint32_t ni = 1;
 		const struct rewrite_target *l = c;
+		if (!r[i].to) {         /* by promotion stubs, to any function of c */
+			out[n++] = (struct da_tail_target){c->module, 0, r[i].at, true, true};
+			continue;
+		}
 		bool local = rw_func_index(c->b, r[i].to) != RW_NONE;
 		if (!local)
 			l = definer(rc, c, rw_slot_symbol(c->b, r[i].slot), impls, &ni);
@@ -259,7 +264,7 @@ static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g,
 			if (!local && (fi == RW_NONE || !xcall_ok(l, lf, fi)))
 				continue;
 			out[n++] = (struct da_tail_target){l->module, impls[k], r[i].at,
-							   local && r[i].slot};
+							   local && r[i].slot, false};
 		}
 	}
 	return n;
@@ -270,8 +275,7 @@ static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g,
 static const char *tail_symbol(const struct rw_binary *b, uint64_t at)
 {
 	struct rw_tail_jump r, jumps[RW_MAX_TAIL_JUMPS];
-	return rw_tail_route_at(b, at, &r, jumps) && rw_func_index(b, r.to) == RW_NONE
-		       ? rw_slot_symbol(b, r.slot) : NULL;
+	return rw_tail_route_at(b, at, 0, &r, jumps) ? rw_slot_symbol(b, r.slot) : NULL;
 }
 
 bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,

@@ -164,7 +164,12 @@
  * of g, the calls of g that clone j takes: both without a dispatch
  * (tclsh8.6, seed 1: pthread_getspecific's 103 tag tests down to 2, the
  * rewrite's run time 1.133 -> 1.096 of the original's; docs/
- * bench-disambig.md, session 52).
+ * bench-disambig.md, session 52).  Where g's jumps are indirect (through
+ * a pointer) and each takes a stub that compares the pointer with the
+ * clones' functions, one tail callsite (target DA_NONE) serves g's tail
+ * nodes of every function of its module: a clone of any of them takes it,
+ * priced as a bound call's check (libsqlite3's mutex and allocator
+ * methods; session 53).
  * g's frame is gone when f runs: a tail node's height is its parent's under
  * every plan, without the parent's padding (its own frame and padding are
  * its own), and as a path it is its parent's parent's call of f: its class
@@ -669,7 +674,10 @@ struct da_callsite {
 	bool tail;              /* owner's direct tail jumps to target, not a
 	                         * call (section 2, "Tail calls"): no wraps, no
 	                         * dispatch, no tag; redirectable (default
-	                         * false) */
+	                         * false).  Target DA_NONE: its indirect tail
+	                         * jumps, to any function of its module (a
+	                         * stub compares each jump's operand with the
+	                         * clones' functions) */
 };
 
 struct da_node {

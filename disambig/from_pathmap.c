@@ -381,7 +381,7 @@ static uint32_t plan_tail_targets(const struct da_pm_plan *plan, const struct pa
 		for (uint32_t i = 0; i < n && !seen; i++)
 			seen = out[i].module == f->module && out[i].addr == f->addr;
 		if (!seen)
-			out[n++] = (struct da_tail_target){f->module, f->addr, c->cs_addr, false};
+			out[n++] = (struct da_tail_target){f->module, f->addr, c->cs_addr, false, false};
 	}
 	return n;
 }
@@ -399,11 +399,16 @@ struct tails {
 		uint64_t jump;          /* g's first jump to f */
 		uint32_t g, f, cs;      /* cs: its problem callsite, when made */
 		bool bound;             /* da_tail_target.bound */
+		bool any;               /* by g's route to any function */
 		bool bad;               /* not every frame it would take moves */
 	} *e;
 	uint32_t ne, cape;
 	struct u64map edges;            /* (g, f) -> e */
 	uint32_t *first, *nt;           /* per function: its edges e[first..+nt), once asked */
+	uint64_t *any_jump;             /* per function: the first jump of its route to
+	                                 * any function of its module, else 0 */
+	struct u64map loose;            /* (g, f): a frame of f beside one of g that
+	                                 * no direct call entered (propose) */
 	uint32_t *prop, *pe;            /* per node: the sibling it would hang below, the edge */
 	uint32_t *next;                 /* per node: the next earlier sibling of its group */
 	struct u64map group;            /* (parent, callsite) -> the group's last node */
@@ -436,6 +441,10 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 			     : plan_tail_targets(cap->tail_plan, T->pm, T->ix, g, t, TAIL_TARGETS);
 	T->first[g] = T->ne;
 	for (uint32_t i = 0; i < n && i < TAIL_TARGETS; i++) {
+		if (t[i].any) {
+			T->any_jump[g] = t[i].module == T->pm->funcs[g].module ? t[i].jump : 0;
+			continue;
+		}
 		uint32_t f = module_ok(T->pm, cap, t[i].module)
 				     ? pmi_function_at(T->ix, t[i].module, t[i].addr) : DA_NONE;
 		if (f == DA_NONE || f == g || u64map_get(&T->edges, da_pair(g, f)) != DA_NONE)
@@ -443,10 +452,37 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 		if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
 		    u64map_put(&T->edges, da_pair(g, f), T->ne) < 0)
 			return -1;
-		T->e[T->ne++] = (struct tail_edge){t[i].jump, g, f, DA_NONE, t[i].bound, false};
+		T->e[T->ne++] = (struct tail_edge){t[i].jump, g, f, DA_NONE, t[i].bound, false, false};
 	}
 	T->nt[g] = T->ne - T->first[g];
 	return 0;
+}
+
+/* The edge (g, f) of g's route to any function (T->any_jump), made once;
+ * DA_NONE when g has none or f is not of g's module (-1 out of memory). */
+static int64_t any_edge(struct tails *T, uint32_t g, uint32_t f)
+{
+	const struct pathmap *pm = T->pm;
+	if (!T->any_jump[g] || f == g || pm->funcs[f].module != pm->funcs[g].module)
+		return DA_NONE;
+	if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
+	    u64map_put(&T->edges, da_pair(g, f), T->ne) < 0)
+		return -1;
+	T->e[T->ne] = (struct tail_edge){T->any_jump[g], g, f, DA_NONE, true, true, false};
+	return T->ne++;
+}
+
+/* May node x of g have entered the frames beside it by tail jumps?  Not
+ * where its call calls another function directly (its callsite's target),
+ * unless direct jumps led from that one to g (a proposal on an edge not
+ * `any`).  An indirect call (no target) is taken to have called g, as for
+ * direct tail jumps. */
+static bool entered_directly(const struct tails *T, uint32_t x)
+{
+	const struct da_node *N = &T->p->nodes[x];
+	uint32_t target = T->p->callsites[N->callsite].target;
+	return target == DA_NONE || target == N->func ||
+	       (T->prop[x] != DA_NONE && !T->e[T->pe[x]].any);
 }
 
 /* Every sibling of node x (same parent, callsite and height) of a function
@@ -459,14 +495,21 @@ static int propose(struct tails *T, uint32_t x, const bool *in_group)
 	uint32_t g = N[x].func;
 	if (tail_edges_of(T, g) < 0)
 		return -1;
-	if (!T->nt[g])
+	bool any = T->any_jump[g] && entered_directly(T, x);
+	if (!T->nt[g] && !T->any_jump[g])
 		return 0;
 	uint32_t head = u64map_get(&T->group, da_pair(N[x].parent, N[x].callsite));
 	for (uint32_t y = head; y != DA_NONE; y = T->next[y]) {
 		if (y == x || N[y].height != N[x].height)
 			continue;
-		uint32_t ed = u64map_get(&T->edges, da_pair(g, N[y].func));
-		if (ed == DA_NONE)
+		uint64_t gf = da_pair(g, N[y].func);
+		int64_t ed = u64map_get(&T->edges, gf);
+		if (ed == DA_NONE && any && (ed = any_edge(T, g, N[y].func)) < 0)
+			return -1;
+		/* g's stubs would take it too: spoils any_edge(g, f) */
+		if (T->any_jump[g] && !any && u64map_put(&T->loose, gf, 1) < 0)
+			return -1;
+		if (ed == DA_NONE || (T->e[ed].any && !any))
 			continue;
 		if (T->prop[y] != DA_NONE)
 			T->e[T->pe[y]].bad = true;
@@ -529,8 +572,10 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 	T.prop = malloc((n + 1) * sizeof(*T.prop));
 	T.pe = malloc((n + 1) * sizeof(*T.pe));
 	T.next = malloc((n + 1) * sizeof(*T.next));
+	T.any_jump = calloc(p->nfuncs + 1, sizeof(*T.any_jump));
 	int rc = -1;
-	if (!T.first || !T.nt || !T.prop || !T.pe || !T.next || u64map_init(&T.edges, 64) < 0 ||
+	if (!T.first || !T.nt || !T.prop || !T.pe || !T.next || !T.any_jump ||
+	    u64map_init(&T.edges, 64) < 0 || u64map_init(&T.loose, 64) < 0 ||
 	    u64map_init(&T.group, n / 4 + 16) < 0)
 		goto out;
 	for (uint32_t f = 0; f < p->nfuncs; f++)
@@ -549,6 +594,8 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 		if (p->nodes[i].callsite != DA_NONE && !p->nodes[i].fragment &&
 		    propose(&T, i, in_group) < 0)
 			goto out;
+	for (uint32_t e = 0; e < T.ne; e++)
+		T.e[e].bad |= T.e[e].any && u64map_get(&T.loose, da_pair(T.e[e].g, T.e[e].f)) != DA_NONE;
 	/* a plan's edges alone: it was made on a problem where they were whole */
 	if (cap->tail_targets && spoil_partial(&T) < 0)
 		goto out;
@@ -557,8 +604,14 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 			continue;
 		struct tail_edge *E = &T.e[T.pe[i]];
 		uint32_t gm = pm->funcs[E->g].module;
-		if (E->cs == DA_NONE) {
-			E->cs = da_add_tail_callsite(p, E->g, E->f);
+		/* one callsite per jump: edges that share it take any function */
+		uint32_t shared = E->cs == DA_NONE ? da_bridge_callsite(b, gm, E->jump) : DA_NONE;
+		if (shared != DA_NONE && p->callsites[shared].tail && p->callsites[shared].owner == E->g) {
+			E->cs = shared;
+			if (p->callsites[shared].target != E->f)
+				p->callsites[shared].target = DA_NONE;
+		} else if (E->cs == DA_NONE) {
+			E->cs = da_add_tail_callsite(p, E->g, E->any ? DA_NONE : E->f);
 			uint64_t key = pmi_cskey(gm, E->jump);
 			if (key == UINT64_MAX || bridge_register(b, capcs, E->cs, gm, E->jump, key) < 0)
 				goto out;
@@ -576,6 +629,8 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 out:
 	if (T.edges.keys)
 		u64map_free(&T.edges);
+	if (T.loose.keys)
+		u64map_free(&T.loose);
 	if (T.group.keys)
 		u64map_free(&T.group);
 	free(T.e);
@@ -584,6 +639,7 @@ out:
 	free(T.prop);
 	free(T.pe);
 	free(T.next);
+	free(T.any_jump);
 	return rc;
 }
 

@@ -33,12 +33,18 @@
  *
  * Tail calls (disambig.h section 2): with the tail_targets hook, a frame of
  * f at a callsite c beside a frame of g at c (same parent, same height,
- * g's first), where g's only ways into f are direct jumps the rewriter can
- * point elsewhere, hangs below g's frame as a tail node, through a callsite
+ * g's first), where g's only ways into f are jumps the rewriter can point
+ * elsewhere, hangs below g's frame as a tail node, through a callsite
  * named by the address of g's first such jump (da_pm_clone.tail).  Whole
  * edges (g, f) or none: each of f's frames beside g's must have that one
  * such sibling, and each callsite with one of them none of f's frames
  * without (a dispatch of f testing c's return address would take them).
+ * By indirect tail jumps (da_tail_target.any), g may have entered any
+ * function of its module: a frame of f beside g's hangs below it unless c
+ * calls another function than g directly (da_callsite.target; and g's
+ * frame does not hang below that one's, entered by its direct jumps), and
+ * the edge is spoilt where one such frame stays; all of g's such edges
+ * share one callsite, whatever their target (da_callsite.target DA_NONE).
  *
  * A plan in pathmap terms names functions and callsites by module and
  * address, so that it can be written to a file and applied to the binary;
@@ -80,11 +86,14 @@ struct da_pm_plan;
  * jump to it, and how its jumps take a clone of it: through a check of a
  * GOT slot that g's module's own definition of it fills (bound: priced as a
  * bound call, da_callsite.bound), or, for a function of another module,
- * the thunk of a checked call (da_callsite.xcall). */
+ * the thunk of a checked call (da_callsite.xcall).  With `any`, no address:
+ * every function of the module, by g's indirect tail jumps (the first of
+ * them `jump`), each through a stub that compares its operand with the
+ * clone's function first (bound: priced so). */
 struct da_tail_target {
 	uint32_t module;
 	uint64_t addr, jump;
-	bool bound;
+	bool bound, any;
 };
 
 struct da_capability {

@@ -159,6 +159,8 @@ static inline bool da_direct(const struct da_problem *p, uint32_t c, uint32_t f)
 		return true;
 	if (!C->redirectable || (C->target != DA_NONE && C->target != f))
 		return false;
+	if (C->tail && C->target == DA_NONE)    /* by the jumps' stubs */
+		return C->module == p->funcs[f].module;
 	if (!C->promoted)
 		return true;
 	if (C->module != p->funcs[f].module)

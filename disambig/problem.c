@@ -324,12 +324,11 @@ static int check_tails(const struct da_problem *p, char *err, size_t errlen)
 {
 	for (uint32_t c = 0; c < p->ncallsites; c++) {
 		const struct da_callsite *C = &p->callsites[c];
-		if (C->tail && (C->owner == DA_NONE || C->target == DA_NONE || C->wrap_mask > 1 ||
-				C->dispatchable || C->taggable || C->promoted ||
+		if (C->tail && (C->owner == DA_NONE || C->wrap_mask > 1 || C->dispatchable ||
+				C->taggable || C->promoted ||
 				(C->nxcall && (C->nxcall > 1 || p->xcall_funcs[C->xcall] != C->target))))
-			return errmsg(err, errlen, "callsite %u: a tail callsite needs an owner and "
-				      "a target, and takes no wrap, dispatch, tag or check of another "
-				      "function", c);
+			return errmsg(err, errlen, "callsite %u: a tail callsite needs an owner, and "
+				      "takes no wrap, dispatch, tag or check of another function", c);
 	}
 	for (uint32_t i = 0; i < p->nnodes; i++) {
 		const struct da_node *n = &p->nodes[i];
@@ -337,12 +336,15 @@ static int check_tails(const struct da_problem *p, char *err, size_t errlen)
 		bool tail_cs = n->callsite != DA_NONE && p->callsites[n->callsite].tail;
 		if (!n->tail && !tail_cs)
 			continue;
+		const struct da_callsite *C = &p->callsites[n->callsite];
 		if (!n->tail || !par || par->fragment || n->fragment ||
-		    n->height != par->height || p->callsites[n->callsite].owner != par->func ||
-		    p->callsites[n->callsite].target != n->func)
+		    n->height != par->height || C->owner != par->func ||
+		    (C->target != DA_NONE ? C->target != n->func
+					  : C->module != p->funcs[n->func].module))
 			return errmsg(err, errlen, "node %u: a tail node (and only a tail node) enters "
-				      "through a tail callsite of its parent's function to its own, "
-				      "at its parent's height, below no fragment", i);
+				      "through a tail callsite of its parent's function to its own (or "
+				      "to any of its module), at its parent's height, below no "
+				      "fragment", i);
 	}
 	return 0;
 }

@@ -138,6 +138,8 @@ struct ana {
 	struct unit_tails {      /* per unit (function index): its direct tail calls */
 		struct rw_tail_jump *to;
 		uint32_t n;
+		struct rw_tail_jump *ind;       /* its indirect ones, promotable */
+		uint32_t nind;
 	} *tails;
 	/* the code addresses its data, its relative relocations and its
 	 * instructions' operands name (data_labels, operand_labels), and the
@@ -798,7 +800,7 @@ static void add_tail_call(struct unit *u, uint64_t from, uint64_t target, uint64
 		return;
 	}
 	u->tail_to = v;
-	u->tail_to[u->ntail_to++] = (struct rw_tail_jump){from, target, slot};
+	u->tail_to[u->ntail_to++] = (struct rw_tail_jump){.at = from, .to = target, .slot = slot};
 }
 
 /* Follow a direct branch from state s to target. */
@@ -1506,8 +1508,8 @@ static bool lands_in(const struct unit *u, uint64_t lo, uint64_t hi)
 }
 
 /* Can Capstone decode code[lo, hi) into whole instructions that can be
- * moved (x86_relocate_insn), the last one excepted (the call: its copy is
- * verbatim, x86_cmp_r11_of_call)? */
+ * moved (x86_relocate_insn), the last one excepted (the indirect call or
+ * jump, whose operand a stub compares: x86_cmp_r11_of)? */
 static bool movable(struct ana *a, uint64_t lo, uint64_t hi, uint64_t last)
 {
 	uint8_t code[RW_PROMOTE_MAX_BYTES];
@@ -1521,7 +1523,7 @@ static bool movable(struct ana *a, uint64_t lo, uint64_t hi, uint64_t last)
 	while (ok && addr < last)
 		ok = x86_disasm_iter(a->cs, &p, &left, &addr, insn) && !x86_unrelocatable(insn);
 	uint8_t cmp[RW_PROMOTE_MAX_BYTES + 1];
-	ok = ok && addr == last && x86_cmp_r11_of_call(p, left, cmp) > 0;
+	ok = ok && addr == last && x86_cmp_r11_of(p, left, last, last, cmp) > 0;
 	if (insn)
 		cs_free(insn, 1);
 	return ok;
@@ -1538,7 +1540,7 @@ static bool movable(struct ana *a, uint64_t lo, uint64_t hi, uint64_t last)
  * stub can repeat.  Other units' jumps into them are checked once every
  * unit is known (refuse_promote_targets). */
 static uint64_t promote_start(struct ana *a, const struct unit *u, const struct range *g,
-			      uint32_t i)
+			      uint32_t i, uint64_t lowest)
 {
 	const struct ins *call = &g->ins[i];
 	bool jumps = u->ind_inner || u->ind_table;
@@ -1552,7 +1554,7 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 			return 0;
 		start = p->addr;
 	}
-	if (start < g->ins[0].addr + 4 + 5 || end - start > RW_PROMOTE_MAX_BYTES ||
+	if (start < lowest || end - start > RW_PROMOTE_MAX_BYTES ||
 	    lands_in(u, start, call->addr) || !stub_row_ok(a->b, call->addr, call->addr + call->len) ||
 	    !movable(a, start, end, call->addr))
 		return 0;
@@ -1561,6 +1563,56 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 			       call->addr))
 		return 0;
 	return start;
+}
+
+/* The indirect tail jumps of unit u (at k = 8: a tail call through a
+ * register or memory), each with the first of the instructions its
+ * promotion stub displaces (rewriter.h section 1, Tail chains), as a
+ * promoted call's (promote_start), but for the bytes training's hook
+ * displaces: nothing returns to the jump, and the hook moves the stub's
+ * jmp rel32 (its endbr64 stays); its FDE has no LSDA (the stub gets none:
+ * it cannot throw).  Where they meet the instructions the entry's jump
+ * would displace, the function takes no dispatch (nor has it an entry
+ * wrapper).  Into a->tails[owner].ind; rw_func.tail_promotable when every
+ * one of them has a stub and they are its only indirect jumps. */
+static void unit_tail_ind(struct ana *a, struct unit *u, uint32_t owner)
+{
+	struct rw_func *rf = &a->b->funcs[owner];
+	const struct rw_unit *ru = &a->b->units[owner];
+	struct unit_tails *t = &a->tails[owner];
+	bool ok = rf->tails_known && !u->falls_off && !u->ind_inner && !u->ind_table &&
+		  !u->ind_switch;
+	uint8_t head[4];
+	uint64_t lowest = rf->addr, first = UINT64_MAX;
+	uint64_t past = rf->dispatch || rf->pad_entry ? rf->addr + ru->entry.off + ru->entry.len : 0;
+	if (bin_read(a->b->bin, rf->addr, head, sizeof(head)) == 0)
+		lowest += x86_endbr64_len(head, sizeof(head));
+	for (uint32_t r = 0; ok && r < u->nr; r++) {
+		const struct range *g = &u->r[r];
+		for (uint32_t i = 0; ok && i < g->n; i++) {
+			const struct ins *in = &g->ins[i];
+			struct st s = g->st[i];
+			if (in->eff != E_JMP_IND || !(s.f & S_REACH))
+				continue;
+			uint32_t fde = eh_fde_at(&a->b->eh, in->addr);
+			uint64_t from = r == 0 && fde != RW_NONE && !a->b->eh.e[fde].lsda
+						? promote_start(a, u, g, i, lowest) : 0;
+			ok = from != 0;
+			first = from && from < first ? from : first;
+			struct rw_tail_jump *v = ok ? realloc(t->ind, (t->nind + 1) * sizeof(*v)) : NULL;
+			if ((ok = v != NULL))
+				(t->ind = v)[t->nind++] = (struct rw_tail_jump){.at = in->addr, .from = from,
+									      .len = in->len};
+		}
+	}
+	rf->tail_promotable = ok && t->nind && (first >= past || !rf->pad_entry);
+	if (rf->tail_promotable && first < past)
+		rf->dispatch = false;
+	if (!rf->tail_promotable) {
+		free(t->ind);
+		t->ind = NULL;
+		t->nind = 0;
+	}
 }
 
 /* The reached calls, each with its caller-side stack-argument bound. */
@@ -1580,7 +1632,8 @@ static void unit_calls(struct ana *a, struct unit *u, uint32_t owner, int64_t lm
 					kr = 0;
 			}
 			if (add_call(a, in, owner, kr) == 0)
-				a->b->calls[a->b->ncalls - 1].promote_from = promote_start(a, u, g, i);
+				a->b->calls[a->b->ncalls - 1].promote_from =
+					promote_start(a, u, g, i, g->ins[0].addr + 4 + 5);
 		}
 	}
 }
@@ -2643,7 +2696,7 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	rf->args_read = sc.kc_unknown || u->unreached ? -1 : (int32_t)sc.kc;
 	rf->tail_indirect = u->tail_indirect || u->falls_off;
 	rf->tails_known = !u->conflict && !u->unreached && !undecodable(u);
-	a->tails[owner] = (struct unit_tails){u->tail_to, u->ntail_to};
+	a->tails[owner] = (struct unit_tails){.to = u->tail_to, .n = u->ntail_to};
 	u->tail_to = NULL;
 	/* the allocation and its frame kind */
 	const struct ins *alloc = NULL;
@@ -2658,6 +2711,8 @@ static void finish_unit(struct ana *a, struct unit *u, uint32_t owner)
 	unit_calls(a, u, owner, sc.lmin);
 	unit_padding(a, u, owner, alloc, fp, &sc);
 	unit_clone_entry(a, u, owner, sc.ncalls);
+	if (rf->tail_indirect)
+		unit_tail_ind(a, u, owner);
 }
 
 static void analyse_unit(struct ana *a, uint32_t fi)
@@ -2874,6 +2929,25 @@ static void refuse_promote_targets(struct ana *a)
 			if (lo < b->ncalls && b->calls[lo].promote_from &&
 			    b->calls[lo].promote_from < to)
 				b->calls[lo].promote_from = 0;
+		}
+}
+
+/* The same for the stubs of indirect tail jumps (unit_tail_ind): no other
+ * unit's direct jump lands among what one displaces (the jump excepted: the
+ * stub begins there), or the function's indirect tail jumps are not
+ * promoted.  Labels are not checked: the unit has no indirect jump but
+ * tail calls, and another unit's indirect jump into it is taken to go to a
+ * function's entry, as for a promoted call's. */
+static void refuse_tail_ind_targets(struct ana *a)
+{
+	for (size_t i = 0; i < a->nbf; i++)
+		for (uint32_t t = 0; t < a->tails[i].n; t++) {
+			uint64_t to = a->tails[i].to[t].to;
+			uint32_t g = func_index(a, func_at(a, to));
+			const struct unit_tails *u = g == RW_NONE ? NULL : &a->tails[a->owner[g]];
+			for (uint32_t j = 0; u && j < u->nind; j++)
+				if (to > u->ind[j].from && to <= u->ind[j].at)
+					a->b->funcs[a->owner[g]].tail_promotable = false;
 		}
 }
 
@@ -3096,8 +3170,11 @@ static void refuse_entered_inside(struct ana *a)
 			continue;
 		uint64_t to = inside ? inside[g] : rf->addr;
 		bool far = rf->dispatch && !ru->island.at && to >= rf->addr + ru->entry.off + ru->entry.len;
-		bool near = rf->cloneable && ru->near_island.at &&
-			    to >= rf->addr + ru->near.off + ru->near.len;
+		uint64_t near_end = rf->addr + ru->near.off + ru->near.len;
+		bool near = rf->cloneable && ru->near_island.at && to >= near_end;
+		/* nor among an indirect tail jump's stub's (unit_tail_ind) */
+		for (uint32_t t = 0; rf->tail_promotable && t < a->tails[g].nind; t++)
+			near = near && a->tails[g].ind[t].from >= near_end;
 		if (!far && near) {
 			ru->entry = ru->near;
 			ru->island = ru->near_island;
@@ -3113,8 +3190,10 @@ static void refuse_entered_inside(struct ana *a)
 static void analysis_free(struct ana *a)
 {
 	cs_close(&a->cs);
-	for (size_t i = 0; a->tails && i < a->nbf; i++)
+	for (size_t i = 0; a->tails && i < a->nbf; i++) {
 		free(a->tails[i].to);
+		free(a->tails[i].ind);
+	}
 	free(a->tails);
 	free(a->owner);
 	free(a->cand);
@@ -3183,10 +3262,16 @@ int rw_analyse(struct rw_binary *b, char *err, size_t errlen)
 	find_forwarders(&a);
 	resolve_calls(&a);
 	refuse_promote_targets(&a);
+	refuse_tail_ind_targets(&a);
 	for (size_t i = 0; i < a.nbf; i++) {     /* kept for rw_may_tail_call */
 		b->units[i].tail_to = a.tails[i].to;
 		b->units[i].ntail_to = a.tails[i].n;
 		a.tails[i].to = NULL;
+		if (b->funcs[i].tail_promotable) {
+			b->units[i].tail_ind = a.tails[i].ind;
+			b->units[i].ntail_ind = a.tails[i].nind;
+			a.tails[i].ind = NULL;
+		}
 	}
 	analysis_free(&a);
 	return 0;

@@ -213,6 +213,9 @@ struct rw_unit {
 	                              * find_marks) */
 	struct rw_tail_jump *tail_to;        /* its direct tail calls */
 	uint32_t ntail_to;
+	struct rw_tail_jump *tail_ind;       /* with rw_func.tail_promotable:
+	                                      * its indirect ones (to 0) */
+	uint32_t ntail_ind;
 	/* its relative switch tables,
 	 * which its clones copy (rewriter.h section 1, Cloning) */
 	struct rw_switch_table *tables;

@@ -612,9 +612,10 @@ static int cmp_tail_at(const void *x, const void *y)
 uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr,
 		       struct rw_tail_jump *out, uint32_t max)
 {
-	if (b->funcs[fi].tail_indirect || !b->funcs[fi].tails_known)
-		return 0;
+	const struct rw_func *f = &b->funcs[fi];
 	bool local = rw_func_index(b, addr) != RW_NONE;
+	if (!f->tails_known || (f->tail_indirect && !(f->tail_promotable && local)))
+		return 0;
 	const struct rw_unit *u = &b->units[fi];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->ntail_to; i++) {
@@ -634,6 +635,11 @@ uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr,
 			return 0;
 		out[n++] = *t;
 	}
+	for (uint32_t i = 0; i < u->ntail_ind; i++) {   /* each may reach addr */
+		if (n == max)
+			return 0;
+		out[n++] = u->tail_ind[i];
+	}
 	qsort(out, n, sizeof(*out), cmp_tail_at);
 	return n;
 }
@@ -642,7 +648,7 @@ uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr,
  * that goes through a PLT entry (0: none). */
 static struct rw_tail_jump route_of(const struct rw_tail_jump *js, uint32_t n, uint64_t dest)
 {
-	struct rw_tail_jump r = {js[0].at, dest, 0};
+	struct rw_tail_jump r = {.at = js[0].at, .to = dest};
 	for (uint32_t i = 0; i < n && !r.slot; i++)
 		r.slot = js[i].slot;
 	return r;
@@ -652,6 +658,12 @@ uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_j
 			uint32_t max)
 {
 	const struct rw_unit *u = &b->units[fi];
+	if (b->funcs[fi].tail_promotable) {     /* one route, to any function */
+		if (!b->funcs[fi].tails_known || !max)
+			return 0;
+		out[0] = (struct rw_tail_jump){.at = u->tail_ind[0].at};
+		return 1;
+	}
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->ntail_to && n < max; i++) {
 		uint64_t d = tail_dest(b, &u->tail_to[i]), key = d ? d : u->tail_to[i].to;
@@ -666,15 +678,26 @@ uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_j
 	return n;
 }
 
-uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, struct rw_tail_jump *route,
-			  struct rw_tail_jump jumps[RW_MAX_TAIL_JUMPS])
+uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, uint64_t func,
+			  struct rw_tail_jump *route, struct rw_tail_jump jumps[RW_MAX_TAIL_JUMPS])
 {
 	uint32_t fi = rw_func_at(b, site);
 	const struct rw_unit *u = fi == RW_NONE ? NULL : &b->units[fi];
+	if (u && b->funcs[fi].tail_promotable) {
+		uint32_t n = func && u->tail_ind[0].at == site
+				     ? rw_tail_jumps(b, fi, func, jumps, RW_MAX_TAIL_JUMPS) : 0;
+		if (n) {
+			*route = route_of(jumps, n, func);
+			route->at = site;
+		}
+		return n;
+	}
 	for (uint32_t i = 0; u && i < u->ntail_to; i++) {
 		const struct rw_tail_jump *t = &u->tail_to[i];
 		uint64_t d = tail_dest(b, t), key = d ? d : t->to;
-		uint32_t n = t->at == site ? rw_tail_jumps(b, fi, key, jumps, RW_MAX_TAIL_JUMPS) : 0;
+		if (t->at != site || (func ? key != func : rw_func_index(b, key) != RW_NONE))
+			continue;
+		uint32_t n = rw_tail_jumps(b, fi, key, jumps, RW_MAX_TAIL_JUMPS);
 		if (n && jumps[0].at == site) {
 			*route = route_of(jumps, n, key);
 			return n;
@@ -702,6 +725,7 @@ void rw_close(struct rw_binary *b)
 		free(b->units[i].edits);
 		free(b->units[i].fdes);
 		free(b->units[i].tail_to);
+		free(b->units[i].tail_ind);
 		free(b->units[i].tables);
 	}
 	free(b->units);
@@ -851,6 +875,10 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 			fprintf(out, " marked at 0x%llx", (unsigned long long)f->xcall_mark);
 		if (f->forward_to)
 			fprintf(out, " forwards to 0x%llx", (unsigned long long)f->forward_to);
+		if (f->tail_promotable)
+			fprintf(out, " %u indirect tail jumps promotable", b->units[i].ntail_ind);
+		else if (f->tail_indirect)
+			fprintf(out, " indirect tail jumps not promotable");
 		fprintf(out, " %s\n", name);
 	}
 	for (size_t i = 0; i < b->ncalls; i++) {

@@ -522,9 +522,9 @@ static int check_tail(const struct rw_binary *b, const struct rw_plan *p, uint32
 	const struct rw_plan_clone *c = &p->clones[k];
 	uint32_t g = rw_func_at(b, c->site);
 	struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
-	if (!rw_tail_route_at(b, c->site, &r, js) || r.to != c->func)
+	if (!rw_tail_route_at(b, c->site, c->func, &r, js))
 		return errmsg(err, errlen, "plan clone %u takes the tail jump at 0x%" PRIx64 ", which "
-			      "is not the first of its function's direct tail jumps to 0x%" PRIx64
+			      "is not the first of its function's tail jumps to 0x%" PRIx64
 			      " (or not all of those can be redirected)", k, c->site, c->func);
 	if (c->parent != RW_NONE && (c->parent >= k || p->clones[c->parent].func != b->funcs[g].addr))
 		return errmsg(err, errlen, "plan clone %u takes the tail jump at 0x%" PRIx64 " in clone "
@@ -556,7 +556,7 @@ static int check_tail_xcall(const struct rw_binary *b, const struct rw_plan *p,
 			    const struct rw_plan_xcall *x, char *err, size_t errlen)
 {
 	struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
-	if (!rw_tail_route_at(b, x->site, &r, js) || rw_func_index(b, r.to) != RW_NONE)
+	if (!rw_tail_route_at(b, x->site, 0, &r, js))
 		return errmsg(err, errlen, "plan points the tail jump at 0x%" PRIx64 " at another "
 			      "module's clone, but it is not the first of its function's jumps to a PLT "
 			      "stub (or not all of those can be redirected)", x->site);

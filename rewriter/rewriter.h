@@ -160,6 +160,29 @@
  * of a library rewritten after g's module, to the thunk of a checked call
  * of its clone there (Cross-module calls, below; rw_plan_xcall.tail).
  * Either thunk ends in a jump, so the frame stays the call's.
+ * Indirect tail jumps (`jmp *OP`: sqlite3_mutex_enter's jmp *0x80(%rax)
+ * to the mutex method, sqlite3MallocSize's to the allocator's) are
+ * promoted as indirect calls are (Promoted calls, below): where g's only
+ * indirect jumps are such tail calls and each can take a stub
+ * (rw_func.tail_promotable: its instructions that make 5 bytes with it
+ * move whole, as a promoted call's, no branch lands among them, its FDE
+ * has no LSDA), g's one route goes to any function of b, named by its
+ * first indirect tail jump e (rw_tail_routes), and clone (f, e) points
+ * g's direct jumps to f at f_k and makes each indirect one (or its copy in
+ * clone J) `jmp S`, the rest int3:
+ *     G: 16 x int3
+ *     S: the displaced instructions, moved; per clone of f_i at e (the
+ *        heaviest first): lea f_i(%rip),%r11; cmp %r11,OP; je f_i_k
+ *        jmp *OP                               (moved: a rip-relative OP
+ *                                               keeps its address)
+ * a local FUNC symbol __icpp_promote_SITE (SITE: the jump's last byte), no
+ * frame (its FDE repeats g's row at the jump), read as g's frame (bin_stub_
+ * caller).  %r11 and the flags are scratch at f's entry.  Unlike a
+ * promoted call's, the stub may begin at g's entry (after its endbr64):
+ * nothing returns into g, and training's hook moves the stub's jmp; g
+ * then takes no dispatch.  A pointer that holds another address of f (a
+ * PLT entry) misses the clone: icpp verify finds f's frame where f_k's was
+ * predicted.
  *
  * Dispatch (entry.c), for a clone k = (f, c) whose call c is not a direct
  * call of f (indirect, through the PLT when not bound (below), or a call of
@@ -703,6 +726,10 @@ struct rw_func {
 	                              * function's (rw_may_tail_call) */
 	bool tails_known;            /* its code was followed whole: its tail
 	                              * calls are all known (rw_tail_jumps) */
+	bool tail_promotable;        /* tail_indirect, and each of its indirect
+	                              * tail jumps (its only indirect jumps) can
+	                              * take a promotion stub (section 1, Tail
+	                              * chains) */
 	int32_t args_read;           /* incoming stack-argument bytes its code (and
 					its direct tail callees') reads; -1 unknown
 					(their address taken, an indirect tail call or
@@ -784,31 +811,43 @@ bool rw_may_tail_call(const struct rw_binary *b, uint32_t fi, uint64_t addr);
  * take it again.  A tail call through a PLT entry is taken to leave fi. */
 bool rw_tail_calls_self(const struct rw_binary *b, uint32_t fi);
 /* A direct tail call: the jump (jmp or jcc), its target, and where that is
- * a PLT stub, the stub's GOT slot (else 0).  As a route (rw_tail_routes):
- * the first jump, the function (of b, or the PLT stub of another module's),
- * and the slot of a jump through a PLT entry that b's own definition of the
- * function fills (a bound route: its jumps take a bound call's thunk). */
+ * a PLT stub, the stub's GOT slot (else 0); an indirect one (to 0): the
+ * first of the whole instructions its promotion stub displaces with it
+ * (from) and its bytes (section 1, Tail chains).  As a route
+ * (rw_tail_routes): the first jump, the function (of b, or the PLT stub of
+ * another module's; 0: any function of b, by indirect jumps), and the slot
+ * of a jump through a PLT entry that b's own definition of the function
+ * fills (a bound route: its jumps take a bound call's thunk). */
 struct rw_tail_jump {
 	uint64_t at, to, slot;
+	uint64_t from;
+	uint8_t len;
 };
-/* Function fi's direct tail jumps to the function at addr (directly, or
- * through a PLT entry whose slot b's own definition of it fills), or to the
- * PLT stub at addr, when those are the only ways its frames may become that
+/* Function fi's tail jumps to the function at addr (directly, or through a
+ * PLT entry whose slot b's own definition of it fills), or to the PLT stub
+ * at addr, when those are the only ways its frames may become that
  * function's (or the stub's callee's: section 1, Tail chains): fi's code
- * was followed whole (tails_known), fi makes no indirect tail call nor one
- * through a slot it does not know, b binds at load time where they go
- * through a slot, and each of them is a jmp or jcc rel32 in fi's own code
- * (not its fragment's), pointed elsewhere in place (where an entry's jump
- * displaces it, in the displaced copy).  Up to max of them into out, by
- * address; how many, 0 when not so (or none). */
+ * was followed whole (tails_known), fi makes no tail call through a slot it
+ * does not know, b binds at load time where they go through a slot, and
+ * each of them is a jmp or jcc rel32 in fi's own code (not its
+ * fragment's), pointed elsewhere in place (where an entry's jump displaces
+ * it, in the displaced copy); for a function of b, fi's indirect tail
+ * jumps too where each takes a promotion stub (tail_promotable; none may
+ * reach a PLT stub: fi makes no indirect tail call then).  Up to max of
+ * them into out, by address; how many, 0 when not so (or none). */
 uint32_t rw_tail_jumps(const struct rw_binary *b, uint32_t fi, uint64_t addr,
 		       struct rw_tail_jump *out, uint32_t max);
 /* The tail route (rw_tail_routes) of the function holding `site` whose first
- * jump is at site, into *route, and its jumps into at; how many (0: none). */
-uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, struct rw_tail_jump *route,
-			  struct rw_tail_jump jumps[RW_MAX_TAIL_JUMPS]);
+ * jump is at site, to function func of b (0: to a PLT stub), into *route,
+ * and its jumps into jumps; how many (0: none).  A route to any function
+ * (by indirect jumps) is named by its first indirect jump, and so are the
+ * function's jumps to func: all of them. */
+uint32_t rw_tail_route_at(const struct rw_binary *b, uint64_t site, uint64_t func,
+			  struct rw_tail_jump *route, struct rw_tail_jump jumps[RW_MAX_TAIL_JUMPS]);
 /* The functions (and PLT stubs) fi enters so (rw_tail_jumps), each with
- * its first jump (.at): at most max into out; how many. */
+ * its first jump (.at): at most max into out; how many.  A function whose
+ * indirect tail jumps take stubs has one route, to any function of b (to
+ * 0), named by its first indirect tail jump. */
 uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_jump *out,
 			uint32_t max);
 /* Name of the symbol whose GOT slot is `slot` (PLT and -fno-plt calls). */
@@ -1041,6 +1080,8 @@ struct rw_write_stats {
 	                              * (section 1, Bound calls) */
 	uint32_t promoted;           /* indirect calls (and copies) with a
 	                              * promotion stub (section 1, Promoted calls) */
+	uint32_t tail_promoted;      /* indirect tail jumps (and copies) with
+	                              * one (section 1, Tail chains) */
 	bool bind_now;               /* the output binds at load time, the input
 	                              * did not */
 	uint64_t in_size, out_size;

@@ -486,6 +486,9 @@ struct plan_state {
 	struct rbuf text;
 	uint32_t nbound;                 /* bound calls redirected: by thunks, stubs, trampolines */
 	uint32_t npromoted;              /* indirect calls (or copies) with promotion stubs */
+	uint32_t ntail_promoted;         /* indirect tail jumps (or copies) with them */
+	struct tail_test *ttests;        /* the tests of those stubs (point_tails) */
+	uint32_t nttests, capttests;
 	uint32_t nmarks;                 /* pages marked (add_marks) */
 	struct promoted_ret *prets;      /* the return addresses of promoted clones' calls */
 	uint32_t nprets, capprets;
@@ -512,6 +515,7 @@ static void plan_state_free(struct plan_state *ps)
 	free(ps->fedits);
 	free(ps->prets);
 	free(ps->tail_calls);
+	free(ps->ttests);
 	rb_free(&ps->text);
 }
 
@@ -1060,19 +1064,50 @@ static struct rw_call *tail_call(struct plan_state *ps, const struct rw_tail_jum
 	return c;
 }
 
-/* Point the tail jumps starting at site (in clone k: their copies) at dest,
- * a clone of this binary (a jump through its own PLT entry: at the bound
- * thunk that checks the slot first) or a checked thunk. */
-static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_t site, uint32_t k,
-		       uint64_t dest, uint64_t text_vaddr, char *err, size_t errlen)
+/* A test of an indirect tail jump's promotion stub (add_tail_stubs): the
+ * jump (its copy in clone k; RW_NONE: the original), the function its
+ * operand is compared with, the clone it jumps to then. */
+struct tail_test {
+	struct rw_tail_jump jump;
+	uint32_t k;
+	uint64_t func, clone, weight;
+};
+
+static int add_tail_test(struct plan_state *ps, struct tail_test t)
+{
+	if (ps->nttests == ps->capttests) {
+		uint32_t cap = ps->capttests ? 2 * ps->capttests : 16;
+		struct tail_test *v = realloc(ps->ttests, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		ps->ttests = v;
+		ps->capttests = cap;
+	}
+	ps->ttests[ps->nttests++] = t;
+	return 0;
+}
+
+/* Point the tail jumps to func (0: to a PLT stub) starting at site (in
+ * clone k: their copies) at dest, a clone of this binary (a jump through
+ * its own PLT entry: at the bound thunk that checks the slot first; an
+ * indirect one: by its promotion stub, add_tail_stubs) or a checked thunk;
+ * weight the clone's. */
+static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_t site,
+		       uint64_t func, uint32_t k, uint64_t dest, uint64_t weight, uint64_t text_vaddr,
+		       char *err, size_t errlen)
 {
 	struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
-	uint32_t n = rw_tail_route_at(b, site, &r, js);
+	uint32_t n = rw_tail_route_at(b, site, func, &r, js);
 	if (!n)
 		return errmsg(err, errlen, "internal error: no tail jumps at 0x%" PRIx64, site);
 	bool local = rw_func_index(b, r.to) != RW_NONE;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t at = js[i].at, d = dest;
+		if (!js[i].to) {
+			if (add_tail_test(ps, (struct tail_test){js[i], k, func, dest, weight}))
+				return errmsg(err, errlen, "out of memory applying the plan");
+			continue;
+		}
 		if (local && js[i].to != r.to &&
 		    !(d = add_thunk(ps, tail_call(ps, &js[i], r.to), dest, NULL, text_vaddr, err,
 				    errlen)))
@@ -1086,36 +1121,6 @@ static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_
 			memcpy(ps->text.p + (to - text_vaddr), bytes, len);
 		else if (patch_add(&ps->patches, to, bytes, len))
 			return errmsg(err, errlen, "out of memory applying the plan");
-	}
-	return 0;
-}
-
-/* Tail chains (rewriter.h section 1): each tail clone's jumps, the
- * original's in place, a chain's copies in its parent clone, pointed at
- * it; a tail jump to another module's clone at its check's thunk.  The
- * thunks read the jumps' PLT slots (stand-in calls in ps->tail_calls). */
-static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
-			  struct plan_state *ps, uint64_t text_vaddr, char *err, size_t errlen)
-{
-	ps->tail_calls = calloc((size_t)p->nxcalls + (size_t)p->nclones * RW_MAX_TAIL_JUMPS + 1,
-				sizeof(*ps->tail_calls));
-	if (!ps->tail_calls)
-		return errmsg(err, errlen, "out of memory applying the plan");
-	for (uint32_t k = 0; k < p->nclones; k++)
-		if (p->clones[k].tail && point_tails(b, ps, p->clones[k].site, p->clones[k].parent,
-						     ps->clones[k].addr, text_vaddr, err, errlen))
-			return -1;
-	for (uint32_t i = 0; i < p->nxcalls; i++) {
-		const struct rw_plan_xcall *x = &p->xcalls[i];
-		struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
-		if (!x->tail)
-			continue;
-		if (!rw_tail_route_at(b, x->site, &r, js) || rw_func_index(b, r.to) != RW_NONE)
-			return errmsg(err, errlen, "internal error: no tail jump to a PLT stub at 0x%"
-				      PRIx64, x->site);
-		uint64_t thunk = add_thunk(ps, tail_call(ps, &js[0], 0), 0, x, text_vaddr, err, errlen);
-		if (!thunk || point_tails(b, ps, x->site, x->clone, thunk, text_vaddr, err, errlen))
-			return -1;
 	}
 	return 0;
 }
@@ -1254,19 +1259,24 @@ static int add_promoted_ret(struct plan_state *ps, struct promoted_ret r)
 	return 0;
 }
 
-/* The promotion stub of an indirect call (rewriter.h section 1, Promoted
- * calls) at the end of text, its record t (call, site set):
+/* The promotion stub of an indirect call or tail jump (rewriter.h section
+ * 1, Promoted calls, Tail chains) at the end of text, its record t (call,
+ * site set):
  *     G: 16 x int3
  *     S: the displaced instructions, moved; per test (the heaviest first):
  *          lea func(%rip),%r11; cmp %r11,OP; je C_i
  *        call *OP; jmp back           (t->ret after the call)
  *   C_i: call clone_i; jmp back
- * %r11 and the flags are scratch at a call; OP neither uses %r11 nor is
- * rip-relative (x86_cmp_r11_of_call), so the call is copied as it is.  -1
- * with err. */
+ * and for a tail jump (tail):
+ *     S: the displaced instructions, moved; per test:
+ *          lea func(%rip),%r11; cmp %r11,OP; je clone_i
+ *        jmp *OP                      (moved)
+ * %r11 and the flags are scratch at a call and at a function's entry; OP
+ * does not use %r11 (x86_cmp_r11_of); a call's is not rip-relative, so it
+ * is copied as it is.  -1 with err. */
 static int emit_promote(struct plan_state *ps, struct tramp *t, const struct displaced *d,
-			const struct promote_test *tests, uint32_t ntests, uint64_t text_vaddr,
-			char *err, size_t errlen)
+			const struct promote_test *tests, uint32_t ntests, bool tail,
+			uint64_t text_vaddr, char *err, size_t errlen)
 {
 	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, je[] = {0x0f, 0x84}, jmp[] = {0xe9},
 			     call[] = {0xe8};
@@ -1278,7 +1288,7 @@ static int emit_promote(struct plan_state *ps, struct tramp *t, const struct dis
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(o, 0xcc);
 	const uint8_t *p = d->bytes;
-	size_t left = d->len - d->call_len;
+	size_t left = d->len;
 	uint64_t at = d->at;
 	cs_insn *insn = cs_malloc(ps->cs);
 	const char *why = "cannot decode";
@@ -1291,25 +1301,46 @@ static int emit_promote(struct plan_state *ps, struct tramp *t, const struct dis
 			break;
 		rb_put(o, out, (size_t)n);
 	}
-	if (insn)
-		cs_free(insn, 1);
-	if (at != call_at)
+	if (at != call_at) {
+		if (insn)
+			cs_free(insn, 1);
 		return errmsg(err, errlen, "cannot move the instructions before callsite 0x%" PRIx64
 			      ": %s", t->site, why);
+	}
 	const uint8_t *op = d->bytes + (d->len - d->call_len);
 	uint8_t cmp[RW_PROMOTE_MAX_BYTES + 1];
-	int ncmp = x86_cmp_r11_of_call(op, d->call_len, cmp);
 	size_t to_c[RW_MAX_DISPATCH];
-	if (ncmp < 0 || ntests > RW_MAX_DISPATCH)
-		return errmsg(err, errlen, "internal error: callsite 0x%" PRIx64 " cannot be promoted",
-			      t->site);
-	for (uint32_t i = 0; i < ntests; i++) {
+	int ncmp = 0;
+	for (uint32_t i = 0; ncmp >= 0 && i < ntests && ntests <= RW_MAX_DISPATCH; i++) {
 		if (put_rel32(o, origin, lea_r11, 3, tests[i].func) < 0)
 			goto far;
+		ncmp = x86_cmp_r11_of(op, d->call_len, tail ? call_at : 0, origin + o->n, cmp);
+		if (ncmp < 0)
+			break;
 		rb_put(o, cmp, (size_t)ncmp);
-		rb_put(o, je, 2);
-		rb_u32(o, 0);
+		if (tail && put_rel32(o, origin, je, 2, tests[i].clone) < 0)
+			goto far;
+		if (!tail) {
+			rb_put(o, je, 2);
+			rb_u32(o, 0);
+		}
 		to_c[i] = o->n;
+	}
+	/* the jump moved, the call copied */
+	uint8_t moved[X86_RELOC_MAX_INSN];
+	int nmoved = 0;
+	if (tail)
+		nmoved = insn && x86_disasm_iter(ps->cs, &p, &left, &at, insn)
+				 ? x86_relocate_insn(insn, origin + o->n, moved, &why) : -1;
+	if (insn)
+		cs_free(insn, 1);
+	if (ncmp < 0 || nmoved < 0 || ntests > RW_MAX_DISPATCH)
+		return errmsg(err, errlen, "internal error: callsite 0x%" PRIx64 " cannot be promoted",
+			      t->site);
+	if (tail) {
+		rb_put(o, moved, (size_t)nmoved);
+		t->size = (uint32_t)(o->n - start);
+		return 0;
 	}
 	rb_put(o, op, d->call_len);
 	t->ret = origin + o->n;
@@ -1346,10 +1377,11 @@ static int cmp_test_weight(const void *x, const void *y)
  * instructions as the patches leave them, which move into the stub) or for
  * its copy in the clone whose function (or fragment) copy starts at
  * copy_start (from the copy in text), with tests, and the jump into it
- * that replaces the displaced instructions.  -1 with err. */
+ * that replaces the displaced instructions; with tail, c stands for an
+ * indirect tail jump (emit_promote).  -1 with err. */
 static int add_promote(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
 		       uint64_t copy_start, uint64_t copy_at, struct promote_test *tests,
-		       uint32_t ntests, uint64_t text_vaddr, char *err, size_t errlen)
+		       uint32_t ntests, bool tail, uint64_t text_vaddr, char *err, size_t errlen)
 {
 	struct displaced d = {.len = (uint32_t)(c->insn + c->len - c->promote_from),
 			      .call_len = c->len};
@@ -1378,7 +1410,7 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 	if (!t)
 		return -1;
 	*t = (struct tramp){.call = c, .site = d.at + d.len - 1, .stub = true, .promote = true};
-	if (emit_promote(ps, t, &d, tests, ntests, text_vaddr, err, errlen) < 0)
+	if (emit_promote(ps, t, &d, tests, ntests, tail, text_vaddr, err, errlen) < 0)
 		return -1;
 	if (add_stub_fde(ps, b, c, copy_start, t, text_vaddr, err, errlen))
 		return -1;
@@ -1387,7 +1419,7 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 	if (x86_encode_jmp(d.at, t->addr + RW_ENTRY_GUARD, bytes) < 0)
 		return errmsg(err, errlen, "callsite 0x%" PRIx64 " is out of rel32 reach of its "
 			      "promotion stub", c->site);
-	ps->npromoted++;
+	*(tail ? &ps->ntail_promoted : &ps->npromoted) += 1;
 	if (copy_start) {
 		memcpy(ps->text.p + (d.at - text_vaddr), bytes, d.len);
 		return 0;
@@ -1423,10 +1455,84 @@ static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const 
 			copy_at = rw_clone_copy_addr(cl, c->insn);
 			copy_start = c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr;
 		}
-		if (add_promote(ps, b, c, copy_start, copy_at, tests, n, text_vaddr, err, errlen) < 0)
+		if (add_promote(ps, b, c, copy_start, copy_at, tests, n, false, text_vaddr, err,
+				errlen) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* The promotion stubs of the indirect tail jumps (and copies) that tail
+ * clones take (point_tails): one per jump, testing each of its clones.
+ * Their stand-in calls (insn, len, promote_from: the jump's) go in
+ * ps->tail_calls. */
+static int add_tail_stubs(struct plan_state *ps, const struct rw_binary *b, uint64_t text_vaddr,
+			  char *err, size_t errlen)
+{
+	struct promote_test tests[RW_MAX_DISPATCH];
+	for (uint32_t i = 0; i < ps->nttests; i++) {
+		const struct tail_test *ti = &ps->ttests[i];
+		bool first = true;
+		for (uint32_t j = 0; j < i && first; j++)
+			first = ps->ttests[j].jump.at != ti->jump.at || ps->ttests[j].k != ti->k;
+		if (!first)
+			continue;
+		uint32_t n = 0;
+		for (uint32_t j = i; j < ps->nttests; j++) {
+			const struct tail_test *tj = &ps->ttests[j];
+			if (tj->jump.at != ti->jump.at || tj->k != ti->k)
+				continue;
+			if (n == RW_MAX_DISPATCH)
+				return errmsg(err, errlen, "the plan takes more than %d clones by the tail "
+					      "jump at 0x%" PRIx64, RW_MAX_DISPATCH, ti->jump.at);
+			tests[n++] = (struct promote_test){tj->func, tj->clone, tj->weight};
+		}
+		struct rw_call *c = &ps->tail_calls[ps->ntail_calls++];
+		*c = (struct rw_call){.insn = ti->jump.at, .site = ti->jump.at, .len = ti->jump.len,
+				      .promote_from = ti->jump.from};
+		uint64_t copy_start = 0, copy_at = 0;
+		if (ti->k != RW_NONE) {
+			const struct rw_note_clone *cl = &ps->clones[ti->k];
+			copy_at = rw_clone_copy_addr(cl, c->insn);
+			copy_start = c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr;
+		}
+		if (add_promote(ps, b, c, copy_start, copy_at, tests, n, true, text_vaddr, err,
+				errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Tail chains (rewriter.h section 1): each tail clone's jumps, the
+ * original's in place, a chain's copies in its parent clone, pointed at
+ * it (indirect ones by their promotion stubs); a tail jump to another
+ * module's clone at its check's thunk.  The
+ * thunks read the jumps' PLT slots (stand-in calls in ps->tail_calls). */
+static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
+			  struct plan_state *ps, uint64_t text_vaddr, char *err, size_t errlen)
+{
+	ps->tail_calls = calloc((size_t)p->nxcalls + (size_t)p->nclones * RW_MAX_TAIL_JUMPS + 1,
+				sizeof(*ps->tail_calls));
+	if (!ps->tail_calls)
+		return errmsg(err, errlen, "out of memory applying the plan");
+	for (uint32_t k = 0; k < p->nclones; k++)
+		if (p->clones[k].tail &&
+		    point_tails(b, ps, p->clones[k].site, p->clones[k].func, p->clones[k].parent,
+				ps->clones[k].addr, p->clones[k].weight, text_vaddr, err, errlen))
+			return -1;
+	for (uint32_t i = 0; i < p->nxcalls; i++) {
+		const struct rw_plan_xcall *x = &p->xcalls[i];
+		struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
+		if (!x->tail)
+			continue;
+		if (!rw_tail_route_at(b, x->site, 0, &r, js))
+			return errmsg(err, errlen, "internal error: no tail jump to a PLT stub at 0x%"
+				      PRIx64, x->site);
+		uint64_t thunk = add_thunk(ps, tail_call(ps, &js[0], 0), 0, x, text_vaddr, err, errlen);
+		if (!thunk || point_tails(b, ps, x->site, 0, x->clone, thunk, 0, text_vaddr, err, errlen))
+			return -1;
+	}
+	return add_tail_stubs(ps, b, text_vaddr, err, errlen);
 }
 
 /* Code edits of the plan: clones, then trampolines, laid out from
@@ -2352,6 +2458,7 @@ static void fill_stats(struct writer *w)
 	st->dispatched = st->chains = st->tails = 0;
 	st->bound = w->ps.nbound;
 	st->promoted = w->ps.npromoted;
+	st->tail_promoted = w->ps.ntail_promoted;
 	for (uint32_t k = 0; k < p->nclones; k++) {
 		st->chains += p->clones[k].parent != RW_NONE;
 		st->tails += p->clones[k].tail;

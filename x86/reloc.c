@@ -185,17 +185,18 @@ static void put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
-int x86_cmp_r11_of_call(const uint8_t *call, size_t len, uint8_t *out)
+int x86_cmp_r11_of(const uint8_t *insn, size_t len, uint64_t at, uint64_t to, uint8_t *out)
 {
 	size_t i = 0;
 	uint8_t rex = 0;
-	if (len && (call[0] & 0xf0) == 0x40)
-		rex = call[i++];
-	if (i + 2 > len || call[i] != 0xff || ((call[i + 1] >> 3) & 7) != 2)
+	if (len && (insn[0] & 0xf0) == 0x40)
+		rex = insn[i++];
+	uint8_t ext = i + 2 <= len ? (insn[i + 1] >> 3) & 7 : 0;
+	if (i + 2 > len || insn[i] != 0xff || (ext != 2 && ext != 4))
 		return -1;
-	uint8_t modrm = call[i + 1], mod = modrm >> 6, rm = modrm & 7;
+	uint8_t modrm = insn[i + 1], mod = modrm >> 6, rm = modrm & 7;
 	size_t n = 2;                /* opcode and ModRM */
-	bool r11 = false;
+	bool r11 = false, rip = false;
 	if (mod == 3) {
 		r11 = (rm | (rex & 1) << 3) == 11;
 	} else {
@@ -203,7 +204,7 @@ int x86_cmp_r11_of_call(const uint8_t *call, size_t len, uint8_t *out)
 		if (rm == 4) {       /* SIB */
 			if (i + 3 > len)
 				return -1;
-			uint8_t sib = call[i + 2], index = (uint8_t)(((sib >> 3) & 7) | (rex & 2) << 2);
+			uint8_t sib = insn[i + 2], index = (uint8_t)(((sib >> 3) & 7) | (rex & 2) << 2);
 			base = sib & 7;
 			r11 = index == 11;
 			n++;
@@ -212,7 +213,10 @@ int x86_cmp_r11_of_call(const uint8_t *call, size_t len, uint8_t *out)
 			else
 				r11 = r11 || (base | (rex & 1) << 3) == 11;
 		} else if (mod == 0 && rm == 5) {
-			return -1;   /* rip-relative */
+			if (!at)
+				return -1;
+			rip = true;
+			n += 4;
 		} else {
 			r11 = (base | (rex & 1) << 3) == 11;
 		}
@@ -223,7 +227,15 @@ int x86_cmp_r11_of_call(const uint8_t *call, size_t len, uint8_t *out)
 	out[0] = 0x4c | (rex & 3);   /* REX.W, REX.R (%r11), the operand's X and B */
 	out[1] = 0x39;               /* cmp r64, r/m64 */
 	out[2] = (uint8_t)((modrm & 0xc7) | 3 << 3);
-	memcpy(out + 3, call + i + 2, n - 2);
+	memcpy(out + 3, insn + i + 2, n - 2);
+	if (rip) {                   /* the same address, from the cmp's end */
+		int32_t disp;
+		memcpy(&disp, insn + i + 2, 4);
+		int64_t d = (int64_t)(at + len) + disp - (int64_t)(to + n + 1);
+		if (!fits_rel32(d))
+			return -1;
+		put32(out + 3, (uint32_t)d);
+	}
 	return (int)(n + 1);
 }
 

@@ -101,13 +101,15 @@ bool x86_is_padding_in(csh cs, cs_insn *insn, const uint8_t *code, size_t len, u
 size_t x86_padding_insn(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t addr,
 			uint64_t island);
 
-/* For an indirect call `call *OP` (call[0..len): an optional REX prefix,
- * FF /2, OP a register or memory operand that is neither rip-relative nor
- * uses %r11), encode `cmp %r11,OP` into out (at most len + 1 bytes: the same
- * operand bytes, REX.W and REX.R added) and return its length; -1 for any
- * other instruction.  An indirect-call promotion compares OP with a
- * function's address in %r11 (rewriter.h section 1, Promoted calls). */
-int x86_cmp_r11_of_call(const uint8_t *call, size_t len, uint8_t *out);
+/* For an indirect call or jump at `at` (insn[0..len): an optional REX
+ * prefix, FF /2 `call *OP` or FF /4 `jmp *OP`, OP a register or memory
+ * operand that does not use %r11), encode `cmp %r11,OP` for address `to`
+ * into out (at most len + 1 bytes: the same operand bytes, REX.W and REX.R
+ * added) and return its length; -1 for any other instruction.  A
+ * rip-relative OP keeps its address (-1 when at is 0, or out of reach from
+ * to).  A promotion compares OP with a function's address in %r11
+ * (rewriter.h section 1, Promoted calls, Tail chains). */
+int x86_cmp_r11_of(const uint8_t *insn, size_t len, uint64_t at, uint64_t to, uint8_t *out);
 
 /* Encode "jmp target" at address `at` into out (5 bytes, rel32); -1 when the
  * distance does not fit in int32. */

@@ -2018,6 +2018,8 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 	uint32_t tails[2] = {DA_NONE, DA_NONE};
 	for (uint32_t t = 0; t < 2 && nf >= 6; t++)
 		tails[t] = da_add_tail_callsite(p, 1, 2 + t);
+	/* function 2's indirect tail jumps: to any function (3 and 4 here) */
+	uint32_t any_tail = nf >= 6 ? da_add_tail_callsite(p, 2, DA_NONE) : DA_NONE;
 	uint32_t roots = 1 + rnd(2);
 	for (uint32_t r = 0; r < roots; r++)
 		da_add_node(p, DA_NONE, rnd(nf), DA_NONE, 16 + 16 * rnd(3), 1 + rnd(100));
@@ -2033,6 +2035,9 @@ static struct da_problem *random_problem(uint64_t seed, uint32_t nf, uint32_t wa
 		for (uint32_t t = 0; t < 2 && plain && p->nodes[i].func == 1 && tails[t] != DA_NONE; t++)
 			if (rnd(2))
 				da_add_tail(p, i, 2 + t, tails[t], rnd(3) ? 1 + rnd(1000) : 0);
+		for (uint32_t f = 3; f <= 4 && plain && p->nodes[i].func == 2 && any_tail != DA_NONE; f++)
+			if (rnd(3) == 0)
+				da_add_tail(p, i, f, any_tail, rnd(3) ? 1 + rnd(1000) : 0);
 		uint32_t kids = rnd(4);
 		for (uint32_t k = 0; k < kids && p->nnodes < want; k++) {
 			uint32_t caller = p->nodes[i].func, callee = rnd(nf);
@@ -2400,9 +2405,12 @@ static void test_properties(void)
 		xcall_plans += xcalls > 0;
 		for (uint32_t k = 0; k < r.plan.nclones; k++) {
 			/* every call has its target here: a clone takes its own
-			 * (a promoted call, any function it enters) */
+			 * (a promoted call or indirect tail jumps, any function
+			 * they enter) */
 			const struct da_callsite *C = &p->callsites[r.plan.clones[k].callsite];
-			CHECK(C->promoted ? C->target == DA_NONE : C->target == r.plan.clones[k].func);
+			CHECK(C->promoted || (C->tail && C->target == DA_NONE)
+				      ? C->target == DA_NONE
+				      : C->target == r.plan.clones[k].func);
 			promoted += C->promoted;
 			clones++;
 			chains += r.plan.clones[k].parent != DA_NONE;
@@ -2734,7 +2742,7 @@ int main(int argc, char **argv)
 {
 	/* "searches": only the threaded searches (the ThreadSanitizer build) */
 	if (argc > 1 && !strcmp(argv[1], "searches")) {
-		test_searches(2, 500000);
+		test_searches(2, 1000000);
 		return check_exit();
 	}
 	test_fig53();

@@ -256,15 +256,22 @@ static void test_bridge_promoted(void)
  * callsites at one height, and training keeps one subtree for both, so the
  * bridge locks those callsites and D itself; a self-call at another height,
  * or from one callsite, locks nothing. */
+/* How the bridge's hooks see pst_sample_tails' T (t_enters, calls_t). */
+struct t_view {
+	bool any;               /* T's tail jumps are indirect */
+	bool calls_t;           /* M's call at 0x1050 calls T (else V, 0xa000) */
+};
+
 /* The rewriter's analysis as pst_sample_tails has it: T enters U only by its
- * direct tail jump at 0x8020. */
-static uint32_t t_enters_u(void *ctx, const struct pathmap *pm, uint32_t g,
-			   struct da_tail_target *out, uint32_t max)
+ * direct tail jump at 0x8020; or, with `any`, by indirect ones (the first
+ * at 0x8020), any function of its module, by their stubs. */
+static uint32_t t_enters(void *ctx, const struct pathmap *pm, uint32_t g,
+			 struct da_tail_target *out, uint32_t max)
 {
-	(void)ctx;
+	const struct t_view *v = ctx;
 	if (strcmp(pm->funcs[g].name, "T") || !max)
 		return 0;
-	out[0] = (struct da_tail_target){0, 0x9000, 0x8020, false};
+	out[0] = (struct da_tail_target){0, v->any ? 0 : 0x9000, 0x8020, v->any, v->any};
 	return 1;
 }
 
@@ -274,9 +281,11 @@ static uint32_t tail_of_u(const struct pathmap *pm, struct da_bridge *br)
 {
 	struct da_capability cap;
 	char err[256];
+	static const struct t_view direct = {false, false};
 	da_capability_default(&cap);
 	cap.clone = true;
-	cap.tail_targets = t_enters_u;
+	cap.tail_targets = t_enters;
+	cap.ctx = (void *)&direct;
 	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, br, err, sizeof(err)) == 0);
 	for (uint32_t i = 0; i < br->prob->nnodes; i++)
 		if (br->prob->nodes[i].tail)
@@ -314,6 +323,53 @@ static void test_bridge_tails(void)
 	CHECK_EQ_INT(tail_of_u(pm, &br), DA_NONE);
 	da_bridge_free(&br);
 	pm_free(pm);
+}
+
+/* M's call at 0x1050 calls T (0x8000) or V (0xa000) directly. */
+static void calls_t(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+		    struct da_callsite_cap *cc)
+{
+	const struct t_view *v = ctx;
+	(void)pm;
+	(void)module;
+	cc->target = addr != 0x1050 ? 0 : v->calls_t ? 0x8000 : 0xa000;
+}
+
+/* By T's indirect tail jumps, U's and V's frames beside T's hang below it,
+ * through one callsite named by the first jump, for any function (target
+ * DA_NONE), priced as a stub's check: not where M's call calls another
+ * function directly (U's and V's frames there may be its own). */
+static void test_bridge_tails_any(void)
+{
+	for (int direct = 0; direct < 2; direct++) {
+		struct pathmap *pm = pst_sample_tails();
+		uint32_t v = pm_add_function(pm, 0, 0xa000, 0x100, "V");
+		pm_add_node(pm, 0, v, 0, 0x1050, 148, 2);
+		struct da_capability cap;
+		struct da_bridge br;
+		char err[256];
+		da_capability_default(&cap);
+		cap.clone = true;
+		struct t_view view = {true, direct};
+		cap.tail_targets = t_enters;
+		cap.callsite_hook = calls_t;
+		cap.ctx = &view;
+		CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+		const struct da_problem *p = br.prob;
+		uint32_t t = pm->nnodes - 3, e = da_bridge_callsite(&br, 0, 0x8020);
+		for (uint32_t i = t + 1; i < pm->nnodes; i++) {
+			CHECK_EQ_INT(p->nodes[i].tail, direct);
+			CHECK_EQ_INT(p->nodes[i].parent, direct ? t : 0);
+			CHECK_EQ_INT(p->nodes[i].callsite, direct ? e : p->nodes[t].callsite);
+		}
+		CHECK(!direct || (p->callsites[e].tail && p->callsites[e].target == DA_NONE &&
+				  p->callsites[e].bound && p->callsites[e].redirectable));
+		CHECK(direct || e == DA_NONE);
+		char why[256];
+		CHECK(da_problem_check(p, why, sizeof(why)) == 0);
+		da_bridge_free(&br);
+		pm_free(pm);
+	}
 }
 
 static void test_recursion_group(void)
@@ -1052,6 +1108,7 @@ int main(void)
 	test_bridge_promoted();
 	test_bridge_xcall();
 	test_bridge_tails();
+	test_bridge_tails_any();
 	test_recursion_group();
 	test_round_trip();
 	test_clone_file();

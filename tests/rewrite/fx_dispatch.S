@@ -89,6 +89,7 @@ fx_dl_enter:
 	test %rdi, %rdi
 	je 1f
 	lea fx_dl_methods(%rip), %rax
+fx_dl_tail_lock:                  /* an indirect tail jump (run_dispatch_cases.sh K) */
 	jmp *8(%rax)
 1:	xor %eax, %eax
 	ret

@@ -27,7 +27,12 @@
 #     clone's copy of the tail jump;
 #  J. a tail clone of fx_dl_leaf at fx_dl_lock's jump, which fx_dl_lock's
 #     dispatch (for a call that never enters it) displaces: the displaced
-#     copy jumps to the clone.
+#     copy jumps to the clone;
+#  K. a tail clone of fx_dl_lock at fx_dl_enter's indirect tail jump (jmp
+#     *8(%rax)): a promotion stub compares the pointer with fx_dl_lock and
+#     jumps to the clone (no dispatch), icpp plan --evaluate takes it back;
+#     and as a chain, in a clone of fx_dl_enter (by dispatch), from its copy
+#     of the jump.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 # icpp plan --evaluate says A's dispatch is for a frame after a tail call.
@@ -65,6 +70,17 @@ predicted() {
 	shift
 	for path; do
 		[ -n "$(height "$c.rw.icpp" "$path")" ] || fail "$c: no path main > $path predicted"
+	done
+}
+# evaluates CASE: icpp plan --evaluate takes CASE's plan back, with the
+# binary and without, and says its tail clones take their jumps
+evaluates() {
+	local how
+	for how in "--binary $p" --clone; do
+		"$icpp" plan map $how --evaluate "$1.plan" > "$1.eval" 2>&1 ||
+			fail "$1: plan --evaluate $how: $(tail -1 "$1.eval")"
+		grep -q "% of the entries enter a clone by a tail jump pointed at it" "$1.eval" ||
+			fail "$1: plan --evaluate $how does not say the tail jump takes the clone"
 	done
 }
 rewrite() {
@@ -197,16 +213,11 @@ plan h.plan "clone 0 0 $g 0 $tj 0 tail"
 rewrite h "1 functions cloned (0 by dispatch; 1 after tail jumps)"
 predicted h "__icpp_clone_0_fx_dl_g > fx_dl_leaf" "fx_dl_g > fx_dl_leaf"
 nm h.rw | grep -q " __icpp_dispatch_" && fail "h: a dispatch was made"
-for how in "--binary $p" --clone; do
-	"$icpp" plan map $how --evaluate h.plan > h.eval 2>&1 ||
-		fail "h: plan --evaluate $how: $(tail -1 h.eval)"
-	grep -q "% of the entries enter a clone by a tail jump pointed at it" h.eval ||
-		fail "h: plan --evaluate $how does not say the tail jump takes the clone"
-done
+evaluates h
 plan h2.plan "clone 0 0 $g 0 $(sym fx_dl_f) 0 tail"
 "$icpp" rewrite "$p" -m map --plan h2.plan -o h2.rw > h2.log 2>&1 &&
 	fail "h2: a tail clone at fx_dl_f's entry was taken"
-grep -q "is not the first of its function's direct tail jumps" h2.log || fail "h2: $(tail -1 h2.log)"
+grep -q "is not the first of its function's tail jumps" h2.log || fail "h2: $(tail -1 h2.log)"
 
 # I: main's call of fx_dl_f takes clone 0 of it, and that clone's copy of
 # the tail jump clone 1 of fx_dl_g (a chain): both without a dispatch
@@ -222,8 +233,22 @@ plan j.plan "clone 0 0 $l 0 $(site fx_dl_site_g) 0" "clone 1 0 $leaf 0 $(printf 
 rewrite j "2 functions cloned (1 by dispatch; 1 after tail jumps)"
 predicted j "__icpp_clone_1_fx_dl_leaf"
 
+# K: fx_dl_enter's jump through its method table takes clone 0 of
+# fx_dl_lock by a stub that compares the pointer (no dispatch); then as a
+# chain, the copy of the jump in fx_dl_enter's clone for main's indirect call
+tl=$(sym fx_dl_tail_lock)
+plan k.plan "clone 0 0 $l 0 $tl 0 tail"
+rewrite k "1 functions cloned (0 by dispatch; 1 after tail jumps; 1 indirect tail jumps promoted)"
+predicted k "__icpp_clone_0_fx_dl_lock"
+nm k.rw | grep -q " __icpp_promote_" || fail "k: no promotion stub for the jump at $tl"
+nm k.rw | grep -q " __icpp_dispatch_" && fail "k: a dispatch was made"
+evaluates k
+plan k2.plan "clone 0 0 $e 0 $(site fx_dl_site_e) 0" "clone 1 0 $l 0 $tl 0 in 0 tail"
+rewrite k2 "2 functions cloned (1 by dispatch; 1 in chains; 1 after tail jumps; 1 indirect tail jumps promoted)"
+predicted k2 "__icpp_clone_0_fx_dl_enter" "__icpp_clone_1_fx_dl_lock"
+
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
 	"of a function shorter than the jmp; symbols of functions without a name;" \
 	"32 clones by dispatch of one function; a dispatch by an island; a tail clone, a" \
-	"tail chain, a tail jump in a displaced entry"
+	"tail chain, a tail jump in a displaced entry, an indirect tail jump by its stub"

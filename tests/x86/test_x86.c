@@ -2,7 +2,8 @@
  * AVX-512 mask instructions of glibc's string functions; x86_disasm_iter
  * takes their length itself when they address no memory through rsp, rbp
  * or rip and write no general register but a caller-saved one.  The
- * encodings are those objdump (binutils 2.40) prints for them. */
+ * encodings are those objdump (binutils 2.40) prints for them.  And
+ * x86_cmp_r11_of, the comparison of a promotion stub. */
 #include <stdlib.h>
 
 #include "tests/check.h"
@@ -46,6 +47,31 @@ static void check_taken(const char *hex)
 	CHECK(cs_regs_access(cs, insn, rd, &nrd, wr, &nwr) == CS_ERR_OK && nwr == 0);
 }
 
+/* x86_cmp_r11_of of hex (at `at`, for `to`): Capstone reads back a cmp of
+ * %r11 with the operand `op` (AT&T), rip-relative ones at the same address;
+ * or -1 (want NULL). */
+static void check_cmp(const char *hex, uint64_t at, uint64_t to, const char *op)
+{
+	uint8_t code[16], out[17];
+	size_t n = strlen(hex) / 2;
+	for (size_t i = 0; i < n; i++)
+		sscanf(hex + 2 * i, "%2hhx", &code[i]);
+	int len = x86_cmp_r11_of(code, n, at, to, out);
+	if (!op) {
+		CHECK_EQ_INT(len, -1);
+		return;
+	}
+	CHECK(len > 0 && (size_t)len <= n + 1);
+	const uint8_t *p = out;
+	size_t left = (size_t)len;
+	uint64_t addr = to;
+	CHECK(x86_disasm_iter(cs, &p, &left, &addr, insn) && left == 0);
+	CHECK_EQ_INT(insn->id, X86_INS_CMP);
+	char want[64];
+	snprintf(want, sizeof(want), "%s, r11", op);
+	CHECK_EQ_STR(insn->op_str, want);
+}
+
 int main(void)
 {
 	CHECK(x86_open(&cs) && (insn = cs_malloc(cs)) != NULL);
@@ -77,6 +103,22 @@ int main(void)
 	CHECK_EQ_INT(decode("62f37d203f050000000000"), 0);  /* rip-relative */
 	CHECK_EQ_INT(decode("62f27d487818"), 0);         /* vpbroadcastb: not a mask insn */
 	CHECK_EQ_INT(decode("c5fc4100"), 0);             /* k logic with memory */
+	/* calls and jumps through registers and memory; a rip-relative
+	 * operand where the cmp is (jmp *0x10(%rip) at 0x1000: 0x1016) */
+	check_cmp("ffd0", 0, 0, "rax");                          /* call *%rax */
+	check_cmp("41ffe0", 0, 0, "r8");                         /* jmp *%r8 */
+	check_cmp("ff6038", 0, 0, "qword ptr [rax + 0x38]");     /* jmp *0x38(%rax) */
+	check_cmp("ffa080000000", 0, 0, "qword ptr [rax + 0x80]");
+	check_cmp("ffa0800000", 0, 0, NULL);                    /* a byte short */
+	check_cmp("42ff24c500001000", 0, 0, "qword ptr [r8*8 + 0x100000]");
+	check_cmp("ff2510000000", 0x1000, 0x2000, "qword ptr [rip - 0xff1]");
+	CHECK_EQ_INT(x86_rip_target(insn), 0x1016);
+	check_cmp("ff2510000000", 0, 0, NULL);                   /* rip, no address */
+	check_cmp("ff2510000000", 0x1000, 0x100001000, NULL);    /* out of reach */
+	check_cmp("41ffe3", 0, 0, NULL);                         /* jmp *%r11 */
+	check_cmp("43ff24dc", 0, 0, NULL);                       /* (%r12,%r11,8) */
+	check_cmp("e910000000", 0, 0, NULL);                     /* jmp rel32 */
+	check_cmp("ff30", 0, 0, NULL);                           /* push (%rax) */
 	cs_free(insn, 1);
 	cs_close(&cs);
 	return check_exit();
