@@ -249,7 +249,7 @@ static uint32_t tail_targets(void *ctx, const struct pathmap *pm, uint32_t g,
 		uint32_t ni = 1;
 		const struct rewrite_target *l = c;
 		if (!r[i].to) {         /* by promotion stubs, to any function of c */
-			out[n++] = (struct da_tail_target){c->module, 0, r[i].at, true, true};
+			out[n++] = (struct da_tail_target){c->module, 0, r[i].at, false, true};
 			continue;
 		}
 		bool local = rw_func_index(c->b, r[i].to) != RW_NONE;

@@ -168,8 +168,9 @@
  * a pointer) and each takes a stub that compares the pointer with the
  * clones' functions, one tail callsite (target DA_NONE) serves g's tail
  * nodes of every function of its module: a clone of any of them takes it,
- * priced as a bound call's check (libsqlite3's mutex and allocator
- * methods; session 53).
+ * and the stubs' tests, which every frame through it runs, are priced as a
+ * dispatch of as many tests (libsqlite3's mutex and allocator methods;
+ * session 53).
  * g's frame is gone when f runs: a tail node's height is its parent's under
  * every plan, without the parent's padding (its own frame and padding are
  * its own), and as a path it is its parent's parent's call of f: its class

@@ -409,6 +409,7 @@ struct tails {
 	                                 * any function of its module, else 0 */
 	struct u64map loose;            /* (g, f): a frame of f beside one of g that
 	                                 * no direct call entered (propose) */
+	bool *contested;                /* per node: such a g's stubs may have entered it */
 	uint32_t *prop, *pe;            /* per node: the sibling it would hang below, the edge */
 	uint32_t *next;                 /* per node: the next earlier sibling of its group */
 	struct u64map group;            /* (parent, callsite) -> the group's last node */
@@ -468,7 +469,7 @@ static int64_t any_edge(struct tails *T, uint32_t g, uint32_t f)
 	if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
 	    u64map_put(&T->edges, da_pair(g, f), T->ne) < 0)
 		return -1;
-	T->e[T->ne] = (struct tail_edge){T->any_jump[g], g, f, DA_NONE, true, true, false};
+	T->e[T->ne] = (struct tail_edge){T->any_jump[g], g, f, DA_NONE, false, true, false};
 	return T->ne++;
 }
 
@@ -506,9 +507,14 @@ static int propose(struct tails *T, uint32_t x, const bool *in_group)
 		int64_t ed = u64map_get(&T->edges, gf);
 		if (ed == DA_NONE && any && (ed = any_edge(T, g, N[y].func)) < 0)
 			return -1;
-		/* g's stubs would take it too: spoils any_edge(g, f) */
-		if (T->any_jump[g] && !any && u64map_put(&T->loose, gf, 1) < 0)
+		/* g's stubs could have entered it, unknown whether they did: it
+		 * spoils any_edge(g, f), and whatever else would move it (a
+		 * chain of such jumps: g entered by another's, then f by g's) */
+		bool could = T->any_jump[g] && N[y].func != g &&
+			     T->pm->funcs[N[y].func].module == T->pm->funcs[g].module;
+		if (could && !any && u64map_put(&T->loose, gf, 1) < 0)
 			return -1;
+		T->contested[y] |= could && !any;
 		if (ed == DA_NONE || (T->e[ed].any && !any))
 			continue;
 		if (T->prop[y] != DA_NONE)
@@ -573,8 +579,9 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 	T.pe = malloc((n + 1) * sizeof(*T.pe));
 	T.next = malloc((n + 1) * sizeof(*T.next));
 	T.any_jump = calloc(p->nfuncs + 1, sizeof(*T.any_jump));
+	T.contested = calloc(n + 1, sizeof(*T.contested));
 	int rc = -1;
-	if (!T.first || !T.nt || !T.prop || !T.pe || !T.next || !T.any_jump ||
+	if (!T.first || !T.nt || !T.prop || !T.pe || !T.next || !T.any_jump || !T.contested ||
 	    u64map_init(&T.edges, 64) < 0 || u64map_init(&T.loose, 64) < 0 ||
 	    u64map_init(&T.group, n / 4 + 16) < 0)
 		goto out;
@@ -596,6 +603,9 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 			goto out;
 	for (uint32_t e = 0; e < T.ne; e++)
 		T.e[e].bad |= T.e[e].any && u64map_get(&T.loose, da_pair(T.e[e].g, T.e[e].f)) != DA_NONE;
+	for (uint32_t i = 0; i < n; i++)
+		if (T.contested[i] && T.prop[i] != DA_NONE)
+			T.e[T.pe[i]].bad = true;
 	/* a plan's edges alone: it was made on a problem where they were whole */
 	if (cap->tail_targets && spoil_partial(&T) < 0)
 		goto out;
@@ -640,6 +650,7 @@ out:
 	free(T.pe);
 	free(T.next);
 	free(T.any_jump);
+	free(T.contested);
 	return rc;
 }
 

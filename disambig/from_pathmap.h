@@ -43,8 +43,10 @@
  * function of its module: a frame of f beside g's hangs below it unless c
  * calls another function than g directly (da_callsite.target; and g's
  * frame does not hang below that one's, entered by its direct jumps), and
- * the edge is spoilt where one such frame stays; all of g's such edges
- * share one callsite, whatever their target (da_callsite.target DA_NONE).
+ * the edge is spoilt where one such frame stays; a frame that such a g
+ * (not so entered) may have entered moves nowhere (of a chain of such
+ * jumps, the first only); all of g's such edges share one callsite,
+ * whatever their target (da_callsite.target DA_NONE).
  *
  * A plan in pathmap terms names functions and callsites by module and
  * address, so that it can be written to a file and applied to the binary;
@@ -89,7 +91,8 @@ struct da_pm_plan;
  * the thunk of a checked call (da_callsite.xcall).  With `any`, no address:
  * every function of the module, by g's indirect tail jumps (the first of
  * them `jump`), each through a stub that compares its operand with the
- * clone's function first (bound: priced so). */
+ * clones' functions first (priced by the solver as a dispatch of as many
+ * tests, which every frame through them runs). */
 struct da_tail_target {
 	uint32_t module;
 	uint64_t addr, jump;

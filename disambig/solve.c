@@ -115,7 +115,12 @@ struct ds {
 	uint64_t *fweight;      /* per function: its nodes' entries (da_node),
 	                         * which all run its dispatch */
 	uint64_t disp_units;    /* sum over functions that dispatch of their
-	                         * entries times dispatch_depth(their tests) */
+	                         * entries times dispatch_depth(their tests),
+	                         * and so over indirect tail callsites' stubs */
+	uint32_t *nstub;        /* per callsite: clones alive that its stubs
+	                         * test (stubbed) */
+	uint64_t *cweight;      /* per callsite: its nodes' entries, which all
+	                         * run its stubs */
 	double dispk;           /* the price of an entry at depth 1
 	                         * (dispatch_weight) */
 	uint64_t run_weight;    /* the entries that run a trampoline: through a
@@ -1047,6 +1052,24 @@ static void dispatch_count(struct ds *s, uint32_t f, int dir)
 	s->disp_units -= s->fweight[f] * dispatch_depth(k);
 }
 
+/* Does callsite c take clones by stubs that every frame through it runs:
+ * indirect tail jumps, to any function (disambig.h section 2, Tail calls)? */
+static bool stubbed(const struct da_problem *p, uint32_t c)
+{
+	return p->callsites[c].tail && p->callsites[c].target == DA_NONE;
+}
+
+/* Stubbed callsite c gains (dir +1) or loses (-1) a clone, a test of its
+ * stubs: priced as a dispatch of as many tests, run by c's every frame. */
+static void stub_count(struct ds *s, uint32_t c, int dir)
+{
+	uint32_t k = s->nstub[c];
+	uint32_t nk = dir > 0 ? k + 1 : k - 1;
+	s->nstub[c] = nk;
+	s->disp_units += s->cweight[c] * dispatch_depth(nk);
+	s->disp_units -= s->cweight[c] * dispatch_depth(k);
+}
+
 static double score(const struct ds *s)
 {
 	return (double)s->nprecise + s->hotk * (double)s->uniq_weight - s->pen -
@@ -1257,6 +1280,8 @@ static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t 
 				       da_clone_bytes(s->p, func, cs)};
 	if (dispatched)
 		dispatch_count(s, func, +1);
+	if (stubbed(s->p, cs))
+		stub_count(s, cs, +1);
 	s->pad16 += s->vars[pv].value / DA_ALIGN;
 	s->code_bytes += s->clones[k].bytes;
 	uint32_t *tops, nt = top_anchors(s, ex, &tops);
@@ -1277,6 +1302,8 @@ static void clone_destroy(struct ds *s, uint32_t k)
 	c->alive = false;
 	if (da_dispatched(s->p, c->callsite, c->func))
 		dispatch_count(s, c->func, -1);
+	if (stubbed(s->p, c->callsite))
+		stub_count(s, c->callsite, -1);
 	uint32_t *tops, nt = top_anchors(s, c->exec, &tops);
 	roots_begin(s);
 	for (uint32_t i = 0; i < nt; i++)
@@ -1557,6 +1584,7 @@ static int build(struct ds *s)
 	ALLOC(h0, n); ALLOC(h, n); ALLOC(inst, n); ALLOC(exec, n); ALLOC(bkt, n);
 	ALLOC(stk, n); ALLOC(mvpos, n); ALLOC(mvdh, n); ALLOC(rootslot, n); ALLOC(cnodes, n);
 	ALLOC(ndispatch, s->nf); ALLOC(fweight, s->nf); ALLOC(frag, n);
+	ALLOC(nstub, s->ncs); ALLOC(cweight, s->ncs);
 	ALLOC(tail, n); ALLOC(padend, n);
 	uint32_t *cls = malloc((n + 1) * sizeof(*cls));
 	if (!cls || da_classes(p, cls, &s->nclasses) < 0 || build_order(s) < 0) {
@@ -1592,6 +1620,8 @@ static int build(struct ds *s)
 		wsum += s->weight[x];
 		esum += e;
 		s->fweight[s->func[x]] += e;
+		if (s->cs[x] != DA_NONE)
+			s->cweight[s->cs[x]] += e;
 	}
 	s->hotk = da_per_weight(s->o.hot_weight, s->nclasses, wsum);
 	/* run time is paid per call, also where weight counts samples */
@@ -1691,7 +1721,7 @@ void ds_free(struct ds *s)
 	u64map_free(&s->failed);
 	u64map_free(&s->cloned);
 	free(s->vars); free(s->cnt); free(s->stamp); free(s->clones); free(s->ndispatch);
-	free(s->fweight);
+	free(s->fweight); free(s->nstub); free(s->cweight);
 	u64map_free(&s->clonemap);
 	u64map_free(&s->copymap);
 	for (uint32_t b = 0; b < s->nB; b++)

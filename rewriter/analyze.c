@@ -1543,13 +1543,16 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
 			      uint32_t i, uint64_t lowest)
 {
 	const struct ins *call = &g->ins[i];
-	bool jumps = u->ind_inner || u->ind_table;
+	bool jumps = u->ind_inner || u->ind_table, tail = call->eff == E_JMP_IND;
 	if (call->target || call->slot || u->conflict || g->bad)
 		return 0;
 	uint64_t start = call->addr, end = call->addr + call->len;
 	for (uint32_t j = i; end - start < 5;) {
 		const struct ins *p = j ? &g->ins[--j] : NULL;
-		if (!p || p->eff != E_OTHER || p->addr + p->len != start ||
+		/* a tail jump's epilogue moves too: its stub repeats its rows */
+		bool epilogue = p && tail && (p->eff == E_POP || p->eff == E_ADJ ||
+					      p->eff == E_LEA_RBP || p->eff == E_LEAVE);
+		if (!p || (p->eff != E_OTHER && !epilogue) || p->addr + p->len != start ||
 		    !(g->st[j].f & S_REACH))
 			return 0;
 		start = p->addr;
@@ -1570,8 +1573,9 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
  * promotion stub displaces (rewriter.h section 1, Tail chains), as a
  * promoted call's (promote_start), but for the bytes training's hook
  * displaces: nothing returns to the jump, and the hook moves the stub's
- * jmp rel32 (its endbr64 stays); its FDE has no LSDA (the stub gets none:
- * it cannot throw).  Where they meet the instructions the entry's jump
+ * jmp rel32 (its endbr64 stays); and they may be the epilogue (pops, an
+ * add to rsp, leave), whose rows the stub's FDE repeats (eh_window_cfa);
+ * its FDE has no LSDA (the stub gets none: it cannot throw).  Where they meet the instructions the entry's jump
  * would displace, the function takes no dispatch (nor has it an entry
  * wrapper).  Into a->tails[owner].ind; rw_func.tail_promotable when every
  * one of them has a stub and they are its only indirect jumps. */
@@ -1594,10 +1598,13 @@ static void unit_tail_ind(struct ana *a, struct unit *u, uint32_t owner)
 			struct st s = g->st[i];
 			if (in->eff != E_JMP_IND || !(s.f & S_REACH))
 				continue;
-			uint32_t fde = eh_fde_at(&a->b->eh, in->addr);
-			uint64_t from = r == 0 && fde != RW_NONE && !a->b->eh.e[fde].lsda
+			const struct eh_frame *eh = &a->b->eh;
+			uint32_t fde = eh_fde_at(eh, in->addr);
+			uint64_t from = r == 0 && fde != RW_NONE && !eh->e[fde].lsda
 						? promote_start(a, u, g, i, lowest) : 0;
-			ok = from != 0;
+			uint64_t pc = from ? eh->e[fde].pc_begin : 0;
+			ok = from && eh_window_cfa(eh, fde, 0, 0, 0, from - pc, in->addr - pc,
+						   RW_ENTRY_GUARD, NULL) == 0;
 			first = from && from < first ? from : first;
 			struct rw_tail_jump *v = ok ? realloc(t->ind, (t->nind + 1) * sizeof(*v)) : NULL;
 			if ((ok = v != NULL))

@@ -398,12 +398,16 @@ static int reg_offset(const uint8_t **p, const uint8_t *end, bool is_signed, uin
  * offset s of a register saved at CFA - s with s > k0 (a slot in the
  * allocated area).  reg and off carry the CFA rule from one program to the
  * next (the CIE's initial program runs first, with d = 0).  With a stop, the
- * walk leaves out the advances and ends past code offset stop. */
+ * walk leaves out the advances and ends past code offset stop; with a
+ * window too, it puts back those past offset `from`, from `lead` on
+ * (eh_window_cfa). */
 struct cfa_walk {
 	const uint8_t *p, *end;
 	const struct eh_entry *cie;
 	int64_t k0, k1, d;
 	uint64_t stop, loc;
+	bool window;
+	uint64_t from, lead, out_loc;   /* out_loc: where the output's rows are */
 	uint64_t reg;           /* the CFA rule: reg + off (UINT64_MAX: an expression) */
 	int64_t off;
 	uint64_t stack_reg[EH_STACK];   /* DW_CFA_remember_state */
@@ -424,11 +428,23 @@ static int cfa_copy(struct cfa_walk *w, const uint8_t *op)
 	return CFA_NEXT;
 }
 
-/* An advance by delta code units, with a stop. */
+/* An advance by delta code units, with a stop (and a window: an advance
+ * in the output where the rows lie past `from`). */
 static int cfa_at(struct cfa_walk *w, uint64_t delta)
 {
 	w->loc += delta * w->cie->code_align;
-	return w->loc > w->stop ? CFA_STOP : CFA_NEXT;
+	if (w->loc > w->stop)
+		return CFA_STOP;
+	if (w->window && w->loc > w->from) {
+		uint64_t at = w->lead + (w->loc - w->from), n = (at - w->out_loc) / w->cie->code_align;
+		if (n > UINT32_MAX || (at - w->out_loc) % w->cie->code_align)
+			return -1;
+		uint32_t n32 = (uint32_t)n;
+		rb_u8(w->out, DW_CFA_advance_loc4);
+		rb_put(w->out, &n32, 4);        /* little-endian */
+		w->out_loc = at;
+	}
+	return CFA_NEXT;
 }
 
 /* Does the slot of a register saved at CFA - factored * data_align move?
@@ -641,8 +657,9 @@ static int walk_cfa(struct cfa_walk *w, const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
-int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
-		uint64_t stop, struct rbuf *out)
+/* eh_edit_cfa, and with `window` eh_window_cfa. */
+static int edit_rows(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
+		     bool window, uint64_t from, uint64_t stop, uint64_t lead, struct rbuf *out)
 {
 	const struct eh_entry *e = &eh->e[fde], *cie = &eh->e[e->cie_index];
 	struct rbuf scratch = {0}, tmp = {0};
@@ -651,14 +668,30 @@ int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1,
 	const uint8_t *cs = eh->data + cie->off, *fs = eh->data + e->off;
 	int r = walk_cfa(&w, cs + cie->insn_off, cs + cie->size);
 	rb_free(&scratch);
-	if (r)
+	if (r || !cie->code_align)
 		return -1;
 	w.d = d;
 	w.stop = stop;
+	w.window = window;
+	w.from = from;
+	w.lead = lead;
+	w.out_loc = 0;
 	w.out = out ? out : &tmp;
 	r = walk_cfa(&w, fs + e->insn_off, fs + e->size);
 	rb_free(&tmp);
 	return r;
+}
+
+int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
+		uint64_t stop, struct rbuf *out)
+{
+	return edit_rows(eh, fde, k0, k1, d, false, 0, stop, 0, out);
+}
+
+int eh_window_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
+		  uint64_t from, uint64_t stop, uint64_t lead, struct rbuf *out)
+{
+	return from > stop ? -1 : edit_rows(eh, fde, k0, k1, d, true, from, stop, lead, out);
 }
 
 bool eh_args_size(const struct eh_frame *eh, uint32_t fde)
@@ -794,8 +827,8 @@ static void put_advance(struct rbuf *frame, uint32_t adv)
  * its pc_begin moved by shift (a clone's copy of the FDE).  CIEs must have
  * been appended before their FDEs (newoff).  0, or -1 with err. */
 static int put_entry(const struct eh_frame *eh, uint32_t i, const struct eh_fde_edit *ed,
-		     uint64_t stop, uint64_t shift, uint64_t vaddr, const uint64_t *newoff,
-		     struct rbuf *frame, char *err, size_t errlen)
+		     uint64_t stop, const struct eh_clonefde *win, uint64_t shift, uint64_t vaddr,
+		     const uint64_t *newoff, struct rbuf *frame, char *err, size_t errlen)
 {
 	const struct eh_entry *e = &eh->e[i];
 	const uint8_t *src = eh->data + e->off;
@@ -804,7 +837,9 @@ static int put_entry(const struct eh_frame *eh, uint32_t i, const struct eh_fde_
 		rb_put(frame, src, e->size);
 	} else {
 		rb_put(frame, src, e->insn_off);
-		if (eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, stop, frame) < 0)
+		if ((win ? eh_window_cfa(eh, i, ed->k0, ed->k1, ed->d, win->row_from, stop, win->lead,
+					 frame)
+			 : eh_edit_cfa(eh, i, ed->k0, ed->k1, ed->d, stop, frame)) < 0)
 			return errmsg(err, errlen, "FDE of 0x%llx cannot be re-encoded",
 				      (unsigned long long)e->pc_begin);
 		/* keep entries 8-aligned with DW_CFA_nop */
@@ -853,7 +888,7 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 			if (edits[j].fde == i)
 				ed = &edits[j];
 		newoff[i] = frame->n;
-		if (put_entry(eh, i, ed, UINT64_MAX, 0, vaddr, newoff, frame, err, errlen))
+		if (put_entry(eh, i, ed, UINT64_MAX, NULL, 0, vaddr, newoff, frame, err, errlen))
 			goto fail;
 		if (!e->cie && e->pc_range)
 			tab[ntab++] = (struct hdr_ent){e->pc_begin, vaddr + newoff[i]};
@@ -863,8 +898,8 @@ int eh_build(const struct eh_frame *eh, const struct eh_fde_edit *edits, uint32_
 		size_t start = frame->n;
 		bool row = cf[i].row_at != UINT64_MAX;
 		if (put_entry(eh, cf[i].edit.fde, cf[i].edit.d || row ? &cf[i].edit : NULL,
-			      cf[i].row_at, cf[i].start - e->pc_begin, vaddr, newoff, frame, err,
-			      errlen))
+			      cf[i].row_at, cf[i].window ? &cf[i] : NULL, cf[i].start - e->pc_begin,
+			      vaddr, newoff, frame, err, errlen))
 			goto fail;
 		if (row && put_range(eh, e, frame, start, cf[i].range) < 0)
 			goto range;

@@ -104,6 +104,12 @@ bool eh_args_size(const struct eh_frame *eh, uint32_t fde);
  * pc_begin + stop, without its advances: one row, the one at stop. */
 int eh_edit_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
 		uint64_t stop, struct rbuf *out);
+/* The same for the rows from offset `from` to `stop`: the row at from (no
+ * advance), then each later one `lead` bytes plus its distance from `from`
+ * further on, up to the row at stop (for code moved whole to lead bytes
+ * past the start of its copy's FDE: a tail jump's stub). */
+int eh_window_cfa(const struct eh_frame *eh, uint32_t fde, int64_t k0, int64_t k1, int64_t d,
+		  uint64_t from, uint64_t stop, uint64_t lead, struct rbuf *out);
 
 /* A new FDE for generated code: rows of CFA = rsp + off from pc onwards. */
 struct eh_row {
@@ -127,13 +133,16 @@ struct eh_fde_edit {
  * instead: row_at is the call's offset from the FDE's pc_begin, and the
  * copy covers `range` bytes with that row alone (UINT64_MAX: a clone), and
  * points at the stub's own LSDA `lsda` (eh_put_stub_lsda; 0: the FDE's, as a
- * clone's copy and a veneer's, where no call returns). */
+ * clone's copy and a veneer's, where no call returns).  With `window`, the
+ * rows from row_from to row_at instead (eh_window_cfa, lead bytes in). */
 struct eh_clonefde {
 	struct eh_fde_edit edit;
 	uint64_t start;
 	uint64_t row_at;
 	uint64_t range;
 	uint64_t lsda;
+	bool window;
+	uint64_t row_from, lead;
 };
 /* Build the merged .eh_frame for address `vaddr`: the old entries in their
  * order (pointers re-encoded, edits applied), the clones' FDEs (sharing the

@@ -654,12 +654,29 @@ static struct rw_tail_jump route_of(const struct rw_tail_jump *js, uint32_t n, u
 	return r;
 }
 
+/* May fi's tail jumps, indirect ones among them (tail_promotable), go to a
+ * clone of any function of b: those to each function (its direct ones too)
+ * rw_tail_jumps takes, as it does to a function none of them names? */
+static bool any_route(const struct rw_binary *b, uint32_t fi)
+{
+	struct rw_tail_jump js[RW_MAX_TAIL_JUMPS];
+	const struct rw_unit *u = &b->units[fi];
+	if (!rw_tail_jumps(b, fi, b->funcs[fi].addr, js, RW_MAX_TAIL_JUMPS))
+		return false;           /* fi's own address: only its jumps to itself */
+	for (uint32_t i = 0; i < u->ntail_to; i++) {
+		uint64_t d = tail_dest(b, &u->tail_to[i]);     /* 0: another module's */
+		if (d && !rw_tail_jumps(b, fi, d, js, RW_MAX_TAIL_JUMPS))
+			return false;
+	}
+	return true;
+}
+
 uint32_t rw_tail_routes(const struct rw_binary *b, uint32_t fi, struct rw_tail_jump *out,
 			uint32_t max)
 {
 	const struct rw_unit *u = &b->units[fi];
 	if (b->funcs[fi].tail_promotable) {     /* one route, to any function */
-		if (!b->funcs[fi].tails_known || !max)
+		if (!max || !any_route(b, fi))
 			return 0;
 		out[0] = (struct rw_tail_jump){.at = u->tail_ind[0].at};
 		return 1;
@@ -876,7 +893,8 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 		if (f->forward_to)
 			fprintf(out, " forwards to 0x%llx", (unsigned long long)f->forward_to);
 		if (f->tail_promotable)
-			fprintf(out, " %u indirect tail jumps promotable", b->units[i].ntail_ind);
+			fprintf(out, " %u indirect tail jumps promotable%s", b->units[i].ntail_ind,
+				any_route(b, (uint32_t)i) ? "" : " (not its other tail jumps)");
 		else if (f->tail_indirect)
 			fprintf(out, " indirect tail jumps not promotable");
 		fprintf(out, " %s\n", name);

@@ -64,6 +64,7 @@ struct tramp {
 	                              * every untagged, unwrapped call of one slot
 	                              * redirected to one clone, target */
 	bool promote;                /* a promotion stub (emit_promote), a stub */
+	bool tail;                   /* ... of an indirect tail jump */
 	struct eh_row rows[TRAMP_MAX_ROWS];
 	uint32_t nrows;
 };
@@ -880,7 +881,7 @@ static int add_veneers(struct plan_state *ps, const struct rw_binary *b, const s
 		uint32_t fde = eh_fde_at(&b->eh, v->v[i].branch);
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
 			{fde, u->k0, u->k1, u->nfdes ? pad : 0}, v->v[i].at,
-			v->v[i].branch - b->eh.e[fde].pc_begin, RW_VENEER_BYTES, 0};
+			v->v[i].branch - b->eh.e[fde].pc_begin, RW_VENEER_BYTES, 0, false, 0, 0};
 		struct newsym *n = &ps->syms[ps->nsyms++];
 		snprintf(n->name, sizeof(n->name), "__icpp_veneer_%016" PRIx64, v->v[i].copy);
 		n->addr = v->v[i].at;
@@ -924,7 +925,7 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 	for (uint32_t i = 0; i < n; i++)
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
 			{eh_fde_at(&b->eh, r[i].lo), u->k0, u->k1, u->nfdes ? pc->pad : 0}, r[i].to,
-			UINT64_MAX, 0, 0};
+			UINT64_MAX, 0, 0, false, 0, 0};
 	/* a function without a name by its address, as the prediction names it */
 	char own[32], frag_own[32];
 	snprintf(own, sizeof(own), "0x%" PRIx64, f->addr);
@@ -954,8 +955,10 @@ static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_c
  * caller's padding edits its FDE; for c's copy in a clone, copy_start is
  * where the clone's copy of c's function (or fragment) begins, and the
  * clone's FDE there gives the edit (its own padding).  Where the caller has
- * an LSDA, the stub's own follows the stub in text (eh_put_stub_lsda).  -1
- * with err. */
+ * an LSDA, the stub's own follows the stub in text (eh_put_stub_lsda).  For
+ * an indirect tail jump's stub (t->tail), the rows from its first displaced
+ * instruction (which may pop) to the jump, as the stub moves them (after
+ * its guard).  -1 with err. */
 static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
 			uint64_t copy_start, const struct tramp *t, uint64_t text_vaddr, char *err,
 			size_t errlen)
@@ -983,7 +986,8 @@ static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const 
 				ed = ps->fedits[e];
 	}
 	ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){ed, t->addr, c->insn - e->pc_begin, t->size,
-						       lsda};
+						       lsda, t->tail, c->promote_from - e->pc_begin,
+						       RW_ENTRY_GUARD};
 	return 0;
 }
 
@@ -1409,7 +1413,8 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return -1;
-	*t = (struct tramp){.call = c, .site = d.at + d.len - 1, .stub = true, .promote = true};
+	*t = (struct tramp){.call = c, .site = d.at + d.len - 1, .stub = true, .promote = true,
+			    .tail = tail};
 	if (emit_promote(ps, t, &d, tests, ntests, tail, text_vaddr, err, errlen) < 0)
 		return -1;
 	if (add_stub_fde(ps, b, c, copy_start, t, text_vaddr, err, errlen))

@@ -1760,6 +1760,40 @@ static void tail_fixture(struct tail_fixture *x, da_mask g_pads)
 	x->fb = da_add_tail(p, x->gb, x->f, x->e, 10);
 }
 
+/* g's jumps indirect (a callsite to any function): f's clone takes them by
+ * their stub, which every frame through them runs, priced as a dispatch:
+ * bought where f's frames are most of them, not where h's, beside, are. */
+static void test_tail_stub_price(void)
+{
+	for (int heavy = 0; heavy < 2; heavy++) {
+		struct tail_fixture x;
+		tail_fixture(&x, 1);
+		struct da_problem *p = x.p;
+		p->callsites[x.e].target = DA_NONE;
+		p->nodes[p->nodes[x.ga].parent].entries = p->nodes[p->nodes[x.gb].parent].entries = 1000;
+		if (heavy) {
+			uint32_t h = da_add_func(p, "h", 16, 1, true);
+			da_add_tail(p, x.ga, h, x.e, 100000);
+		}
+		char err[256];
+		CHECK(da_problem_check(p, err, sizeof(err)) == 0);
+		struct da_options o;
+		opts(&o);
+		o.allow_clone = true;
+		o.dispatch_weight = 2;
+		struct da_result r;
+		CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+		uint32_t at_e = 0;
+		for (uint32_t k = 0; k < r.plan.nclones; k++)
+			at_e += r.plan.clones[k].callsite == x.e;
+		CHECK_EQ_INT(at_e > 0, !heavy);
+		CHECK_EQ_INT(r.inst[x.fa] != r.inst[x.fb], !heavy);
+		check_predict(p, &r);
+		da_result_free(&r);
+		da_problem_free(p);
+	}
+}
+
 /* g's padding moves neither f's frames nor anything but g's own extent; a
  * clone of g for A's call with a chain of f for its copy of the tail jump
  * separates both pairs, and the solver finds it. */
@@ -2783,6 +2817,7 @@ int main(int argc, char **argv)
 	test_fragment_clone();
 	test_fragment_refusals();
 	test_tail_chain();
+	test_tail_stub_price();
 	test_properties();
 	test_clone_cap();
 	test_option_sweep();

@@ -14,12 +14,14 @@ enum {
 #define MOVE 0x10000ULL         /* the rebuilt section lies this much higher */
 #define CLONE_AT 0x100000ULL    /* the clone's code, above its original's */
 #define STUB_AT 0x200000ULL
+#define WINDOW_AT 0x300000ULL   /* a tail jump's stub: its rows moved 16 bytes in */
+enum { LEAD = 16 };
 
 struct rebuild {
 	struct eh_fde_edit *edits;
 	uint32_t nedits;
 	struct rbuf *progs;     /* the edited programs, by FDE (n = 0: none) */
-	struct eh_clonefde cf[2];
+	struct eh_clonefde cf[3];
 	uint32_t ncf;
 };
 
@@ -78,8 +80,44 @@ static void add_copies(const struct eh_frame *eh, struct rebuild *rb)
 	uint32_t i = rb->edits[k].fde;
 	uint64_t pc = eh->e[i].pc_begin;
 	rb->cf[rb->ncf++] = (struct eh_clonefde){{i, KEEP, KEEP, PAD}, pc + CLONE_AT, UINT64_MAX,
-						  UINT64_MAX, 0};
-	rb->cf[rb->ncf++] = (struct eh_clonefde){{i, KEEP, KEEP, 0}, pc + STUB_AT, 0, STUB_RANGE, 0};
+						  UINT64_MAX, 0, false, 0, 0};
+	rb->cf[rb->ncf++] = (struct eh_clonefde){{i, KEEP, KEEP, 0}, pc + STUB_AT, 0, STUB_RANGE, 0,
+						  false, 0, 0};
+	uint64_t range = eh->e[i].pc_range, from = range / 4, stop = range / 2;
+	if (eh_window_cfa(eh, i, KEEP, KEEP, 0, from, stop, LEAD, NULL) == 0)
+		rb->cf[rb->ncf++] = (struct eh_clonefde){{i, KEEP, KEEP, 0}, pc + WINDOW_AT, stop,
+							  LEAD + stop - from + 8, 0, true, from, LEAD};
+}
+
+/* Two rows' programs (eh_edit_cfa at a stop) the same but for the
+ * DW_CFA_nop that pad each FDE's program at its end. */
+static bool same_rules(const struct rbuf *a, const struct rbuf *b)
+{
+	size_t na = a->n, nb = b->n;
+	while (na && a->p[na - 1] == DW_CFA_nop)
+		na--;
+	while (nb && b->p[nb - 1] == DW_CFA_nop)
+		nb--;
+	return na == nb && (!na || !memcmp(a->p, b->p, na));
+}
+
+/* A window's copy (rb->cf[k]) in eh2, entry w: its row at LEAD + x - from
+ * is the original's at x, for every x in [from, stop]. */
+static const char *compare_window(const struct eh_frame *eh, const struct eh_frame *eh2,
+				  const struct eh_clonefde *cf, uint32_t w)
+{
+	struct rbuf a = {0}, b = {0};
+	const char *bad = NULL;
+	for (uint64_t x = cf->row_from; x <= cf->row_at && !bad; x++) {
+		a.n = b.n = 0;
+		if (eh_edit_cfa(eh, cf->edit.fde, 0, 0, 0, x, &a) ||
+		    eh_edit_cfa(eh2, w, 0, 0, 0, LEAD + x - cf->row_from, &b) ||
+		    !same_rules(&a, &b))
+			bad = "a window's copy has another row than its original";
+	}
+	rb_free(&a);
+	rb_free(&b);
+	return bad;
 }
 
 /* The rebuilt section eh2 against the original: entries in order, each FDE
@@ -110,6 +148,10 @@ static const char *compare(const struct eh_frame *eh, const struct eh_frame *eh2
 		uint64_t range = rb->cf[k].range == UINT64_MAX ? o->pc_range : rb->cf[k].range;
 		if (c->cie || c->pc_begin != rb->cf[k].start || c->pc_range != range)
 			return "a clone's FDE covers other code";
+		const char *bad = rb->cf[k].window ? compare_window(eh, eh2, &rb->cf[k], eh->n + k)
+						   : NULL;
+		if (bad)
+			return bad;
 	}
 	return NULL;
 }

@@ -18,7 +18,8 @@ struct ehframe_tally {
  * refused; once parsed, each FDE's CFA program is walked for eh_args_size,
  * copied byte for byte at padding 0 (eh_edit_cfa), edited at padding 32
  * only where it could be copied, and cut at a row; the section rebuilt
- * with every editable FDE padded, a clone and a one-row copy (eh_build)
+ * with every editable FDE padded, a clone, a one-row copy and a window of
+ * rows moved in (eh_window_cfa, rows compared one by one) (eh_build)
  * parses again with the same entries at the same addresses and the edited
  * programs in place.  NULL, or the property that failed. */
 const char *ehframe_check(const uint8_t *data, size_t size, uint64_t vaddr,

@@ -11,7 +11,8 @@
  *    the displaced copy.  main also calls it indirectly at fx_dl_site_g;
  *  - sqlite3_mutex_enter's shape: fx_dl_enter begins with a branch and ends
  *    in a tail call through a pointer (jmp *8(%rax)) to fx_dl_lock, whose
- *    entry is a tail call itself (jmp fx_dl_leaf).  Both are cloneable and
+ *    entry is a tail call itself (jmp fx_dl_leaf); fx_dl_popj makes that
+ *    call in its epilogue (pop %rbx; jmp *%rax), main calls it directly.  Both are cloneable and
  *    dispatch (the displaced entry holds the branch, or is the jmp); main
  *    calls fx_dl_enter indirectly at fx_dl_site_e, and directly with 0 (the
  *    branch taken in the original);
@@ -176,7 +177,8 @@ fx_dl_many_\k:
 
 /* main: prints fx_dl_f(1) + fx_dl_g(fx_dl_f(1)) + fx_dl_enter(5) +
  * fx_dl_enter(0) + fx_dl_size(3) + fx_dl_size(4) + fx_dl_move(6, 0, 7) +
- * fx_dl_chk(8, 0, 9, 20) + fx_dl_pcpy(10, 0, 11) + fx_dl_many(2), the
+ * fx_dl_chk(8, 0, 9, 20) + fx_dl_pcpy(10, 0, 11) + fx_dl_many(2) +
+ * fx_dl_popj(12), the
  * second, third, fifth and seventh calls indirect */
 	.globl main
 	.type main, @function
@@ -229,6 +231,9 @@ fx_dl_site_c:
 	add %rax, %rbx
 	mov $2, %edi
 	call fx_dl_many
+	add %rax, %rbx
+	mov $12, %edi
+	call fx_dl_popj
 	lea (%rax,%rbx), %rsi
 	lea fx_dl_fmt(%rip), %rdi
 	xor %eax, %eax
@@ -239,6 +244,28 @@ fx_dl_site_c:
 	ret
 	.cfi_endproc
 	.size main, .-main
+
+/* fx_dl_leaf(x) + fx_dl_lock(x) through the method table, that call in
+ * its epilogue: pop %rbx; jmp *%rax (a stub for the jump moves the pop) */
+	.type fx_dl_popj, @function
+fx_dl_popj:
+	.cfi_startproc
+	endbr64
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	mov %rdi, %rbx
+	call fx_dl_leaf
+	add %rax, %rbx
+	mov %rbx, %rdi
+	lea fx_dl_methods(%rip), %rax
+	mov 8(%rax), %rax
+	pop %rbx
+	.cfi_def_cfa_offset 8
+fx_dl_tail_popj:                  /* run_dispatch_cases.sh K */
+	jmp *%rax
+	.cfi_endproc
+	.size fx_dl_popj, .-fx_dl_popj
 
 	.section .data.rel.ro, "aw"
 	.align 8

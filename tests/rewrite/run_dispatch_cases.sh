@@ -32,7 +32,8 @@
 #     *8(%rax)): a promotion stub compares the pointer with fx_dl_lock and
 #     jumps to the clone (no dispatch), icpp plan --evaluate takes it back;
 #     and as a chain, in a clone of fx_dl_enter (by dispatch), from its copy
-#     of the jump.
+#     of the jump; and fx_dl_popj's jmp *%rax, whose stub moves the pop
+#     before it (and repeats its CFI rows), which --explain finds.
 # Each rewrite must keep the output, take the frames into the clones, and
 # pass icpp verify (every observed path at its predicted height).
 # icpp plan --evaluate says A's dispatch is for a frame after a tail call.
@@ -246,9 +247,17 @@ evaluates k
 plan k2.plan "clone 0 0 $e 0 $(site fx_dl_site_e) 0" "clone 1 0 $l 0 $tl 0 in 0 tail"
 rewrite k2 "2 functions cloned (1 by dispatch; 1 in chains; 1 after tail jumps; 1 indirect tail jumps promoted)"
 predicted k2 "__icpp_clone_0_fx_dl_enter" "__icpp_clone_1_fx_dl_lock"
+tp=$(sym fx_dl_tail_popj)
+"$icpp" rewrite "$p" -m map --explain -o k3.rw 2> /dev/null |
+	grep -q "1 indirect tail jumps promotable fx_dl_popj$" ||
+	fail "k3: --explain: fx_dl_popj's jump through %rax after its pop is not promotable"
+plan k3.plan "clone 0 0 $l 0 $tp 0 tail"
+rewrite k3 "1 functions cloned (0 by dispatch; 1 after tail jumps; 1 indirect tail jumps promoted)"
+predicted k3 "__icpp_clone_0_fx_dl_lock"
+evaluates k3
 
 echo "ok: a direct and a dispatched clone at one callsite; a padding in the displaced entry;" \
 	"dispatch of a branch and a tail call at the entry, a tail call through a pointer," \
 	"of a function shorter than the jmp; symbols of functions without a name;" \
 	"32 clones by dispatch of one function; a dispatch by an island; a tail clone, a" \
-	"tail chain, a tail jump in a displaced entry, an indirect tail jump by its stub"
+	"tail chain, a tail jump in a displaced entry, indirect tail jumps by their stubs"
