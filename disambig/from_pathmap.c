@@ -515,6 +515,15 @@ static int propose(struct tails *T, uint32_t x, const bool *in_group)
 		if (could && !any && u64map_put(&T->loose, gf, 1) < 0)
 			return -1;
 		T->contested[y] |= could && !any;
+		/* f's frame first, c a call of f: f entered g, and g's direct
+		 * jumps may have entered f again, at c's return address but not
+		 * by c (sqlite3VdbeAddOp3 -> growOp3 -> sqlite3VdbeAddOp3): no
+		 * clone of f takes c, which would take only the first frame.
+		 * (That g's jumps through a pointer went back to f is taken to
+		 * be rare: every call of such an f would lose its clones.) */
+		struct da_callsite *C = &T->p->callsites[N[y].callsite];
+		if (ed != DA_NONE && !T->e[ed].any && x > y && C->target == N[y].func)
+			C->redirectable = C->dispatchable = C->taggable = false;
 		if (ed == DA_NONE || (T->e[ed].any && !any))
 			continue;
 		if (T->prop[y] != DA_NONE)

@@ -39,6 +39,9 @@
  * edges (g, f) or none: each of f's frames beside g's must have that one
  * such sibling, and each callsite with one of them none of f's frames
  * without (a dispatch of f testing c's return address would take them).
+ * A call c of f whose frame of f comes before a sibling's frame of g that
+ * jumps to f directly takes no clone (g's jump may have entered f again: a
+ * frame at c's height and return address that the clone would not take).
  * By indirect tail jumps (da_tail_target.any), g may have entered any
  * function of its module: a frame of f beside g's hangs below it unless c
  * calls another function than g directly (da_callsite.target; and g's

@@ -380,6 +380,43 @@ static void test_bridge_tails_any(void)
 	}
 }
 
+/* M's call at 0x1050 calls U (0x9000) directly. */
+static void calls_u(void *ctx, const struct pathmap *pm, uint32_t module, uint64_t addr,
+		    struct da_callsite_cap *cc)
+{
+	(void)ctx;
+	(void)pm;
+	(void)module;
+	cc->target = addr == 0x1050 ? 0x9000 : 0;
+}
+
+/* M calls U, U tail-calls T, T's jump to U enters U again: U's frame comes
+ * first, T's beside it.  No clone of U may take M's call, which would take
+ * U's first frame only (sqlite3VdbeAddOp3 -> growOp3 -> sqlite3VdbeAddOp3). */
+static void test_bridge_tail_loop(void)
+{
+	struct pathmap *pm = pst_sample();
+	uint32_t t = pm_add_function(pm, 0, 0x8000, 0x100, "T");
+	uint32_t u = pm_add_function(pm, 0, 0x9000, 0x100, "U");
+	uint32_t un = pm_add_node(pm, 0, u, 0, 0x1050, 148, 4);
+	pm_add_node(pm, 0, t, 0, 0x1050, 148, 4);
+	static const struct t_view direct = {false, false, false};
+	struct da_capability cap;
+	struct da_bridge br;
+	char err[256];
+	da_capability_default(&cap);
+	cap.clone = true;
+	cap.tail_targets = t_enters;
+	cap.callsite_hook = calls_u;
+	cap.ctx = (void *)&direct;
+	CHECK(da_from_pathmap(pm, &cap, DA_UNIT_FUNCTIONS, &br, err, sizeof(err)) == 0);
+	const struct da_callsite *c = &br.prob->callsites[da_bridge_callsite(&br, 0, 0x1050)];
+	CHECK(!br.prob->nodes[un].tail);
+	CHECK(!c->redirectable && !c->dispatchable && !c->taggable);
+	da_bridge_free(&br);
+	pm_free(pm);
+}
+
 static void test_recursion_group(void)
 {
 	struct pathmap *pm = pst_sample();
@@ -1117,6 +1154,7 @@ int main(void)
 	test_bridge_xcall();
 	test_bridge_tails();
 	test_bridge_tails_any();
+	test_bridge_tail_loop();
 	test_recursion_group();
 	test_round_trip();
 	test_clone_file();
