@@ -410,6 +410,9 @@ struct tails {
 	struct u64map loose;            /* (g, f): a frame of f beside one of g that
 	                                 * no direct call entered (propose) */
 	bool *contested;                /* per node: such a g's stubs may have entered it */
+	uint32_t *any_to;               /* per function with such a route: the one function
+	                                 * its frames have beside them (DA_NONE: none yet;
+	                                 * ANY_MANY: several) */
 	uint32_t *prop, *pe;            /* per node: the sibling it would hang below, the edge */
 	uint32_t *next;                 /* per node: the next earlier sibling of its group */
 	struct u64map group;            /* (parent, callsite) -> the group's last node */
@@ -458,6 +461,8 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 	T->nt[g] = T->ne - T->first[g];
 	return 0;
 }
+
+#define ANY_MANY (DA_NONE - 1)
 
 /* The edge (g, f) of g's route to any function (T->any_jump), made once;
  * DA_NONE when g has none or f is not of g's module (-1 out of memory). */
@@ -526,9 +531,15 @@ static int propose(struct tails *T, uint32_t x, const bool *in_group)
 			C->redirectable = C->dispatchable = C->taggable = false;
 		if (ed == DA_NONE || (T->e[ed].any && !any))
 			continue;
-		if (T->prop[y] != DA_NONE)
-			T->e[T->pe[y]].bad = true;
-		T->e[ed].bad |= T->prop[y] != DA_NONE || x > y || in_group[x] || in_group[y] ||
+		/* a direct jump explains the frame better than a pointer's:
+		 * the weaker proposal gives way; two alike spoil both */
+		uint32_t old = T->prop[y] == DA_NONE ? DA_NONE : T->pe[y];
+		if (old != DA_NONE && T->e[ed].any && !T->e[old].any)
+			continue;
+		bool clash = old != DA_NONE && T->e[ed].any == T->e[old].any;
+		if (clash)
+			T->e[old].bad = true;
+		T->e[ed].bad |= clash || x > y || in_group[x] || in_group[y] ||
 				plan_keeps_at_call(T, N[y].callsite, N[y].func);
 		T->prop[y] = x;
 		T->pe[y] = ed;
@@ -589,13 +600,15 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 	T.next = malloc((n + 1) * sizeof(*T.next));
 	T.any_jump = calloc(p->nfuncs + 1, sizeof(*T.any_jump));
 	T.contested = calloc(n + 1, sizeof(*T.contested));
+	T.any_to = malloc((p->nfuncs + 1) * sizeof(*T.any_to));
 	int rc = -1;
 	if (!T.first || !T.nt || !T.prop || !T.pe || !T.next || !T.any_jump || !T.contested ||
+	    !T.any_to ||
 	    u64map_init(&T.edges, 64) < 0 || u64map_init(&T.loose, 64) < 0 ||
 	    u64map_init(&T.group, n / 4 + 16) < 0)
 		goto out;
 	for (uint32_t f = 0; f < p->nfuncs; f++)
-		T.first[f] = DA_NONE;
+		T.first[f] = T.any_to[f] = DA_NONE;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct da_node *N = &p->nodes[i];
 		T.prop[i] = T.next[i] = DA_NONE;
@@ -610,8 +623,19 @@ static int reparent_tails(const struct pathmap *pm, const struct da_capability *
 		if (p->nodes[i].callsite != DA_NONE && !p->nodes[i].fragment &&
 		    propose(&T, i, in_group) < 0)
 			goto out;
+	/* a stub tests every frame through g's jumps: only where they reach
+	 * one function (sqlite3's mutex and allocator methods), not a
+	 * dispatcher's many (python3's tp_ slots: stubs there cost more
+	 * than the dispatches they save) */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tail_edge *E = T.prop[i] == DA_NONE ? NULL : &T.e[T.pe[i]];
+		if (E && E->any)
+			T.any_to[E->g] = T.any_to[E->g] == DA_NONE || T.any_to[E->g] == E->f
+						 ? E->f : ANY_MANY;
+	}
 	for (uint32_t e = 0; e < T.ne; e++)
-		T.e[e].bad |= T.e[e].any && u64map_get(&T.loose, da_pair(T.e[e].g, T.e[e].f)) != DA_NONE;
+		T.e[e].bad |= T.e[e].any && (u64map_get(&T.loose, da_pair(T.e[e].g, T.e[e].f)) != DA_NONE ||
+					     T.any_to[T.e[e].g] == ANY_MANY);
 	for (uint32_t i = 0; i < n; i++)
 		if (T.contested[i] && T.prop[i] != DA_NONE)
 			T.e[T.pe[i]].bad = true;
@@ -660,6 +684,7 @@ out:
 	free(T.next);
 	free(T.any_jump);
 	free(T.contested);
+	free(T.any_to);
 	return rc;
 }
 
