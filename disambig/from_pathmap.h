@@ -129,9 +129,10 @@ struct da_capability {
 	 * (maybe callee itself), which callee entered by a tail call (NULL:
 	 * never)? */
 	bool (*tail_enters)(void *ctx, const struct pathmap *pm, uint32_t callee, uint32_t func);
-	/* the functions that function g enters only by direct tail jumps a
-	 * clone of them may take (disambig.h section 2, "Tail calls"), at most
-	 * max into out; how many (NULL: none) */
+	/* the functions that function g enters only by tail jumps a clone of
+	 * them may take (disambig.h section 2, "Tail calls"; or, `any`, every
+	 * function of its module, by stubs of its jumps through pointers), at
+	 * most max into out; how many (NULL: none) */
 	uint32_t (*tail_targets)(void *ctx, const struct pathmap *pm, uint32_t g,
 				 struct da_tail_target *out, uint32_t max);
 	void *ctx;
