@@ -312,11 +312,14 @@
  *     r) * ln(growth(r)) - code_weight * (new code bytes) - hot_code_weight
  *     * (hot code bytes added: below) - dispatch_weight
  *     * N * (sum over functions f that take clones by dispatch of the
- *     entries of f's nodes * (1 + log2(f's tests))) / E - wrap_weight * N *
+ *     entries of f's nodes * (1 + log2(f's tests)), and over callsites that
+ *     take clones by a stub (a promoted call, indirect tail jumps) of the
+ *     entries of their nodes * (1 + log2(their clones))) / E - wrap_weight * N *
  *     (entries of the nodes entered by a wrapped call, each times 1 + the
  *     bytes its trampoline copies / DA_COPY_RUN_BYTES, plus those of the
  *     nodes of functions padded by an entry wrapper, plus DA_BIND_RUN_SHARE
- *     times those of the nodes a clone takes through a bound call, plus
+ *     times those of the nodes a clone takes through a bound call (not a
+ *     stub's, priced above), plus
  *     DA_XCALL_RUN_SHARE times those through a cross-module call's check) / E -
  *     1e-4 per 16 bytes of padding (a tie-break towards small amounts).  Run time is
  *     paid per call: a plan weighted by samples (icpp plan --samples) still
@@ -667,8 +670,9 @@ struct da_callsite {
 	                         * DA_NONE) to a clone of any function of its
 	                         * own module by a stub that compares its
 	                         * operand with the function first (section
-	                         * 2, "Dispatch"); bound too: priced as a
-	                         * bound call's check (default false) */
+	                         * 2, "Dispatch"); bound too, its stub priced
+	                         * as a dispatch (section 5) that every call
+	                         * through it runs (default false) */
 	uint32_t wrap_copy;     /* stack-argument bytes its trampoline copies
 	                         * at every call (default 0): run time that
 	                         * section 5 prices beside the trampoline's own */

@@ -132,6 +132,8 @@ struct ds {
 	uint64_t xcall_weight;  /* ... through cross-module calls' checks */
 	uint64_t bind_weight;   /* the entries of frames that clones take
 	                         * through bound calls (each runs its check) */
+	uint64_t stub_bind_weight;      /* ... of those, through stubbed callsites,
+	                                 * whose every frame stub_count prices */
 	double runk;            /* the price of an entry of it (wrap_weight) */
 	double hot_bytes;       /* the hot code of every function's copies
 	                         * (da_hot_bytes), kept from the state built on */
@@ -763,6 +765,14 @@ static uint64_t copy_bytes(const struct ds *s, const struct var *V)
 	return &s->vars[c->padvar] == V ? c->bytes : 0;
 }
 
+/* Does callsite c take clones by stubs that every frame through it runs:
+ * a promoted call, indirect tail jumps to any function (disambig.h section
+ * 2, Dispatch, Tail calls)? */
+static bool stubbed(const struct da_problem *p, uint32_t c)
+{
+	return p->callsites[c].promoted || (p->callsites[c].tail && p->callsites[c].target == DA_NONE);
+}
+
 /* Entries w start (dir +1) or stop (-1) running V's code, if it runs any:
  * a trampoline, and the copies of stack arguments in it; or, V the
  * padding of a clone taken through a bound call, the call's check. */
@@ -773,6 +783,8 @@ static void run_tally(struct ds *s, const struct var *V, uint64_t w, int dir)
 		const struct da_callsite *C = &s->p->callsites[c->callsite];
 		if (C->bound)
 			s->bind_weight += dir > 0 ? w : -w;
+		if (C->bound && stubbed(s->p, c->callsite))     /* priced by stub_count */
+			s->stub_bind_weight += dir > 0 ? w : -w;
 		if (da_xcall(s->p, c->callsite, c->func))
 			s->xcall_weight += dir > 0 ? w : -w;
 	}
@@ -1052,13 +1064,6 @@ static void dispatch_count(struct ds *s, uint32_t f, int dir)
 	s->disp_units -= s->fweight[f] * dispatch_depth(k);
 }
 
-/* Does callsite c take clones by stubs that every frame through it runs:
- * indirect tail jumps, to any function (disambig.h section 2, Tail calls)? */
-static bool stubbed(const struct da_problem *p, uint32_t c)
-{
-	return p->callsites[c].tail && p->callsites[c].target == DA_NONE;
-}
-
 /* Stubbed callsite c gains (dir +1) or loses (-1) a clone, a test of its
  * stubs: priced as a dispatch of as many tests, run by c's every frame. */
 static void stub_count(struct ds *s, uint32_t c, int dir)
@@ -1078,7 +1083,7 @@ static double score(const struct ds *s)
 	       s->dispk * (double)s->disp_units / DISPATCH_UNIT -
 	       s->runk * ((double)s->run_weight +
 			  (double)s->copy_weight / DA_COPY_RUN_BYTES +
-			  DA_BIND_RUN_SHARE * (double)s->bind_weight +
+			  DA_BIND_RUN_SHARE * (double)(s->bind_weight - s->stub_bind_weight) +
 			  DA_XCALL_RUN_SHARE * (double)s->xcall_weight) -
 	       1e-4 * (double)s->pad16;
 }
