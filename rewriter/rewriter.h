@@ -165,8 +165,10 @@
  * promoted as indirect calls are (Promoted calls, below): where g's only
  * indirect jumps are such tail calls and each can take a stub
  * (rw_func.tail_promotable: its instructions that make 5 bytes with it
- * move whole, as a promoted call's, no branch lands among them, its FDE
- * has no LSDA), g's one route goes to any function of b, named by its
+ * move whole, as a promoted call's, or are its epilogue (pop, add to rsp,
+ * leave), no branch lands among them, its FDE has no LSDA), and g's other
+ * tail jumps to each function can be pointed elsewhere (any_route: no
+ * fragment's jump), g's one route goes to any function of b, named by its
  * first indirect tail jump e (rw_tail_routes), and clone (f, e) points
  * g's direct jumps to f at f_k and makes each indirect one (or its copy in
  * clone J) `jmp S`, the rest int3:
@@ -176,8 +178,9 @@
  *        jmp *OP                               (moved: a rip-relative OP
  *                                               keeps its address)
  * a local FUNC symbol __icpp_promote_SITE (SITE: the jump's last byte), no
- * frame (its FDE repeats g's row at the jump), read as g's frame (bin_stub_
- * caller).  %r11 and the flags are scratch at f's entry.  Unlike a
+ * frame (its FDE repeats g's rows from the first displaced instruction to
+ * the jump, as the stub moves them: eh_window_cfa), read as g's frame
+ * (bin_stub_caller).  %r11 and the flags are scratch at f's entry.  Unlike a
  * promoted call's, the stub may begin at g's entry (after its endbr64):
  * nothing returns into g, and training's hook moves the stub's jmp; g
  * then takes no dispatch.  A pointer that holds another address of f (a
