@@ -1575,9 +1575,9 @@ static uint64_t promote_start(struct ana *a, const struct unit *u, const struct 
  * displaces: nothing returns to the jump, and the hook moves the stub's
  * jmp rel32 (its endbr64 stays); and they may be the epilogue (pops, an
  * add to rsp, leave), whose rows the stub's FDE repeats (eh_window_cfa);
- * its FDE has no LSDA (the stub gets none: it cannot throw).  Where they meet the instructions the entry's jump
- * would displace, the function takes no dispatch (nor has it an entry
- * wrapper).  Into a->tails[owner].ind; rw_func.tail_promotable when every
+ * its FDE has no LSDA (the stub gets none: it cannot throw).  Where they
+ * meet the instructions the entry's jump would displace, the function takes
+ * no dispatch (nor has it an entry wrapper).  Into a->tails[owner].ind; rw_func.tail_promotable when every
  * one of them has a stub and they are its only indirect jumps. */
 static void unit_tail_ind(struct ana *a, struct unit *u, uint32_t owner)
 {

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "rewriter/internal.h"
-#include "util/order.h"
 
 /* ------------------------------------------------------------------ masks, names */
 

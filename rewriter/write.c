@@ -991,6 +991,13 @@ static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const 
 	return 0;
 }
 
+/* Where clone cl's copy of the code holding the original instruction at
+ * insn begins: its function's copy, or its fragment's. */
+static uint64_t copy_begin(const struct rw_note_clone *cl, uint64_t insn)
+{
+	return insn - cl->func < cl->size ? cl->addr : cl->frag_addr;
+}
+
 /* Trampolines for the wrapped copies of calls inside clone k (they call what
  * the original calls, or the clone of a chain that takes the copy), stubs
  * for the tagged ones that are not wrapped (with a bound one's check), and
@@ -1018,7 +1025,7 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 			uint64_t stub = add_stub(ps, c, site, dest, bound, x, tag, text_vaddr, err, errlen);
 			if (!stub)
 				return -1;
-			if (add_stub_fde(ps, b, c, c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr,
+			if (add_stub_fde(ps, b, c, copy_begin(cl, c->insn),
 					 &ps->t[ps->nt - 1], text_vaddr, err, errlen))
 				return -1;
 			memset(bytes, 0xcc, sizeof(bytes));
@@ -1284,6 +1291,9 @@ static int emit_promote(struct plan_state *ps, struct tramp *t, const struct dis
 {
 	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, je[] = {0x0f, 0x84}, jmp[] = {0xe9},
 			     call[] = {0xe8};
+	if (ntests > RW_MAX_DISPATCH)
+		return errmsg(err, errlen, "internal error: callsite 0x%" PRIx64 " takes more than "
+			      "%d clones", t->site, RW_MAX_DISPATCH);
 	struct rbuf *o = &ps->text;
 	rb_align(o, 16, 0xcc);
 	size_t start = o->n;
@@ -1315,7 +1325,7 @@ static int emit_promote(struct plan_state *ps, struct tramp *t, const struct dis
 	uint8_t cmp[RW_PROMOTE_MAX_BYTES + 1];
 	size_t to_c[RW_MAX_DISPATCH];
 	int ncmp = 0;
-	for (uint32_t i = 0; ncmp >= 0 && i < ntests && ntests <= RW_MAX_DISPATCH; i++) {
+	for (uint32_t i = 0; ncmp >= 0 && i < ntests; i++) {
 		if (put_rel32(o, origin, lea_r11, 3, tests[i].func) < 0)
 			goto far;
 		ncmp = x86_cmp_r11_of(op, d->call_len, tail ? call_at : 0, origin + o->n, cmp);
@@ -1338,7 +1348,7 @@ static int emit_promote(struct plan_state *ps, struct tramp *t, const struct dis
 				 ? x86_relocate_insn(insn, origin + o->n, moved, &why) : -1;
 	if (insn)
 		cs_free(insn, 1);
-	if (ncmp < 0 || nmoved < 0 || ntests > RW_MAX_DISPATCH)
+	if (ncmp < 0 || nmoved < 0)
 		return errmsg(err, errlen, "internal error: callsite 0x%" PRIx64 " cannot be promoted",
 			      t->site);
 	if (tail) {
@@ -1377,16 +1387,18 @@ static int cmp_test_weight(const void *x, const void *y)
 	return a->func < b->func ? -1 : a->func > b->func;
 }
 
-/* The promotion stub for the original call c (copy_start 0: its displaced
+/* The promotion stub for the original call c (k RW_NONE: its displaced
  * instructions as the patches leave them, which move into the stub) or for
- * its copy in the clone whose function (or fragment) copy starts at
- * copy_start (from the copy in text), with tests, and the jump into it
- * that replaces the displaced instructions; with tail, c stands for an
- * indirect tail jump (emit_promote).  -1 with err. */
+ * its copy in clone k (from the copy in text), with tests, and the jump
+ * into it that replaces the displaced instructions; with tail, c stands for
+ * an indirect tail jump (emit_promote).  -1 with err. */
 static int add_promote(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-		       uint64_t copy_start, uint64_t copy_at, struct promote_test *tests,
-		       uint32_t ntests, bool tail, uint64_t text_vaddr, char *err, size_t errlen)
+		       uint32_t k, struct promote_test *tests, uint32_t ntests, bool tail,
+		       uint64_t text_vaddr, char *err, size_t errlen)
 {
+	const struct rw_note_clone *cl = k == RW_NONE ? NULL : &ps->clones[k];
+	uint64_t copy_start = cl ? copy_begin(cl, c->insn) : 0;
+	uint64_t copy_at = cl ? rw_clone_copy_addr(cl, c->insn) : 0;
 	struct displaced d = {.len = (uint32_t)(c->insn + c->len - c->promote_from),
 			      .call_len = c->len};
 	d.at = copy_start ? copy_at - (c->insn - c->promote_from) : c->promote_from;
@@ -1454,14 +1466,7 @@ static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const 
 				tests[n++] = (struct promote_test){p->clones[j].func, ps->clones[j].addr,
 								   p->clones[j].weight};
 		const struct rw_call *c = &b->calls[rw_call_index(b, ck->site)];
-		uint64_t copy_start = 0, copy_at = 0;
-		if (ck->parent != RW_NONE) {
-			const struct rw_note_clone *cl = &ps->clones[ck->parent];
-			copy_at = rw_clone_copy_addr(cl, c->insn);
-			copy_start = c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr;
-		}
-		if (add_promote(ps, b, c, copy_start, copy_at, tests, n, false, text_vaddr, err,
-				errlen) < 0)
+		if (add_promote(ps, b, c, ck->parent, tests, n, false, text_vaddr, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -1495,14 +1500,7 @@ static int add_tail_stubs(struct plan_state *ps, const struct rw_binary *b, uint
 		struct rw_call *c = &ps->tail_calls[ps->ntail_calls++];
 		*c = (struct rw_call){.insn = ti->jump.at, .site = ti->jump.at, .len = ti->jump.len,
 				      .promote_from = ti->jump.from};
-		uint64_t copy_start = 0, copy_at = 0;
-		if (ti->k != RW_NONE) {
-			const struct rw_note_clone *cl = &ps->clones[ti->k];
-			copy_at = rw_clone_copy_addr(cl, c->insn);
-			copy_start = c->insn - cl->func < cl->size ? cl->addr : cl->frag_addr;
-		}
-		if (add_promote(ps, b, c, copy_start, copy_at, tests, n, true, text_vaddr, err,
-				errlen) < 0)
+		if (add_promote(ps, b, c, ti->k, tests, n, true, text_vaddr, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
