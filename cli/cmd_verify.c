@@ -3,6 +3,7 @@
  * (rewriter/rewriter.h section 3; training is train/train.h's). */
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -23,7 +24,9 @@ static const char usage_text[] =
 	"the run loads.\n"
 	"OUT's output, but not its exit status, is its own.  Exit status 0 when every\n"
 	"observed path matches, 1 when some path has another height or (without\n"
-	"--allow-new) is not in the prediction, 2 on a usage error.\n"
+	"--allow-new) is not in the prediction, or when OUT crashed (SIGSEGV, SIGILL,\n"
+	"SIGTRAP, SIGBUS, SIGFPE, SIGABRT, SIGSYS; not a signal sent to stop it), 2 on\n"
+	"a usage error.\n"
 	"\n"
 	"options:\n"
 	"  -m, --map MAP   the predicted pathmap (default: OUT + .icpp)\n"
@@ -271,6 +274,22 @@ static int observed(const struct pathmap *pred, struct pathmap *trained, uint32_
 	return rc;
 }
 
+/* Did the run end by a signal of its own fault?  Then nothing after it was
+ * checked, and a rewrite that crashes where the original does not is broken:
+ * verify fails.  A signal sent from outside (SIGINT, SIGTERM, ...) is how a
+ * server stops, and fails nothing. */
+static bool crashed(int wait_status)
+{
+	if (!WIFSIGNALED(wait_status))
+		return false;
+	switch (WTERMSIG(wait_status)) {
+	case SIGSEGV: case SIGBUS: case SIGILL: case SIGTRAP: case SIGFPE: case SIGABRT: case SIGSYS:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void print_result(const char *prog, int wait_status, const struct rw_verify_result *vr)
 {
 	if (WIFEXITED(wait_status))
@@ -351,14 +370,21 @@ int cmd_verify(int argc, char **argv)
 		cli_error("verify", "%s", err);
 		goto out;
 	}
-	bool ok = !vr.mismatched && (a.allow_new || !vr.unpredicted);
+	bool crash = crashed(res.wait_status);
+	bool ok = !crash && !vr.mismatched && (a.allow_new || !vr.unpredicted);
 	if (!a.quiet)
 		print_result(prog, res.wait_status, &vr);
-	fprintf(stderr, "%s: %s\n", prog, ok ? "ok: every observed call path has its predicted height"
-				   : vr.mismatched ? "FAILED: call paths at another height than predicted"
-						   : "FAILED: call paths the prediction lacks: this run went where "
-						     "training never did (another input, environment, program "
-						     "name or thread timing; --allow-new accepts them)");
+	if (crash)
+		fprintf(stderr, "%s: FAILED: the run crashed (%s): nothing after it was checked; run the "
+			"original with the same arguments, and if it does not crash too, the rewrite "
+			"is broken\n", prog, strsignal(WTERMSIG(res.wait_status)));
+	else
+		fprintf(stderr, "%s: %s\n", prog,
+			ok ? "ok: every observed call path has its predicted height"
+			   : vr.mismatched ? "FAILED: call paths at another height than predicted"
+					   : "FAILED: call paths the prediction lacks: this run went where "
+					     "training never did (another input, environment, program "
+					     "name or thread timing; --allow-new accepts them)");
 	rc = ok ? 0 : 1;
 out:
 	free(rewritten);

@@ -25,6 +25,16 @@ run "./prog.rw 1 && ./other 5" outside.log || fail "another program's variation 
 grep -q "^icpp verify: [1-9][0-9]* call paths with no frame of prog.rw" outside.log ||
 	fail "no outside paths counted: $(grep observed outside.log)"
 
+# a crash fails verify, whatever the paths before it (a rewrite that hit
+# int3 under training passed with the 42 paths before it, session 54); a
+# signal sent to stop the program does not
+run './prog.rw 1 2 && ./other 1 && kill -TRAP $$' crash.log && fail "a crash passes verify"
+grep -q "FAILED: the run crashed (Trace/breakpoint trap)" crash.log || fail "no crash said: $(tail -1 crash.log)"
+# (sh's own kill is no path training saw: --allow-new)
+"$icpp" verify prog.rw -m prog.rw.icpp --exec /bin/sh --allow-new -- -c './prog.rw 1 2 && kill -TERM $$' \
+	> /dev/null 2> term.log || fail "a run stopped by SIGTERM fails verify: $(tail -2 term.log)"
+grep -q "was killed by signal 15" term.log || fail "the stop is not said: $(tail -3 term.log)"
+
 # trained at one height only: a new height of prog.rw's own path is wrong
 "$icpp" train -q -o one.icpp -- ./prog 1 > /dev/null || fail "train (one size)"
 "$icpp" rewrite ./prog -m one.icpp -o prog.rw --everything=32,16,0 > rewrite1.log 2>&1 || fail "rewrite (one size)"
