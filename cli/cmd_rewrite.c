@@ -115,6 +115,31 @@ static int add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x)
 	return rw_plan_add_xcall(p, x);
 }
 
+/* The heat of pp (da_pm_plan_weigh) at module m's code, in rewriter terms:
+ * its callsites, their copies in m's clones (numbered from mfirst), its
+ * functions; hot from DA_HOT_CODE_SHARE of all entries, as the solver's
+ * hot code term (rewriter.h section 2).  0 or -1 (out of memory). */
+static int add_heat(const struct pathmap *pm, uint32_t m, uint32_t mfirst,
+		    const struct da_pm_plan *pp, struct rw_plan *p)
+{
+	for (uint32_t i = 0; i < pp->nheat; i++) {
+		const struct da_pm_heat *h = &pp->heat[i];
+		uint64_t key = h->addr;
+		if (h->module != m)
+			continue;
+		if (h->clone != DA_NONE) {
+			if (pm->funcs[pp->clones[h->clone].func].module != m || h->clone < mfirst)
+				continue;
+			key = rw_copy_key(h->addr, h->clone - mfirst);
+		}
+		if (rw_plan_add_heat(p, key, h->entries))
+			return -1;
+	}
+	uint64_t hot = (uint64_t)(DA_HOT_CODE_SHARE * (double)pp->entries);
+	p->hot_entries = p->nheat ? (hot ? hot : 1) : 0;
+	return 0;
+}
+
 /* A plan in pathmap terms -> the rewriter's plan for module `m`: the changes
  * of the other rewritten modules (rc) are theirs, except that m tags its
  * calls (or their copies in its clones: a chain across modules) that
@@ -206,6 +231,8 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		    rw_plan_add_clone_wrap(p, w->clone - mfirst, w->addr, w->bytes))
 			goto oom;
 	}
+	if (add_heat(pm, m, mfirst, pp, p) < 0)
+		goto oom;
 	return rw_plan_sort_tags(p, err, errlen);
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -951,13 +978,14 @@ static int write_targets(struct rewrite *R)
 	char err[1024];
 	struct target *t = R->t;
 	uint32_t first[REWRITE_MAX_BINARIES];
-	/* what each clone takes, so that a dispatch tests the heavier first */
+	if (group_clones(R->pm, &R->rwcap, &R->pp, first) < 0)
+		return rewrite_oom();
+	/* what each clone takes, so that a dispatch tests the heavier first,
+	 * and how often each piece of new code runs, to lay it out */
 	if (da_pm_plan_weigh(R->pm, &R->pp, err, sizeof(err)) < 0) {
 		cli_error("rewrite", "%s", err);
 		return -1;
 	}
-	if (group_clones(R->pm, &R->rwcap, &R->pp, first) < 0)
-		return rewrite_oom();
 	for (uint32_t i = 0; i < R->nt; i++) {
 		t[i].first = first[i];
 		if (to_rw_plan(R->pm, &R->rwcap, t[i].module, first, &R->pp, &t[i].plan, err,

@@ -775,6 +775,7 @@ void da_pm_plan_free(struct da_pm_plan *p)
 	free(p->wraps);
 	free(p->clones);
 	free(p->clone_wraps);
+	free(p->heat);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -1265,6 +1266,56 @@ out:
 	return 0;
 }
 
+static int cmp_heat(const void *x, const void *y)
+{
+	const struct da_pm_heat *a = x, *b = y;
+	if (a->func != b->func)
+		return a->func ? 1 : -1;
+	if (a->module != b->module)
+		return a->module < b->module ? -1 : 1;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (a->clone > b->clone) - (a->clone < b->clone);
+}
+
+/* The heat of the prediction q of pm under plan (da_pm_heat): a record per
+ * frame for its callsite (in its parent's copy) and one for its function
+ * (a clone's: the function cloned), sorted, the same keys summed. */
+static int plan_heat(const struct pathmap *pm, const struct pathmap *q, struct da_pm_plan *plan)
+{
+	struct da_pm_heat *h = malloc((2 * (size_t)q->nnodes + 1) * sizeof(*h));
+	if (!h)
+		return -1;
+	uint32_t cm = da_clones_module(q), n = 0;
+	plan->entries = 0;
+	for (uint32_t i = 0; i < q->nnodes; i++) {
+		const struct pm_node *x = &q->nodes[i];
+		uint32_t k = da_clone_of(q, cm, x->func);
+		uint32_t f = k < plan->nclones ? plan->clones[k].func : x->func;
+		plan->entries += x->entries;
+		if (f < pm->nfuncs)
+			h[n++] = (struct da_pm_heat){pm->funcs[f].module, pm->funcs[f].addr, DA_NONE,
+						     true, x->entries};
+		if (x->parent != PM_NONE && x->cs_module != PM_NONE) {
+			uint32_t in = da_clone_of(q, cm, q->nodes[x->parent].func);
+			h[n++] = (struct da_pm_heat){x->cs_module, x->cs_addr,
+						     in < plan->nclones ? in : DA_NONE, false,
+						     x->entries};
+		}
+	}
+	qsort(h, n, sizeof(*h), cmp_heat);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (m && !cmp_heat(&h[m - 1], &h[i]))
+			h[m - 1].entries += h[i].entries;
+		else
+			h[m++] = h[i];
+	free(plan->heat);
+	plan->heat = h;
+	plan->nheat = m;
+	return 0;
+}
+
 int da_pm_plan_weigh(const struct pathmap *pm, struct da_pm_plan *plan, char *err, size_t errlen)
 {
 	struct pathmap *q;
@@ -1278,6 +1329,7 @@ int da_pm_plan_weigh(const struct pathmap *pm, struct da_pm_plan *plan, char *er
 		if (k < plan->nclones && q->funcs[f].addr % 16 == 0)    /* not the fragment's */
 			plan->clones[k].weight += q->nodes[i].entries;
 	}
+	int rc = plan_heat(pm, q, plan);
 	pm_free(q);
-	return 0;
+	return rc < 0 ? errmsg(err, errlen, "out of memory weighing the plan") : 0;
 }

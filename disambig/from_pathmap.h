@@ -214,6 +214,21 @@ struct da_pm_summary {
 	uint64_t left_by[DA_LEFT_N][4];  /* collisions left, by reason and da_diff */
 };
 
+/* How often the rewrite runs code there, by the plan's prediction
+ * (da_pm_plan_weigh; no plan file holds it): the entries of the frames
+ * entered through a callsite, or through its copy in a clone, or of a
+ * function's frames and its clones' (its dispatch, its entry wrapper run
+ * on those).  The rewriter lays the code that runs most out together
+ * (rewriter.h section 2). */
+struct da_pm_heat {
+	uint32_t module;            /* of the callsite, or of the function */
+	uint64_t addr;              /* the callsite, or the function's start */
+	uint32_t clone;             /* the callsite's copy in this clone;
+	                             * DA_NONE: the callsite itself, or func */
+	bool func;                  /* a function, not a callsite */
+	uint64_t entries;
+};
+
 struct da_pm_plan {
 	struct da_pm_pad *pads;     /* nonzero paddings, by function index */
 	uint32_t npads;
@@ -223,6 +238,11 @@ struct da_pm_plan {
 	uint32_t nclones;
 	struct da_pm_clone_wrap *clone_wraps;
 	uint32_t nclone_wraps;
+	struct da_pm_heat *heat;    /* sorted by (func, module, addr, clone):
+	                             * da_pm_plan_weigh's, for clones numbered
+	                             * as then */
+	uint32_t nheat;
+	uint64_t entries;           /* ... and all frames' entries */
 	struct da_pm_summary summary;
 };
 
@@ -270,8 +290,8 @@ static inline uint32_t da_clone_of(const struct pathmap *q, uint32_t cm, uint32_
 }
 /* Each clone's weight: the entries of the frames that the plan's prediction
  * gives it (its fragment's left out), so that a dispatch tests the heaviest
- * first however the plan was made (solved, or read from a file).  0, or -1
- * and one line. */
+ * first however the plan was made (solved, or read from a file); and the
+ * plan's heat (da_pm_heat).  0, or -1 and one line. */
 int da_pm_plan_weigh(const struct pathmap *pm, struct da_pm_plan *plan, char *err, size_t errlen);
 
 /* The plan file (docs/plan-format.md): written atomically (util/fileio.h),

@@ -143,7 +143,32 @@ void rw_plan_free(struct rw_plan *p)
 	free(p->clone_wraps);
 	free(p->tags);
 	free(p->xcalls);
+	free(p->heat);
 	*p = (struct rw_plan){0};
+}
+
+static int cmp_heat(const void *x, const void *y)
+{
+	const struct rw_plan_heat *a = x, *b = y;
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+int rw_plan_add_heat(struct rw_plan *p, uint64_t key, uint64_t entries)
+{
+	struct rw_plan_heat *v = realloc(p->heat, (p->nheat + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	p->heat = v;
+	v[p->nheat++] = (struct rw_plan_heat){key, entries};
+	return 0;
+}
+
+uint64_t rw_plan_heat_of(const struct rw_plan *p, uint64_t key)
+{
+	struct rw_plan_heat k = {key, 0};
+	const struct rw_plan_heat *h =
+		p->nheat ? bsearch(&k, p->heat, p->nheat, sizeof(*p->heat), cmp_heat) : NULL;
+	return h ? h->entries : 0;
 }
 
 int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen)
@@ -159,6 +184,10 @@ int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 "%s at another "
 				      "module's clone twice", p->xcalls[i].site,
 				      p->xcalls[i].clone == RW_NONE ? "" : " in a clone");
+	qsort(p->heat, p->nheat, sizeof(*p->heat), cmp_heat);
+	for (uint32_t i = 1; i < p->nheat; i++)
+		if (!cmp_heat(&p->heat[i], &p->heat[i - 1]))
+			return errmsg(err, errlen, "plan gives 0x%" PRIx64 " two heats", p->heat[i].key);
 	return 0;
 }
 

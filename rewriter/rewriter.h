@@ -512,7 +512,18 @@
  * .icpp.text holds the clones first (each function's copy, then its
  * fragment's), the heaviest first (rw_plan_clone.weight: the code that runs
  * most shares cache lines with code that runs as much), a chain's clone
- * after its parent; then the trampolines.
+ * after its parent; then the trampolines, stubs, thunks and entry code.
+ * Each piece goes to one of two streams by its heat (rw_plan.heat: how
+ * often training's run entered its clone, its call or its function; a
+ * thunk, shared by a slot's calls, at least its clone's): hot from
+ * rw_plan.hot_entries on (icpp rewrite: DA_HOT_CODE_SHARE of all entries,
+ * as the solver's hot code), the hot stream first, the cold one after it,
+ * each in the order above.  So a hot loop's stubs and clones share cache
+ * lines with each other rather than with code that never runs (sqlite3,
+ * seed 1: first-level instruction misses 7.47M -> 6.86M, run time 1.119
+ * -> 1.106 of the original's; docs/bench-disambig.md, session 54).  The
+ * hot stream's size does not depend on where the cold one lies: a first
+ * pass with the cold one HOT_MEASURE_ROOM away measures it.
  * The old .eh_frame/.eh_frame_hdr stay in place, renamed .icpp.old.*; .symtab
  * gets one local FUNC symbol per trampoline (__icpp_wrap_<callsite>), per
  * tagged call's stub (__icpp_tag_<callsite>) and per
@@ -521,8 +532,11 @@
  * its separate debug file names (binary.h; OUT's new build-id finds no
  * debug file, so gdb, perf and training of OUT name them by these) and its
  * .dynsym.
- * The GNU build-id note is replaced by a new id (SHA-1 of the input, the plan
- * and the rewriter version), and a note "icpp" (type NT_ICPP_REWRITE) names
+ * The GNU build-id note is replaced by a new id (SHA-1 of the input, the plan,
+ * the heat that lays its code out and the rewriter version: training keeps
+ * its analysis of a module by build-id and size, so two outputs that differ
+ * must not share one; an output of icpp 1 to 53 laid out anew with the same
+ * plan did, and training hooked the old layout's entries in the new code), and a note "icpp" (type NT_ICPP_REWRITE) names
  * the original build-id, carries the plan, the trampoline table and the
  * clone table (rw_note_read; layout RW_NOTE_VERSION; fuzzed by
  * tests/rewrite/fuzz_note.c).  OUT is written to a temporary file beside it and renamed,
@@ -574,7 +588,9 @@
 #define RW_ALIGN 16                /* every amount is a multiple of this */
 #define RW_MAX_AMOUNT 1008         /* 63 * 16: what a mask can say */
 #define RW_MAX_COPY 512            /* stack-argument bytes a trampoline copies at most */
-#define RW_VERSION "icpp-rewrite 1"
+#define RW_VERSION "icpp-rewrite 2" /* in the output's build-id: a new one for each
+                                    * change of the code the rewriter writes for
+                                    * a plan (2: the layout by heat, session 54) */
 #define NT_ICPP_REWRITE 1          /* note type, owner "icpp" */
 #define RW_MAX_DISPATCH 128        /* dispatched clones per function */
 #define RW_MAX_TAIL_JUMPS 8        /* a function's tail jumps to one function
@@ -1001,6 +1017,14 @@ struct rw_plan_clone_wrap {
 	                              * the original is (a copy without an entry
 	                              * is wrapped like its original) */
 };
+/* How often training's run enters code at key (section 2, the layout of new
+ * code): the frames entered through a callsite, or rw_copy_key() of its
+ * copy in a clone, or a function's frames (a start is never a site: a site
+ * is a call's last byte). */
+struct rw_plan_heat {
+	uint64_t key;
+	uint64_t entries;
+};
 struct rw_plan {
 	struct rw_plan_item *pads, *wraps;   /* sorted by addr, no duplicates */
 	uint32_t npads, nwraps;
@@ -1012,6 +1036,11 @@ struct rw_plan {
 	uint32_t ntags;
 	struct rw_plan_xcall *xcalls;        /* sorted by (site, clone), no duplicates */
 	uint32_t nxcalls;
+	struct rw_plan_heat *heat;           /* sorted by key (none: unknown) */
+	uint32_t nheat;
+	uint64_t hot_entries;                /* new code that runs this often is
+	                                      * laid out first (section 2); 0: all
+	                                      * of it in the order it is made */
 };
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen);
 int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen);
@@ -1041,7 +1070,11 @@ int rw_plan_add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x);
  * `clone`, in a plan whose xcalls are sorted (rw_plan_sort_tags), or NULL. */
 const struct rw_plan_xcall *rw_plan_xcall_of(const struct rw_plan *p, uint64_t site,
 					     uint32_t clone);
-/* Sort the tags and the xcalls; -1 and err when one call (or copy) has two. */
+int rw_plan_add_heat(struct rw_plan *p, uint64_t key, uint64_t entries);
+/* The entries at key (rw_plan_heat) in a plan whose heat is sorted, or 0. */
+uint64_t rw_plan_heat_of(const struct rw_plan *p, uint64_t key);
+/* Sort the tags, the xcalls and the heat; -1 and err when one call (or
+ * copy) has two tags or checks, or one key two heats. */
 int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen);
 /* The tag of the call at site (clone RW_NONE), or of its copy inside clone
  * `clone`, in a plan whose tags are sorted, or 0. */

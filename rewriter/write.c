@@ -25,6 +25,8 @@
 
 #define PAGE 4096ull
 #define MAX_PAD_FILE (1ull << 20)   /* file padding accepted for old-kernel PHDR placement */
+#define HOT_MEASURE_ROOM (1ull << 28) /* the cold code's offset while the hot code is
+                                       * measured: beyond any, within rel32 reach */
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -484,7 +486,14 @@ struct plan_state {
 	struct patches patches;
 	struct eh_fde_edit *fedits;
 	uint32_t nfedits;
-	struct rbuf text;
+	struct rbuf text;                /* new code: the hot stream (at text_vaddr),
+	                                  * all of it once the plan is applied */
+	struct rbuf cold;                /* the cold stream (at text_vaddr + hot_room) */
+	struct rbuf *out;                /* where the next piece goes (use_stream) */
+	uint64_t base;                   /* ... the address of its start */
+	uint64_t text_vaddr, hot_room;   /* hot_room 0: one stream */
+	uint64_t hot_size;               /* what the hot stream took */
+	const struct rw_plan *plan;
 	uint32_t nbound;                 /* bound calls redirected: by thunks, stubs, trampolines */
 	uint32_t npromoted;              /* indirect calls (or copies) with promotion stubs */
 	uint32_t ntail_promoted;         /* indirect tail jumps (or copies) with them */
@@ -518,6 +527,7 @@ static void plan_state_free(struct plan_state *ps)
 	free(ps->tail_calls);
 	free(ps->ttests);
 	rb_free(&ps->text);
+	rb_free(&ps->cold);
 }
 
 /* Room for fdes more clone FDEs and syms more symbols: 0, or -1 out of
@@ -563,11 +573,54 @@ static int call_to(uint64_t insn, uint8_t len, uint64_t dest, uint8_t bytes[16])
 	return 0;
 }
 
+/* The stream for a piece of new code that training's run entered `entries`
+ * times: hot from the plan's hot_entries on (rewriter.h section 2). */
+static void use_stream(struct plan_state *ps, uint64_t entries)
+{
+	bool hot = !ps->hot_room || entries >= ps->plan->hot_entries;
+	ps->out = hot ? &ps->text : &ps->cold;
+	ps->base = ps->text_vaddr + (hot ? 0 : ps->hot_room);
+}
+
+/* The bytes of new code made already at addr. */
+static uint8_t *text_at(struct plan_state *ps, uint64_t addr)
+{
+	uint64_t cold = ps->text_vaddr + ps->hot_room;
+	return ps->hot_room && addr >= cold ? ps->cold.p + (addr - cold)
+					    : ps->text.p + (addr - ps->text_vaddr);
+}
+
+/* The heat of the call at site, original code or a clone's copy. */
+static uint64_t site_heat(const struct plan_state *ps, uint64_t site)
+{
+	if (site < ps->text_vaddr)
+		return rw_plan_heat_of(ps->plan, site);
+	for (uint32_t k = 0; k < ps->plan->nclones; k++) {
+		uint64_t orig = rw_clone_orig_addr(&ps->clones[k], site);
+		if (orig)
+			return rw_plan_heat_of(ps->plan, rw_copy_key(orig, k));
+	}
+	return 0;
+}
+
+/* The heat of trampoline t: its call's, an entry's function's; a thunk,
+ * which serves every call of its slot to one clone, at least its clone's. */
+static uint64_t tramp_heat(const struct plan_state *ps, const struct tramp *t)
+{
+	if (t->func)
+		return rw_plan_heat_of(ps->plan, t->func);
+	uint64_t h = site_heat(ps, t->site ? t->site : t->call->site);
+	for (uint32_t k = 0; t->thunk && k < ps->plan->nclones; k++)
+		if (ps->clones[k].addr == t->target && ps->plan->clones[k].weight > h)
+			h = ps->plan->clones[k].weight;
+	return h;
+}
+
 /* Frame-padding edits of unit u by d: into the section patches (copy NULL)
  * or into the copies of clone `copy` in text (its function's, its
  * fragment's). */
 static int pad_edits(struct plan_state *ps, const struct rw_unit *u, int64_t d,
-		     const struct rw_note_clone *copy, uint64_t text_vaddr)
+		     const struct rw_note_clone *copy)
 {
 	for (uint32_t e = 0; e < u->nedits; e++) {
 		const struct rw_edit *ed = &u->edits[e];
@@ -577,14 +630,11 @@ static int pad_edits(struct plan_state *ps, const struct rw_unit *u, int64_t d,
 		if (!copy && patch_add(&ps->patches, ed->at, bytes, ed->size))
 			return -1;
 		if (copy)
-			memcpy(ps->text.p + (rw_clone_copy_addr(copy, ed->at) - text_vaddr), bytes,
-			       ed->size);
+			memcpy(text_at(ps, rw_clone_copy_addr(copy, ed->at)), bytes, ed->size);
 	}
 	return 0;
 }
 
-/* A trampoline for call c serving `site`, calling `target`, at the end of
- * text; its address, or 0 with err. */
 /* Room for one more trampoline record, or NULL with err. */
 static struct tramp *next_tramp(struct plan_state *ps, char *err, size_t errlen)
 {
@@ -601,22 +651,24 @@ static struct tramp *next_tramp(struct plan_state *ps, char *err, size_t errlen)
 	return &ps->t[ps->nt++];
 }
 
-/* Emit t at the end of text; a tagged one's return addresses never lie in
- * the first RW_TAG_SHIFT bytes of a page (no dispatch reads its tag there):
- * then it moves on by RW_TAG_SHIFT (twice at most: a bound call's two lie
- * less than RW_TAG_SHIFT apart).  t's address, or 0 with err. */
-static uint64_t place(struct plan_state *ps, struct tramp *t, uint64_t text_vaddr,
+/* Emit t at the end of its stream; a tagged one's return addresses never
+ * lie in the first RW_TAG_SHIFT bytes of a page (no dispatch reads its tag
+ * there): then it moves on by RW_TAG_SHIFT (twice at most: a bound call's
+ * two lie less than RW_TAG_SHIFT apart).  t's address, or 0 with err. */
+static uint64_t place(struct plan_state *ps, struct tramp *t,
 		      int (*emit)(struct rbuf *, struct tramp *, char *, size_t), char *err,
 		      size_t errlen)
 {
-	rb_align(&ps->text, 16, 0xcc);
-	size_t at = ps->text.n;
+	use_stream(ps, tramp_heat(ps, t));
+	struct rbuf *o = ps->out;
+	rb_align(o, 16, 0xcc);
+	size_t at = o->n;
 	for (int shift = 0; shift <= 2 * RW_TAG_SHIFT; shift += RW_TAG_SHIFT) {
-		ps->text.n = at;
+		o->n = at;
 		for (int i = 0; i < shift; i++)
-			rb_u8(&ps->text, 0xcc);
-		t->addr = text_vaddr + ps->text.n;
-		if (emit(&ps->text, t, err, errlen))
+			rb_u8(o, 0xcc);
+		t->addr = ps->base + o->n;
+		if (emit(o, t, err, errlen))
 			return 0;
 		if (!t->tag || (tag_readable(t->ret) && (!t->ret2 || tag_readable(t->ret2))))
 			return t->addr;
@@ -630,7 +682,7 @@ static uint64_t place(struct plan_state *ps, struct tramp *t, uint64_t text_vadd
  * target: the clone of a bound call's callee when bound. */
 static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64_t site,
 			  uint64_t target, bool bound, const struct rw_plan_xcall *x, uint32_t bytes,
-			  uint64_t tag, uint64_t text_vaddr, char *err, size_t errlen)
+			  uint64_t tag, char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
@@ -638,7 +690,7 @@ static uint64_t add_tramp(struct plan_state *ps, const struct rw_call *c, uint64
 	*t = (struct tramp){.call = c, .site = site, .target = target, .bytes = bytes, .tag = tag,
 			    .bound = bound || x, .x = x};
 	ps->nbound += bound && !x;
-	return place(ps, t, text_vaddr, emit_tramp, err, errlen);
+	return place(ps, t, emit_tramp, err, errlen);
 }
 
 /* The stub of a tagged or bound call t->call that is not wrapped, at
@@ -704,7 +756,7 @@ far:
  * clone dest, or for a cross-module call x, made on its slot's first such
  * call; 0 with err. */
 static uint64_t add_thunk(struct plan_state *ps, const struct rw_call *c, uint64_t dest,
-			  const struct rw_plan_xcall *x, uint64_t text_vaddr, char *err,
+			  const struct rw_plan_xcall *x, char *err,
 			  size_t errlen)
 {
 	ps->nbound += !x;
@@ -718,22 +770,21 @@ static uint64_t add_thunk(struct plan_state *ps, const struct rw_call *c, uint64
 	if (!t)
 		return 0;
 	*t = (struct tramp){.call = c, .target = dest, .bound = true, .thunk = true, .x = x};
-	uint64_t g = place(ps, t, text_vaddr, emit_thunk, err, errlen);
+	uint64_t g = place(ps, t, emit_thunk, err, errlen);
 	return g ? g + RW_ENTRY_GUARD : 0;
 }
 
 /* A stub for call c (tagged, or bound and calling dest, its callee's
  * clone), or for its copy in a clone at site; its entry S, or 0 with err. */
 static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			 uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag,
-			 uint64_t text_vaddr, char *err, size_t errlen)
+			 uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag, char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
 		return 0;
 	*t = (struct tramp){.call = c, .site = site, .target = dest, .tag = tag, .bound = bound || x,
 			    .stub = true, .x = x};
-	uint64_t g = place(ps, t, text_vaddr, emit_stub, err, errlen);
+	uint64_t g = place(ps, t, emit_stub, err, errlen);
 	ps->nbound += bound && !x;
 	return g ? g + RW_ENTRY_GUARD : 0;
 }
@@ -744,7 +795,7 @@ static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_
  * a call's new target or the jump to its stub): they are relocated as the
  * rewritten image would hold them. */
 static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, uint32_t w,
-		     const struct rw_dispatch_test *tests, uint32_t ntests, uint64_t text_vaddr,
+		     const struct rw_dispatch_test *tests, uint32_t ntests,
 		     char *err, size_t errlen)
 {
 	const struct rw_unit *u = &b->units[fi];
@@ -768,7 +819,8 @@ static int add_entry(struct plan_state *ps, struct rw_binary *b, uint32_t fi, ui
 	ps->patches.n = kept;
 	struct rw_entry_code e;
 	struct tramp *t = next_tramp(ps, err, errlen);
-	if (!t || rw_emit_entry(ps->cs, b, fi, w, head, tests, ntests, text_vaddr, &ps->text, &e,
+	use_stream(ps, rw_plan_heat_of(ps->plan, b->funcs[fi].addr));
+	if (!t || rw_emit_entry(ps->cs, b, fi, w, head, tests, ntests, ps->base, ps->out, &e,
 				err, errlen))
 		return -1;
 	*t = (struct tramp){.addr = e.addr, .size = e.size, .func = b->funcs[fi].addr, .bytes = w,
@@ -827,8 +879,7 @@ static uint64_t return_address(const struct plan_state *ps, uint64_t site)
 
 /* Entry code for every function padded through an entry wrapper or with
  * dispatched clones. */
-static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct rw_plan *p,
-		       uint64_t text_vaddr, char *err, size_t errlen)
+static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
 {
 	struct rw_dispatch_test tests[RW_MAX_DISPATCH];
 	for (uint32_t fi = 0; fi < b->nfuncs; fi++) {
@@ -852,7 +903,7 @@ static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct 
 						ps->prets[r].ret, ps->clones[k].addr, 0,
 						p->clones[k].weight};
 		}
-		if ((w || n) && add_entry(ps, b, fi, w, tests, n, text_vaddr, err, errlen))
+		if ((w || n) && add_entry(ps, b, fi, w, tests, n, err, errlen))
 			return -1;
 	}
 	return 0;
@@ -893,18 +944,18 @@ static int add_veneers(struct plan_state *ps, const struct rw_binary *b, const s
 /* Copy clone k to the end of text, its function and then its fragment,
  * with its padding, their FDEs and symbols (the fragment's named after its
  * own name, else the function's with .cold). */
-static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
-		      uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
+static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k, struct plan_state *ps, char *err, size_t errlen)
 {
 	const struct rw_plan_clone *pc = &p->clones[k];
 	uint32_t fi = rw_func_index(b, pc->func);
 	const struct rw_func *f = &b->funcs[fi];
 	const struct rw_unit *u = &b->units[fi];
-	rb_align(&ps->text, 16, 0xcc);
+	use_stream(ps, pc->weight);
+	rb_align(ps->out, 16, 0xcc);
 	struct rw_copy_range r[2];
 	struct rw_clone_tail v;
-	uint32_t n = rw_clone_ranges(b, fi, text_vaddr + ps->text.n, r);
-	enum rw_clone_why why = rw_copy_function(ps->cs, b, r, n, &v, &ps->text);
+	uint32_t n = rw_clone_ranges(b, fi, ps->base + ps->out->n, r);
+	enum rw_clone_why why = rw_copy_function(ps->cs, b, r, n, &v, ps->out);
 	if (why != RW_CLONE_OK)
 		return errmsg(err, errlen, "cannot copy %s (0x%" PRIx64 ") for clone %u: %s",
 			      f->name ? f->name : "?", f->addr, k, rw_clone_why_name(why));
@@ -920,7 +971,7 @@ static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		cl->frag_size = r[1].hi - r[1].lo;
 		cl->frag_func = r[1].lo;
 	}
-	if (ps->text.oom || pad_edits(ps, u, pc->pad, cl, text_vaddr) || reserve(ps, n, n))
+	if (ps->out->oom || pad_edits(ps, u, pc->pad, cl) || reserve(ps, n, n))
 		return errmsg(err, errlen, "out of memory applying the plan");
 	for (uint32_t i = 0; i < n; i++)
 		ps->cfdes[ps->ncfdes++] = (struct eh_clonefde){
@@ -960,7 +1011,7 @@ static uint32_t copy_wrap(const struct rw_plan *p, uint32_t k, const struct rw_c
  * instruction (which may pop) to the jump, as the stub moves them (after
  * its guard).  -1 with err. */
 static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-			uint64_t copy_start, const struct tramp *t, uint64_t text_vaddr, char *err,
+			uint64_t copy_start, const struct tramp *t, char *err,
 			size_t errlen)
 {
 	if (reserve(ps, 1, 0))
@@ -969,9 +1020,9 @@ static int add_stub_fde(struct plan_state *ps, const struct rw_binary *b, const 
 	const struct eh_entry *e = &b->eh.e[fde];
 	uint64_t lsda = 0;
 	if (e->lsda) {
-		lsda = text_vaddr + ps->text.n;
+		lsda = ps->base + ps->out->n;      /* beside its stub */
 		if (eh_put_stub_lsda(b->bin, &b->eh, fde, c->insn + c->len, t->addr, t->size,
-				     copy_start ? copy_start : e->pc_begin, lsda, &ps->text))
+				     copy_start ? copy_start : e->pc_begin, lsda, ps->out))
 			return errmsg(err, errlen, "the stub of callsite 0x%" PRIx64 " gets no LSDA "
 				      "(its exception table is out of reach)", t->site);
 	}
@@ -1004,8 +1055,7 @@ static uint64_t copy_begin(const struct rw_note_clone *cl, uint64_t insn)
  * the copies patched to call them, the thunk of a bound one neither tagged
  * nor wrapped, or that clone.  A wrapped copy's trampoline carries its tag
  * and check. */
-static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
-		       uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
+static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k, struct plan_state *ps, char *err, size_t errlen)
 {
 	const struct rw_note_clone *cl = &ps->clones[k];
 	for (size_t i = 0; i < b->ncalls; i++) {
@@ -1022,29 +1072,29 @@ static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
 		uint64_t site = c->site + (insn - c->insn);
 		uint8_t bytes[16];
 		if (!w && tag) {
-			uint64_t stub = add_stub(ps, c, site, dest, bound, x, tag, text_vaddr, err, errlen);
+			uint64_t stub = add_stub(ps, c, site, dest, bound, x, tag, err, errlen);
 			if (!stub)
 				return -1;
 			if (add_stub_fde(ps, b, c, copy_begin(cl, c->insn),
-					 &ps->t[ps->nt - 1], text_vaddr, err, errlen))
+					 &ps->t[ps->nt - 1], err, errlen))
 				return -1;
 			memset(bytes, 0xcc, sizeof(bytes));
 			if (x86_encode_jmp(insn, stub, bytes) < 0)
 				return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of "
 					      "rel32 reach of its stub", c->site, k);
-			memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
+			memcpy(text_at(ps, insn), bytes, c->len);
 			continue;
 		}
-		uint64_t t = w            ? add_tramp(ps, c, site, dest, bound, x, w, tag, text_vaddr,
+		uint64_t t = w            ? add_tramp(ps, c, site, dest, bound, x, w, tag,
 							err, errlen)
-			     : bound || x ? add_thunk(ps, c, dest, x, text_vaddr, err, errlen)
+			     : bound || x ? add_thunk(ps, c, dest, x, err, errlen)
 					  : dest;
 		if (!t)
 			return -1;
 		if (call_to(insn, c->len, t, bytes))
 			return errmsg(err, errlen, "callsite 0x%" PRIx64 " in clone %u is out of rel32 "
 				      "reach of its clone, trampoline or thunk", c->site, k);
-		memcpy(ps->text.p + (insn - text_vaddr), bytes, c->len);
+		memcpy(text_at(ps, insn), bytes, c->len);
 	}
 	return 0;
 }
@@ -1104,7 +1154,7 @@ static int add_tail_test(struct plan_state *ps, struct tail_test t)
  * indirect one: by its promotion stub, add_tail_stubs) or a checked thunk;
  * weight the clone's. */
 static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_t site,
-		       uint64_t func, uint32_t k, uint64_t dest, uint64_t weight, uint64_t text_vaddr,
+		       uint64_t func, uint32_t k, uint64_t dest, uint64_t weight,
 		       char *err, size_t errlen)
 {
 	struct rw_tail_jump r, js[RW_MAX_TAIL_JUMPS];
@@ -1120,7 +1170,7 @@ static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_
 			continue;
 		}
 		if (local && js[i].to != r.to &&
-		    !(d = add_thunk(ps, tail_call(ps, &js[i], r.to), dest, NULL, text_vaddr, err,
+		    !(d = add_thunk(ps, tail_call(ps, &js[i], r.to), dest, NULL, err,
 				    errlen)))
 			return -1;
 		uint64_t to = k == RW_NONE ? at : rw_clone_copy_addr(&ps->clones[k], at);
@@ -1129,7 +1179,7 @@ static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_
 			return errmsg(err, errlen, "the tail jump at 0x%" PRIx64 " is out of rel32 "
 				      "reach of its clone or thunk", at);
 		if (k != RW_NONE)
-			memcpy(ps->text.p + (to - text_vaddr), bytes, len);
+			memcpy(text_at(ps, to), bytes, len);
 		else if (patch_add(&ps->patches, to, bytes, len))
 			return errmsg(err, errlen, "out of memory applying the plan");
 	}
@@ -1140,13 +1190,12 @@ static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_
  * callee's clone), the jump at the call into it, and its FDE
  * (add_stub_fde). */
 static int stub_call(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-		     uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag,
-		     uint64_t text_vaddr, char *err, size_t errlen)
+		     uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag, char *err, size_t errlen)
 {
-	uint64_t stub = add_stub(ps, c, c->site, dest, bound, x, tag, text_vaddr, err, errlen);
+	uint64_t stub = add_stub(ps, c, c->site, dest, bound, x, tag, err, errlen);
 	if (!stub)
 		return -1;
-	if (add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1], text_vaddr, err, errlen))
+	if (add_stub_fde(ps, b, c, 0, &ps->t[ps->nt - 1], err, errlen))
 		return -1;
 	uint8_t bytes[16];
 	memset(bytes, 0xcc, sizeof(bytes));
@@ -1214,8 +1263,7 @@ static int add_marks(struct plan_state *ps, const struct rw_binary *b, const str
 
 /* The stubs of the tagged calls that are not wrapped (a wrapped one's
  * trampoline carries its tag); a copy's are wrap_copies'. */
-static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
-		     uint64_t text_vaddr, char *err, size_t errlen)
+static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
 {
 	for (uint32_t i = 0; i < p->ntags; i++) {
 		uint64_t site = p->tags[i].site;
@@ -1225,7 +1273,7 @@ static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const str
 		uint32_t k = redirect_of(b, p, site);
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
 		if (stub_call(ps, b, c, dest, k != RW_NONE && c->bind,
-			      rw_plan_xcall_of(p, site, RW_NONE), p->tags[i].tag, text_vaddr, err,
+			      rw_plan_xcall_of(p, site, RW_NONE), p->tags[i].tag, err,
 			      errlen))
 			return -1;
 	}
@@ -1286,19 +1334,19 @@ static int add_promoted_ret(struct plan_state *ps, struct promoted_ret r)
  * does not use %r11 (x86_cmp_r11_of); a call's is not rip-relative, so it
  * is copied as it is.  -1 with err. */
 static int emit_promote(struct plan_state *ps, struct tramp *t, const struct displaced *d,
-			const struct promote_test *tests, uint32_t ntests, bool tail,
-			uint64_t text_vaddr, char *err, size_t errlen)
+			const struct promote_test *tests, uint32_t ntests, bool tail, char *err, size_t errlen)
 {
 	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, je[] = {0x0f, 0x84}, jmp[] = {0xe9},
 			     call[] = {0xe8};
 	if (ntests > RW_MAX_DISPATCH)
 		return errmsg(err, errlen, "internal error: callsite 0x%" PRIx64 " takes more than "
 			      "%d clones", t->site, RW_MAX_DISPATCH);
-	struct rbuf *o = &ps->text;
+	use_stream(ps, site_heat(ps, t->site));
+	struct rbuf *o = ps->out;
 	rb_align(o, 16, 0xcc);
 	size_t start = o->n;
-	uint64_t origin = text_vaddr, back = d->at + d->len, call_at = back - d->call_len;
-	t->addr = text_vaddr + start;
+	uint64_t origin = ps->base, back = d->at + d->len, call_at = back - d->call_len;
+	t->addr = origin + start;
 	for (int i = 0; i < RW_ENTRY_GUARD; i++)
 		rb_u8(o, 0xcc);
 	const uint8_t *p = d->bytes;
@@ -1393,8 +1441,7 @@ static int cmp_test_weight(const void *x, const void *y)
  * into it that replaces the displaced instructions; with tail, c stands for
  * an indirect tail jump (emit_promote).  -1 with err. */
 static int add_promote(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-		       uint32_t k, struct promote_test *tests, uint32_t ntests, bool tail,
-		       uint64_t text_vaddr, char *err, size_t errlen)
+		       uint32_t k, struct promote_test *tests, uint32_t ntests, bool tail, char *err, size_t errlen)
 {
 	const struct rw_note_clone *cl = k == RW_NONE ? NULL : &ps->clones[k];
 	uint64_t copy_start = cl ? copy_begin(cl, c->insn) : 0;
@@ -1403,7 +1450,7 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 			      .call_len = c->len};
 	d.at = copy_start ? copy_at - (c->insn - c->promote_from) : c->promote_from;
 	if (copy_start) {
-		memcpy(d.bytes, ps->text.p + (d.at - text_vaddr), d.len);
+		memcpy(d.bytes, text_at(ps, d.at), d.len);
 	} else if (bin_read(b->bin, d.at, d.bytes, d.len) < 0) {
 		return errmsg(err, errlen, "cannot read callsite 0x%" PRIx64, c->site);
 	} else {
@@ -1427,9 +1474,9 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 		return -1;
 	*t = (struct tramp){.call = c, .site = d.at + d.len - 1, .stub = true, .promote = true,
 			    .tail = tail};
-	if (emit_promote(ps, t, &d, tests, ntests, tail, text_vaddr, err, errlen) < 0)
+	if (emit_promote(ps, t, &d, tests, ntests, tail, err, errlen) < 0)
 		return -1;
-	if (add_stub_fde(ps, b, c, copy_start, t, text_vaddr, err, errlen))
+	if (add_stub_fde(ps, b, c, copy_start, t, err, errlen))
 		return -1;
 	uint8_t bytes[RW_PROMOTE_MAX_BYTES];
 	memset(bytes, 0xcc, sizeof(bytes));
@@ -1438,7 +1485,7 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 			      "promotion stub", c->site);
 	*(tail ? &ps->ntail_promoted : &ps->npromoted) += 1;
 	if (copy_start) {
-		memcpy(ps->text.p + (d.at - text_vaddr), bytes, d.len);
+		memcpy(text_at(ps, d.at), bytes, d.len);
 		return 0;
 	}
 	return patch_add(&ps->patches, d.at, bytes, (uint8_t)d.len)
@@ -1447,8 +1494,7 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 
 /* The promotion stubs of the plan: one per indirect call (or copy of one in
  * a clone) that takes promoted clones, testing them all. */
-static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
-			uint64_t text_vaddr, char *err, size_t errlen)
+static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
 {
 	struct promote_test tests[RW_MAX_DISPATCH];
 	for (uint32_t k = 0; k < p->nclones; k++) {
@@ -1466,7 +1512,7 @@ static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const 
 				tests[n++] = (struct promote_test){p->clones[j].func, ps->clones[j].addr,
 								   p->clones[j].weight};
 		const struct rw_call *c = &b->calls[rw_call_index(b, ck->site)];
-		if (add_promote(ps, b, c, ck->parent, tests, n, false, text_vaddr, err, errlen) < 0)
+		if (add_promote(ps, b, c, ck->parent, tests, n, false, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -1476,7 +1522,7 @@ static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const 
  * clones take (point_tails): one per jump, testing each of its clones.
  * Their stand-in calls (insn, len, promote_from: the jump's) go in
  * ps->tail_calls. */
-static int add_tail_stubs(struct plan_state *ps, const struct rw_binary *b, uint64_t text_vaddr,
+static int add_tail_stubs(struct plan_state *ps, const struct rw_binary *b,
 			  char *err, size_t errlen)
 {
 	struct promote_test tests[RW_MAX_DISPATCH];
@@ -1500,7 +1546,7 @@ static int add_tail_stubs(struct plan_state *ps, const struct rw_binary *b, uint
 		struct rw_call *c = &ps->tail_calls[ps->ntail_calls++];
 		*c = (struct rw_call){.insn = ti->jump.at, .site = ti->jump.at, .len = ti->jump.len,
 				      .promote_from = ti->jump.from};
-		if (add_promote(ps, b, c, ti->k, tests, n, true, text_vaddr, err, errlen) < 0)
+		if (add_promote(ps, b, c, ti->k, tests, n, true, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -1512,7 +1558,7 @@ static int add_tail_stubs(struct plan_state *ps, const struct rw_binary *b, uint
  * module's clone at its check's thunk.  The
  * thunks read the jumps' PLT slots (stand-in calls in ps->tail_calls). */
 static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
-			  struct plan_state *ps, uint64_t text_vaddr, char *err, size_t errlen)
+			  struct plan_state *ps, char *err, size_t errlen)
 {
 	ps->tail_calls = calloc((size_t)p->nxcalls + (size_t)p->nclones * RW_MAX_TAIL_JUMPS + 1,
 				sizeof(*ps->tail_calls));
@@ -1521,7 +1567,7 @@ static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
 	for (uint32_t k = 0; k < p->nclones; k++)
 		if (p->clones[k].tail &&
 		    point_tails(b, ps, p->clones[k].site, p->clones[k].func, p->clones[k].parent,
-				ps->clones[k].addr, p->clones[k].weight, text_vaddr, err, errlen))
+				ps->clones[k].addr, p->clones[k].weight, err, errlen))
 			return -1;
 	for (uint32_t i = 0; i < p->nxcalls; i++) {
 		const struct rw_plan_xcall *x = &p->xcalls[i];
@@ -1531,15 +1577,13 @@ static int redirect_tails(const struct rw_binary *b, const struct rw_plan *p,
 		if (!rw_tail_route_at(b, x->site, 0, &r, js))
 			return errmsg(err, errlen, "internal error: no tail jump to a PLT stub at 0x%"
 				      PRIx64, x->site);
-		uint64_t thunk = add_thunk(ps, tail_call(ps, &js[0], 0), 0, x, text_vaddr, err, errlen);
-		if (!thunk || point_tails(b, ps, x->site, 0, x->clone, thunk, 0, text_vaddr, err, errlen))
+		uint64_t thunk = add_thunk(ps, tail_call(ps, &js[0], 0), 0, x, err, errlen);
+		if (!thunk || point_tails(b, ps, x->site, 0, x->clone, thunk, 0, err, errlen))
 			return -1;
 	}
-	return add_tail_stubs(ps, b, text_vaddr, err, errlen);
+	return add_tail_stubs(ps, b, err, errlen);
 }
 
-/* Code edits of the plan: clones, then trampolines, laid out from
- * text_vaddr. */
 /* A clone's place in the layout: heaviest first, plan order among equals. */
 struct clone_rank {
 	uint64_t weight;
@@ -1585,13 +1629,38 @@ static uint32_t *clone_order(const struct rw_plan *p)
 	return order;
 }
 
+/* The cold stream after the hot one's room (rewriter.h section 2); -1
+ * when the hot one has outgrown it (it is the same at every address).
+ * When measuring, the hot one's size in hot_size, nothing joined. */
+static int join_streams(struct plan_state *ps)
+{
+	rb_align(&ps->text, 16, 0xcc);
+	ps->hot_size = ps->text.n;
+	if (!ps->cold.n || ps->hot_room == HOT_MEASURE_ROOM)
+		return 0;
+	if (ps->text.n > ps->hot_room)
+		return -1;
+	while (ps->text.n < ps->hot_room)
+		rb_u8(&ps->text, 0xcc);
+	rb_put(&ps->text, ps->cold.p, ps->cold.n);
+	rb_align(&ps->text, 16, 0xcc);
+	return 0;
+}
+
+/* Code edits of plan p: clones, then trampolines, laid out from text_vaddr,
+ * the code that runs most first, the rest from text_vaddr + hot_room on
+ * (hot_room 0: all in the order made). */
 static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_t id[20],
-		      uint64_t text_vaddr, struct plan_state *ps, char *err, size_t errlen)
+		      uint64_t text_vaddr, uint64_t hot_room, struct plan_state *ps, char *err,
+		      size_t errlen)
 {
 	csh cs = ps->cs;
 	plan_state_free(ps);
 	memset(ps, 0, sizeof(*ps));
 	ps->cs = cs;
+	ps->plan = p;
+	ps->text_vaddr = text_vaddr;
+	ps->hot_room = hot_room;
 	ps->clones = calloc(p->nclones + 1, sizeof(*ps->clones));
 	if (!ps->clones || reserve(ps, 2 * p->nclones + 1, 2 * p->nclones + 1))
 		goto oom;
@@ -1601,7 +1670,7 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 		int64_t d = p->pads[i].bytes;
 		if (rw_pad_by_entry(&b->funcs[fi], p->pads[i].bytes))
 			continue;               /* its entry wrapper (add_entries) */
-		if (pad_edits(ps, u, d, NULL, text_vaddr))
+		if (pad_edits(ps, u, d, NULL))
 			goto oom;
 		for (uint32_t k = 0; k < u->nfdes; k++) {
 			struct eh_fde_edit *v = realloc(ps->fedits, (ps->nfedits + 1) * sizeof(*v));
@@ -1615,7 +1684,7 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 	if (!order)
 		goto oom;
 	for (uint32_t i = 0; i < p->nclones; i++)
-		if (emit_clone(b, p, order[i], text_vaddr, ps, err, errlen)) {
+		if (emit_clone(b, p, order[i], ps, err, errlen)) {
 			free(order);
 			return -1;
 		}
@@ -1639,10 +1708,9 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
 		bool bound = k != RW_NONE && c->bind;
 		const struct rw_plan_xcall *x = wrap ? rw_plan_xcall_of(p, site, RW_NONE) : NULL;
-		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, x, p->wraps[i].bytes, tag,
-					       text_vaddr, err, errlen)))
+		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, x, p->wraps[i].bytes, tag, err, errlen)))
 			return -1;
-		if (!wrap && bound && !(dest = add_thunk(ps, c, dest, NULL, text_vaddr, err, errlen)))
+		if (!wrap && bound && !(dest = add_thunk(ps, c, dest, NULL, err, errlen)))
 			return -1;
 		if (patch_call(ps, c, dest, err, errlen))
 			return -1;
@@ -1654,25 +1722,26 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 		    rw_plan_tag(p, x->site, RW_NONE))
 			continue;       /* a copy's, a tail jump's (redirect_tails), ... */
 		const struct rw_call *c = &b->calls[rw_call_index(b, x->site)];
-		uint64_t dest = add_thunk(ps, c, 0, x, text_vaddr, err, errlen);
+		uint64_t dest = add_thunk(ps, c, 0, x, err, errlen);
 		if (!dest || patch_call(ps, c, dest, err, errlen))
 			return -1;
 	}
 	if (add_marks(ps, b, p, id))
 		goto oom;
-	if (add_stubs(ps, b, p, text_vaddr, err, errlen))
+	if (add_stubs(ps, b, p, err, errlen))
 		return -1;
 	for (uint32_t k = 0; k < p->nclones; k++)
-		if (wrap_copies(b, p, k, text_vaddr, ps, err, errlen))
+		if (wrap_copies(b, p, k, ps, err, errlen))
 			return -1;
-	if (add_promotes(ps, b, p, text_vaddr, err, errlen))
+	if (add_promotes(ps, b, p, err, errlen))
 		return -1;
-	if (redirect_tails(b, p, ps, text_vaddr, err, errlen))
+	if (redirect_tails(b, p, ps, err, errlen))
 		return -1;
-	if (add_entries(ps, b, p, text_vaddr, err, errlen))
+	if (add_entries(ps, b, p, err, errlen))
 		return -1;
-	rb_align(&ps->text, 16, 0xcc);
-	if (ps->text.oom || reserve(ps, 0, ps->nt + 1))
+	if (join_streams(ps) < 0)
+		return errmsg(err, errlen, "internal error: new code outgrew its room between passes");
+	if (ps->text.oom || ps->cold.oom || reserve(ps, 0, ps->nt + 1))
 		goto oom;
 	for (uint32_t i = 0; i < ps->nt; i++) {
 		struct newsym *n = &ps->syms[ps->nsyms++];
@@ -1732,8 +1801,10 @@ static bool entry_pads(const struct rw_binary *b, const struct rw_plan *p)
 	return false;
 }
 
-/* Build-id: SHA-1 of the input, the plan and the rewriter's version. */
-static void new_build_id(const struct rw_binary *b, const char *plan, uint8_t id[20])
+/* Build-id: SHA-1 of the input, the plan, its heat and the rewriter's
+ * version (rewriter.h section 2). */
+static void new_build_id(const struct rw_binary *b, const struct rw_plan *p, const char *plan,
+			 uint8_t id[20])
 {
 	struct rw_sha1 s;
 	size_t size;
@@ -1741,6 +1812,9 @@ static void new_build_id(const struct rw_binary *b, const char *plan, uint8_t id
 	rw_sha1_init(&s);
 	rw_sha1_update(&s, img, img ? size : 0);
 	rw_sha1_update(&s, plan, strlen(plan));
+	rw_sha1_update(&s, &p->hot_entries, sizeof(p->hot_entries));
+	if (p->nheat)
+		rw_sha1_update(&s, p->heat, p->nheat * sizeof(*p->heat));
 	rw_sha1_update(&s, RW_VERSION, sizeof(RW_VERSION));
 	rw_sha1_final(&s, id);
 }
@@ -1941,6 +2015,7 @@ struct writer {
 	/* the new sections */
 	size_t nold;                    /* sections copied */
 	bool text;                      /* an .icpp.text (trampolines, clones) */
+	uint64_t hot_room;              /* its hot code's (plan_state.hot_room) */
 	size_t text_idx, frame_idx, hdr_idx, note_idx, gnu_note_idx;
 	size_t strtab_idx, tsec, tfirst;        /* build_symtab's */
 	size_t text_size, frame_size, hdr_size;
@@ -2024,7 +2099,7 @@ static int copy_sections(struct writer *w)
  * guess for the first pass). */
 static int make_code(struct writer *w, uint64_t text_vaddr, uint64_t frame_va, uint64_t hdr_va)
 {
-	if (apply_plan(w->b, w->p, w->id, text_vaddr, &w->ps, w->err, w->errlen))
+	if (apply_plan(w->b, w->p, w->id, text_vaddr, w->hot_room, &w->ps, w->err, w->errlen))
 		return -1;
 	if (!frame_va)
 		frame_va = hdr_va = align_up(text_vaddr + w->ps.text.n, PAGE);
@@ -2052,7 +2127,15 @@ static int size_new_sections(struct writer *w)
 	w->note_idx = w->hdr_idx + 1;
 	/* the tables apart from the code: an FDE's pc-relative pointer to a
 	 * clone must not land on its own field (null to libgcc, refused) */
-	new_build_id(w->b, w->plan_text, w->id);      /* the markers name it */
+	new_build_id(w->b, w->p, w->plan_text, w->id);      /* the markers name it */
+	/* the hot code's room: its size, the same wherever the cold code goes */
+	w->hot_room = 0;
+	if (w->p->hot_entries) {
+		if (apply_plan(w->b, w->p, w->id, w->vmax, HOT_MEASURE_ROOM, &w->ps, w->err, w->errlen))
+			return -1;
+		if (w->ps.cold.n)
+			w->hot_room = align_up(w->ps.hot_size, 64);
+	}
 	if (make_code(w, w->vmax, 0, 0) < 0)
 		return -1;
 	w->text_size = w->ps.text.n;

@@ -547,6 +547,17 @@ static void test_round_trip(void)
 	pm_free(pm);
 }
 
+/* The heat of (module, addr, clone, func) in plan p, or 0. */
+static uint64_t heat_at(const struct da_pm_plan *p, uint32_t module, uint64_t addr, uint32_t clone,
+			bool func)
+{
+	for (uint32_t i = 0; i < p->nheat; i++)
+		if (p->heat[i].module == module && p->heat[i].addr == addr &&
+		    p->heat[i].clone == clone && p->heat[i].func == func)
+			return p->heat[i].entries;
+	return 0;
+}
+
 /* Clones survive the file and the predicted pathmap (Figure 5.5 shape). */
 static void test_clone_file(void)
 {
@@ -598,6 +609,20 @@ static void test_clone_file(void)
 	CHECK_EQ_INT(back.clones[0].weight, 0);
 	CHECK(da_pm_plan_weigh(pm, &back, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(back.clones[0].weight, 2);
+	/* and the heat the rewriter lays new code out by (one entry a frame):
+	 * A's frames, the clone's among them; the redirected call's own frames
+	 * (the call is the clone's: x3 and y1, or x2 and y3); D's call in the
+	 * clone and in the original (x4 and y4, whichever is which) */
+	CHECK_EQ_INT(back.entries, 9);
+	uint64_t funcs = 0, sites = 0;
+	for (uint32_t i = 0; i < back.nheat; i++)
+		*(back.heat[i].func ? &funcs : &sites) += back.heat[i].entries;
+	CHECK_EQ_INT(funcs, 9);
+	CHECK_EQ_INT(sites, 8);
+	CHECK_EQ_INT(heat_at(&back, m, pm->funcs[A].addr, DA_NONE, true), 5);
+	CHECK_EQ_INT(heat_at(&back, m, back.clones[0].cs_addr, DA_NONE, false), 2);
+	CHECK_EQ_INT(heat_at(&back, m, ad, 0, false), 1);
+	CHECK_EQ_INT(heat_at(&back, m, ad, DA_NONE, false), 1);
 	/* a chain's promoted clone, `in J promote`: nine words after the keyword
 	 * (eight were read before session 48, and the promotion was lost) */
 	static const char in_promote[] =

@@ -570,22 +570,99 @@ static int64_t find_branch(struct bin_module *m, uint64_t at, uint64_t size, con
  * heaviest first, a chain's clone after its parent: clone 2 (fx_leaf for
  * the copy of fx_sp's call in clone 0) is the heaviest, so clone 0 comes
  * first, then clone 2, then clone 1 (heavier than clone 0). */
+/* Clones 0: fx_sp for fx_calls' call (entered once), 1: fx_fp_leave for
+ * fx_run's (50 times), 2: fx_leaf for the copy of fx_sp's call in clone 0 (a
+ * chain, 100 times), added to p; false (p freed) when one is refused. */
+static bool three_clones(struct rw_binary *b, struct rw_plan *p)
+{
+	CHECK_EQ_INT(rw_plan_add_clone(p, func(b, "fx_sp")->addr, call(b, "fx_calls", "fx_sp")->site,
+				       0, RW_NONE), 0);
+	CHECK_EQ_INT(rw_plan_add_clone(p, func(b, "fx_fp_leave")->addr,
+				       call(b, "fx_run", "fx_fp_leave")->site, 0, RW_NONE), 0);
+	CHECK_EQ_INT(rw_plan_add_clone(p, func(b, "fx_leaf")->addr, call(b, "fx_sp", "fx_leaf")->site,
+				       0, 0), 0);
+	if (p->nclones != 3) {
+		rw_plan_free(p);
+		return false;
+	}
+	p->clones[0].weight = 1;
+	p->clones[1].weight = 50;
+	p->clones[2].weight = 100;
+	return true;
+}
+
+/* The trampoline serving site in note n, or NULL. */
+static const struct rw_note_wrap *tramp_of(const struct rw_note *n, uint64_t site)
+{
+	for (uint32_t i = 0; i < n->nwraps; i++)
+		if (n->wraps[i].site == site)
+			return &n->wraps[i];
+	return NULL;
+}
+
+/* The layout by heat (rewriter.h section 2): at hot_entries 50, clones 2
+ * (100) and 1 (50) and the trampoline of a call entered 80 times are hot,
+ * laid out before clone 0 (1) and the trampoline of a call never entered;
+ * the chain's call, the copy in cold clone 0, is pointed at hot clone 2. */
+static void check_hot_layout(const char *dir, struct rw_binary *b)
+{
+	const struct rw_call *c_sp = call(b, "fx_calls", "fx_sp");
+	const struct rw_call *c_leaf = call(b, "fx_calls", "fx_leaf");
+	struct rw_plan p = {0};
+	if (!three_clones(b, &p))
+		return;
+	CHECK_EQ_INT(rw_plan_add(&p, true, c_leaf->site, min_wrap(c_leaf->wrap_mask)), 0);
+	CHECK_EQ_INT(rw_plan_add(&p, true, c_sp->site, min_wrap(c_sp->wrap_mask)), 0);
+	CHECK_EQ_INT(rw_plan_add_heat(&p, c_leaf->site, 80), 0);
+	CHECK_EQ_INT(rw_plan_add_heat(&p, c_sp->site, 0), 0);
+	char out[4200], err[512];
+	CHECK_EQ_INT(rw_plan_sort_tags(&p, err, sizeof(err)), 0);
+	CHECK(rw_plan_heat_of(&p, c_leaf->site) == 80 && rw_plan_heat_of(&p, c_leaf->site + 1) == 0);
+	p.hot_entries = 50;
+	snprintf(out, sizeof(out), "%s/fx.hot", dir);
+	struct rw_write_stats st;
+	int r = write_checked(b, &p, out, &st);
+	struct rw_note n;
+	CHECK_EQ_INT(r == 0 ? rw_note_read(out, &n, err, sizeof(err)) : -1, 0);
+	if (r == 0 && n.nclones == 3) {
+		const struct rw_note_wrap *hot = tramp_of(&n, c_leaf->site), *cold = tramp_of(&n, c_sp->site);
+		CHECK(hot && cold);
+		if (hot && cold)
+			CHECK(n.clones[2].addr < n.clones[1].addr && n.clones[1].addr < hot->tramp &&
+			      hot->tramp < n.clones[0].addr && n.clones[0].addr < cold->tramp);
+		CHECK(n.clones[2].site > n.clones[0].addr &&
+		      n.clones[2].site < n.clones[0].addr + n.clones[0].size);
+		rw_note_free(&n);
+	} else {
+		CHECK(0);
+	}
+	/* the same plan laid out in one stream is another file, so it has
+	 * another build-id: training keeps its analysis of a module by build-id
+	 * (with the same id, it hooked the hot layout's entries in the other) */
+	char flat[4200];
+	snprintf(flat, sizeof(flat), "%s/fx.flat", dir);
+	p.hot_entries = 0;
+	if (write_checked(b, &p, flat, &st) == 0 && r == 0) {
+		struct bin_module *a = bin_open(out, err, sizeof(err)), *f = bin_open(flat, err, sizeof(err));
+		const uint8_t *ida = NULL, *idf = NULL;
+		size_t la = a ? bin_build_id(a, &ida) : 0, lf = f ? bin_build_id(f, &idf) : 0;
+		CHECK(la == 20 && lf == 20 && memcmp(ida, idf, 20) != 0);
+		if (a)
+			bin_close(a);
+		if (f)
+			bin_close(f);
+	}
+	/* one key, two heats: refused */
+	CHECK_EQ_INT(rw_plan_add_heat(&p, c_leaf->site, 3), 0);
+	CHECK(rw_plan_sort_tags(&p, err, sizeof(err)) < 0 && strstr(err, "two heats"));
+	rw_plan_free(&p);
+}
+
 static void check_clone_order(const char *dir, struct rw_binary *b)
 {
 	struct rw_plan p = {0};
-	CHECK_EQ_INT(rw_plan_add_clone(&p, func(b, "fx_sp")->addr, call(b, "fx_calls", "fx_sp")->site,
-				       0, RW_NONE), 0);
-	CHECK_EQ_INT(rw_plan_add_clone(&p, func(b, "fx_fp_leave")->addr,
-				       call(b, "fx_run", "fx_fp_leave")->site, 0, RW_NONE), 0);
-	CHECK_EQ_INT(rw_plan_add_clone(&p, func(b, "fx_leaf")->addr, call(b, "fx_sp", "fx_leaf")->site,
-				       0, 0), 0);
-	if (p.nclones != 3) {
-		rw_plan_free(&p);
+	if (!three_clones(b, &p))
 		return;
-	}
-	p.clones[0].weight = 1;
-	p.clones[1].weight = 50;
-	p.clones[2].weight = 100;
 	char out[4200], err[512];
 	snprintf(out, sizeof(out), "%s/fx.order", dir);
 	struct rw_write_stats st;
@@ -604,6 +681,7 @@ static void check_clone_order(const char *dir, struct rw_binary *b)
 	}
 	if (r == 0)
 		rw_note_free(&note);
+	check_hot_layout(dir, b);
 }
 
 /* A clone of the .cold owner fx_owner, padded by 16, for fx_run's call that
