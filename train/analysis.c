@@ -355,10 +355,12 @@ static struct store_key store_key(const struct analysed_module *am)
 	struct store_key k = {0};
 	struct stat st;
 	k.idlen = bin_build_id(am->bin, &k.id);
-	if (stat(am->path, &st) == 0)
+	if (stat(am->path, &st) == 0) {
 		k.size = (uint64_t)st.st_size;
-	else
+		k.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	} else {
 		k.idlen = 0;
+	}
 	return k;
 }
 

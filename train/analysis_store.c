@@ -3,12 +3,14 @@
  *
  * One file per module, <dir>/<module build-id in hex>-<file size>.analysis,
  * in this machine's byte order (a cache, not an exchange format):
- *   "ICPPAN01", u32 length and 64 bytes of icpp's own build-id, the same for
- *   the module's, u64 file size, struct train_reply, u64 nfragments, nsites
+ *   "ICPPAN02", u32 length and 64 bytes of icpp's own build-id, the same for
+ *   the module's, u64 file size, i64 modification time (ns; 01 had none),
+ *   struct train_reply, u64 nfragments, nsites
  *   struct train_site, nfragments u64, u32 crc32 (zlib) of everything before.
  * icpp's own build-id changes with its code, so an analysis that another
  * build of icpp made is never read back.  The size tells a stripped file
- * from the unstripped one of the same build-id (symbols add functions).  A
+ * from the unstripped one of the same build-id (symbols add functions), the
+ * time a file changed in place (another layout of a rewrite's code).  A
  * file that is short, long, of another module or corrupt is ignored (and
  * replaced after the analysis). */
 #include "train/analysis_store.h"
@@ -20,13 +22,14 @@
 
 #include "util/fileio.h"
 
-static const char MAGIC[8] = "ICPPAN01";
+static const char MAGIC[8] = "ICPPAN02";
 
 struct store_header {
 	char magic[8];
 	uint32_t self_len, mod_len;
 	uint8_t self_id[64], mod_id[64];
 	uint64_t size;
+	int64_t mtime_ns;
 	struct train_reply reply;
 	uint64_t nfragments;
 };
@@ -76,7 +79,8 @@ static bool header_matches(const struct analysis_store *s, const struct store_he
 {
 	return !memcmp(h->magic, MAGIC, sizeof(MAGIC)) && h->self_len == s->self_len &&
 	       !memcmp(h->self_id, s->self_id, s->self_len) && h->mod_len == k->idlen &&
-	       !memcmp(h->mod_id, k->id, k->idlen) && h->size == k->size && h->reply.status == 0 &&
+	       !memcmp(h->mod_id, k->id, k->idlen) && h->size == k->size &&
+	       h->mtime_ns == k->mtime_ns && h->reply.status == 0 &&
 	       h->reply.nsites <= h->reply.functions_found &&
 	       h->nfragments <= h->reply.functions_found;
 }
@@ -139,6 +143,7 @@ void analysis_store_save(const struct analysis_store *s, const struct store_key 
 	h.mod_len = (uint32_t)k->idlen;
 	memcpy(h.mod_id, k->id, k->idlen);
 	h.size = k->size;
+	h.mtime_ns = k->mtime_ns;
 	h.reply = am->reply;
 	h.nfragments = am->nfragments;
 	size_t sites = am->reply.nsites * sizeof(struct train_site);

@@ -1,6 +1,6 @@
 /* analysis_store: the analysis of a module kept on disk between runs of icpp
- * (analysis.h), keyed by the module's build-id and size and by icpp's own
- * build-id.  Best effort: a file that cannot be read or written means an
+ * (analysis.h), keyed by the module's build-id, size and modification time
+ * and by icpp's own build-id.  Best effort: a file that cannot be read or written means an
  * analysis from scratch, never an error.  The format is in analysis_store.c. */
 #ifndef ICPP_TRAIN_ANALYSIS_STORE_H
 #define ICPP_TRAIN_ANALYSIS_STORE_H
@@ -16,11 +16,15 @@ struct analysis_store {
 	size_t self_len;            /* 0: no store */
 };
 
-/* A module: its build-id and file size. */
+/* A module: its build-id, file size and modification time (a file changed
+ * in place keeps the other two: icpp rewrite's outputs of one plan laid
+ * out two ways shared an id before session 54, and training hooked the
+ * entries of one in the other). */
 struct store_key {
 	const uint8_t *id;
 	size_t idlen;
 	uint64_t size;
+	int64_t mtime_ns;
 };
 
 /* The folder: $ICPP_CACHE_DIR (empty: none), else $XDG_CACHE_HOME/icpp,

@@ -1,16 +1,21 @@
 /* The analysis kept between runs (train/analysis_store.h): a second run
  * reads back exactly what the first analysed; a file that is corrupt,
- * truncated or of another build of icpp is ignored and replaced; an empty
- * ICPP_CACHE_DIR keeps nothing.
+ * truncated or of another build of icpp is ignored and replaced, and so is
+ * the analysis of a module changed in place; an empty ICPP_CACHE_DIR keeps
+ * nothing.
  *   t_analysis_store MODULE   (a file with a build-id) */
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/check.h"
 #include "train/analysis.h"
 
 static char dir[] = "/tmp/icpp-analysis-store-XXXXXX";
+static char moddir[] = "/tmp/icpp-analysis-module-XXXXXX";
 
 struct snapshot {
 	struct train_reply reply;
@@ -89,13 +94,32 @@ static void damage(const char *file, long off, bool cut)
 	fclose(f);
 }
 
+/* Copy file from to to; 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+	int rc = in && out ? 0 : -1;
+	while (rc == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		rc = fwrite(buf, 1, n, out) == n ? 0 : -1;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		rc = -1;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
 		fprintf(stderr, "usage: t_analysis_store MODULE\n");
 		return 2;
 	}
-	const char *module = argv[1];
+	char module[4200];             /* a copy of ours: its time changes below */
+	CHECK(mkdtemp(moddir) != NULL);
+	snprintf(module, sizeof(module), "%s/module", moddir);
+	CHECK_EQ_INT(copy_file(argv[1], module), 0);
 	CHECK(mkdtemp(dir) != NULL);
 	setenv("ICPP_CACHE_DIR", dir, 1);
 	char file[4096];
@@ -119,6 +143,12 @@ int main(int argc, char **argv)
 	damage(file, 100, true);                        /* truncated */
 	CHECK(!analyse(module, NULL));
 	CHECK(analyse(module, NULL));
+	/* the module changed in place: same build-id and size, another time */
+	const struct timespec when[2] = {{0, UTIME_OMIT}, {1000000000, 0}};
+	CHECK_EQ_INT(utimensat(AT_FDCWD, module, when, 0), 0);
+	CHECK(!analyse(module, NULL));
+	CHECK(analyse(module, NULL));
+	CHECK_EQ_INT(stored(file, sizeof(file)), 1);
 	/* bytes 16-79: icpp's own build-id; another build's file is not read
 	 * (damage at 20 above); and none kept when the folder is empty */
 	unlink(file);
@@ -128,5 +158,7 @@ int main(int argc, char **argv)
 	CHECK(!analyse(module, NULL));
 	snapshot_free(&first);
 	rmdir(dir);
+	unlink(module);
+	rmdir(moddir);
 	return check_exit();
 }
