@@ -545,7 +545,7 @@ static void print_written(const struct target *t, bool named)
 {
 	const struct rw_write_stats *st = &t->st;
 	char chains[48] = "", tails[48] = "", bound[64] = "", tags[48] = "", promoted[96] = "";
-	char xcalls[96] = "";
+	char xcalls[96] = "", hot[64] = "";
 	int np = 0;
 	if (st->promoted)
 		np = snprintf(promoted, sizeof(promoted), "; %u indirect calls promoted", st->promoted);
@@ -561,6 +561,9 @@ static void print_written(const struct target *t, bool named)
 			 st->bind_now ? ", bound at load time" : "");
 	if (st->tags)
 		snprintf(tags, sizeof(tags), ", %u calls tagged", st->tags);
+	if (st->hot_bytes)
+		snprintf(hot, sizeof(hot), " (%" PRIu64 " of them hot, laid out first)",
+			 st->hot_bytes);
 	if (st->xcalls || st->marks)
 		snprintf(xcalls, sizeof(xcalls), ", %u calls of another module's clones checked%s, "
 			 "%u pages marked for them", st->xcalls,
@@ -568,10 +571,10 @@ static void print_written(const struct target *t, bool named)
 			 st->marks);
 	fprintf(stderr, "icpp rewrite: %s%s%u functions padded (%u through entry wrappers), %u "
 		"callsites wrapped, %u functions cloned (%u by dispatch%s%s%s%s)%s%s, %u bytes patched, %" PRIu64
-		" bytes of new code; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
+		" bytes of new code%s; %" PRIu64 " -> %" PRIu64 " bytes (+%.1f%%)\n",
 		named ? t->out : "", named ? ": " : "", st->pads, st->entry_pads, st->wraps,
 		st->clones, st->dispatched, chains, tails, bound, promoted, tags, xcalls, st->patched_bytes,
-		st->tramp_bytes,
+		st->tramp_bytes, hot,
 		st->in_size,
 		st->out_size,
 		st->in_size ? 100.0 * ((double)st->out_size - (double)st->in_size) / (double)st->in_size : 0);

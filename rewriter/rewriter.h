@@ -1122,6 +1122,8 @@ struct rw_write_stats {
 	                              * did not */
 	uint64_t in_size, out_size;
 	uint64_t tramp_bytes;
+	uint64_t hot_bytes;          /* of tramp_bytes: the hot stream's, laid out
+	                              * first (section 2; 0: one stream) */
 	uint64_t new_vaddr;          /* where the added segments start */
 	bool phdr_compact;           /* needs Linux >= 5.18 (see section 2) */
 	uint8_t build_id[20];

@@ -2555,6 +2555,7 @@ static void fill_stats(struct writer *w)
 	st->in_size = insize;
 	st->out_size = w->end;
 	st->tramp_bytes = w->text_size;
+	st->hot_bytes = w->hot_room ? w->ps.hot_size : 0;
 	st->new_vaddr = w->v1;
 	memcpy(st->build_id, w->id, 20);
 	st->build_id_len = w->idlen < 20 ? w->idlen : 20;

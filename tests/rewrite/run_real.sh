@@ -165,6 +165,13 @@ for mode in solved everything; do
 		fail=1
 		continue
 	fi
+	# new code by heat (rewriter.h section 2): these libraries' plans hold
+	# pieces training's run hardly entered, laid out after the hot ones
+	if [ $mode = solved ] && { [ "$kind" = sqlite3 ] || [ "$kind" = python3 ]; } &&
+	   ! grep -q "bytes of new code ([0-9]* of them hot, laid out first)" "rewrite.$mode.err"; then
+		echo "FAIL: no new code laid out by heat"
+		fail=1
+	fi
 	# icpp plan --binary writes the plan icpp rewrite solves: applied from
 	# the file, the same bytes (a pad's long C++ name, the dispatches' test
 	# order: two bugs of session 49)
