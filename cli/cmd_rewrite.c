@@ -233,7 +233,7 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 	}
 	if (add_heat(pm, m, mfirst, pp, p) < 0)
 		goto oom;
-	return rw_plan_sort_tags(p, err, errlen);
+	return rw_plan_sort(p, err, errlen);
 oom:
 	snprintf(err, errlen, "out of memory");
 	return -1;

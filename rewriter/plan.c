@@ -171,7 +171,7 @@ uint64_t rw_plan_heat_of(const struct rw_plan *p, uint64_t key)
 	return h ? h->entries : 0;
 }
 
-int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen)
+int rw_plan_sort(struct rw_plan *p, char *err, size_t errlen)
 {
 	qsort(p->tags, p->ntags, sizeof(*p->tags), cmp_tag);
 	for (uint32_t i = 1; i < p->ntags; i++)
@@ -381,7 +381,7 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 	}
 	if (normalise(p->pads, &p->npads, "function", err, errlen) ||
 	    normalise(p->wraps, &p->nwraps, "callsite", err, errlen) ||
-	    rw_plan_sort_tags(p, err, errlen))
+	    rw_plan_sort(p, err, errlen))
 		goto fail;
 	return 0;
 fail:

@@ -1067,7 +1067,7 @@ int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uin
 int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag, uint32_t clone);
 int rw_plan_add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x);
 /* The cross-module call at site (clone RW_NONE), or its copy inside clone
- * `clone`, in a plan whose xcalls are sorted (rw_plan_sort_tags), or NULL. */
+ * `clone`, in a plan whose xcalls are sorted (rw_plan_sort), or NULL. */
 const struct rw_plan_xcall *rw_plan_xcall_of(const struct rw_plan *p, uint64_t site,
 					     uint32_t clone);
 int rw_plan_add_heat(struct rw_plan *p, uint64_t key, uint64_t entries);
@@ -1075,7 +1075,7 @@ int rw_plan_add_heat(struct rw_plan *p, uint64_t key, uint64_t entries);
 uint64_t rw_plan_heat_of(const struct rw_plan *p, uint64_t key);
 /* Sort the tags, the xcalls and the heat; -1 and err when one call (or
  * copy) has two tags or checks, or one key two heats. */
-int rw_plan_sort_tags(struct rw_plan *p, char *err, size_t errlen);
+int rw_plan_sort(struct rw_plan *p, char *err, size_t errlen);
 /* The tag of the call at site (clone RW_NONE), or of its copy inside clone
  * `clone`, in a plan whose tags are sorted, or 0. */
 uint64_t rw_plan_tag(const struct rw_plan *p, uint64_t site, uint32_t clone);

@@ -616,7 +616,7 @@ static void check_hot_layout(const char *dir, struct rw_binary *b)
 	CHECK_EQ_INT(rw_plan_add_heat(&p, c_leaf->site, 80), 0);
 	CHECK_EQ_INT(rw_plan_add_heat(&p, c_sp->site, 0), 0);
 	char out[4200], err[512];
-	CHECK_EQ_INT(rw_plan_sort_tags(&p, err, sizeof(err)), 0);
+	CHECK_EQ_INT(rw_plan_sort(&p, err, sizeof(err)), 0);
 	CHECK(rw_plan_heat_of(&p, c_leaf->site) == 80 && rw_plan_heat_of(&p, c_leaf->site + 1) == 0);
 	p.hot_entries = 50;
 	snprintf(out, sizeof(out), "%s/fx.hot", dir);
@@ -654,7 +654,7 @@ static void check_hot_layout(const char *dir, struct rw_binary *b)
 	}
 	/* one key, two heats: refused */
 	CHECK_EQ_INT(rw_plan_add_heat(&p, c_leaf->site, 3), 0);
-	CHECK(rw_plan_sort_tags(&p, err, sizeof(err)) < 0 && strstr(err, "two heats"));
+	CHECK(rw_plan_sort(&p, err, sizeof(err)) < 0 && strstr(err, "two heats"));
 	rw_plan_free(&p);
 }
 
