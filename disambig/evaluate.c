@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "disambig/internal.h"
+#include "util/grow.h"
 
 static int cmp_left(const void *x, const void *y)
 {
@@ -303,7 +304,7 @@ int da_leftovers(const struct da_problem *p, const struct da_options *o, const i
 					if (c.cure != DA_CURE_NONE)
 						c.left = DA_LEFT_UNSOLVED;
 					r->left_by[c.left][c.diff]++;
-					if (!da_grow((void **)&left, nleft, &capleft, sizeof(*left)))
+					if (!grow_array((void **)&left, nleft + 1ull, &capleft, sizeof(*left)))
 						goto oom;
 					left[nleft++] = (struct da_leftover){k[i].inst, k[i].h, deg,
 						k[heavy].node, k[t].node, wsum, c};

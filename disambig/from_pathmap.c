@@ -6,6 +6,7 @@
 #include "disambig/from_pathmap.h"
 #include "disambig/internal.h"
 #include "disambig/pm_index.h"
+#include "util/grow.h"
 
 void da_capability_default(struct da_capability *c)
 {
@@ -453,7 +454,7 @@ static int tail_edges_of(struct tails *T, uint32_t g)
 				     ? pmi_function_at(T->ix, t[i].module, t[i].addr) : DA_NONE;
 		if (f == DA_NONE || f == g || u64map_get(&T->edges, da_pair(g, f)) != DA_NONE)
 			continue;
-		if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
+		if (!grow_array((void **)&T->e, T->ne + 1ull, &T->cape, sizeof(*T->e)) ||
 		    u64map_put(&T->edges, da_pair(g, f), T->ne) < 0)
 			return -1;
 		T->e[T->ne++] = (struct tail_edge){t[i].jump, g, f, DA_NONE, t[i].bound, false, false};
@@ -471,7 +472,7 @@ static int64_t any_edge(struct tails *T, uint32_t g, uint32_t f)
 	const struct pathmap *pm = T->pm;
 	if (!T->any_jump[g] || f == g || pm->funcs[f].module != pm->funcs[g].module)
 		return DA_NONE;
-	if (!da_grow((void **)&T->e, T->ne, &T->cape, sizeof(*T->e)) ||
+	if (!grow_array((void **)&T->e, T->ne + 1ull, &T->cape, sizeof(*T->e)) ||
 	    u64map_put(&T->edges, da_pair(g, f), T->ne) < 0)
 		return -1;
 	T->e[T->ne] = (struct tail_edge){T->any_jump[g], g, f, DA_NONE, false, true, false};

@@ -203,10 +203,6 @@ uint64_t da_func_bytes(const struct da_problem *p, uint32_t func);
 /* New code of clone (f, c): the copy, and its test in f's dispatch. */
 uint64_t da_clone_bytes(const struct da_problem *p, uint32_t func, uint32_t callsite);
 
-/* Make room for element n of *arr (capacity *cap, doubling from 16); false
- * when out of memory (then *arr is unchanged). */
-bool da_grow(void **arr, uint32_t n, uint32_t *cap, size_t elem);
-
 /* Every node's CID after a plan, sorted by (inst, height, path, node): the
  * nodes of one CID are adjacent, and within it those of one path.  height or
  * inst NULL: the measured ones.  malloc'd, NULL when out of memory. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "disambig/internal.h"
+#include "util/grow.h"
 
 /* ---------------------------------------------------------------- masks */
 
@@ -150,25 +151,10 @@ void da_problem_free(struct da_problem *p)
 	free(p);
 }
 
-bool da_grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return true;
-	if (n >= DA_NONE - 1)
-		return false;
-	uint32_t nc = *cap ? *cap * 2 : 16;
-	void *a = realloc(*arr, (size_t)nc * elem);
-	if (!a)
-		return false;
-	*arr = a;
-	*cap = nc;
-	return true;
-}
-
 uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes,
 		     da_mask pad_mask, bool cloneable)
 {
-	if (!da_grow((void **)&p->funcs, p->nfuncs, &p->cap_funcs, sizeof(*p->funcs)))
+	if (!grow_array((void **)&p->funcs, p->nfuncs + 1ull, &p->cap_funcs, sizeof(*p->funcs)))
 		return DA_NONE;
 	struct da_func *f = &p->funcs[p->nfuncs];
 	f->name = name ? strdup(name) : NULL;
@@ -189,7 +175,7 @@ uint32_t da_add_func(struct da_problem *p, const char *name, uint64_t code_bytes
 uint32_t da_add_callsite(struct da_problem *p, uint32_t owner, da_mask wrap_mask,
 			 bool redirectable)
 {
-	if (!da_grow((void **)&p->callsites, p->ncallsites, &p->cap_callsites, sizeof(*p->callsites)))
+	if (!grow_array((void **)&p->callsites, p->ncallsites + 1ull, &p->cap_callsites, sizeof(*p->callsites)))
 		return DA_NONE;
 	struct da_callsite *c = &p->callsites[p->ncallsites];
 	c->owner = owner;
@@ -223,7 +209,7 @@ uint32_t da_add_node(struct da_problem *p, uint32_t parent, uint32_t func, uint3
 {
 	if (parent != DA_NONE && parent >= p->nnodes)
 		return DA_NONE;
-	if (!da_grow((void **)&p->nodes, p->nnodes, &p->cap_nodes, sizeof(*p->nodes)))
+	if (!grow_array((void **)&p->nodes, p->nnodes + 1ull, &p->cap_nodes, sizeof(*p->nodes)))
 		return DA_NONE;
 	p->nodes[p->nnodes] = (struct da_node){parent, func, callsite, height, weight, weight,
 					       false, false};

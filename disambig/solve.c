@@ -8,6 +8,7 @@
 #include "disambig/internal.h"
 #include "disambig/state.h"
 #include "util/cpus.h"
+#include "util/grow.h"
 
 /* Variables: the padding of a function or clone, the wrap of a callsite or
  * of its copy in a clone, and (unit functions) an edge group: every callsite
@@ -286,7 +287,7 @@ static void tab_insert(struct ds *s, uint32_t b)
 
 static bool free_push(struct ds *s, uint32_t b)
 {
-	if (!da_grow((void **)&s->freeB, s->nfreeB, &s->capfreeB, sizeof(*s->freeB)))
+	if (!grow_array((void **)&s->freeB, s->nfreeB + 1ull, &s->capfreeB, sizeof(*s->freeB)))
 		return false;
 	s->freeB[s->nfreeB++] = b;
 	return true;
@@ -334,7 +335,7 @@ static uint32_t bucket_get(struct ds *s, uint32_t inst, int64_t h)
 	if (s->nfreeB) {
 		b = s->freeB[--s->nfreeB];
 	} else {
-		if (!da_grow((void **)&s->B, s->nB, &s->capB, sizeof(*s->B)))
+		if (!grow_array((void **)&s->B, s->nB + 1ull, &s->capB, sizeof(*s->B)))
 			goto oom;
 		b = s->nB++;
 		s->B[b].more = NULL;
@@ -354,7 +355,7 @@ oom:
 
 static void coll_add(struct ds *s, uint32_t b)
 {
-	if (!da_grow((void **)&s->coll, s->ncoll, &s->capcoll, sizeof(*s->coll))) {
+	if (!grow_array((void **)&s->coll, s->ncoll + 1ull, &s->capcoll, sizeof(*s->coll))) {
 		s->oom = true;
 		return;
 	}
@@ -811,7 +812,7 @@ static void anch_weigh(struct ds *s, struct var *V, uint32_t x, int dir)
 static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
 {
 	struct var *V = &s->vars[v];
-	if (!da_grow((void **)&V->anch, V->nanch, &V->capanch, sizeof(*V->anch))) {
+	if (!grow_array((void **)&V->anch, V->nanch + 1ull, &V->capanch, sizeof(*V->anch))) {
 		s->oom = true;
 		return;
 	}
@@ -828,7 +829,7 @@ static void anch_insert(struct ds *s, uint32_t v, uint32_t x)
  * O(N) per node it takes over (cppcheck: 38% of the solver in memmove). */
 static void anch_defer(struct ds *s, uint32_t v, uint32_t x, int32_t add)
 {
-	if (!da_grow((void **)&s->aops, s->naops, &s->capaops, sizeof(*s->aops))) {
+	if (!grow_array((void **)&s->aops, s->naops + 1ull, &s->capaops, sizeof(*s->aops))) {
 		s->oom = true;
 		return;
 	}
@@ -1265,7 +1266,7 @@ static uint32_t top_anchors(struct ds *s, uint32_t v, uint32_t **out)
 static uint32_t clone_create(struct ds *s, uint32_t func, uint32_t ex, uint32_t tmpl)
 {
 	uint32_t cs = s->vars[ex].id;
-	if (!da_grow((void **)&s->clones, s->nclones, &s->capclones, sizeof(*s->clones))) {
+	if (!grow_array((void **)&s->clones, s->nclones + 1ull, &s->capclones, sizeof(*s->clones))) {
 		s->oom = true;
 		return DA_NONE;
 	}
@@ -2368,7 +2369,7 @@ static void clone_crowded(struct ds *s, bool mirror)
 		uint64_t key = da_pair(s->func[y], s->exec[y]);
 		uint32_t i = u64map_get(&m, key);
 		if (i == DA_NONE) {
-			if (!da_grow((void **)&c, n, &cap, sizeof(*c)) || u64map_put(&m, key, n) < 0) {
+			if (!grow_array((void **)&c, n + 1ull, &cap, sizeof(*c)) || u64map_put(&m, key, n) < 0) {
 				s->oom = true;
 				break;
 			}
@@ -2876,7 +2877,7 @@ struct family_scratch {
 
 static bool coef_push(struct ds *s, struct family_scratch *X, struct coef_at c)
 {
-	if (!da_grow((void **)&X->coefs, X->ncoefs, &X->capcoefs, sizeof(*X->coefs))) {
+	if (!grow_array((void **)&X->coefs, X->ncoefs + 1ull, &X->capcoefs, sizeof(*X->coefs))) {
 		s->oom = true;
 		return false;
 	}
@@ -2890,7 +2891,7 @@ static bool split_note(struct ds *s, struct family_scratch *X, uint32_t v, uint3
 	uint64_t key = da_pair(v, b);
 	uint32_t k = u64map_get(&X->spmap, key);
 	if (k == DA_NONE) {
-		if (!da_grow((void **)&X->sp, X->nsp, &X->capsp, sizeof(*X->sp)) ||
+		if (!grow_array((void **)&X->sp, X->nsp + 1ull, &X->capsp, sizeof(*X->sp)) ||
 		    u64map_put(&X->spmap, key, X->nsp) < 0) {
 			s->oom = true;
 			return false;
@@ -3212,7 +3213,7 @@ static void prune_clones(struct ds *s)
 			const struct var *V = &s->vars[v];
 			if (V->dead || V->kind != VWRAP)
 				continue;
-			if (!da_grow((void **)&copies, ncopies, &capcopies, sizeof(*copies))) {
+			if (!grow_array((void **)&copies, ncopies + 1ull, &capcopies, sizeof(*copies))) {
 				s->oom = true;
 				break;
 			}

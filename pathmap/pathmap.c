@@ -1,5 +1,6 @@
 /* pathmap.c: building a pathmap (with dedup), merging, validating, freeing. */
 #include "pathmap/pathmap_int.h"
+#include "util/grow.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -181,24 +182,6 @@ void pm_free(struct pathmap *pm)
 	free(pm);
 }
 
-/* Make room for one more element in *arr (count n, capacity *cap). */
-static bool grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return true;
-	if (n >= PM_NONE - 1)
-		return false;
-	uint64_t ncap = *cap ? (uint64_t)*cap * 2 : 16;
-	if (ncap > PM_NONE - 1)
-		ncap = PM_NONE - 1;
-	void *p = realloc(*arr, (size_t)ncap * elem);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = (uint32_t)ncap;
-	return true;
-}
-
 static void invalidate_index(struct pathmap *pm)
 {
 	pm_index_free(pm->index);
@@ -223,7 +206,8 @@ uint32_t pm_add_module(struct pathmap *pm, const char *path, const uint8_t *buil
 		free(e);
 		return found->index;
 	}
-	if (!grow((void **)&pm->modules, pm->nmodules, &pm->cap_modules, sizeof(*pm->modules))) {
+	if (!grow_array((void **)&pm->modules, pm->nmodules + 1ull, &pm->cap_modules,
+			sizeof(*pm->modules))) {
 		free(e);
 		return PM_NONE;
 	}
@@ -262,7 +246,7 @@ uint32_t pm_add_function(struct pathmap *pm, uint32_t module, uint64_t addr, uin
 			return PM_NONE;
 		return found->index;
 	}
-	if (!grow((void **)&pm->funcs, pm->nfuncs, &pm->cap_funcs, sizeof(*pm->funcs)))
+	if (!grow_array((void **)&pm->funcs, pm->nfuncs + 1ull, &pm->cap_funcs, sizeof(*pm->funcs)))
 		return PM_NONE;
 	uint32_t idx = pm->nfuncs;
 	struct pm_function *f = &pm->funcs[idx];
@@ -299,7 +283,7 @@ uint32_t pm_add_node(struct pathmap *pm, uint32_t parent, uint32_t func, uint32_
 		old->entries = pm_sat_add(old->entries, entries);
 		return found->index;
 	}
-	if (!grow((void **)&pm->nodes, pm->nnodes, &pm->cap_nodes, sizeof(*pm->nodes)))
+	if (!grow_array((void **)&pm->nodes, pm->nnodes + 1ull, &pm->cap_nodes, sizeof(*pm->nodes)))
 		return PM_NONE;
 	uint32_t idx = pm->nnodes;
 	pm->nodes[idx] = n;
@@ -317,7 +301,7 @@ uint32_t pm_append_node(struct pathmap *pm, uint32_t parent, uint32_t func, uint
 	if ((parent != PM_NONE && parent >= pm->nnodes) || func >= pm->nfuncs ||
 	    (cs_module != PM_NONE && cs_module >= pm->nmodules))
 		return PM_NONE;
-	if (!grow((void **)&pm->nodes, pm->nnodes, &pm->cap_nodes, sizeof(*pm->nodes)))
+	if (!grow_array((void **)&pm->nodes, pm->nnodes + 1ull, &pm->cap_nodes, sizeof(*pm->nodes)))
 		return PM_NONE;
 	pm->nodes[pm->nnodes] = (struct pm_node){.parent = parent, .func = func,
 						 .cs_module = cs_module,

@@ -21,6 +21,7 @@
 
 #include "rewriter/internal.h"
 #include "util/fileio.h"
+#include "util/grow.h"
 #include "x86/reloc.h"
 
 #define PAGE 4096ull
@@ -324,14 +325,8 @@ struct patches {
 
 static int patch_add(struct patches *p, uint64_t at, const void *bytes, uint8_t len)
 {
-	if (p->n == p->cap) {
-		uint32_t cap = p->cap ? 2 * p->cap : 64;
-		struct patch *v = realloc(p->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (!grow_array((void **)&p->v, p->n + 1ull, &p->cap, sizeof(*p->v)))
+		return -1;
 	struct patch *x = &p->v[p->n++];
 	x->at = at;
 	x->len = len;
@@ -534,23 +529,11 @@ static void plan_state_free(struct plan_state *ps)
  * memory. */
 static int reserve(struct plan_state *ps, uint32_t fdes, uint32_t syms)
 {
-	if (ps->ncfdes + fdes > ps->capcfdes) {
-		uint32_t cap = 2 * (ps->ncfdes + fdes);
-		struct eh_clonefde *v = realloc(ps->cfdes, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		ps->cfdes = v;
-		ps->capcfdes = cap;
-	}
-	if (ps->nsyms + syms > ps->capsyms) {
-		uint32_t cap = 2 * (ps->nsyms + syms);
-		struct newsym *v = realloc(ps->syms, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		ps->syms = v;
-		ps->capsyms = cap;
-	}
-	return 0;
+	bool ok = grow_array((void **)&ps->cfdes, (uint64_t)ps->ncfdes + fdes, &ps->capcfdes,
+			     sizeof(*ps->cfdes)) &&
+		  grow_array((void **)&ps->syms, (uint64_t)ps->nsyms + syms, &ps->capsyms,
+			     sizeof(*ps->syms));
+	return ok ? 0 : -1;
 }
 
 static int cmp_patch(const void *x, const void *y)
@@ -638,15 +621,9 @@ static int pad_edits(struct plan_state *ps, const struct rw_unit *u, int64_t d,
 /* Room for one more trampoline record, or NULL with err. */
 static struct tramp *next_tramp(struct plan_state *ps, char *err, size_t errlen)
 {
-	if (ps->nt == ps->capt) {
-		uint32_t cap = ps->capt ? 2 * ps->capt : 64;
-		struct tramp *v = realloc(ps->t, cap * sizeof(*v));
-		if (!v) {
-			errmsg(err, errlen, "out of memory applying the plan");
-			return NULL;
-		}
-		ps->t = v;
-		ps->capt = cap;
+	if (!grow_array((void **)&ps->t, ps->nt + 1ull, &ps->capt, sizeof(*ps->t))) {
+		errmsg(err, errlen, "out of memory applying the plan");
+		return NULL;
 	}
 	return &ps->t[ps->nt++];
 }
@@ -1136,14 +1113,8 @@ struct tail_test {
 
 static int add_tail_test(struct plan_state *ps, struct tail_test t)
 {
-	if (ps->nttests == ps->capttests) {
-		uint32_t cap = ps->capttests ? 2 * ps->capttests : 16;
-		struct tail_test *v = realloc(ps->ttests, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		ps->ttests = v;
-		ps->capttests = cap;
-	}
+	if (!grow_array((void **)&ps->ttests, ps->nttests + 1ull, &ps->capttests, sizeof(*ps->ttests)))
+		return -1;
 	ps->ttests[ps->nttests++] = t;
 	return 0;
 }
@@ -1306,14 +1277,8 @@ struct promote_test {
 
 static int add_promoted_ret(struct plan_state *ps, struct promoted_ret r)
 {
-	if (ps->nprets == ps->capprets) {
-		uint32_t cap = ps->capprets ? 2 * ps->capprets : 16;
-		struct promoted_ret *v = realloc(ps->prets, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		ps->prets = v;
-		ps->capprets = cap;
-	}
+	if (!grow_array((void **)&ps->prets, ps->nprets + 1ull, &ps->capprets, sizeof(*ps->prets)))
+		return -1;
 	ps->prets[ps->nprets++] = r;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "disambig/disambig.h"
 #include "disambig/state.h"
 #include "tests/check.h"
+#include "util/grow.h"
 
 static da_mask pads(void) { return da_mask_upto(DA_DEFAULT_BOUND); }
 
@@ -2772,6 +2773,27 @@ static void test_mirror_solve(void)
 	fprintf(stderr, "mirrors: %u kept in %d problems\n", mirrors, SEEDS);
 }
 
+/* grow_array (util/grow.h), the solver's and the rewriter's arrays: room
+ * for at least what is asked, doubling, the contents kept; past
+ * UINT32_MAX - 1 refused with the array as it was. */
+static void test_grow_array(void)
+{
+	uint32_t *a = NULL, cap = 0;
+	CHECK(grow_array((void **)&a, 1, &cap, sizeof(*a)) && a && cap == 16);
+	for (uint32_t i = 0; i < 16; i++)
+		a[i] = i;
+	CHECK(grow_array((void **)&a, 17, &cap, sizeof(*a)) && cap == 32);
+	CHECK(grow_array((void **)&a, 100, &cap, sizeof(*a)) && cap == 128);
+	CHECK(grow_array((void **)&a, 5, &cap, sizeof(*a)) && cap == 128);
+	bool kept = true;
+	for (uint32_t i = 0; i < 16; i++)
+		kept &= a[i] == i;
+	CHECK(kept);
+	uint32_t *was = a;
+	CHECK(!grow_array((void **)&a, UINT32_MAX, &cap, sizeof(*a)) && a == was && cap == 128);
+	free(a);
+}
+
 int main(int argc, char **argv)
 {
 	/* "searches": only the threaded searches (the ThreadSanitizer build) */
@@ -2779,6 +2801,7 @@ int main(int argc, char **argv)
 		test_searches(2, 1000000);
 		return check_exit();
 	}
+	test_grow_array();
 	test_fig53();
 	test_fig54();
 	test_fig55();
