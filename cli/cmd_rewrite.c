@@ -100,6 +100,31 @@ static bool has_tag(const struct rw_plan *p, uint64_t site, uint32_t clone)
 	return false;
 }
 
+static bool has_mark(const struct rw_plan *p, uint64_t func)
+{
+	for (uint32_t i = 0; i < p->nmarks; i++)
+		if (p->marks[i] == func)
+			return true;
+	return false;
+}
+
+/* Where module m's rewrite marks the page of its function at addr for
+ * another module's checks (rw_func.xcall_mark), or 0. */
+static uint64_t xcall_mark(const struct rewrite_cap *rc, uint32_t m, uint64_t addr)
+{
+	const struct rewrite_target *t = rewrite_cap_target(rc, m);
+	size_t n;
+	const struct rw_func *f = t ? rw_functions(t->b, &n) : NULL;
+	uint32_t i = t ? rw_func_index(t->b, addr) : RW_NONE;
+	return i == RW_NONE ? 0 : f[i].xcall_mark;
+}
+
+/* How many forwarders check x passes: its clone is the last one's target. */
+static int xcall_depth(const struct rw_plan_xcall *x)
+{
+	return (x->fwd != 0) + (x->hop_slot != 0);
+}
+
 /* Add call x->site's (or its copy's) check to p.  A call takes one: where
  * the plan clones both a forwarder and its target for it, the target's
  * (the forwarder's frames, which the target's replace, then never come:
@@ -108,7 +133,7 @@ static int add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x)
 {
 	for (uint32_t i = 0; i < p->nxcalls; i++)
 		if (p->xcalls[i].site == x->site && p->xcalls[i].clone == x->clone) {
-			if (x->fwd)
+			if (xcall_depth(x) > xcall_depth(&p->xcalls[i]))
 				p->xcalls[i] = *x;
 			return 0;
 		}
@@ -187,15 +212,21 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		uint64_t key = copy_in == RW_NONE ? c->cs_addr : rw_copy_key(c->cs_addr, copy_in);
 		uint64_t tag = tagged ? rw_tag(cm->build_id, cm->build_id_len, key) : 0;
 		/* a checked call: the function its slot holds (f, or a forwarder
-		 * to f) and the forwarder's own slot */
-		uint64_t h = f->addr, fslot = 0;
+		 * to f) and the forwarders' slots */
+		struct rewrite_xcall_route r = {.module = f->module, .hm = f->module, .g = f->addr,
+						.h = f->addr};
 		if (c->xcall && other && rewrite_cap_target(rc, f->module) &&
-		    !rewrite_cap_xcall_route(rc, c->cs_module, c->cs_addr, f->module, f->addr, &h, &fslot)) {
+		    !rewrite_cap_xcall_route(rc, c->cs_module, c->cs_addr, f->module, f->addr, &r)) {
 			snprintf(err, errlen, "clone %u of the plan takes the call at 0x%" PRIx64 " of %s "
 				 "by a check, but that call does not reach 0x%" PRIx64 " through its GOT "
-				 "slot", k, c->cs_addr, cm->path, f->addr);
+				 "slot and the libraries named after its module (the order of --lib)",
+				 k, c->cs_addr, cm->path, f->addr);
 			return -1;
 		}
+		/* the forwarder to a third module, whose page the check reads */
+		if (c->xcall && other && r.hm == m && r.hm != f->module && !has_mark(p, r.h) &&
+		    rw_plan_add_mark(p, r.h))
+			goto oom;
 		if (f->module != m) {
 			const struct rewrite_target *ft = rewrite_cap_target(rc, f->module);
 			if (!ft)
@@ -205,13 +236,10 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 				goto oom;
 			/* where the clone is comes once its module is written
 			 * (resolve_xcalls) */
-			size_t n;
-			const struct rw_func *lf = rw_functions(ft->b, &n);
-			uint32_t hi = rw_func_index(ft->b, h);
-			struct rw_plan_xcall x = {c->cs_addr, copy_in, h, 0,
-						  hi == RW_NONE ? 0 : lf[hi].xcall_mark, 0,
-						  h != f->addr ? f->addr : 0, fslot, c->tail};
-			if (c->xcall && c->cs_module == m && add_xcall(p, &x))
+			if (c->xcall && c->cs_module == m && add_xcall(p, &(struct rw_plan_xcall){
+				    c->cs_addr, copy_in, r.h, 0, xcall_mark(rc, r.hm, r.h), 0, r.fwd,
+				    r.fwd_slot, r.hop_slot, r.hop_slot ? f->addr : 0,
+				    r.hop_slot ? xcall_mark(rc, f->module, f->addr) : 0, 0, c->tail}))
 				goto oom;
 			continue;
 		}
@@ -223,7 +251,8 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		p->clones[p->nclones - 1].promote = c->promote;
 		p->clones[p->nclones - 1].tail = c->tail && !other;
 		p->clones[p->nclones - 1].xcall = c->xcall && other;
-		p->clones[p->nclones - 1].xcall_from = c->xcall && other && h != f->addr ? h : 0;
+		p->clones[p->nclones - 1].xcall_from = c->xcall && other && r.hm == m && r.h != f->addr
+							       ? r.h : 0;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
@@ -960,7 +989,7 @@ static int resolve_xcalls(struct rewrite *R, uint32_t i, const uint32_t *first,
 		uint32_t copy_in = c->parent != DA_NONE ? c->parent - first[i] : RW_NONE;
 		struct rw_plan_xcall *x =
 			(struct rw_plan_xcall *)rw_plan_xcall_of(&t[i].plan, c->cs_addr, copy_in);
-		if (x && (x->fwd ? x->fwd : x->func) != f->addr)
+		if (x && (x->hop_slot ? x->hop_func : x->fwd ? x->fwd : x->func) != f->addr)
 			continue;       /* a forwarder's clone the call's check passes by */
 		if (!x || lk >= notes[l].nclones || notes[l].clones[lk].func != f->addr) {
 			snprintf(err, errlen, "internal error: %s has no clone %u of 0x%" PRIx64,
@@ -968,7 +997,23 @@ static int resolve_xcalls(struct rewrite *R, uint32_t i, const uint32_t *first,
 			return -1;
 		}
 		x->dest = notes[l].clones[lk].addr;
-		x->value = rw_xcall_value(t[l].st.build_id, 20, x->mark & ~(uint64_t)0xfff);
+		/* the page checked first: of the forwarder to a third module */
+		struct rewrite_xcall_route r;
+		uint32_t h = l;
+		if (x->hop_slot) {
+			if (!rewrite_cap_xcall_route(&R->rwcap, c->cs_module, c->cs_addr, f->module, f->addr,
+						     &r))
+				r.hm = R->pm->nmodules;
+			h = target_of(R, r.hm);
+			if (h <= i || h == R->nt) {
+				snprintf(err, errlen, "clone %u of the plan takes a call of %s through a "
+					 "forwarder of %s, which is not named after it (the order of --lib)",
+					 k, t[i].in, h == R->nt ? "a module not rewritten" : t[h].in);
+				return -1;
+			}
+			x->hop_value = rw_xcall_value(t[l].st.build_id, 20, x->hop_mark & ~(uint64_t)0xfff);
+		}
+		x->value = rw_xcall_value(t[h].st.build_id, 20, x->mark & ~(uint64_t)0xfff);
 	}
 	return 0;
 }

@@ -71,35 +71,67 @@ static const struct rewrite_target *definer(const struct rewrite_cap *rc,
 	return NULL;
 }
 
-/* The functions of the library that defines the symbol call cs makes
- * through its GOT slot (definer) that the slot may hold, those that take a
- * marker, may be cloned and make no tail call of themselves (their frames
- * are the call's own), and the functions those forward to (rw_func.
- * forward_to: their frames replace the forwarder's).  Into cc. */
-static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_target *c,
-			 const struct rw_call *cs, struct da_callsite_cap *cc)
+/* The routes by which a checked call through a GOT slot of c's module
+ * whose symbol is name reaches a function that a clone of may take it
+ * (rewriter.h section 1, Cross-module calls): the functions of the library
+ * that defines the symbol (definer) that the slot may hold and that take a
+ * marker, themselves where they may be cloned and make no tail call of
+ * themselves (their frames are the call's own); the function one of them
+ * forwards to in its module (rw_func.forward_to: its frames replace the
+ * forwarder's); and the functions of the library that defines the symbol
+ * of one of them, or of the function it forwards to, that forwards to
+ * another module (forward_symbol).  Into r, their number returned. */
+static uint32_t xcall_routes(const struct rewrite_cap *rc, const struct rewrite_target *c,
+			     const char *name, struct rewrite_xcall_route r[DA_MAX_XCALL])
 {
 	uint64_t impls[DA_MAX_XCALL];
-	uint32_t n = 0;
-	const struct rewrite_target *l = cs->xcallable ? definer(rc, c, cs->target_name, impls, &n)
-						       : NULL;
-	if (!l)
-		return;
+	uint32_t ni = 0, n = 0;
+	const struct rewrite_target *l = definer(rc, c, name, impls, &ni);
 	size_t nf;
-	const struct rw_func *lf = rw_functions(l->b, &nf);
-	cc->xcall_module = l->module;
-	for (uint32_t i = 0; i < n && cc->nxcall < DA_MAX_XCALL; i++) {
+	const struct rw_func *lf = l ? rw_functions(l->b, &nf) : NULL;
+	for (uint32_t i = 0; i < ni; i++) {
 		uint32_t fi = rw_func_index(l->b, impls[i]);
 		if (!lf[fi].xcall_mark)
 			continue;
-		if (xcall_ok(l, lf, fi))
-			cc->xcall_addrs[cc->nxcall++] = impls[i];
-		/* a forwarder's frames are its target's: the check goes on to
-		 * the forwarder's own slot */
+		struct rewrite_xcall_route base = {l->module, l->module, impls[i], impls[i], 0, 0, 0};
+		if (xcall_ok(l, lf, fi) && n < DA_MAX_XCALL)
+			r[n++] = base;
 		uint32_t gi = lf[fi].forward_to ? rw_func_index(l->b, lf[fi].forward_to) : RW_NONE;
-		if (gi != RW_NONE && xcall_ok(l, lf, gi) && cc->nxcall < DA_MAX_XCALL)
-			cc->xcall_addrs[cc->nxcall++] = lf[fi].forward_to;
+		if (gi != RW_NONE) {
+			base.fwd = base.g = lf[fi].forward_to;
+			base.fwd_slot = lf[fi].forward_slot;
+			if (xcall_ok(l, lf, gi) && n < DA_MAX_XCALL)
+				r[n++] = base;
+		}
+		/* the check goes on through a slot of l that another module fills */
+		uint32_t hi = gi != RW_NONE ? gi : fi;
+		uint64_t hops[DA_MAX_XCALL];
+		uint32_t nh = 0;
+		const struct rewrite_target *k =
+			lf[hi].forward_symbol ? definer(rc, l, lf[hi].forward_symbol, hops, &nh) : NULL;
+		size_t nkf;
+		const struct rw_func *kf = k ? rw_functions(k->b, &nkf) : NULL;
+		base.fwd = gi != RW_NONE ? base.fwd : 0;
+		base.hop_slot = lf[hi].forward_slot;
+		base.module = k ? k->module : 0;
+		for (uint32_t j = 0; j < nh && n < DA_MAX_XCALL; j++) {
+			base.g = hops[j];
+			if (xcall_ok(k, kf, rw_func_index(k->b, hops[j])))
+				r[n++] = base;
+		}
 	}
+	return n;
+}
+
+/* The functions call cs makes through its GOT slot may reach by a check
+ * (xcall_routes): into cc. */
+static void xcall_target(const struct rewrite_cap *rc, const struct rewrite_target *c,
+			 const struct rw_call *cs, struct da_callsite_cap *cc)
+{
+	struct rewrite_xcall_route r[DA_MAX_XCALL];
+	uint32_t n = cs->xcallable ? xcall_routes(rc, c, cs->target_name, r) : 0;
+	for (uint32_t i = 0; i < n; i++)
+		cc->xcall[cc->nxcall++] = (struct da_xcall_target){r[i].module, r[i].g};
 }
 
 static int cmp_pm_clone(const void *x, const void *y)
@@ -159,7 +191,7 @@ int rewrite_cap_everything_xcalls(const struct rewrite_cap *rc, struct pathmap *
 		const struct pm_function *f = &pm->funcs[nd->func];
 		bool takes = false;
 		for (uint32_t k = 0; k < cc.nxcall && !takes; k++)
-			takes = f->module == cc.xcall_module && f->addr == cc.xcall_addrs[k];
+			takes = f->module == cc.xcall[k].module && f->addr == cc.xcall[k].addr;
 		if (!takes)
 			continue;
 		if (add_xcall_clone(&add, &n, &cap, nd->func, nd->cs_module, nd->cs_addr, DA_NONE) < 0)
@@ -278,27 +310,21 @@ static const char *tail_symbol(const struct rw_binary *b, uint64_t at)
 	return rw_tail_route_at(b, at, 0, &r, jumps) ? rw_slot_symbol(b, r.slot) : NULL;
 }
 
-bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,
-			     uint64_t g, uint64_t *h, uint64_t *slot)
+bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t gm,
+			     uint64_t g, struct rewrite_xcall_route *route)
 {
-	const struct rewrite_target *c = rewrite_cap_target(rc, m), *l = rewrite_cap_target(rc, lm);
+	const struct rewrite_target *c = rewrite_cap_target(rc, m);
 	size_t n;
 	const struct rw_call *cs = c ? rw_calls(c->b, &n) : NULL;
 	uint32_t i = c ? rw_call_index(c->b, site) : RW_NONE;
 	const char *name = i != RW_NONE ? cs[i].target_name : c ? tail_symbol(c->b, site) : NULL;
-	if (!l || !name)
-		return false;
-	uint64_t impls[DA_MAX_XCALL];
-	uint32_t ni = rw_export_impls(l->b, name, impls, DA_MAX_XCALL);
-	const struct rw_func *lf = rw_functions(l->b, &n);
-	for (uint32_t k = 0; k < ni; k++) {
-		const struct rw_func *f = &lf[rw_func_index(l->b, impls[k])];
-		if (impls[k] == g || f->forward_to == g) {
-			*h = impls[k];
-			*slot = impls[k] == g ? 0 : f->forward_slot;
+	struct rewrite_xcall_route r[DA_MAX_XCALL];
+	uint32_t nr = name ? xcall_routes(rc, c, name, r) : 0;
+	for (uint32_t k = 0; k < nr; k++)
+		if (r[k].module == gm && r[k].g == g) {
+			*route = r[k];
 			return true;
 		}
-	}
 	return false;
 }
 

@@ -58,14 +58,21 @@ int rewrite_cap_init(struct rewrite_cap *rc, struct rw_binary *const *b, const c
  * LD_LIBRARY_PATH replaces.  Nothing when none. */
 void rewrite_cap_suggest(const struct rewrite_cap *rc, const struct pathmap *pm,
 			 const struct da_result *r, const char *who, const char *flag, FILE *out);
+/* How another module's checked call reaches function g (module gm) to take
+ * its clone (rewriter.h section 1, Cross-module calls): h, the function of
+ * module hm that the call's GOT slot holds (g itself, or a forwarder); fwd,
+ * the function h forwards to in hm (else 0) through hm's slot fwd_slot; and
+ * hop_slot, the slot of hm through which h (fwd) forwards to g of another
+ * module (else 0). */
+struct rewrite_xcall_route {
+	uint32_t module, hm;
+	uint64_t g, h, fwd, fwd_slot, hop_slot;
+};
 /* The way M's call at site (module m; or the first of its function's tail
  * jumps to a PLT stub at site: rewriter.h section 1, Tail chains) reaches
- * function g of module lm, for a checked call of g's clone (rewriter.h
- * section 1, Cross-module calls):
- * the function h its GOT slot holds (g itself, or a forwarder to g) and,
- * for a forwarder, the forwarder's own slot (else 0); false when none. */
-bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t lm,
-			     uint64_t g, uint64_t *h, uint64_t *slot);
+ * function g of module gm by a check, into *route; false when none. */
+bool rewrite_cap_xcall_route(const struct rewrite_cap *rc, uint32_t m, uint64_t site, uint32_t gm,
+			     uint64_t g, struct rewrite_xcall_route *route);
 /* --everything's checked calls: each call of a rewritten module through its
  * GOT slot, through which training saw it enter a function of the library
  * rewritten after it that a clone of may take by the check (rewriter.h

@@ -342,10 +342,10 @@ static uint32_t bridge_callsite(const struct pathmap *pm, const struct da_capabi
 		promoted = ok && cap->clone && cap->promote && cc.promoted && !cc.target;
 		redirect = redirect || promoted;
 		bound = bound || promoted;
-		for (uint32_t i = 0; ok && cap->clone && cc.xcall_module != module &&
-				     module_ok(pm, cap, cc.xcall_module) && i < cc.nxcall; i++)
-			if ((xcall[nxcall] = pmi_function_at(ix, cc.xcall_module, cc.xcall_addrs[i])) !=
-			    DA_NONE)
+		for (uint32_t i = 0; ok && cap->clone && i < cc.nxcall; i++)
+			if (cc.xcall[i].module != module && module_ok(pm, cap, cc.xcall[i].module) &&
+			    (xcall[nxcall] = pmi_function_at(ix, cc.xcall[i].module, cc.xcall[i].addr)) !=
+				    DA_NONE)
 				nxcall++;
 	}
 	uint32_t cs = da_add_callsite(b->prob, pmi_owner(ix, module, addr), m, redirect);

@@ -72,11 +72,14 @@ struct da_callsite_cap {
 	bool dispatchable, taggable;
 	uint32_t wrap_copy;         /* da_callsite.wrap_copy */
 	bool bound;                 /* da_callsite.bound */
-	uint32_t xcall_module;      /* with nxcall: the module (not the call's)
-	                             * whose functions at xcall_addrs a clone of
-	                             * may take the call directly (da_callsite.
-	                             * xcall) */
-	uint64_t xcall_addrs[DA_MAX_XCALL];
+	struct da_xcall_target {    /* the functions (of modules not the
+	                             * call's) a clone of which may take the call
+	                             * directly (da_callsite.xcall): the slot's
+	                             * callee's, or a third module's that it
+	                             * forwards to */
+		uint32_t module;
+		uint64_t addr;
+	} xcall[DA_MAX_XCALL];
 	uint32_t nxcall;
 	bool promoted;              /* da_callsite.promoted: an indirect call
 	                             * whose callees training saw may be cloned

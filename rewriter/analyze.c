@@ -3061,8 +3061,9 @@ static void find_marks(struct ana *a)
 
 /* Forwarders (rewriter.h section 1, Cross-module calls): functions whose
  * code is [endbr64;] jmp to a PLT stub (or jmp *slot(%rip)) whose GOT slot
- * the module's own FUNC fills: rw_func.forward_to, forward_slot (where the
- * module can be made to bind at load time: the check reads the slot). */
+ * the module's own FUNC fills: rw_func.forward_to, forward_slot; or another
+ * module's definition of its symbol: forward_symbol (where the module can be
+ * made to bind at load time: the check reads the slot). */
 static void find_forwarders(struct ana *a)
 {
 	struct rw_binary *b = a->b;
@@ -3070,7 +3071,9 @@ static void find_forwarders(struct ana *a)
 		uint8_t code[10];
 		const struct bin_function *f = &a->bf[i];
 		size_t len = f->size < sizeof(code) ? f->size : sizeof(code);
-		if (len < 5 || bin_read(b->bin, f->addr, code, len) < 0)
+		/* (a PLT stub is no function another module calls) */
+		if (len < 5 || bin_plt_stub(b->bin, f->addr, NULL, NULL) ||
+		    bin_read(b->bin, f->addr, code, len) < 0)
 			continue;
 		size_t o = x86_endbr64_len(code, len);
 		uint64_t slot = 0;
@@ -3083,12 +3086,15 @@ static void find_forwarders(struct ana *a)
 			memcpy(&rel, code + o + 2, 4);
 			slot = f->addr + o + 6 + (int64_t)rel;
 		}
-		uint64_t own = slot ? rw_slot_own(b, slot) : 0;
 		/* the check reads the slot: filled at load time */
-		if (own && own != f->addr && rw_func_index(b, own) != RW_NONE &&
-		    b->bind_now != RW_BIND_NOW_NONE) {
+		if (!slot || b->bind_now == RW_BIND_NOW_NONE)
+			continue;
+		uint64_t own = rw_slot_own(b, slot);
+		const char *sym = own ? NULL : rw_slot_symbol(b, slot);
+		if (own ? own != f->addr && rw_func_index(b, own) != RW_NONE : sym != NULL) {
 			b->funcs[i].forward_to = own;
 			b->funcs[i].forward_slot = slot;
+			b->funcs[i].forward_symbol = sym;
 		}
 	}
 }

@@ -891,6 +891,8 @@ void rw_explain(const struct rw_binary *b, FILE *out)
 			fprintf(out, " marked at 0x%llx", (unsigned long long)f->xcall_mark);
 		if (f->forward_to)
 			fprintf(out, " forwards to 0x%llx", (unsigned long long)f->forward_to);
+		else if (f->forward_symbol)
+			fprintf(out, " forwards to %s of another module", f->forward_symbol);
 		if (f->tail_promotable)
 			fprintf(out, " %u indirect tail jumps promotable%s", b->units[i].ntail_ind,
 				any_route(b, (uint32_t)i) ? "" : " (not its other tail jumps)");

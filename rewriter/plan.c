@@ -7,6 +7,7 @@
 
 #include "rewriter/internal.h"
 #include "util/fileio.h"
+#include "util/order.h"
 
 static int add_item(struct rw_plan_item **v, uint32_t *n, uint64_t addr, uint32_t bytes)
 {
@@ -117,6 +118,16 @@ int rw_plan_add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x)
 	return 0;
 }
 
+int rw_plan_add_mark(struct rw_plan *p, uint64_t func)
+{
+	uint64_t *v = realloc(p->marks, (p->nmarks + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	p->marks = v;
+	v[p->nmarks++] = func;
+	return 0;
+}
+
 const struct rw_plan_xcall *rw_plan_xcall_of(const struct rw_plan *p, uint64_t site,
 					     uint32_t clone)
 {
@@ -143,6 +154,7 @@ void rw_plan_free(struct rw_plan *p)
 	free(p->clone_wraps);
 	free(p->tags);
 	free(p->xcalls);
+	free(p->marks);
 	free(p->heat);
 	*p = (struct rw_plan){0};
 }
@@ -184,6 +196,10 @@ int rw_plan_sort(struct rw_plan *p, char *err, size_t errlen)
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 "%s at another "
 				      "module's clone twice", p->xcalls[i].site,
 				      p->xcalls[i].clone == RW_NONE ? "" : " in a clone");
+	qsort(p->marks, p->nmarks, sizeof(*p->marks), u64_cmp);
+	for (uint32_t i = 1; i < p->nmarks; i++)
+		if (p->marks[i] == p->marks[i - 1])
+			return errmsg(err, errlen, "plan marks 0x%" PRIx64 " twice", p->marks[i]);
 	qsort(p->heat, p->nheat, sizeof(*p->heat), cmp_heat);
 	for (uint32_t i = 1; i < p->nheat; i++)
 		if (!cmp_heat(&p->heat[i], &p->heat[i - 1]))
@@ -251,6 +267,7 @@ bad:
 static int parse_xcall(const char *s, struct rw_plan *p)
 {
 	unsigned long long site, f, dest, mark, value, g = 0, slot = 0;
+	unsigned long long hslot = 0, hf = 0, hmark = 0, hvalue = 0;
 	unsigned k = RW_NONE;
 	int used = 0, more = 0;
 	char word[8];
@@ -263,17 +280,23 @@ static int parse_xcall(const char *s, struct rw_plan *p)
 			return -1;
 		s += used + more;
 	}
+	if (sscanf(s, " %7s%n", word, &used) == 1 && !strcmp(word, "then")) {
+		if (sscanf(s + used, " %llx %llx %llx %llx%n", &hslot, &hf, &hmark, &hvalue, &more) != 4 ||
+		    !hslot || !hf || !hvalue)
+			return -1;
+		s += used + more;
+	}
 	if (sscanf(s, " %7s%n", word, &used) == 1 && !strcmp(word, "in")) {
 		if (sscanf(s + used, " %u%n", &k, &more) != 1 || k >= p->nclones)
 			return -1;
 		s += used + more;
 	}
-	bool tail = sscanf(s, " %7s%n", word, &used) == 1 && !strcmp(word, "tail") && !g;
+	bool tail = sscanf(s, " %7s%n", word, &used) == 1 && !strcmp(word, "tail") && !g && !hslot;
 	if (tail)
 		s += used;
 	if (sscanf(s, " %7s", word) == 1)
 		return -1;
-	struct rw_plan_xcall x = {site, k, f, dest, mark, value, g, slot, tail};
+	struct rw_plan_xcall x = {site, k, f, dest, mark, value, g, slot, hslot, hf, hmark, hvalue, tail};
 	return rw_plan_add_xcall(p, &x);
 }
 
@@ -334,8 +357,20 @@ int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, si
 		if (!strcmp(kw, "xcall")) {
 			if (parse_xcall(buf + used, p) < 0) {
 				errmsg(err, errlen, "line %zu: want \"xcall 0xSITE 0xFUNC 0xCLONE 0xMARK "
-					"0xVALUE [via 0xG 0xSLOT] [in K]\" (VALUE not 0, K an earlier clone)",
+					"0xVALUE [via 0xG 0xSLOT] [then 0xSLOT2 0xG2 0xMARK2 0xVALUE2] [in K] "
+					"[tail]\" (VALUEs not 0, K an earlier clone)",
 					line);
+				goto fail;
+			}
+			continue;
+		}
+		if (!strcmp(kw, "mark")) {
+			if (sscanf(buf + used, " %llx %1s", &addr, extra) != 1 || !addr) {
+				errmsg(err, errlen, "line %zu: want \"mark 0xFUNC\"", line);
+				goto fail;
+			}
+			if (rw_plan_add_mark(p, addr)) {
+				errmsg(err, errlen, "out of memory");
 				goto fail;
 			}
 			continue;
@@ -457,11 +492,19 @@ char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 		if (x->fwd)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " via 0x%" PRIx64 " 0x%" PRIx64,
 				      x->fwd, x->fwd_slot);
+		if (x->hop_slot)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " then 0x%" PRIx64 " 0x%" PRIx64
+				      " 0x%" PRIx64 " 0x%" PRIx64, x->hop_slot, x->hop_func, x->hop_mark,
+				      x->hop_value);
 		if (x->clone != RW_NONE)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " in %u", x->clone);
 		if (x->tail)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " tail");
 		line[n++] = '\n';
+		rb_put(&o, line, (size_t)n);
+	}
+	for (uint32_t i = 0; i < p->nmarks; i++) {
+		int n = snprintf(line, sizeof(line), "mark 0x%" PRIx64 "\n", p->marks[i]);
 		rb_put(&o, line, (size_t)n);
 	}
 	rb_u8(&o, 0);
@@ -597,6 +640,30 @@ static int check_tail_xcall(const struct rw_binary *b, const struct rw_plan *p,
 	return 0;
 }
 
+/* Is a marker at mark (RW_XCALL_MARK_BYTES) in func's page? */
+static bool mark_in_page(uint64_t mark, uint64_t func)
+{
+	return mark / 4096 == func / 4096 && mark % 4096 <= 4096 - RW_XCALL_MARK_BYTES;
+}
+
+/* A `mark` line's function: one whose page takes a marker, a forwarder to
+ * another module's function (forward_symbol), directly or through its
+ * module's own forwarder (rewriter.h section 1, Cross-module calls). */
+static int check_mark(const struct rw_binary *b, uint64_t func, char *err, size_t errlen)
+{
+	uint32_t fi = rw_func_index(b, func);
+	const struct rw_func *f = fi == RW_NONE ? NULL : &b->funcs[fi];
+	uint32_t gi = f && f->forward_to ? rw_func_index(b, f->forward_to) : fi;
+	if (!f || !f->xcall_mark)
+		return errmsg(err, errlen, "plan marks 0x%" PRIx64 ", %s", func, !f ? "which is no "
+			      "function of this binary" : "whose page has no room for the marker");
+	if (gi == RW_NONE || !b->funcs[gi].forward_symbol)
+		return errmsg(err, errlen, "plan marks 0x%" PRIx64 " for another module's checked "
+			      "calls, but it forwards to no other module's function (rewriter.h "
+			      "section 1, Cross-module calls)", func);
+	return 0;
+}
+
 static int check_clones(const struct rw_binary *b, const struct rw_plan *p, char *err,
 			size_t errlen)
 {
@@ -705,11 +772,15 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 			return errmsg(err, errlen, "plan points callsite 0x%" PRIx64 " in clone %u at "
 				      "another module's clone, but that clone does not copy the call",
 				      x->site, x->clone);
-		if (x->mark / 4096 != x->func / 4096 || x->mark % 4096 > 4096 - RW_XCALL_MARK_BYTES)
+		if (!mark_in_page(x->mark, x->func) || (x->hop_slot && !mark_in_page(x->hop_mark, x->hop_func)))
 			return errmsg(err, errlen, "plan's marker 0x%" PRIx64 " for callsite 0x%" PRIx64
-				      " is not in the page of its function 0x%" PRIx64, x->mark,
-				      x->site, x->func);
+				      " is not in the page of its function 0x%" PRIx64,
+				      x->hop_slot ? x->hop_mark : x->mark, x->site,
+				      x->hop_slot ? x->hop_func : x->func);
 	}
+	for (uint32_t i = 0; i < p->nmarks; i++)
+		if (check_mark(b, p->marks[i], err, errlen) < 0)
+			return -1;
 	return check_clones(b, p, err, errlen);
 }
 

@@ -428,6 +428,17 @@
  * the thunk checking h's page's marker, then, %r11 = g, that L's slot holds
  * g (`cmp %r11,SLOT-g(%r11); jne F`: L is the one rewritten by then, and
  * binds at load time), before `add $(g_k - g),%r11`.
+ * A forwarder h of L may instead jump on through a slot T of L that a third
+ * module K fills with its g (rw_func.forward_symbol; libstdc++'s `operator
+ * delete(void*)`, `jmp free@plt`, and the sized one forwarding to it): M's
+ * call of h (or of a forwarder to h) may take g's clone in K.  The thunk
+ * checks h's page's marker as above (and h's own forward), then loads T,
+ * `mov T-h(%r11),%r11`, and checks its value as it checked S's, by g's
+ * page's marker in K, before `add $(g_k - page(g)),%r11`.  L writes the
+ * marker into h's page and binds at load time (plan line `mark`); K, M's
+ * thunk's target, is written first, then L, then M (--lib order M, L, K).
+ * Any other L or K (the original, another rewrite, an interposed g) fails
+ * a check, and c calls through S as before.
  *
  * Callee-entry wrappers (entry.c), a second way to pad a function f by W
  * where in-place padding is refused: the whole instructions covering 5 bytes
@@ -738,7 +749,14 @@ struct rw_func {
 	                              * fills, the module bound at load time when
 	                              * another module's check reads it): that
 	                              * function, else 0 */
-	uint64_t forward_slot;       /* ... and that slot */
+	uint64_t forward_slot;       /* ... and that slot; or, with
+	                              * forward_symbol, the slot of it */
+	const char *forward_symbol;  /* a forwarder through a GOT slot of this
+	                              * module that another module's definition
+	                              * of this symbol fills (libstdc++'s
+	                              * operator delete: jmp free@plt), the
+	                              * module bound at load time when another
+	                              * module's check reads it, else NULL */
 	bool tail_indirect;          /* makes a tail call through a register or
 	                              * memory, or runs off its end: a frame
 	                              * entered by a call of it may be any
@@ -951,6 +969,19 @@ void rw_explain(const struct rw_binary *b, FILE *out);
  *                                   function's tail jumps to a PLT stub, and
  *                                   they (in K: their copies) jump to the
  *                                   check (section 1, Tail chains)
+ *     xcall ... [via 0xG 0xSLOT] then 0xSLOT2 0xG2 0xMARK2 0xVALUE2 [in K]
+ *                                   the same through a forwarder to a third
+ *                                   module: FUNC (with via: G) jumps on
+ *                                   through its module's SLOT2, which the
+ *                                   check reads and checks as it checked
+ *                                   the call's own slot, for G2 of the
+ *                                   module whose marker at MARK2 holds
+ *                                   VALUE2; CLONE is G2's clone there
+ *     mark 0xFUNC                   another module's checked calls pass
+ *                                   through FUNC, a forwarder to a third
+ *                                   module (forward_symbol, or forward_to
+ *                                   one): FUNC's page marked, the module
+ *                                   bound at load time
  * '#' starts a comment; blank lines are ignored. */
 struct rw_plan_item {
 	uint64_t addr;               /* function start, or callsite */
@@ -999,6 +1030,12 @@ struct rw_plan_xcall {
 	uint64_t fwd, fwd_slot;      /* not 0: func is a forwarder to fwd through
 	                              * its module's slot fwd_slot, which the check
 	                              * compares with fwd; dest is fwd's clone */
+	uint64_t hop_slot;           /* not 0: func (fwd, if any) is a forwarder
+	                              * through its module's slot hop_slot to a
+	                              * third module's hop_func, whose page's
+	                              * marker at hop_mark holds hop_value there;
+	                              * dest is hop_func's clone */
+	uint64_t hop_func, hop_mark, hop_value;
 	bool tail;                   /* site is no call but the first of its
 	                              * function's tail jumps to a PLT stub, all
 	                              * of them (or their copies) pointed at the
@@ -1036,6 +1073,10 @@ struct rw_plan {
 	uint32_t ntags;
 	struct rw_plan_xcall *xcalls;        /* sorted by (site, clone), no duplicates */
 	uint32_t nxcalls;
+	uint64_t *marks;                     /* forwarders another module's checks
+	                                      * pass to a third (`mark`): sorted,
+	                                      * no duplicates */
+	uint32_t nmarks;
 	struct rw_plan_heat *heat;           /* sorted by key (none: unknown) */
 	uint32_t nheat;
 	uint64_t hot_entries;                /* new code that runs this often is
@@ -1066,6 +1107,7 @@ int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t 
 int rw_plan_add_clone_wrap(struct rw_plan *p, uint32_t clone, uint64_t site, uint32_t bytes);
 int rw_plan_add_tag(struct rw_plan *p, uint64_t site, uint64_t tag, uint32_t clone);
 int rw_plan_add_xcall(struct rw_plan *p, const struct rw_plan_xcall *x);
+int rw_plan_add_mark(struct rw_plan *p, uint64_t func);
 /* The cross-module call at site (clone RW_NONE), or its copy inside clone
  * `clone`, in a plan whose xcalls are sorted (rw_plan_sort), or NULL. */
 const struct rw_plan_xcall *rw_plan_xcall_of(const struct rw_plan *p, uint64_t site,

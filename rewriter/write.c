@@ -138,41 +138,63 @@ static int put_slot_test(struct rbuf *o, uint64_t origin, const struct rw_call *
 	return put_rel32(o, origin, cmp_r11, 3, c->bind_slot);
 }
 
-/* A cross-module call's check (rewriter.h section 1, Cross-module calls),
- * code at origin + o->n: that the GOT slot holds x->func of the module
- * rewritten with this one, by its page's marker (and for a forwarder, that
- * its own slot holds x->fwd: cmp %r11,SLOT-FWD(%r11) once %r11 is x->fwd);
- * then %r11 = x->dest.  The offsets of its jumps' rel32 fields, to the
- * fallback, into jf (0 after the last).  -1 when out of reach. */
-#define XCALL_JUMPS 4
-static int put_xcall_check(struct rbuf *o, uint64_t origin, const struct rw_call *c,
-			   const struct rw_plan_xcall *x, size_t jf[XCALL_JUMPS])
+/* The check that %r11, a function's address, is func of the module whose
+ * page's marker at mark holds value (rewriter.h section 1, Cross-module
+ * calls); after it %r11 is func's page.  Its three jumps to the fallback
+ * go into jf from *nj. */
+static void put_page_check(struct rbuf *o, uint64_t func, uint64_t mark, uint64_t value,
+			   size_t *jf, int *nj)
 {
-	static const uint8_t mov_r11[] = {0x4c, 0x8b, 0x1d}, sub_r11[] = {0x49, 0x81, 0xeb},
-			     test_r11d[] = {0x41, 0xf7, 0xc3}, cmpl_r11[] = {0x41, 0x81, 0xbb},
-			     add_r11[] = {0x49, 0x81, 0xc3}, jne[] = {0x0f, 0x85},
-			     cmp_r11_mem[] = {0x4d, 0x39, 0x9b};
-	uint64_t page = x->func & ~(uint64_t)0xfff, at = x->fwd ? x->fwd : page;
-	int64_t to = (int64_t)(x->dest - at), fwd = (int64_t)(x->fwd - page),
-		slot = (int64_t)(x->fwd_slot - x->fwd);
-	if (to < INT32_MIN || to > INT32_MAX || fwd < INT32_MIN || fwd > INT32_MAX ||
-	    slot < INT32_MIN || slot > INT32_MAX || put_rel32(o, origin, mov_r11, 3, c->got) < 0)
-		return -1;
+	static const uint8_t sub_r11[] = {0x49, 0x81, 0xeb}, test_r11d[] = {0x41, 0xf7, 0xc3},
+			     cmpl_r11[] = {0x41, 0x81, 0xbb}, jne[] = {0x0f, 0x85};
+	uint64_t page = func & ~(uint64_t)0xfff;
 	rb_put(o, sub_r11, 3);
-	rb_u32(o, (uint32_t)(x->func & 0xfff));
+	rb_u32(o, (uint32_t)(func & 0xfff));
 	rb_put(o, test_r11d, 3);
 	rb_u32(o, 0xfff);
 	for (int i = 0; i < 3; i++) {
 		if (i) {
 			rb_put(o, cmpl_r11, 3);
-			rb_u32(o, (uint32_t)(x->mark - page + (i == 1 ? 3 : 10)));
-			rb_u32(o, (uint32_t)(i == 1 ? x->value : x->value >> 32));
+			rb_u32(o, (uint32_t)(mark - page + (i == 1 ? 3 : 10)));
+			rb_u32(o, (uint32_t)(i == 1 ? value : value >> 32));
 		}
 		rb_put(o, jne, 2);
 		rb_u32(o, 0);
-		jf[i] = o->n;
+		jf[(*nj)++] = o->n;
 	}
-	jf[3] = 0;
+}
+
+/* Does v fit a rel32 or disp32? */
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* A cross-module call's check (rewriter.h section 1, Cross-module calls),
+ * code at origin + o->n: that the GOT slot holds x->func of the module
+ * rewritten with this one, by its page's marker (and for a forwarder, that
+ * its own slot holds x->fwd: cmp %r11,SLOT-FWD(%r11) once %r11 is x->fwd;
+ * and for a forwarder to a third module, that its slot x->hop_slot holds
+ * x->hop_func there, by that page's marker); then %r11 = x->dest.  The
+ * offsets of its jumps' rel32 fields, to the fallback, into jf (0 after the
+ * last).  -1 when out of reach. */
+#define XCALL_JUMPS 8
+static int put_xcall_check(struct rbuf *o, uint64_t origin, const struct rw_call *c,
+			   const struct rw_plan_xcall *x, size_t jf[XCALL_JUMPS])
+{
+	static const uint8_t mov_r11[] = {0x4c, 0x8b, 0x1d}, add_r11[] = {0x49, 0x81, 0xc3},
+			     jne[] = {0x0f, 0x85}, cmp_r11_mem[] = {0x4d, 0x39, 0x9b},
+			     mov_r11_mem[] = {0x4d, 0x8b, 0x9b};
+	uint64_t page = x->func & ~(uint64_t)0xfff, at = x->fwd ? x->fwd : page;
+	uint64_t end = x->hop_slot ? x->hop_func & ~(uint64_t)0xfff : at;
+	int64_t to = (int64_t)(x->dest - end), fwd = (int64_t)(x->fwd - page),
+		slot = (int64_t)(x->fwd_slot - x->fwd),
+		hop = x->hop_slot ? (int64_t)(x->hop_slot - at) : 0;
+	if (!fits32(to) || !fits32(fwd) || !fits32(slot) || !fits32(hop) ||
+	    put_rel32(o, origin, mov_r11, 3, c->got) < 0)
+		return -1;
+	int nj = 0;
+	put_page_check(o, x->func, x->mark, x->value, jf, &nj);
 	if (x->fwd) {    /* %r11 = the forwarder's target, if its slot holds it */
 		rb_put(o, add_r11, 3);
 		rb_u32(o, (uint32_t)(int32_t)fwd);
@@ -180,8 +202,14 @@ static int put_xcall_check(struct rbuf *o, uint64_t origin, const struct rw_call
 		rb_u32(o, (uint32_t)(int32_t)slot);
 		rb_put(o, jne, 2);
 		rb_u32(o, 0);
-		jf[3] = o->n;
+		jf[nj++] = o->n;
 	}
+	if (x->hop_slot) {      /* %r11 = what the forwarder's slot holds */
+		rb_put(o, mov_r11_mem, 3);
+		rb_u32(o, (uint32_t)(int32_t)hop);
+		put_page_check(o, x->hop_func, x->hop_mark, x->hop_value, jf, &nj);
+	}
+	jf[nj] = 0;
 	rb_put(o, add_r11, 3);
 	rb_u32(o, (uint32_t)(int32_t)to);
 	return 0;
@@ -1205,31 +1233,38 @@ static uint64_t marked_of(const struct rw_plan_clone *c)
 static int add_marks(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
 		     const uint8_t id[20])
 {
-	for (uint32_t k = 0; k < p->nclones; k++) {
-		if (!p->clones[k].xcall)
+	/* the functions whose pages are checked: of the checked clones, and
+	 * the forwarders of the `mark` lines */
+	uint32_t n = p->nclones + p->nmarks, nmarks = 0;
+	uint64_t *marks = malloc((n + 1) * sizeof(*marks));
+	if (!marks)
+		return -1;
+	int r = 0;
+	for (uint32_t k = 0; k < n && !r; k++) {
+		if (k < p->nclones && !p->clones[k].xcall)
 			continue;
-		const struct rw_func *f = &b->funcs[rw_func_index(b, marked_of(&p->clones[k]))];
+		uint64_t func = k < p->nclones ? marked_of(&p->clones[k]) : p->marks[k - p->nclones];
+		const struct rw_func *f = &b->funcs[rw_func_index(b, func)];
 		uint64_t mark = f->xcall_mark;
 		bool done = false;
-		for (uint32_t j = 0; j < k && !done; j++)
-			done = p->clones[j].xcall &&
-			       b->funcs[rw_func_index(b, marked_of(&p->clones[j]))].xcall_mark == mark;
+		for (uint32_t j = 0; j < nmarks && !done; j++)
+			done = marks[j] == mark;
 		if (done)
 			continue;
-		ps->nmarks++;
+		marks[nmarks++] = mark;
 		struct rbuf o = {0};
 		put_nopl_pair(&o, rw_xcall_value(id, 20, mark & ~(uint64_t)0xfff));
 		while (o.n < f->xcall_mark_len)
 			rb_u8(&o, 0x90);
-		int r = o.oom;
+		r = o.oom;
 		for (size_t at = 0; !r && at < o.n; at += 16)     /* a patch holds 16 */
 			r = patch_add(&ps->patches, mark + at, o.p + at,
 				      (uint8_t)(o.n - at < 16 ? o.n - at : 16));
 		rb_free(&o);
-		if (r)
-			return -1;
 	}
-	return 0;
+	ps->nmarks = nmarks;
+	free(marks);
+	return r ? -1 : 0;
 }
 
 /* The stubs of the tagged calls that are not wrapped (a wrapped one's
@@ -2337,10 +2372,11 @@ static int apply_patches(struct writer *w)
 
 /* Does code read a GOT slot of the output before the first call through it:
  * a bound call's check, a check of another module's call, or another
- * module's check of a forwarder's slot here (rewriter.h section 1)? */
+ * module's check of a forwarder's slot here, to this module's function or
+ * another's (rewriter.h section 1)? */
 static bool reads_slots(const struct writer *w)
 {
-	if (w->ps.nbound || w->p->nxcalls)
+	if (w->ps.nbound || w->p->nxcalls || w->p->nmarks)
 		return true;
 	for (uint32_t k = 0; k < w->p->nclones; k++)
 		if (w->p->clones[k].xcall_from)

@@ -171,9 +171,8 @@ static void xcall_hook(void *ctx, const struct pathmap *pm, uint32_t module, uin
 {
 	(void)ctx, (void)pm;
 	if (module == 0 && addr == 0x1010) {
-		cc->xcall_module = 1;
-		cc->xcall_addrs[0] = 0x27000;
-		cc->xcall_addrs[1] = 0x27100;
+		cc->xcall[0] = (struct da_xcall_target){1, 0x27000};
+		cc->xcall[1] = (struct da_xcall_target){1, 0x27100};
 		cc->nxcall = 2;
 	}
 }

@@ -40,9 +40,19 @@
 #    clone through the check's thunk, with no dispatch at the leaf; the
 #    plan's line says `tail`, the pair verifies with every path precise, and
 #    runs the same with the original library.
-#   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS FWD_PROG TAIL_PROG
+#  - forwarders to a third module: fx_xcall_hop's calls reach the leaf
+#    through the middle library's fx_hop (jmp fx_tag_leaf@plt, a slot the
+#    leaf's library fills) or fx_hop_sized (jmp fx_hop@plt); the checks
+#    read the middle library's slots and the leaf's page's marker: the
+#    middle library marks fx_hop's page and binds at load time, takes no
+#    clone and no dispatch; the triple verifies with every path precise, the
+#    leaf's clone entered, and runs the same with either library original
+#    (the check fails, the call goes through its slot); --everything takes
+#    both routes; icpp rewrite --plan with icpp plan's plan writes the same
+#    files.
+#   run_xcall.sh ICPP WORK PROG LIB T_REPORT_TAGS FWD_PROG TAIL_PROG HOP_PROG HOP_LIB
 set -u
-icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5 fwd=$6 tailprog=$7
+icpp=$1 work=$2 prog=$3 lib=$4 t_report=$5 fwd=$6 tailprog=$7 hopprog=$8 hoplib=$9
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "$0")/stub_checks.sh"
 # pair_verifies OUT WHAT: OUT with OUT.libs gives orig.out's output and
@@ -202,6 +212,60 @@ pair_verifies rw "tail chain"
 grep -q "precise paths: 100.0% predicted, 100.0% observed" rw.verify || fail "tail: $(grep precise rw.verify)"
 mkdir -p orig && cp "$l" orig/ && LD_LIBRARY_PATH=orig ./rw > rwo.out && cmp -s orig.out rwo.out ||
 	fail "the tail program with the original library"
+cd .. || fail "cd"
+
+# forwarders to a third module: the program's calls of the middle
+# library's forwarders take the leaf's clone in the leaf's library
+mkdir -p hop && cp "$hopprog" "$hoplib" "$l" hop/ && cd hop || fail "setup hop"
+ph=./$(basename "$hopprog") hl=./$(basename "$hoplib") hn=$(basename "$hoplib")
+"$ph" > orig.out || fail "the hop program fails"
+"$icpp" train -q -o map.icpp -- "$ph" > /dev/null || fail "train (hop)"
+"$icpp" rewrite "$hl" --explain 2> /dev/null > explain.txt || fail "rewrite --explain (hop)"
+grep -q " marked at 0x[0-9a-f]* forwards to fx_tag_leaf of another module fx_hop$" explain.txt ||
+	fail "fx_hop is no forwarder to another module: $(grep fx_hop explain.txt)"
+grep -q " forwards to 0x[0-9a-f]* fx_hop_sized$" explain.txt || fail "fx_hop_sized is no forwarder"
+"$icpp" rewrite "$ph" -m map.icpp -o rw --lib "$hl" --lib "$l" --no-wrap --no-tail > rewrite.log 2>&1 ||
+	fail "rewrite (hop): $(tail -1 rewrite.log)"
+grep -q "^icpp rewrite: rw: .* 1 calls of another module's clones checked (bound at load time)" rewrite.log ||
+	fail "hop: no checked call: $(grep 'functions cloned' rewrite.log)"
+grep -q "^icpp rewrite: rw.libs/$hn: .* 0 calls of another module's clones checked, 1 pages marked" rewrite.log ||
+	fail "hop: the middle library's page not marked: $(grep 'functions cloned' rewrite.log)"
+grep -q "^icpp rewrite: rw.libs/$ln: .* 1 functions cloned (0 by dispatch), .* 1 pages marked" rewrite.log ||
+	fail "hop: no clone without dispatch in the leaf's library: $(grep 'functions cloned' rewrite.log)"
+readelf -d "rw.libs/$hn" | grep -q "BIND_NOW\|FLAGS_1.*NOW" || fail "hop: the middle library does not bind at load time"
+nm "rw.libs/$hn" "rw.libs/$ln" | grep -q "__icpp_dispatch_" && fail "hop: a dispatch in a library"
+pair_verifies rw "hop"
+# (predicted: the original's lazy binding, which ld.so runs under fx_a, fx_b)
+grep -q "precise paths: .* predicted, 100.0% observed" rw.verify || fail "hop: $(grep precise rw.verify)"
+LD_LIBRARY_PATH=rw.libs "$icpp" train -q -o obs.icpp -- ./rw > /dev/null || fail "train (hop triple)"
+"$icpp" paths obs.icpp | grep -q "> fx_[ab] > __icpp_clone_[0-9]*_fx_tag_leaf$" ||
+	fail "hop: the leaf's clone is not entered: $("$icpp" paths obs.icpp | grep fx_tag_leaf)"
+# either library original: a check fails, the call goes through its slot
+for orig in "$hl" "$l"; do
+	rm -rf mixed && cp -r rw.libs mixed && cp "$orig" mixed/ || fail "setup mixed"
+	LD_LIBRARY_PATH=mixed ./rw > rwm.out && cmp -s orig.out rwm.out ||
+		fail "hop: the rewritten program with the original $orig"
+	LD_LIBRARY_PATH=mixed "$icpp" train -q -o rwm.icpp -- ./rw > /dev/null || fail "train (hop, original $orig)"
+	"$icpp" paths rwm.icpp | grep -q "__icpp_clone_[0-9]*_fx_tag_leaf$" &&
+		fail "hop: the leaf's clone entered with the original $orig"
+done
+"$icpp" rewrite "$ph" -m map.icpp -o rwe --lib "$hl" --lib "$l" --everything > rewritee.log 2>&1 ||
+	fail "rewrite --everything (hop): $(tail -1 rewritee.log)"
+pair_verifies rwe "hop, --everything"
+LD_LIBRARY_PATH=rwe.libs "$icpp" train -q -o obse.icpp -- ./rwe > /dev/null || fail "train (hop, --everything)"
+[ "$("$icpp" paths obse.icpp | grep -c "__icpp_clone_[0-9]*_fx_[ab] > [^ ]* > __icpp_clone_[0-9]*_fx_tag_leaf$")" = 2 ] ||
+	fail "hop, --everything: not both routes enter the leaf's clones: $("$icpp" paths obse.icpp | grep leaf)"
+"$icpp" plan map.icpp --binary "$ph" --binary "$hl" --binary "$l" --no-wrap --no-tail -o x.plan > plan.log 2>&1 ||
+	fail "plan (hop): $(tail -1 plan.log)"
+"$icpp" rewrite "$ph" -m map.icpp -o rwp --lib "$hl" --lib "$l" --no-tail --plan x.plan > rewritep.log 2>&1 ||
+	fail "rewrite --plan (hop): $(tail -1 rewritep.log)"
+cmp -s rw rwp && cmp -s "rw.libs/$hn" "rwp.libs/$hn" && cmp -s "rw.libs/$ln" "rwp.libs/$ln" ||
+	fail "hop: the plan file's route writes other files"
+# the leaf's library before the middle one: refused, nothing written
+"$icpp" rewrite "$ph" -m map.icpp -o rwo --lib "$l" --lib "$hl" --no-tail --plan x.plan > rewriteo.log 2>&1 &&
+	fail "hop: a plan whose check reads a library written after it was applied"
+grep -q "order of --lib" rewriteo.log || fail "hop: refusal unclear: $(tail -1 rewriteo.log)"
+[ -e rwo ] && fail "rwo written although refused"
 cd .. || fail "cd"
 
 # the clone's module not rewritten: refused, and nothing written

@@ -1016,6 +1016,23 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	      strstr(text, "xcall 0x11d4 0x1190 0x5020 0x1155 0xabc via 0x1140 0x4000\n"));
 	free(text);
 	rw_plan_free(&p);
+	/* a forwarder to a third module: the slot at 0x4008 of the module of
+	 * 0x1140 (reached through 0x1190) holds 0x2300 of a third, whose clone
+	 * is at 0x7000; and the middle module's line that marks 0x1140 */
+	const char *hop = "icpp-plan 1\nclone 0x20 0x10 0\nxcall 0x11d4 0x1190 0x7000 0x1155 0xabc "
+			  "via 0x1140 0x4000 then 0x4008 0x2300 0x2410 0xdef in 0\n"
+			  "mark 0x1140\nmark 0x1100\n";
+	CHECK_EQ_INT(rw_plan_parse(hop, strlen(hop), &p, err, sizeof(err)), 0);
+	CHECK(p.nxcalls == 1 && p.xcalls[0].fwd == 0x1140 && p.xcalls[0].hop_slot == 0x4008 &&
+	      p.xcalls[0].hop_func == 0x2300 && p.xcalls[0].hop_mark == 0x2410 &&
+	      p.xcalls[0].hop_value == 0xdef && p.xcalls[0].clone == 0 && !p.xcalls[0].tail);
+	CHECK(p.nmarks == 2 && p.marks[0] == 0x1100 && p.marks[1] == 0x1140);
+	text = rw_plan_format(&p, NULL);
+	CHECK(text && strstr(text, "xcall 0x11d4 0x1190 0x7000 0x1155 0xabc via 0x1140 0x4000 then "
+			   "0x4008 0x2300 0x2410 0xdef in 0\n") &&
+	      strstr(text, "mark 0x1100\nmark 0x1140\n"));
+	free(text);
+	rw_plan_free(&p);
 	/* a marker names the page and the build-id */
 	CHECK(rw_xcall_value(id1, 3, 0x1000) != rw_xcall_value(id1, 3, 0x2000));
 	CHECK(rw_xcall_value(id1, 3, 0x1000) != rw_xcall_value(id2, 3, 0x1000));
@@ -1043,6 +1060,15 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 via 0x5\n",     /* a forwarder's slot */
 		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 via 0x0 0x6\n",
 		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 0x5\n",
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 then 0x6 0x7 0x8\n",  /* a hop's marker */
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 then 0x6 0x7 0x8 0x0\n",
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 then 0x0 0x7 0x8 0x9\n",
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 in 0 then 0x6 0x7 0x8 0x9\n",
+		"icpp-plan 1\nxcall 0x14 0x1 0x2 0x3 0x4 then 0x6 0x7 0x8 0x9 tail\n",  /* no forwarder */
+		"icpp-plan 1\nmark\n",
+		"icpp-plan 1\nmark 0x0\n",
+		"icpp-plan 1\nmark 0x10 0x20\n",
+		"icpp-plan 1\nmark 0x10\nmark 0x10\n",                  /* one function twice */
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		CHECK_EQ_INT(rw_plan_parse(refused[i], strlen(refused[i]), &p, err, sizeof(err)), -1);
