@@ -9,6 +9,7 @@
 #include "cli/cmds.h"
 #include "cli/rewrite_cap.h"
 #include "util/fileio.h"
+#include "util/grow.h"
 #include "util/order.h"
 #include "uthash.h"
 
@@ -152,14 +153,8 @@ static int cmp_pm_clone(const void *x, const void *y)
 static int add_xcall_clone(struct da_pm_clone **v, uint32_t *n, uint32_t *cap, uint32_t func,
 			   uint32_t m, uint64_t site, uint32_t parent)
 {
-	if (*n == *cap) {
-		uint32_t c = *cap ? 2 * *cap : 64;
-		struct da_pm_clone *w = realloc(*v, c * sizeof(*w));
-		if (!w)
-			return -1;
-		*v = w;
-		*cap = c;
-	}
+	if (!grow_array((void **)v, (uint64_t)*n + 1, cap, sizeof(**v)))
+		return -1;
 	(*v)[(*n)++] = (struct da_pm_clone){func, m, site, 0, parent, 0, false, true, false};
 	return 0;
 }

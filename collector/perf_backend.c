@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "collector/recorder.h"
+#include "util/grow.h"
 #include "sample.h"
 
 struct perf_state {
@@ -162,7 +163,8 @@ static int perf_open(struct recorder *r, char *err, size_t errlen)
 	/* The launched child has one thread; an attached process has its
 	 * threads in /proc/PID/task (threads created later inherit). */
 	pid_t *tids = NULL;
-	size_t ntids = 0, cap = 0;
+	size_t ntids = 0;
+	uint32_t cap = 0;
 	if (r->launched) {
 		tids = malloc(sizeof(pid_t));
 		if (tids)
@@ -180,13 +182,8 @@ static int perf_open(struct recorder *r, char *err, size_t errlen)
 			pid_t t = (pid_t)atoi(de->d_name);
 			if (t <= 0)
 				continue;
-			if (ntids == cap) {
-				cap = cap ? cap * 2 : 16;
-				pid_t *n = realloc(tids, cap * sizeof(pid_t));
-				if (!n)
-					break;
-				tids = n;
-			}
+			if (!grow_array((void **)&tids, (uint64_t)ntids + 1, &cap, sizeof(*tids)))
+				break;
 			tids[ntids++] = t;
 		}
 		closedir(d);

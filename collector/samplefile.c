@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "util/fileio.h"
+#include "util/grow.h"
 
 #define SF_HEADER_SIZE 32
 #define SF_STR_MAX 4096
@@ -98,21 +99,6 @@ void sf_free(struct sample_set *s)
 	free(s);
 }
 
-static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	if (n >= UINT32_MAX / 2)
-		return -1;
-	uint32_t nc = *cap ? *cap * 2 : 16;
-	void *p = realloc(*arr, (size_t)nc * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
-
 int sf_set_string(char **dst, const char *src)
 {
 	char *c = strdup(src ? src : "");
@@ -131,7 +117,7 @@ uint32_t sf_add_process(struct sample_set *s, uint32_t tgid, uint32_t parent, co
 				sf_set_string(&s->procs[i].comm, comm);
 			return i;
 		}
-	if (grow((void **)&s->procs, &s->cap_procs, s->nprocs, sizeof(*s->procs)))
+	if (!grow_array((void **)&s->procs, (uint64_t)s->nprocs + 1, &s->cap_procs, sizeof(*s->procs)))
 		return SF_NONE;
 	struct sf_process *p = &s->procs[s->nprocs];
 	memset(p, 0, sizeof(*p));
@@ -150,7 +136,7 @@ uint32_t sf_add_module(struct sample_set *s, const struct sf_module *m)
 		    o->pgoff == m->pgoff && !strcmp(o->path, m->path ? m->path : ""))
 			return i;
 	}
-	if (grow((void **)&s->mods, &s->cap_mods, s->nmods, sizeof(*s->mods)))
+	if (!grow_array((void **)&s->mods, (uint64_t)s->nmods + 1, &s->cap_mods, sizeof(*s->mods)))
 		return SF_NONE;
 	struct sf_module *n = &s->mods[s->nmods];
 	*n = *m;
@@ -171,7 +157,7 @@ uint32_t sf_add_stack(struct sample_set *s, const uint64_t *ips, uint32_t n)
 	HASH_FIND(hh, s->index->stacks, ips, n * sizeof(uint64_t), e);
 	if (e && s->stacks[e->idx].n == n)
 		return e->idx;
-	if (grow((void **)&s->stacks, &s->cap_stacks, s->nstacks, sizeof(*s->stacks)))
+	if (!grow_array((void **)&s->stacks, (uint64_t)s->nstacks + 1, &s->cap_stacks, sizeof(*s->stacks)))
 		return SF_NONE;
 	uint64_t *copy = malloc(n ? n * sizeof(uint64_t) : 1);
 	e = calloc(1, sizeof(*e));
@@ -213,7 +199,7 @@ uint32_t sf_add_record(struct sample_set *s, const struct sf_record *r)
 		s->recs[e->idx].count += r->count;
 		return e->idx;
 	}
-	if (grow((void **)&s->recs, &s->cap_recs, s->nrecs, sizeof(*s->recs)))
+	if (!grow_array((void **)&s->recs, (uint64_t)s->nrecs + 1, &s->cap_recs, sizeof(*s->recs)))
 		return SF_NONE;
 	e = calloc(1, sizeof(*e));
 	if (!e)

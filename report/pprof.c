@@ -17,6 +17,7 @@
 
 #ifdef ICPP_HAVE_PROTOBUF_C
 #include "profile.pb-c.h"
+#include "util/grow.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -37,21 +38,16 @@ struct pp {
 	struct rp_ctx *c;
 	Profile prof;
 	struct kv *strings, *funcs, *locs;
-	size_t cap_str, cap_fn, cap_loc, cap_smp, cap_map;
+	uint32_t cap_str, cap_fn, cap_loc, cap_smp;
 	Label lab_precise, lab_ambig, lab_missing;
 	Label *lp_precise, *lp_ambig, *lp_missing;
 	int oom;
 };
 
-static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
+/* arr, its n elements with room for one more (grow_array), or NULL. */
+static void *room(void *arr, uint32_t *cap, size_t n, size_t elem)
 {
-	if (n < *cap)
-		return arr;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *p = realloc(arr, nc * elem);
-	if (p)
-		*cap = nc;
-	return p;
+	return grow_array(&arr, (uint64_t)n + 1, cap, elem) ? arr : NULL;
 }
 
 static int64_t str_id(struct pp *p, const char *s)
@@ -60,7 +56,7 @@ static int64_t str_id(struct pp *p, const char *s)
 	HASH_FIND_STR(p->strings, s, e);
 	if (e)
 		return (int64_t)e->id;
-	char **t = grow(p->prof.string_table, &p->cap_str, p->prof.n_string_table, sizeof(char *));
+	char **t = room(p->prof.string_table, &p->cap_str, p->prof.n_string_table, sizeof(char *));
 	e = calloc(1, sizeof(*e));
 	char *copy = strdup(s);
 	if (!t || !e || !copy) {
@@ -92,7 +88,7 @@ static uint64_t func_id(struct pp *p, const char *name, const char *system, cons
 	HASH_FIND_STR(p->funcs, key, e);
 	if (e)
 		return e->id;
-	Function **t = grow(p->prof.function, &p->cap_fn, p->prof.n_function, sizeof(Function *));
+	Function **t = room(p->prof.function, &p->cap_fn, p->prof.n_function, sizeof(Function *));
 	Function *f = malloc(sizeof(*f));
 	e = calloc(1, sizeof(*e));
 	if (!t || !f || !e || !(e->key = strdup(key))) {
@@ -123,7 +119,7 @@ static uint64_t loc_id(struct pp *p, uint64_t mapping, uint64_t addr, uint64_t f
 	HASH_FIND_STR(p->locs, key, e);
 	if (e)
 		return e->id;
-	Location **t = grow(p->prof.location, &p->cap_loc, p->prof.n_location, sizeof(Location *));
+	Location **t = room(p->prof.location, &p->cap_loc, p->prof.n_location, sizeof(Location *));
 	Location *l = malloc(sizeof(*l));
 	Line *ln = malloc(sizeof(*ln));
 	Line **lines = malloc(sizeof(*lines));
@@ -179,7 +175,7 @@ static uint64_t frame_loc(struct pp *p, uint32_t func, uint32_t pm_module, uint6
 static void add_sample(struct pp *p, uint64_t *locs, size_t n, uint64_t count, Label *label)
 {
 	const struct sf_meta *m = &p->c->ss->meta;
-	Sample **t = grow(p->prof.sample, &p->cap_smp, p->prof.n_sample, sizeof(Sample *));
+	Sample **t = room(p->prof.sample, &p->cap_smp, p->prof.n_sample, sizeof(Sample *));
 	Sample *s = malloc(sizeof(*s));
 	uint64_t *ids = malloc(n * sizeof(uint64_t));
 	int64_t *vals = malloc(2 * sizeof(int64_t));
