@@ -762,7 +762,6 @@ void rw_close(struct rw_binary *b)
 }
 
 struct bin_module *rw_module(const struct rw_binary *b) { return b->bin; }
-const char *rw_path(const struct rw_binary *b) { return b->path; }
 
 const struct rw_func *rw_functions(const struct rw_binary *b, size_t *n)
 {

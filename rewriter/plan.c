@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "rewriter/internal.h"
-#include "util/fileio.h"
 #include "util/order.h"
 
 static int add_item(struct rw_plan_item **v, uint32_t *n, uint64_t addr, uint32_t bytes)
@@ -424,20 +423,6 @@ fail:
 	return -1;
 }
 
-int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen)
-{
-	void *buf;
-	size_t len;
-	char e2[512];
-	if (read_file(path, &buf, &len, err, errlen) < 0)
-		return -1;
-	int r = rw_plan_parse(buf, len, p, e2, sizeof(e2));
-	if (r)
-		errmsg(err, errlen, "%s: %s", path, e2);
-	free(buf);
-	return r;
-}
-
 char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b)
 {
 	struct rbuf o = {0};
@@ -782,11 +767,6 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
 		if (check_mark(b, p->marks[i], err, errlen) < 0)
 			return -1;
 	return check_clones(b, p, err, errlen);
-}
-
-int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p)
-{
-	return rw_plan_everything_seen(b, NULL, pad, wrap, false, p);
 }
 
 /* The padding a clone of function fi takes in the stress plan: its

@@ -827,7 +827,6 @@ struct rw_binary *rw_open(const char *path, char *err, size_t errlen);
 void rw_close(struct rw_binary *b);
 
 struct bin_module *rw_module(const struct rw_binary *b);
-const char *rw_path(const struct rw_binary *b);
 /* Sorted by address (the binary layer's functions, same order and count). */
 const struct rw_func *rw_functions(const struct rw_binary *b, size_t *n);
 /* Sorted by site. */
@@ -1084,7 +1083,6 @@ struct rw_plan {
 	                                      * of it in the order it is made */
 };
 int rw_plan_parse(const char *text, size_t len, struct rw_plan *p, char *err, size_t errlen);
-int rw_plan_read(const char *path, struct rw_plan *p, char *err, size_t errlen);
 /* Canonical text (malloc'd), with names as comments when b is given. */
 char *rw_plan_format(const struct rw_plan *p, const struct rw_binary *b);
 /* Refuses an amount the capability does not allow (-1 and one line). */
@@ -1093,14 +1091,6 @@ int rw_plan_check(const struct rw_binary *b, const struct rw_plan *p, char *err,
  * call, or a chain's copy of it, is no direct call of the function, or of
  * another module: section 1)? */
 bool rw_plan_dispatched(const struct rw_binary *b, const struct rw_plan_clone *c);
-/* Every function and callsite the capability allows, each with the largest
- * allowed amount <= pad (resp. the smallest allowed >= wrap, else none), and
- * (rw_plan_everything_seen with clone) one clone of every cloneable function,
- * padded like it, for its first redirectable call, in each such clone a
- * chain for the copy of its function's first such call, and a tag on every
- * taggable call and on each of its copies in the clones: the stress plan of
- * the tests (`icpp rewrite --everything`). */
-int rw_plan_everything(const struct rw_binary *b, uint32_t pad, uint32_t wrap, struct rw_plan *p);
 int rw_plan_add(struct rw_plan *p, bool wrap, uint64_t addr, uint32_t bytes);
 int rw_plan_add_clone(struct rw_plan *p, uint64_t func, uint64_t site, uint32_t pad,
 		      uint32_t parent);
@@ -1272,8 +1262,13 @@ struct rw_visibility {
 int rw_visibility(const struct rw_binary *b, const struct pathmap *pm, uint32_t module,
 		  struct rw_visibility *v);
 void rw_visibility_free(struct rw_visibility *v);
-/* rw_plan_everything restricted by v: pads and clones only functions
- * training saw. */
+/* Every function and callsite the capability allows (with v, only those
+ * training saw), each with the largest allowed amount <= pad (resp. the
+ * smallest allowed >= wrap, else none), and with clone one clone of every
+ * cloneable function, padded like it, for its first redirectable call, in
+ * each such clone a chain for the copy of its function's first such call,
+ * and a tag on every taggable call and on each of its copies in the clones:
+ * the stress plan of the tests (`icpp rewrite --everything`). */
 int rw_plan_everything_seen(const struct rw_binary *b, const struct rw_visibility *v, uint32_t pad,
 			    uint32_t wrap, bool clone, struct rw_plan *p);
 
