@@ -116,8 +116,9 @@
  * preceding bytes hold a 64-bit tag of c, and f's dispatch compares them
  * (rewriter.h section 1, "Tagged calls").  Such a call through a GOT slot
  * that may hold f (the symbol's FUNC in f's module, or an implementation
- * of its IFUNC, or the function such a forwarder jumps on to:
- * da_callsite.xcall) takes f_k without a dispatch: it checks
+ * of its IFUNC, or the function such a forwarder jumps on to, in its
+ * module or a third one's: da_callsite.xcall) takes f_k without a
+ * dispatch: it checks
  * the slot and a marker of f's page before calling f_k itself (rewriter.h
  * section 1, "Cross-module calls"), run time priced per call through it
  * (section 5), where a tag's dispatch runs at every entry of f (cmake,
@@ -660,7 +661,8 @@ struct da_callsite {
 	                         * (section 2; default false) */
 	uint32_t xcall, nxcall; /* a call of another module through a GOT slot
 	                         * whose symbol that module defines: the functions
-	                         * the slot may hold, da_problem.xcall_funcs[xcall]
+	                         * the slot may hold or that a forwarder there
+	                         * jumps on to, da_problem.xcall_funcs[xcall]
 	                         * and the nxcall after it (default none).  A clone
 	                         * of one takes the call directly, by a check of the
 	                         * slot and of the module (rewriter.h section 1,
