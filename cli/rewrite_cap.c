@@ -72,6 +72,29 @@ static const struct rewrite_target *definer(const struct rewrite_cap *rc,
 	return NULL;
 }
 
+/* The routes on from route r, whose function h of l forwards to another
+ * module through its slot (rw_func.forward_symbol): to each function of
+ * the library that defines that symbol (definer) a clone of may take the
+ * call, appended to out (*n of them, DA_MAX_XCALL at most). */
+static void hop_routes(const struct rewrite_cap *rc, const struct rewrite_target *l,
+		       const struct rw_func *h, struct rewrite_xcall_route r,
+		       struct rewrite_xcall_route out[DA_MAX_XCALL], uint32_t *n)
+{
+	uint64_t impls[DA_MAX_XCALL];
+	uint32_t ni = 0;
+	const struct rewrite_target *k =
+		h->forward_symbol ? definer(rc, l, h->forward_symbol, impls, &ni) : NULL;
+	size_t nf;
+	const struct rw_func *kf = k ? rw_functions(k->b, &nf) : NULL;
+	r.module = k ? k->module : 0;
+	r.hop_slot = h->forward_slot;
+	for (uint32_t j = 0; j < ni && *n < DA_MAX_XCALL; j++) {
+		r.g = impls[j];
+		if (xcall_ok(k, kf, rw_func_index(k->b, impls[j])))
+			out[(*n)++] = r;
+	}
+}
+
 /* The routes by which a checked call through a GOT slot of c's module
  * whose symbol is name reaches a function that a clone of may take it
  * (rewriter.h section 1, Cross-module calls): the functions of the library
@@ -79,9 +102,8 @@ static const struct rewrite_target *definer(const struct rewrite_cap *rc,
  * marker, themselves where they may be cloned and make no tail call of
  * themselves (their frames are the call's own); the function one of them
  * forwards to in its module (rw_func.forward_to: its frames replace the
- * forwarder's); and the functions of the library that defines the symbol
- * of one of them, or of the function it forwards to, that forwards to
- * another module (forward_symbol).  Into r, their number returned. */
+ * forwarder's); and where one of those forwards to another module, that
+ * module's functions (hop_routes).  Into r, their number returned. */
 static uint32_t xcall_routes(const struct rewrite_cap *rc, const struct rewrite_target *c,
 			     const char *name, struct rewrite_xcall_route r[DA_MAX_XCALL])
 {
@@ -94,32 +116,20 @@ static uint32_t xcall_routes(const struct rewrite_cap *rc, const struct rewrite_
 		uint32_t fi = rw_func_index(l->b, impls[i]);
 		if (!lf[fi].xcall_mark)
 			continue;
-		struct rewrite_xcall_route base = {l->module, l->module, impls[i], impls[i], 0, 0, 0};
+		struct rewrite_xcall_route base = {.module = l->module, .hm = l->module,
+						   .g = impls[i], .h = impls[i]};
 		if (xcall_ok(l, lf, fi) && n < DA_MAX_XCALL)
 			r[n++] = base;
 		uint32_t gi = lf[fi].forward_to ? rw_func_index(l->b, lf[fi].forward_to) : RW_NONE;
-		if (gi != RW_NONE) {
-			base.fwd = base.g = lf[fi].forward_to;
-			base.fwd_slot = lf[fi].forward_slot;
-			if (xcall_ok(l, lf, gi) && n < DA_MAX_XCALL)
-				r[n++] = base;
+		if (gi == RW_NONE) {
+			hop_routes(rc, l, &lf[fi], base, r, &n);
+			continue;
 		}
-		/* the check goes on through a slot of l that another module fills */
-		uint32_t hi = gi != RW_NONE ? gi : fi;
-		uint64_t hops[DA_MAX_XCALL];
-		uint32_t nh = 0;
-		const struct rewrite_target *k =
-			lf[hi].forward_symbol ? definer(rc, l, lf[hi].forward_symbol, hops, &nh) : NULL;
-		size_t nkf;
-		const struct rw_func *kf = k ? rw_functions(k->b, &nkf) : NULL;
-		base.fwd = gi != RW_NONE ? base.fwd : 0;
-		base.hop_slot = lf[hi].forward_slot;
-		base.module = k ? k->module : 0;
-		for (uint32_t j = 0; j < nh && n < DA_MAX_XCALL; j++) {
-			base.g = hops[j];
-			if (xcall_ok(k, kf, rw_func_index(k->b, hops[j])))
-				r[n++] = base;
-		}
+		base.fwd = base.g = lf[fi].forward_to;
+		base.fwd_slot = lf[fi].forward_slot;
+		if (xcall_ok(l, lf, gi) && n < DA_MAX_XCALL)
+			r[n++] = base;
+		hop_routes(rc, l, &lf[gi], base, r, &n);
 	}
 	return n;
 }
