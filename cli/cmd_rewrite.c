@@ -997,20 +997,17 @@ static int resolve_xcalls(struct rewrite *R, uint32_t i, const uint32_t *first,
 			return -1;
 		}
 		x->dest = notes[l].clones[lk].addr;
-		/* the page checked first: of the forwarder to a third module */
+		/* the page checked first: of the forwarder to a third module
+		 * (named between the two: xcall_routes), written before i */
 		struct rewrite_xcall_route r;
 		uint32_t h = l;
 		if (x->hop_slot) {
 			if (!rewrite_cap_xcall_route(&R->rwcap, c->cs_module, c->cs_addr, f->module, f->addr,
-						     &r))
-				r.hm = R->pm->nmodules;
-			h = target_of(R, r.hm);
-			if (h <= i || h == R->nt) {
-				snprintf(err, errlen, "clone %u of the plan takes a call of %s through a "
-					 "forwarder of %s, which is not named after it (the order of --lib)",
-					 k, t[i].in, h == R->nt ? "a module not rewritten" : t[h].in);
+						     &r)) {
+				snprintf(err, errlen, "internal error: no route to clone %u", k);
 				return -1;
 			}
+			h = target_of(R, r.hm);
 			x->hop_value = rw_xcall_value(t[l].st.build_id, 20, x->hop_mark & ~(uint64_t)0xfff);
 		}
 		x->value = rw_xcall_value(t[h].st.build_id, 20, x->mark & ~(uint64_t)0xfff);
