@@ -1075,12 +1075,43 @@ static void check_refusals(const char *in, const char *dir, struct rw_binary *b)
 	(void)in;
 }
 
+/* A `mark` line (rewriter.h section 1, Cross-module calls) of the middle
+ * library of run_xcall.sh's forwarders to a third module, hop_lib: fx_hop
+ * (jmp fx_tag_leaf@plt, another module's) and fx_hop_sized (jmp fx_hop@plt)
+ * may be marked; fx_hop_work (a marked page, but no forwarder) and an
+ * address of no function may not. */
+static void check_marks(const char *hop_lib)
+{
+	char err[512];
+	struct rw_binary *b = rw_open(hop_lib, err, sizeof(err));
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	struct rw_plan p = {0};
+	CHECK(func(b, "fx_hop")->forward_symbol && !strcmp(func(b, "fx_hop")->forward_symbol,
+							     "fx_tag_leaf"));
+	CHECK_EQ_INT(rw_plan_add_mark(&p, func(b, "fx_hop")->addr), 0);
+	CHECK_EQ_INT(rw_plan_add_mark(&p, func(b, "fx_hop_sized")->addr), 0);
+	CHECK_EQ_INT(rw_plan_sort(&p, err, sizeof(err)), 0);
+	CHECK_EQ_INT(rw_plan_check(b, &p, err, sizeof(err)), 0);
+	p.marks[1] = func(b, "fx_hop_work")->addr;
+	CHECK(func(b, "fx_hop_work")->xcall_mark && rw_plan_check(b, &p, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "forwards to no other module's function") != NULL);
+	p.marks[1] = 1;
+	CHECK(rw_plan_check(b, &p, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "no function of this binary") != NULL);
+	rw_plan_free(&p);
+	rw_close(b);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: test_rewrite FIXTURE WORKDIR\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: test_rewrite FIXTURE WORKDIR [HOP_LIB]\n");
 		return 2;
 	}
+	if (argc == 4)
+		check_marks(argv[3]);
 	char err[512], out[4096], cmd[4200];
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", argv[2]);
 	if (system(cmd) != 0)
