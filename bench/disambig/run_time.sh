@@ -10,7 +10,10 @@
 # rewrite's against the original's, and where the rewrite's went: the new code's dispatch
 # tests (and entry wrappers), stubs, thunks and trampolines, and the rest (the original code
 # and the clones, whose work moved between them: beyond the original's, the instruction
-# cache's), as shares of the original's cycles.  PROGS="lua tcl" runs some.
+# cache's), as shares of the original's cycles; and how often a clone misses in the first-level
+# instruction cache an entry, by how many entries the rewrite's map gives it (docs/bench-
+# disambig.md, session 55: in sqlite3 a clone entered once a round misses at each entry, in
+# python3 rarely).  PROGS="lua tcl" runs some.
 set -eu
 [ $# -ge 3 ] || { echo "usage: $0 BUILD_DIR MAPS_DIR OUT_DIR [rewrite options]" >&2; exit 2; }
 icpp=$(cd "$1" && pwd)/cli/icpp
@@ -49,6 +52,18 @@ by_kind() {  # by_kind RW ORIG: the rewrite's cycles by the kind of code that ra
 }
 i1() {      # the first-level instruction cache misses of a cachegrind output file
     awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i } /^summary:/ { print $col["I1mr"] }' "$1"
+}
+clone_misses() {    # clone_misses MAP RW_CG: the clones' first-level instruction misses an
+                    # entry, by the order of magnitude of their entries in the rewrite's map
+    "$icpp" paths "$1" | awk -v cg="$2" '
+        BEGIN { while ((getline l < cg) > 0)
+                    if (l ~ /^events:/) { n = split(l, h, " "); for (i = 2; i <= n; i++) if (h[i] == "I1mr") c = i }
+                    else if (l ~ /^fn=/) f = substr(l, 4)
+                    else if (l ~ /^[0-9]/ && f ~ /^__icpp_clone_/) { split(l, v, " "); m[f] += v[c] } }
+        { n = split($0, p, " > "); if (p[n] ~ /^__icpp_clone_/) e[p[n]] += $2 }
+        END { for (f in e) { k = length(sprintf("%d", e[f])) - 1; cnt[k]++; ent[k] += e[f]; mis[k] += m[f] }
+              for (k = 0; k < 12; k++)
+                  if (cnt[k]) { printf "%s~1e%d: %d clones, %.3f", sep, k, cnt[k], mis[k] / ent[k]; sep = "; " } }'
 }
 cg() {      # cg OUT_FILE COMMAND...
     PYTHONHASHSEED=0 valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes \
@@ -93,4 +108,5 @@ for prog in ${PROGS:-lua perl sqlite3 python3 tcl}; do
     echo "$prog: $precise predicted, hot code $hot; run time $(echo "$(cycles "$d/rw.cg") $(cycles "$d/orig.cg")" |
         awk '{ printf "%.4f", $1 / $2 }') of the original's (I1 misses $(i1 "$d/orig.cg") -> $(i1 "$d/rw.cg"))"
     echo "  $prog: $(by_kind "$d/rw.cg" "$d/orig.cg") of the original's cycles"
+    echo "  $prog: the clones' first-level instruction misses an entry, by their entries: $(clone_misses "$rw.icpp" "$d/rw.cg")"
 done
