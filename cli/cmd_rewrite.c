@@ -251,8 +251,8 @@ static int to_rw_plan(const struct pathmap *pm, const struct rewrite_cap *rc, ui
 		p->clones[p->nclones - 1].promote = c->promote;
 		p->clones[p->nclones - 1].tail = c->tail && !other;
 		p->clones[p->nclones - 1].xcall = c->xcall && other;
-		p->clones[p->nclones - 1].xcall_from = c->xcall && other && r.hm == m && r.h != f->addr
-							       ? r.h : 0;
+		bool fwd_here = c->xcall && other && r.hm == m && r.h != f->addr;
+		p->clones[p->nclones - 1].xcall_from = fwd_here ? r.h : 0;
 	}
 	for (uint32_t i = 0; i < pp->nclone_wraps; i++) {
 		const struct da_pm_clone_wrap *w = &pp->clone_wraps[i];
@@ -1002,13 +1002,14 @@ static int resolve_xcalls(struct rewrite *R, uint32_t i, const uint32_t *first,
 		struct rewrite_xcall_route r;
 		uint32_t h = l;
 		if (x->hop_slot) {
-			if (!rewrite_cap_xcall_route(&R->rwcap, c->cs_module, c->cs_addr, f->module, f->addr,
-						     &r)) {
+			if (!rewrite_cap_xcall_route(&R->rwcap, c->cs_module, c->cs_addr, f->module,
+						     f->addr, &r)) {
 				snprintf(err, errlen, "internal error: no route to clone %u", k);
 				return -1;
 			}
 			h = target_of(R, r.hm);
-			x->hop_value = rw_xcall_value(t[l].st.build_id, 20, x->hop_mark & ~(uint64_t)0xfff);
+			x->hop_value = rw_xcall_value(t[l].st.build_id, 20,
+						      x->hop_mark & ~(uint64_t)0xfff);
 		}
 		x->value = rw_xcall_value(t[h].st.build_id, 20, x->mark & ~(uint64_t)0xfff);
 	}

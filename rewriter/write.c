@@ -782,7 +782,8 @@ static uint64_t add_thunk(struct plan_state *ps, const struct rw_call *c, uint64
 /* A stub for call c (tagged, or bound and calling dest, its callee's
  * clone), or for its copy in a clone at site; its entry S, or 0 with err. */
 static uint64_t add_stub(struct plan_state *ps, const struct rw_call *c, uint64_t site,
-			 uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag, char *err, size_t errlen)
+			 uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag,
+			 char *err, size_t errlen)
 {
 	struct tramp *t = next_tramp(ps, err, errlen);
 	if (!t)
@@ -884,7 +885,8 @@ static uint64_t return_address(const struct plan_state *ps, uint64_t site)
 
 /* Entry code for every function padded through an entry wrapper or with
  * dispatched clones. */
-static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
+static int add_entries(struct plan_state *ps, struct rw_binary *b, const struct rw_plan *p,
+		       char *err, size_t errlen)
 {
 	struct rw_dispatch_test tests[RW_MAX_DISPATCH];
 	for (uint32_t fi = 0; fi < b->nfuncs; fi++) {
@@ -949,7 +951,8 @@ static int add_veneers(struct plan_state *ps, const struct rw_binary *b, const s
 /* Copy clone k to the end of text, its function and then its fragment,
  * with its padding, their FDEs and symbols (the fragment's named after its
  * own name, else the function's with .cold). */
-static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k, struct plan_state *ps, char *err, size_t errlen)
+static int emit_clone(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
+		      struct plan_state *ps, char *err, size_t errlen)
 {
 	const struct rw_plan_clone *pc = &p->clones[k];
 	uint32_t fi = rw_func_index(b, pc->func);
@@ -1060,7 +1063,8 @@ static uint64_t copy_begin(const struct rw_note_clone *cl, uint64_t insn)
  * the copies patched to call them, the thunk of a bound one neither tagged
  * nor wrapped, or that clone.  A wrapped copy's trampoline carries its tag
  * and check. */
-static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k, struct plan_state *ps, char *err, size_t errlen)
+static int wrap_copies(struct rw_binary *b, const struct rw_plan *p, uint32_t k,
+		       struct plan_state *ps, char *err, size_t errlen)
 {
 	const struct rw_note_clone *cl = &ps->clones[k];
 	for (size_t i = 0; i < b->ncalls; i++) {
@@ -1189,7 +1193,8 @@ static int point_tails(const struct rw_binary *b, struct plan_state *ps, uint64_
  * callee's clone), the jump at the call into it, and its FDE
  * (add_stub_fde). */
 static int stub_call(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-		     uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag, char *err, size_t errlen)
+		     uint64_t dest, bool bound, const struct rw_plan_xcall *x, uint64_t tag,
+		     char *err, size_t errlen)
 {
 	uint64_t stub = add_stub(ps, c, c->site, dest, bound, x, tag, err, errlen);
 	if (!stub)
@@ -1269,7 +1274,8 @@ static int add_marks(struct plan_state *ps, const struct rw_binary *b, const str
 
 /* The stubs of the tagged calls that are not wrapped (a wrapped one's
  * trampoline carries its tag); a copy's are wrap_copies'. */
-static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
+static int add_stubs(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
+		     char *err, size_t errlen)
 {
 	for (uint32_t i = 0; i < p->ntags; i++) {
 		uint64_t site = p->tags[i].site;
@@ -1334,7 +1340,8 @@ static int add_promoted_ret(struct plan_state *ps, struct promoted_ret r)
  * does not use %r11 (x86_cmp_r11_of); a call's is not rip-relative, so it
  * is copied as it is.  -1 with err. */
 static int emit_promote(struct plan_state *ps, struct tramp *t, const struct displaced *d,
-			const struct promote_test *tests, uint32_t ntests, bool tail, char *err, size_t errlen)
+			const struct promote_test *tests, uint32_t ntests, bool tail, char *err,
+			size_t errlen)
 {
 	static const uint8_t lea_r11[] = {0x4c, 0x8d, 0x1d}, je[] = {0x0f, 0x84}, jmp[] = {0xe9},
 			     call[] = {0xe8};
@@ -1441,7 +1448,8 @@ static int cmp_test_weight(const void *x, const void *y)
  * into it that replaces the displaced instructions; with tail, c stands for
  * an indirect tail jump (emit_promote).  -1 with err. */
 static int add_promote(struct plan_state *ps, const struct rw_binary *b, const struct rw_call *c,
-		       uint32_t k, struct promote_test *tests, uint32_t ntests, bool tail, char *err, size_t errlen)
+		       uint32_t k, struct promote_test *tests, uint32_t ntests, bool tail, char *err,
+		       size_t errlen)
 {
 	const struct rw_note_clone *cl = k == RW_NONE ? NULL : &ps->clones[k];
 	uint64_t copy_start = cl ? copy_begin(cl, c->insn) : 0;
@@ -1494,7 +1502,8 @@ static int add_promote(struct plan_state *ps, const struct rw_binary *b, const s
 
 /* The promotion stubs of the plan: one per indirect call (or copy of one in
  * a clone) that takes promoted clones, testing them all. */
-static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p, char *err, size_t errlen)
+static int add_promotes(struct plan_state *ps, const struct rw_binary *b, const struct rw_plan *p,
+			char *err, size_t errlen)
 {
 	struct promote_test tests[RW_MAX_DISPATCH];
 	for (uint32_t k = 0; k < p->nclones; k++) {
@@ -1708,7 +1717,8 @@ static int apply_plan(struct rw_binary *b, const struct rw_plan *p, const uint8_
 		uint64_t dest = k == RW_NONE ? c->target : ps->clones[k].addr;
 		bool bound = k != RW_NONE && c->bind;
 		const struct rw_plan_xcall *x = wrap ? rw_plan_xcall_of(p, site, RW_NONE) : NULL;
-		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, x, p->wraps[i].bytes, tag, err, errlen)))
+		if (wrap && !(dest = add_tramp(ps, c, site, dest, bound, x, p->wraps[i].bytes, tag,
+					       err, errlen)))
 			return -1;
 		if (!wrap && bound && !(dest = add_thunk(ps, c, dest, NULL, err, errlen)))
 			return -1;
