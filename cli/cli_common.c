@@ -64,6 +64,32 @@ bool cli_parse_run_weight(const char *cmd, const char *opt, const char *arg, dou
 	return true;
 }
 
+bool cli_parse_precision(const char *cmd, const char *arg, double *target)
+{
+	char *end;
+	double x = strtod(arg, &end);
+	if (!*arg || *end || !(x >= 0 && x <= 100)) {
+		cli_error(cmd, "--precision wants a percentage of the reducible paths from 0 (the "
+			  "prices as given) to 100, not '%s'", arg);
+		return false;
+	}
+	*target = x / 100;
+	return true;
+}
+
+void cli_print_topup(FILE *out, const char *prefix, const struct da_result *r, double target)
+{
+	if (!r->stats.topup_rounds)
+		return;
+	uint64_t reducible = da_reducible_paths(r);
+	bool met = (double)r->after.precise_paths >= target * (double)reducible;
+	fprintf(out, "%sthe prices of run time and code were lowered to %.2fx of the options' in %"
+		PRIu32 " round%s: %.2f%% of the reducible paths precise, %s --precision %g%s\n",
+		prefix, r->stats.price_scale, r->stats.topup_rounds,
+		r->stats.topup_rounds > 1 ? "s" : "", cli_pct(r->after.precise_paths, reducible, 100.0),
+		met ? "as" : "short of", 100 * target, met ? " asks (0: the prices as given)" : "");
+}
+
 bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches)
 {
 	uint64_t v;

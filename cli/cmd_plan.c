@@ -73,6 +73,11 @@ static const char usage_text[] =
 	"                         of the paths, a wrapped call that copies B bytes of stack\n"
 	"                         arguments (1+B/32) times that (default "
 	STR(DA_DEFAULT_WRAP_WEIGHT) "; 0: free)\n"
+	"  --precision PCT        where the plan at these prices leaves fewer than PCT%\n"
+	"                         of the reducible paths precise, go on from it with the\n"
+	"                         prices of run time and code lowered 0.7x a round, up\n"
+	"                         to 6 rounds, until it does (default 99; 0: the prices\n"
+	"                         as given)\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
 	"  --searches N           independent searches, the best plan kept (default " STR(DA_DEFAULT_SEARCHES) "; run\n"
 	"                         at once on the CPUs this process may use, the plan the\n"
@@ -145,7 +150,7 @@ static void report_precision(const struct da_problem *p, const struct da_result 
 	       cli_pct(a->precise_paths, a->paths, 100.0));
 	/* what some plan within the capability and the cap could make precise
 	 * (disambig.h section 4): the solver's target */
-	uint64_t reducible = a->paths - r->irreducible_paths - r->crowded_paths;
+	uint64_t reducible = da_reducible_paths(r);
 	printf("%-34s %11.1f%% %11.1f%%\n", "  of the reducible paths",
 	       cli_pct(b->precise_paths, reducible, 100.0), cli_pct(a->precise_paths, reducible, 100.0));
 	char wlabel[64];
@@ -182,7 +187,7 @@ static void report_stack(struct pathmap *pm, const struct da_result *r)
 /* What the plan changes, and what the search did. */
 static void report_plan(const struct pathmap *pm, const struct da_problem *p,
 			const struct da_result *r, const struct da_pm_plan *pp, bool solved,
-			struct weights w, double code_weight)
+			struct weights w, double code_weight, double target)
 {
 	uint32_t chains = 0;
 	for (uint32_t k = 0; k < pp->nclones; k++)
@@ -203,6 +208,7 @@ static void report_plan(const struct pathmap *pm, const struct da_problem *p,
 			       "--budget (default %dM) for more\n", r->stats.phases_cut,
 			       r->stats.phases_cut > 1 ? "s" : "", r->stats.phases_cut > 1 ? "their" : "its",
 			       DA_DEFAULT_BUDGET_M);
+		cli_print_topup(stdout, "  ", r, target);
 		uint64_t unsolved = 0;
 		for (int d = 0; d < 4; d++)
 			unsolved += r->left_by[DA_LEFT_UNSOLVED][d] + r->left_by[DA_LEFT_CROWDED][d];
@@ -300,11 +306,11 @@ static void report_left(struct pathmap *pm, const struct da_problem *p, const st
 
 static void report(struct pathmap *pm, const struct da_problem *p, const struct da_result *r,
 		   const struct da_pm_plan *pp, long top, bool solved, struct weights w,
-		   double code_weight)
+		   double code_weight, double target)
 {
 	report_precision(p, r, w);
 	report_stack(pm, r);
-	report_plan(pm, p, r, pp, solved, w, code_weight);
+	report_plan(pm, p, r, pp, solved, w, code_weight, target);
 	report_left(pm, p, r, top, w, code_weight);
 }
 
@@ -366,6 +372,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		{"no-tail", no_argument, NULL, 'T'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"wrap-weight", required_argument, NULL, 'Y'},
+		{"precision", required_argument, NULL, 'A'},
 		{"seed", required_argument, NULL, 's'},
 		{"searches", required_argument, NULL, 'N'},
 		{"pad-bound", required_argument, NULL, 'p'},
@@ -429,6 +436,10 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 			break;
 		case 'Y':
 			if (!cli_parse_run_weight("plan", "--wrap-weight", optarg, &o->wrap_weight))
+				return 2;
+			break;
+		case 'A':
+			if (!cli_parse_precision("plan", optarg, &o->precision_target))
 				return 2;
 			break;
 		case 'W':
@@ -637,8 +648,10 @@ int cmd_plan(int argc, char **argv)
 		goto out;
 	if (a.predict && write_predicted(a.predict, pm, &pp) < 0)
 		goto out;
+	/* the code price the plan was made at: the top-up lowers it */
+	double code_weight = a.o.code_weight * (r.stats.topup_rounds ? r.stats.price_scale : 1);
 	report(pm, br.prob, &r, &pp, a.top, !a.evaluate, weights,
-	       a.o.allow_clone && any_cloneable(br.prob) ? a.o.code_weight : 0);
+	       a.o.allow_clone && any_cloneable(br.prob) ? code_weight : 0, a.o.precision_target);
 	if (a.nbin) {
 		putchar('\n');
 		rewrite_cap_suggest(&rwcap, pm, &r, "", "--binary", stdout);

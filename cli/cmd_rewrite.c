@@ -71,6 +71,7 @@ static const char usage_text[] =
 	"                         not by the jumps pointed at them\n"
 	"  --dispatch-weight X    as icpp plan (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: run time is free)\n"
 	"  --wrap-weight X        as icpp plan (default " STR(DA_DEFAULT_WRAP_WEIGHT) "; 0: run time is free)\n"
+	"  --precision PCT        as icpp plan (default 99; 0: the prices as given)\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
 	"                         as icpp plan\n"
 	"  -q, --quiet            no progress or summary on stderr\n"
@@ -675,6 +676,7 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 		{"no-tail", no_argument, NULL, 'T'},
 		{"dispatch-weight", required_argument, NULL, 'X'},
 		{"wrap-weight", required_argument, NULL, 'Y'},
+		{"precision", required_argument, NULL, 'A'},
 		{"pad-bound", required_argument, NULL, 'p'},
 		{"wrap-bound", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
@@ -750,6 +752,10 @@ static int parse_args(int argc, char **argv, struct rewrite *R)
 			break;
 		case 'Y':
 			if (!cli_parse_run_weight("rewrite", "--wrap-weight", optarg, &o->wrap_weight))
+				return 2;
+			break;
+		case 'A':
+			if (!cli_parse_precision("rewrite", optarg, &o->precision_target))
 				return 2;
 			break;
 		case 'W':
@@ -1115,6 +1121,7 @@ static void print_summary(struct rewrite *R)
 		fprintf(stderr, "icpp rewrite: max stack growth %.3fx (+%" PRId64 " bytes)\n",
 			r->max_growth, r->max_growth_bytes);
 		cli_print_run_time(stderr, "icpp rewrite: ", R->pm, R->br.prob, r);
+		cli_print_topup(stderr, "icpp rewrite: ", r, R->o.precision_target);
 		if (r->recursion_node != DA_NONE)
 			fprintf(stderr, "icpp rewrite: a level of a recursion grows %.2fx (%" PRId64
 				" -> %" PRId64 " bytes), and so does every level deeper than training's "

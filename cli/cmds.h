@@ -48,6 +48,14 @@ bool cli_parse_run_weight(const char *cmd, const char *opt, const char *arg, dou
 /* --searches N of command cmd (1 to DA_MAX_SEARCHES); false after saying
  * what is wrong. */
 bool cli_parse_searches(const char *cmd, const char *arg, uint32_t *searches);
+/* --precision PCT of command cmd (0 to 100) into the solver's target share
+ * of the reducible paths (disambig.h section 5, top-up); false after saying
+ * what is wrong. */
+bool cli_parse_precision(const char *cmd, const char *arg, double *target);
+/* On out after prefix, where the solver lowered its prices to reach target
+ * (r's top-up rounds): to what, and whether the target was met.  Nothing
+ * when it ran no round. */
+void cli_print_topup(FILE *out, const char *prefix, const struct da_result *r, double target);
 /* Progress of solving p on stderr for command cmd ("plan"): a line now,
  * and one as each of the solver's searches ends (o's on_search). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);

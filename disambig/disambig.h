@@ -554,6 +554,19 @@
  * objective prices (lua 97.3 -> 97.0%),
  * four of a quarter of it starve the phases of large maps (python3.11
  * 91% -> 85%); docs/bench-disambig.md, session 26.
+ * Top-up to a target (precision_target, icpp plan --precision): where the
+ * kept plan leaves fewer than that share of the reducible paths precise
+ * (da_reducible_paths), the search goes on from it with the prices of run
+ * time and code (code, hot code, dispatch, trampolines and checks; not the
+ * stack's) lowered by DA_TOPUP_FACTOR, a quarter of the budget per round:
+ * clones for crowded functions, greedy sweeps, both again, then shrink and
+ * prune at the lowered prices; up to DA_TOPUP_ROUNDS rounds, until the
+ * target is met.  Going on from the plan the full prices chose buys only
+ * what the lower prices make worth it, where a search at lower prices from
+ * the start takes costlier routes all along: cmake under its capability,
+ * seed 1, 98.9% -> 99.1% of reducible paths in three rounds at a run time
+ * of 1.0382 -> 1.0383 of the original's, where --wrap-weight 0.2 from the
+ * start reached 99.1% at 1.0599 (docs/bench-disambig.md, session 56).
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H
@@ -594,6 +607,11 @@
                                      * share of the entries is hot (section 5,
                                      * hot_code_weight) */
 #define DA_DEFAULT_BUDGET_M 45      /* node moves per search, millions (section 5) */
+#define DA_DEFAULT_PRECISION 0.99   /* da_options.precision_target (section 5):
+                                     * the issue's target */
+#define DA_TOPUP_FACTOR 0.7         /* prices a top-up round keeps (section 5) */
+#define DA_TOPUP_ROUNDS 6           /* top-up rounds at most: prices down to
+                                     * 0.7^6 = 0.12 of the options' */
 #define DA_DEFAULT_BUDGET (DA_DEFAULT_BUDGET_M * 1000000ULL)
 #define DA_MAX_SEARCHES 64
 
@@ -907,6 +925,9 @@ struct da_options {
 	double hot_code_weight;     /* per byte of hot code the clones add
 	                             * (icpp plan --hot-code-per-path N: 1/N):
 	                             * section 5 */
+	double precision_target;    /* share of the reducible paths the top-up
+	                             * (section 5) lowers prices to reach; 0:
+	                             * the prices as given */
 	uint64_t budget;            /* work limit of each search in node moves
 	                             * (and annealing draws); 0 = default */
 	double time_limit_s;        /* per search; 0 = none (a limit makes
@@ -927,7 +948,7 @@ struct da_options {
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
  * hot_weight 0.25, stack_weight 0.25, code_weight 1/128, dispatch_weight
- * 0.05, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
+ * 0.05, precision_target DA_DEFAULT_PRECISION, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
  * 25 s at 1.5M nodes, a few seconds on small maps), anneal on, searches 0
  * (= 4), threads 0 (= the CPUs this process may use). */
 void da_options_default(struct da_options *o);
@@ -1014,6 +1035,9 @@ struct da_solve_stats {
 	bool budget_exhausted;      /* the last phase ran out of work */
 	uint32_t phases_cut;        /* phases (section 5) that stopped at their
 	                             * share of the budget: more might find more */
+	uint32_t topup_rounds;      /* top-up rounds run (section 5) */
+	double price_scale;         /* what the prices of run time and code were
+	                             * lowered to: DA_TOPUP_FACTOR^topup_rounds */
 };
 
 struct da_result {
@@ -1067,5 +1091,8 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 int da_evaluate(const struct da_problem *p, const struct da_options *o,
 		const struct da_plan *plan, struct da_result *r, char *err, size_t errlen);
 void da_result_free(struct da_result *r);
+/* The paths that some plan within the masks and the cap could make precise
+ * (section 4): the after paths less the irreducible and crowded ones. */
+uint64_t da_reducible_paths(const struct da_result *r);
 
 #endif

@@ -389,3 +389,8 @@ int da_evaluate(const struct da_problem *p, const struct da_options *o,
 	}
 	return 0;
 }
+
+uint64_t da_reducible_paths(const struct da_result *r)
+{
+	return r->after.paths - r->irreducible_paths - r->crowded_paths;
+}

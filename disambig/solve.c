@@ -1659,6 +1659,7 @@ void da_options_default(struct da_options *o)
 	o->dispatch_weight = DA_DEFAULT_DISPATCH_WEIGHT;
 	o->hot_code_weight = DA_DEFAULT_HOT_CODE_PER_PATH ? 1.0 / DA_DEFAULT_HOT_CODE_PER_PATH : 0;
 	o->wrap_weight = DA_DEFAULT_WRAP_WEIGHT;
+	o->precision_target = DA_DEFAULT_PRECISION;
 	o->anneal = true;
 }
 
@@ -3644,6 +3645,64 @@ static void run_searches(struct search_job *J, uint32_t n, uint32_t threads,
 	}
 }
 
+/* The prices of run time and code in o and s lowered by f (the stack's
+ * stay: it has a target and a cap of its own). */
+static void lower_prices(struct ds *s, struct da_options *o, double f)
+{
+	o->code_weight *= f;
+	o->hot_code_weight *= f;
+	o->dispatch_weight *= f;
+	o->wrap_weight *= f;
+	s->o.code_weight *= f;
+	s->o.hot_code_weight *= f;
+	s->o.dispatch_weight *= f;
+	s->o.wrap_weight *= f;
+	s->dispk *= f;
+	s->runk *= f;
+}
+
+/* Whether the plan of s leaves fewer than o's target of the reducible paths
+ * precise; -1 and one line when out of memory. */
+static int below_target(struct ds *s, const struct da_options *o, char *err, size_t errlen)
+{
+	struct da_result r;
+	if (ds_result(s, o, &r, err, errlen) < 0)
+		return -1;
+	uint64_t reducible = da_reducible_paths(&r);
+	bool below = (double)r.after.precise_paths < o->precision_target * (double)reducible;
+	da_result_free(&r);
+	return below;
+}
+
+/* The top-up (disambig.h section 5) from the kept plan s: *o (the prices
+ * the plan is reported at) is lowered with s.  Returns the rounds run, or
+ * -1 and one line. */
+static int top_up(struct ds *s, struct da_options *o, uint64_t budget, char *err, size_t errlen)
+{
+	int rounds = 0, below = 0;
+	while (rounds < DA_TOPUP_ROUNDS && (below = below_target(s, o, err, errlen)) > 0) {
+		lower_prices(s, o, DA_TOPUP_FACTOR);
+		rounds++;
+		s->out_of_budget = false;
+		s->budget = s->work + budget / 4;
+		for (int pass = 0; pass < 2 && s->ncoll && !s->oom; pass++) {
+			if (o->allow_clone)
+				clone_crowded(s, true);
+			greedy(s);
+		}
+		s->out_of_budget = false;
+		s->budget = UINT64_MAX;
+		if (!s->oom)
+			shrink(s);
+		if (o->allow_clone && !s->oom)
+			prune_clones(s);
+		if (s->oom)
+			return errmsg(err, errlen, "out of memory while solving");
+		progress(s, "top-up");
+	}
+	return below < 0 ? -1 : rounds;
+}
+
 int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
 	     char *err, size_t errlen)
 {
@@ -3663,11 +3722,19 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	}
 	struct search_pick P = {.n = n, .t0 = t0};
 	run_searches(J, n, threads, &P, err, errlen);
-	int rc = P.rc;
+	int rc = P.rc, rounds = 0;
+	struct da_options ro = *o;          /* the prices the plan is reported at */
+	if (!rc && o->precision_target > 0) {
+		uint64_t work = P.best->work, evals = P.best->evals;
+		rounds = top_up(P.best, &ro, o->budget ? o->budget : DA_DEFAULT_BUDGET, err, errlen);
+		rc = rounds < 0 ? -1 : 0;
+		P.work += P.best->work - work;
+		P.evals += P.best->evals - evals;
+	}
 	if (!rc) {
 		P.best->work = P.work;
 		P.best->evals = P.evals;
-		rc = ds_result(P.best, o, r, err, errlen);
+		rc = ds_result(P.best, &ro, r, err, errlen);
 	}
 	if (!rc) {
 		r->stats.sweeps = P.sweeps;
@@ -3683,6 +3750,8 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.xcall_share = esum ? (double)P.best->xcall_weight / esum : 0;
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
+		r->stats.topup_rounds = (uint32_t)rounds;
+		r->stats.price_scale = pow(DA_TOPUP_FACTOR, rounds);
 		r->stats.seconds = seconds_since(&t0);
 	}
 	if (P.best)

@@ -56,6 +56,7 @@ static double hot_code_weight = -1;       /* --hot-code-weight; < 0: the library
 static double dispatch_weight = -1;       /* --dispatch-weight; < 0: the library's */
 static double wrap_weight = -1;           /* --wrap-weight; < 0: the library's */
 static double stack_weight = -1;  /* --stack-weight; < 0: the library's */
+static double precision = -1;     /* --precision PCT; < 0: the library's */
 static int verbose;
 static uint32_t searches;         /* --searches; 0: the library's */
 static bool each_search;          /* --each-search */
@@ -78,16 +79,9 @@ struct agg {
 /* --each-search: per solver, the best of the first k searches (k = 1..) */
 static struct agg best_of[NSOLVERS][DA_MAX_SEARCHES];
 
-/* What a plan within the masks and the cap could make precise at most
- * (disambig.h section 4). */
-static uint64_t reducible(const struct da_result *r)
-{
-	return r->after.paths - r->irreducible_paths - r->crowded_paths;
-}
-
 static void agg_add(struct agg *ag, const struct da_result *r)
 {
-	uint64_t red = reducible(r);
+	uint64_t red = da_reducible_paths(r);
 	ag->log_growth += log(r->max_growth);
 	ag->log_geo += log(r->geomean_growth);
 	ag->sec += r->stats.seconds;
@@ -125,7 +119,7 @@ static void print_left(const char *name, const char *solver, const struct da_res
 static void report(const char *name, const char *solver, const struct da_problem *p,
 		   const struct da_result *r, bool md, struct agg *ag, const char *note)
 {
-	uint64_t red = reducible(r);
+	uint64_t red = da_reducible_paths(r);
 	double red_pct = pct(r->after.precise_paths, red);
 	if (verbose)
 		print_left(name, solver, r);
@@ -206,6 +200,8 @@ int main(int argc, char **argv)
 			wrap_weight = atof(argv[++i]);
 		else if (!strcmp(a, "--stack-weight") && v)
 			stack_weight = atof(argv[++i]);
+		else if (!strcmp(a, "--precision") && v)
+			precision = atof(argv[++i]);
 		else if (!strcmp(a, "--max-recursion-growth") && v)
 			max_recursion_growth = atof(argv[++i]);
 		else if (!strcmp(a, "--max-stack-growth") && v)
@@ -226,7 +222,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: bench_disambig [--profile NAME|all] [--scale X] [--seeds N] "
-					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--hot-code-weight W] [--dispatch-weight X] [--wrap-weight X] [--stack-weight S] [--baseline-limit S] [--fixed F] "
+					"[--solvers thesis,arr,ours,clone,free] [--budget N] [--bound B] [--max-stack-growth X] [--max-recursion-growth X] [--code-weight W] [--hot-code-weight W] [--dispatch-weight X] [--wrap-weight X] [--stack-weight S] [--precision PCT] [--baseline-limit S] [--fixed F] "
 					"[--threads T] [--searches N [--each-search]] [--nodes N --funcs F [--recursive R]] [--no-dispatch] [--no-tag] [--any-module] [--markdown] [--verbose]\n");
 			return 2;
 		}
@@ -376,6 +372,8 @@ static void run_all(const char *name, const struct da_problem *p, uint32_t seed,
 				o.wrap_weight = wrap_weight;
 			if (stack_weight >= 0)
 				o.stack_weight = stack_weight;
+			if (precision >= 0)
+				o.precision_target = precision / 100;
 			o.verbose = verbose;
 			if (searches)
 				o.searches = searches;

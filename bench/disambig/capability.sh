@@ -34,7 +34,7 @@ for prog in ${PROGS:-lua perl sqlite3 python3 tcl cmake}; do
         "$icpp" plan "$maps/$prog.icpp" "${opt[@]}" --seed "$seed" -q -o "$out/$prog.s$seed.plan" "$@" \
             >"$log" 2>&1 || { echo "$0: icpp plan $prog (seed $seed): $(tail -1 "$log")" >&2; exit 1; }
         p=$(awk '/^precise paths/ { sub("%", "", $4); print $4 }' "$log")
-        r=$(awk '/of the reducible paths/ { sub("%", "", $6); print $6 }' "$log")
+        r=$(awk '/^  of the reducible paths/ { sub("%", "", $6); print $6 }' "$log")
         line="$line $p/$r"
         sum=$(echo "$sum $p" | awk '{ print $1 + $2 }')
         sumr=$(echo "$sumr $r" | awk '{ print $1 + $2 }')

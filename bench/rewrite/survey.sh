@@ -6,7 +6,8 @@
 # original's, and train it again (icpp verify --allow-new: a run may take paths training
 # did not, where threads, the environment or the program's name differ).  One line per
 # program; the exit status is 1 when an output differs or a path has another height than
-# predicted.  A program that is not installed is skipped.
+# predicted.  A program that is not installed is skipped.  REWRITE_OPTS="--precision 99.9"
+# passes options to each icpp rewrite.
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 BUILD_DIR OUT_DIR [NAME...]" >&2; exit 2; }
 icpp=$(cd "$1" && pwd)/cli/icpp
@@ -45,7 +46,7 @@ survey() {
     for l in $libs; do lib+=(--lib "$L/$l"); done
     "$icpp" train -q -o "$d/map.icpp" -- "$prog" "$@" >/dev/null 2>"$d/train.err"
     [ -s "$d/map.icpp" ] || { echo "$name: training failed: $(tail -1 "$d/train.err")"; bad=1; return; }
-    "$icpp" rewrite "$prog" -m "$d/map.icpp" -o "$d/rw" "${lib[@]}" >"$d/rewrite.log" 2>&1 ||
+    "$icpp" rewrite "$prog" -m "$d/map.icpp" -o "$d/rw" "${lib[@]}" ${REWRITE_OPTS:-} >"$d/rewrite.log" 2>&1 ||
         { echo "$name: rewrite failed: $(tail -1 "$d/rewrite.log")"; bad=1; return; }
     if [ "$name" = cmake ]; then
         cp "$d/rw" "$out/cmake-root/bin/cmake"

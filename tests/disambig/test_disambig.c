@@ -18,6 +18,8 @@ static void opts(struct da_options *o)
 {
 	da_options_default(o);
 	o->max_stack_growth = 0;
+	o->precision_target = 0;    /* the prices as given: the top-up's own
+	                             * tests ask for it */
 }
 
 /* Add a path given as function indices, callsites and frame sizes of every
@@ -995,6 +997,25 @@ static void test_dispatch_routes(void)
 	o.dispatch_weight = 0.2;
 	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(r.plan.nclones, 0);
+	CHECK_EQ_INT(r.stats.topup_rounds, 0);
+	double reached = (double)r.after.precise_paths / (double)da_reducible_paths(&r);
+	da_result_free(&r);
+	/* the top-up (section 5): a target the plan meets runs no round and
+	 * changes nothing; all paths asks for one round, the price at 0.7
+	 * (18.7 paths for the tests) below what the clones make precise,
+	 * their paths and D's weight */
+	o.precision_target = reached;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK(r.plan.nclones == 0 && r.stats.topup_rounds == 0);
+	da_result_free(&r);
+	o.precision_target = 1;
+	CHECK(da_solve(p, &o, &r, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(r.nleft, 0);
+	CHECK_EQ_INT(r.plan.nclones, K - 1);
+	CHECK_EQ_INT(r.stats.topup_rounds, 1);
+	CHECK(fabs(r.stats.price_scale - 0.7) < 1e-12);
+	CHECK(da_plan_check(p, &r.plan, err, sizeof(err)) == 0);
+	check_predict(p, &r);
 	da_result_free(&r);
 	da_problem_free(p);
 }
@@ -2585,8 +2606,8 @@ static void test_option_sweep(void)
 {
 	static const double caps[] = {0, 1.0, 1.02, 1.05, 1.1, 1.3}, stack[] = {0, 0.25, 1, 5};
 	static const double code[] = {0, 1.0 / 128, 1.0 / 16}, rec[] = {0, 0, 1.2, 2};
-	static const double hot[] = {0, 1.0 / 64, 1.0 / 4};
-	uint32_t solved = 0, clones = 0, capped = 0, cut = 0, hot_priced = 0;
+	static const double hot[] = {0, 1.0 / 64, 1.0 / 4}, target[] = {0, 0.99, 1};
+	uint32_t solved = 0, clones = 0, capped = 0, cut = 0, hot_priced = 0, topped = 0;
 	for (uint64_t seed = 1; seed <= 150; seed++) {
 		uint64_t r0 = mix(seed, 77);
 		struct da_problem *p = random_problem(seed, 2 + r0 % 9, 50 + (r0 >> 8) % 900);
@@ -2603,6 +2624,7 @@ static void test_option_sweep(void)
 		o.budget = (r0 >> 38) % 3 == 0 ? 3000 + (r0 >> 40) % 50000 : 0;
 		o.searches = 1 + (r0 >> 45) % 2;
 		o.hot_code_weight = hot[(r0 >> 47) % 3];
+		o.precision_target = target[(r0 >> 49) % 3];
 		o.threads = 1;
 		struct da_result r, r2;
 		char err[256];
@@ -2616,6 +2638,9 @@ static void test_option_sweep(void)
 		clones += r.plan.nclones;
 		capped += o.max_stack_growth > 0 && r.max_growth > 1;
 		cut += r.stats.phases_cut > 0;
+		topped += r.stats.topup_rounds > 0;
+		CHECK(r.stats.topup_rounds <= (o.precision_target > 0 ? DA_TOPUP_ROUNDS : 0));
+		CHECK(fabs(r.stats.price_scale - pow(DA_TOPUP_FACTOR, r.stats.topup_rounds)) < 1e-12);
 		check_plan(p, &o, &r);
 		/* the hot code the search kept track of is the result's */
 		if (o.hot_code_weight > 0) {
@@ -2635,8 +2660,10 @@ static void test_option_sweep(void)
 	CHECK(capped > 0);
 	CHECK(cut > 0);
 	CHECK(hot_priced > 0);
+	CHECK(topped > 0);
 	fprintf(stderr, "option sweep: %u plans, %u clones, %u grew under a cap, %u cut by the budget, "
-		"%u cloned with hot code priced\n", solved, clones, capped, cut, hot_priced);
+		"%u cloned with hot code priced, %u topped up\n", solved, clones, capped, cut,
+		hot_priced, topped);
 }
 
 /* What da_solve said as its searches ended (da_options.on_search). */
@@ -2684,6 +2711,7 @@ static void test_searches(uint32_t problems, uint64_t budget)
 		o.seed = seed;
 		o.allow_clone = seed % 2;
 		o.budget = budget;      /* what is tested is which plan is kept */
+		o.precision_target = 0;         /* ... of the searches' own */
 		struct da_result one, serial, parallel;
 		char err[256];
 		o.searches = 1;

@@ -1054,14 +1054,33 @@ static void test_cli(void)
 	 * clone when code is free, none when each byte costs a path */
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "0", "-o", plan, map, NULL), 0);
 	CONTAINS(cli_out, "no ambiguous CIDs left");
-	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "--precision", "0", "-o",
+			 plan, map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
+	CHECK(!strstr(cli_out, "prices of run time and code were lowered"));
 	CONTAINS(cli_out, "clones were priced at 1 bytes of new code per path made precise");
 	/* and why: the least clone that separates it costs more than its paths */
 	CONTAINS(cli_out, "1 of the unsolved only clones cure, at ");
 	CONTAINS(cli_out, "worth at 1 bytes a\n  path (--code-per-path");
 	CONTAINS(cli_out, "(edges differ, cure clone, ");
 	CONTAINS(cli_out, " bytes of clones or more)");
+	/* the top-up (--precision, default 99): six rounds lower the price of
+	 * code to 0.12 of 1 byte a path, still too high; at 100 bytes a path
+	 * one round takes the clone */
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
+	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
+	CONTAINS(cli_out, "  the prices of run time and code were lowered to 0.12x of the options' in 6 "
+			  "rounds: 83.33% of the reducible paths precise, short of --precision 99\n");
+	CONTAINS(cli_out, "clones were priced at 8 bytes of new code per path made precise");
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "100", "-o", plan, map, NULL), 0);
+	CONTAINS(cli_out, "no ambiguous CIDs left");
+	CONTAINS(cli_out, "  the prices of run time and code were lowered to 0.70x of the options' in 1 "
+			  "round: 100.00% of the reducible paths precise, as --precision 99 asks (0: "
+			  "the prices as given)\n");
+	CHECK_EQ_INT(run("--precision", "101", map, NULL), 2);
+	CONTAINS(cli_err, "--precision wants a percentage of the reducible paths from 0 (the prices "
+			  "as given) to 100, not '101'");
+	CHECK_EQ_INT(run("--precision", "", map, NULL), 2);
 	/* and the price of hot code: the clone's frames take all of its
 	 * function's entries, so at 1 byte of it a path the clone costs more
 	 * than its paths, while new code is free */
