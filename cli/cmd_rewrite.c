@@ -58,7 +58,7 @@ static const char usage_text[] =
 	"                         their callees' code, as a rewrite does)\n"
 	"  --max-stack-growth X   as icpp plan (default 1.25; 0: no cap)\n"
 	"  --max-recursion-growth X   as icpp plan (default 0: no cap)\n"
-	"  --code-per-path BYTES  as icpp plan (default 128; 0: code is free)\n"
+	"  --code-per-path BYTES  as icpp plan (default " STR(DA_DEFAULT_CODE_PER_PATH) "; 0: code is free)\n"
 	"  --hot-code-per-path BYTES   as icpp plan (default " STR(DA_DEFAULT_HOT_CODE_PER_PATH) "; 0: free)\n"
 	"  --no-wrap              no callsite wrappers\n"
 	"  --no-clone             no clones\n"

@@ -346,14 +346,16 @@
  * jq's plan ran 242M more instructions in them, 9% of the program's, while
  * they were free: docs/bench-disambig.md, session 41).  jq's plan with it
  * free wrapped calls that 12.2% of the entries took, 10.5% of its
- * instructions; at the default 0.3, 4.5%, with
+ * instructions; at 0.3 (the default until session 56), 4.5%, with
  * the same precision on jq, the real maps, the abstract maps and the
  * synthetic sets within a search's spread (docs/bench-disambig.md,
  * session 37).
- The default is 0.05 (0.1 from session 34 to 39, when a library's calls of
- * its own API took their clones by dispatch, and tclsh's plan cost 1.07-1.1
- * times the original's run time): under the rewriter's capability, seeds
- * 1-3, % of reducible paths from 0.1 to 0.05, python3 96.7 -> 98.8, lua
+ * The dispatch default is 0.1 since session 56, where the top-up (below)
+ * starts; it was 0.05 from session 40 to 55, and 0.1 from session 34 to
+ * 39, when a library's calls of its own API took their clones by dispatch
+ * and tclsh's plan cost 1.07-1.1 times the original's run time.  From 0.1
+ * to 0.05 in session 40, under the rewriter's capability, seeds 1-3, % of
+ * reducible paths: python3 96.7 -> 98.8, lua
  * 97.3 -> 98.3, tcl 98.1 -> 98.7, sqlite3 99.0 -> 99.1, perl 97.7 -> 97.9;
  * run time (cachegrind estimate, seed 1, against the original) python3
  * 1.010 -> 1.028, sqlite3 1.038 -> 1.043, tcl 1.040 -> 1.038, jq 1.111 ->
@@ -564,9 +566,16 @@
  * target is met.  Going on from the plan the full prices chose buys only
  * what the lower prices make worth it, where a search at lower prices from
  * the start takes costlier routes all along: cmake under its capability,
- * seed 1, 98.9% -> 99.1% of reducible paths in three rounds at a run time
- * of 1.0382 -> 1.0383 of the original's, where --wrap-weight 0.2 from the
- * start reached 99.1% at 1.0599 (docs/bench-disambig.md, session 56).
+ * seed 1, 98.9% -> 99.1% of reducible paths in two rounds at a run time
+ * of 1.0380 -> 1.0383 of the original's, where --wrap-weight 0.2 from the
+ * start reached 99.1% at 1.0599.  So the default prices are where the
+ * descent starts, twice those chosen before it (dispatch 0.05, trampolines
+ * 0.3, 128 bytes of code a path): the plans meet the target at less run
+ * time, cmake at the same precision too, the maps far above it with less
+ * to spare (under the capability, seeds 1-3, run time against the
+ * original's, means, old prices -> these: sqlite3 1.096 -> 1.085, tclsh8.6
+ * 1.081 -> 1.066, cmake 1.047 -> 1.032, python3.11 1.015 -> 1.012, lua
+ * 1.007 -> 1.004, perl 1.006 -> 1.006; docs/bench-disambig.md, session 56).
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H
@@ -599,8 +608,12 @@
 #define DA_MAX_DISPATCH 128         /* dispatched clones per function */
 #define DA_MAX_XCALL 32             /* functions a GOT slot may hold (da_callsite.xcall) */
 #define DA_DEFAULT_SEARCHES 4       /* independent searches (section 5) */
-#define DA_DEFAULT_DISPATCH_WEIGHT 0.05     /* da_options.dispatch_weight (section 5) */
-#define DA_DEFAULT_WRAP_WEIGHT 0.3          /* da_options.wrap_weight (section 5) */
+#define DA_DEFAULT_DISPATCH_WEIGHT 0.1      /* da_options.dispatch_weight (section 5;
+                                     * 0.05 before the top-up) */
+#define DA_DEFAULT_WRAP_WEIGHT 0.6          /* da_options.wrap_weight (section 5; 0.3
+                                     * before the top-up) */
+#define DA_DEFAULT_CODE_PER_PATH 64 /* da_options.code_weight is its inverse
+                                     * (section 5; 128 before the top-up) */
 #define DA_DEFAULT_HOT_CODE_PER_PATH 0  /* da_options.hot_code_weight is its
                                      * inverse (section 5; 0: free) */
 #define DA_HOT_CODE_SHARE 1e-4      /* a function's copy whose frames take this
@@ -610,8 +623,8 @@
 #define DA_DEFAULT_PRECISION 0.99   /* da_options.precision_target (section 5):
                                      * the issue's target */
 #define DA_TOPUP_FACTOR 0.7         /* prices a top-up round keeps (section 5) */
-#define DA_TOPUP_ROUNDS 6           /* top-up rounds at most: prices down to
-                                     * 0.7^6 = 0.12 of the options' */
+#define DA_TOPUP_ROUNDS 8           /* top-up rounds at most: prices down to
+                                     * 0.7^8 = 0.058 of the options' */
 #define DA_DEFAULT_BUDGET (DA_DEFAULT_BUDGET_M * 1000000ULL)
 #define DA_MAX_SEARCHES 64
 
@@ -947,8 +960,9 @@ struct da_options {
 	void *on_search_ctx;
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
- * hot_weight 0.25, stack_weight 0.25, code_weight 1/128, dispatch_weight
- * 0.05, precision_target DA_DEFAULT_PRECISION, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
+ * hot_weight 0.25, stack_weight 0.25, code_weight 1/DA_DEFAULT_CODE_PER_PATH,
+ * dispatch_weight DA_DEFAULT_DISPATCH_WEIGHT, wrap_weight
+ * DA_DEFAULT_WRAP_WEIGHT, precision_target DA_DEFAULT_PRECISION, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
  * 25 s at 1.5M nodes, a few seconds on small maps), anneal on, searches 0
  * (= 4), threads 0 (= the CPUs this process may use). */
 void da_options_default(struct da_options *o);

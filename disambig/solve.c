@@ -1655,7 +1655,7 @@ void da_options_default(struct da_options *o)
 	o->allow_clone = false;
 	o->hot_weight = 0.25;
 	o->stack_weight = 0.25;
-	o->code_weight = 1.0 / 128;
+	o->code_weight = 1.0 / DA_DEFAULT_CODE_PER_PATH;
 	o->dispatch_weight = DA_DEFAULT_DISPATCH_WEIGHT;
 	o->hot_code_weight = DA_DEFAULT_HOT_CODE_PER_PATH ? 1.0 / DA_DEFAULT_HOT_CODE_PER_PATH : 0;
 	o->wrap_weight = DA_DEFAULT_WRAP_WEIGHT;

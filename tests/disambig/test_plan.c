@@ -1064,14 +1064,14 @@ static void test_cli(void)
 	CONTAINS(cli_out, "worth at 1 bytes a\n  path (--code-per-path");
 	CONTAINS(cli_out, "(edges differ, cure clone, ");
 	CONTAINS(cli_out, " bytes of clones or more)");
-	/* the top-up (--precision, default 99): six rounds lower the price of
-	 * code to 0.12 of 1 byte a path, still too high; at 100 bytes a path
+	/* the top-up (--precision, default 99): eight rounds lower the price of
+	 * code to 0.058 of 1 byte a path, still too high; at 100 bytes a path
 	 * one round takes the clone */
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
-	CONTAINS(cli_out, "  the prices of run time and code were lowered to 0.12x of the options' in 6 "
+	CONTAINS(cli_out, "  the prices of run time and code were lowered to 0.06x of the options' in 8 "
 			  "rounds: 83.33% of the reducible paths precise, short of --precision 99\n");
-	CONTAINS(cli_out, "clones were priced at 8 bytes of new code per path made precise");
+	CONTAINS(cli_out, "clones were priced at 17 bytes of new code per path made precise");
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "100", "-o", plan, map, NULL), 0);
 	CONTAINS(cli_out, "no ambiguous CIDs left");
 	CONTAINS(cli_out, "  the prices of run time and code were lowered to 0.70x of the options' in 1 "
