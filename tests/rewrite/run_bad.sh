@@ -38,6 +38,7 @@ expect 1 "train first" rewrite "$fx" -m missing.icpp -o out.rw
 expect 2 "expected one program" rewrite
 expect 2 "unknown option" rewrite --bogus "$fx"
 expect 2 "--searches wants a count from 1 to 64" rewrite --searches 0 "$fx"
+expect 2 "--precision wants a percentage of the reducible paths from 0 (the prices as given) to 100, not '-1'" rewrite --precision -1 "$fx"
 libs=() bins=()
 for i in $(seq 64); do libs+=(--lib "$fx"); bins+=(--binary "$fx"); done
 expect 2 "at most 63 --lib: name the libraries whose paths matter" rewrite "$fx" "${libs[@]}" -o out.rw
