@@ -559,8 +559,8 @@
  * Top-up to a target (precision_target, icpp plan --precision): where the
  * kept plan leaves fewer than that share of the reducible paths precise
  * (da_reducible_paths), the search goes on from it with the prices of run
- * time and code (code, hot code, dispatch, trampolines and checks; not the
- * stack's) lowered by DA_TOPUP_FACTOR, a quarter of the budget per round:
+ * time and code (code, hot code, dispatch, trampolines and checks) and the
+ * stack's lowered by DA_TOPUP_FACTOR, a quarter of the budget per round:
  * clones for crowded functions, greedy sweeps, both again, then shrink and
  * prune at the lowered prices; up to DA_TOPUP_ROUNDS rounds, until the
  * target is met.  Going on from the plan the full prices chose buys only
@@ -576,6 +576,11 @@
  * original's, means, old prices -> these: sqlite3 1.096 -> 1.085, tclsh8.6
  * 1.081 -> 1.066, cmake 1.047 -> 1.032, python3.11 1.015 -> 1.012, lua
  * 1.007 -> 1.004, perl 1.006 -> 1.006; docs/bench-disambig.md, session 56).
+ * The stack's price starts at twice too (0.5) and falls with the others, so
+ * that a round only raises what a path made precise is worth: the same run
+ * time over the three seeds (geomean 1.0333 and 1.0334), sjeng's stack
+ * growth 1.116 -> 1.010 (its seed 3 at the cap while the stack alone kept
+ * its price), sqlite3's and tclsh8.6's 1.01-1.04 -> 1.00-1.02.
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H
@@ -614,6 +619,8 @@
                                      * before the top-up) */
 #define DA_DEFAULT_CODE_PER_PATH 64 /* da_options.code_weight is its inverse
                                      * (section 5; 128 before the top-up) */
+#define DA_DEFAULT_STACK_WEIGHT 0.5 /* da_options.stack_weight (section 5; 0.25
+                                     * before the top-up) */
 #define DA_DEFAULT_HOT_CODE_PER_PATH 0  /* da_options.hot_code_weight is its
                                      * inverse (section 5; 0: free) */
 #define DA_HOT_CODE_SHARE 1e-4      /* a function's copy whose frames take this
@@ -960,7 +967,8 @@ struct da_options {
 	void *on_search_ctx;
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
- * hot_weight 0.25, stack_weight 0.25, code_weight 1/DA_DEFAULT_CODE_PER_PATH,
+ * hot_weight 0.25, stack_weight DA_DEFAULT_STACK_WEIGHT, code_weight
+ * 1/DA_DEFAULT_CODE_PER_PATH,
  * dispatch_weight DA_DEFAULT_DISPATCH_WEIGHT, wrap_weight
  * DA_DEFAULT_WRAP_WEIGHT, precision_target DA_DEFAULT_PRECISION, budget 0 (= 45M node moves per search: about 10 s at 200k paths,
  * 25 s at 1.5M nodes, a few seconds on small maps), anneal on, searches 0

@@ -1654,7 +1654,7 @@ void da_options_default(struct da_options *o)
 	o->allow_wrap = true;
 	o->allow_clone = false;
 	o->hot_weight = 0.25;
-	o->stack_weight = 0.25;
+	o->stack_weight = DA_DEFAULT_STACK_WEIGHT;
 	o->code_weight = 1.0 / DA_DEFAULT_CODE_PER_PATH;
 	o->dispatch_weight = DA_DEFAULT_DISPATCH_WEIGHT;
 	o->hot_code_weight = DA_DEFAULT_HOT_CODE_PER_PATH ? 1.0 / DA_DEFAULT_HOT_CODE_PER_PATH : 0;
@@ -3645,8 +3645,9 @@ static void run_searches(struct search_job *J, uint32_t n, uint32_t threads,
 	}
 }
 
-/* The prices of run time and code in o and s lowered by f (the stack's
- * stay: it has a target and a cap of its own). */
+/* Every price in o and s lowered by f, the stack's too (its penalty
+ * rescaled root by root): what a path made precise is worth rises against
+ * all costs alike, and the stack cap still binds. */
 static void lower_prices(struct ds *s, struct da_options *o, double f)
 {
 	o->code_weight *= f;
@@ -3659,6 +3660,11 @@ static void lower_prices(struct ds *s, struct da_options *o, double f)
 	s->o.wrap_weight *= f;
 	s->dispk *= f;
 	s->runk *= f;
+	o->stack_weight *= f;
+	s->o.stack_weight *= f;
+	s->pen *= f;
+	for (uint32_t i = 0; i < s->nroots; i++)
+		s->rpen[i] *= f;
 }
 
 /* Whether the plan of s leaves fewer than o's target of the reducible paths
