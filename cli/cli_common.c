@@ -83,7 +83,7 @@ void cli_print_topup(FILE *out, const char *prefix, const struct da_result *r, d
 		return;
 	uint64_t reducible = da_reducible_paths(r);
 	bool met = (double)r->after.precise_paths >= target * (double)reducible;
-	fprintf(out, "%sthe prices of run time and code were lowered to %.2fx of the options' in %"
+	fprintf(out, "%sthe prices of run time, code and stack were lowered to %.2fx of the options' in %"
 		PRIu32 " round%s: %.2f%% of the reducible paths precise, %s --precision %g%s\n",
 		prefix, r->stats.price_scale, r->stats.topup_rounds,
 		r->stats.topup_rounds > 1 ? "s" : "", cli_pct(r->after.precise_paths, reducible, 100.0),

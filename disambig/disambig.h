@@ -1058,7 +1058,7 @@ struct da_solve_stats {
 	uint32_t phases_cut;        /* phases (section 5) that stopped at their
 	                             * share of the budget: more might find more */
 	uint32_t topup_rounds;      /* top-up rounds run (section 5) */
-	double price_scale;         /* what the prices of run time and code were
+	double price_scale;         /* what the prices (run time, code, stack) were
 	                             * lowered to: DA_TOPUP_FACTOR^topup_rounds */
 };
 

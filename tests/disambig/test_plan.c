@@ -1057,7 +1057,7 @@ static void test_cli(void)
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "--precision", "0", "-o",
 			 plan, map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
-	CHECK(!strstr(cli_out, "prices of run time and code were lowered"));
+	CHECK(!strstr(cli_out, "prices of run time, code and stack were lowered"));
 	CONTAINS(cli_out, "clones were priced at 1 bytes of new code per path made precise");
 	/* and why: the least clone that separates it costs more than its paths */
 	CONTAINS(cli_out, "1 of the unsolved only clones cure, at ");
@@ -1069,12 +1069,12 @@ static void test_cli(void)
 	 * one round takes the clone */
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
 	CONTAINS(cli_out, "collisions left (pairs of paths at one CID): 1");
-	CONTAINS(cli_out, "  the prices of run time and code were lowered to 0.06x of the options' in 8 "
+	CONTAINS(cli_out, "  the prices of run time, code and stack were lowered to 0.06x of the options' in 8 "
 			  "rounds: 83.33% of the reducible paths precise, short of --precision 99\n");
 	CONTAINS(cli_out, "clones were priced at 17 bytes of new code per path made precise");
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "100", "-o", plan, map, NULL), 0);
 	CONTAINS(cli_out, "no ambiguous CIDs left");
-	CONTAINS(cli_out, "  the prices of run time and code were lowered to 0.70x of the options' in 1 "
+	CONTAINS(cli_out, "  the prices of run time, code and stack were lowered to 0.70x of the options' in 1 "
 			  "round: 100.00% of the reducible paths precise, as --precision 99 asks (0: "
 			  "the prices as given)\n");
 	CHECK_EQ_INT(run("--precision", "101", map, NULL), 2);
