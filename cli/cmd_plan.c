@@ -649,7 +649,7 @@ int cmd_plan(int argc, char **argv)
 	if (a.predict && write_predicted(a.predict, pm, &pp) < 0)
 		goto out;
 	/* the code price the plan was made at: the top-up lowers it */
-	double code_weight = a.o.code_weight * (r.stats.topup_rounds ? r.stats.price_scale : 1);
+	double code_weight = a.o.code_weight * r.stats.price_scale;
 	report(pm, br.prob, &r, &pp, a.top, !a.evaluate, weights,
 	       a.o.allow_clone && any_cloneable(br.prob) ? code_weight : 0, a.o.precision_target);
 	if (a.nbin) {

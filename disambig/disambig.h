@@ -1059,7 +1059,8 @@ struct da_solve_stats {
 	                             * share of the budget: more might find more */
 	uint32_t topup_rounds;      /* top-up rounds run (section 5) */
 	double price_scale;         /* what the prices (run time, code, stack) were
-	                             * lowered to: DA_TOPUP_FACTOR^topup_rounds */
+	                             * lowered to: DA_TOPUP_FACTOR^topup_rounds
+	                             * (1 for da_evaluate's plan) */
 };
 
 struct da_result {

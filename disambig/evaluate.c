@@ -387,6 +387,7 @@ int da_evaluate(const struct da_problem *p, const struct da_options *o,
 		da_result_free(r);
 		return errmsg(err, errlen, "out of memory evaluating the plan");
 	}
+	r->stats.price_scale = 1;          /* the prices as given */
 	return 0;
 }
 

@@ -3645,49 +3645,44 @@ static void run_searches(struct search_job *J, uint32_t n, uint32_t threads,
 	}
 }
 
-/* Every price in o and s lowered by f, the stack's too (its penalty
- * rescaled root by root): what a path made precise is worth rises against
- * all costs alike, and the stack cap still binds. */
-static void lower_prices(struct ds *s, struct da_options *o, double f)
+/* Every price of s lowered by f, the stack's too (its penalty rescaled root
+ * by root): what a path made precise is worth rises against all costs
+ * alike, and the stack cap still binds. */
+static void lower_prices(struct ds *s, double f)
 {
-	o->code_weight *= f;
-	o->hot_code_weight *= f;
-	o->dispatch_weight *= f;
-	o->wrap_weight *= f;
 	s->o.code_weight *= f;
 	s->o.hot_code_weight *= f;
 	s->o.dispatch_weight *= f;
 	s->o.wrap_weight *= f;
+	s->o.stack_weight *= f;
 	s->dispk *= f;
 	s->runk *= f;
-	o->stack_weight *= f;
-	s->o.stack_weight *= f;
 	s->pen *= f;
 	for (uint32_t i = 0; i < s->nroots; i++)
 		s->rpen[i] *= f;
 }
 
-/* Whether the plan of s leaves fewer than o's target of the reducible paths
+/* Whether the plan of s leaves fewer than its target of the reducible paths
  * precise; -1 and one line when out of memory. */
-static int below_target(struct ds *s, const struct da_options *o, char *err, size_t errlen)
+static int below_target(struct ds *s, char *err, size_t errlen)
 {
 	struct da_result r;
-	if (ds_result(s, o, &r, err, errlen) < 0)
+	if (ds_result(s, &s->o, &r, err, errlen) < 0)
 		return -1;
 	uint64_t reducible = da_reducible_paths(&r);
-	bool below = (double)r.after.precise_paths < o->precision_target * (double)reducible;
+	bool below = (double)r.after.precise_paths < s->o.precision_target * (double)reducible;
 	da_result_free(&r);
 	return below;
 }
 
-/* The top-up (disambig.h section 5) from the kept plan s: *o (the prices
- * the plan is reported at) is lowered with s.  Returns the rounds run, or
- * -1 and one line. */
-static int top_up(struct ds *s, struct da_options *o, uint64_t budget, char *err, size_t errlen)
+/* The top-up (disambig.h section 5) from the kept plan s, at s->o's prices,
+ * which it lowers.  Returns the rounds run, or -1 and one line. */
+static int top_up(struct ds *s, uint64_t budget, char *err, size_t errlen)
 {
+	const struct da_options *o = &s->o;
 	int rounds = 0, below = 0;
-	while (rounds < DA_TOPUP_ROUNDS && (below = below_target(s, o, err, errlen)) > 0) {
-		lower_prices(s, o, DA_TOPUP_FACTOR);
+	while (rounds < DA_TOPUP_ROUNDS && (below = below_target(s, err, errlen)) > 0) {
+		lower_prices(s, DA_TOPUP_FACTOR);
 		rounds++;
 		s->out_of_budget = false;
 		s->budget = s->work + budget / 4;
@@ -3729,10 +3724,9 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	struct search_pick P = {.n = n, .t0 = t0};
 	run_searches(J, n, threads, &P, err, errlen);
 	int rc = P.rc, rounds = 0;
-	struct da_options ro = *o;          /* the prices the plan is reported at */
 	if (!rc && o->precision_target > 0) {
 		uint64_t work = P.best->work, evals = P.best->evals;
-		rounds = top_up(P.best, &ro, o->budget ? o->budget : DA_DEFAULT_BUDGET, err, errlen);
+		rounds = top_up(P.best, o->budget ? o->budget : DA_DEFAULT_BUDGET, err, errlen);
 		rc = rounds < 0 ? -1 : 0;
 		P.work += P.best->work - work;
 		P.evals += P.best->evals - evals;
@@ -3740,7 +3734,9 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	if (!rc) {
 		P.best->work = P.work;
 		P.best->evals = P.evals;
-		rc = ds_result(P.best, &ro, r, err, errlen);
+		/* at the prices the plan was made at, which the top-up lowered
+		 * (the kept search's own options: its seed is unused here) */
+		rc = ds_result(P.best, &P.best->o, r, err, errlen);
 	}
 	if (!rc) {
 		r->stats.sweeps = P.sweeps;
