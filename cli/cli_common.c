@@ -182,11 +182,21 @@ void cli_print_run_time(FILE *out, const char *prefix, const struct pathmap *pm,
 			"register or memory: the entry tests it)\n", prefix);
 }
 
+/* da_options.on_round: a line as each top-up round ends. */
+static void round_progress(void *cmd, const struct da_round_done *d)
+{
+	fprintf(stderr, "icpp %s: top-up round %" PRIu32 " of at most %" PRIu32 " done after %.1f s: "
+		"prices at %.2fx, %.2f%% of the reducible paths precise\n", (const char *)cmd,
+		d->round, d->rounds, d->seconds, d->price_scale,
+		cli_pct(d->precise_paths, d->reducible_paths, 100.0));
+}
+
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o)
 {
 	fprintf(stderr, "icpp %s: %" PRIu32 " nodes, %" PRIu32 " functions, %" PRIu32
 		" callsites: solving...\n", cmd, p->nnodes, p->nfuncs, p->ncallsites);
 	o->on_search = search_progress;
+	o->on_round = round_progress;
 	o->on_search_ctx = (void *)cmd;
 }
 

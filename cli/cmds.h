@@ -57,7 +57,8 @@ bool cli_parse_precision(const char *cmd, const char *arg, double *target);
  * when it ran no round. */
 void cli_print_topup(FILE *out, const char *prefix, const struct da_result *r, double target);
 /* Progress of solving p on stderr for command cmd ("plan"): a line now,
- * and one as each of the solver's searches ends (o's on_search). */
+ * and one as each of the solver's searches and top-up rounds ends (o's
+ * on_search and on_round). */
 void cli_solve_progress(const char *cmd, const struct da_problem *p, struct da_options *o);
 /* The run time r's plan adds, on out after prefix: a line when its clones
  * add 1 KB of hot code or more (da_result.hot_code_bytes); one when frames run

@@ -14,7 +14,7 @@ static const struct command {
 	{"paths", cmd_paths, "list the call paths of a pathmap"},
 	{"record", cmd_record, "sample IP, SP and BP of a process, passively (no stack walk)"},
 	{"report", cmd_report, "turn recorded samples into call paths with a pathmap"},
-	{"plan", cmd_plan, "choose paddings that make every call path's CID unique"},
+	{"plan", cmd_plan, "choose frame paddings, callsite wrappers and clones that make CIDs unique"},
 	{"rewrite", cmd_rewrite, "write a program changed by a plan, and its predicted pathmap"},
 	{"verify", cmd_verify, "train a rewritten program and check its heights against the prediction"},
 };

@@ -581,6 +581,13 @@
  * time over the three seeds (geomean 1.0333 and 1.0334), sjeng's stack
  * growth 1.116 -> 1.010 (its seed 3 at the cap while the stack alone kept
  * its price), sqlite3's and tclsh8.6's 1.01-1.04 -> 1.00-1.02.
+ * A round is bought by its prices, not its budget (dealII, seed 1: eight
+ * rounds at unchanged prices 98.44% of reducible paths, at 0.7x 99.23% in
+ * seven; 96% of a round's node moves go to CIDs that end no better), and it
+ * takes the time of a quarter search on one thread (dealII 1.4 s): where a
+ * plan needs rounds the issue's 10 s at 200k paths is not met
+ * (docs/bench-disambig.md, session 57); da_options.on_round hears of each
+ * as it ends, and icpp plan and icpp rewrite show it on a terminal.
  * The plan lists which collisions remain, with their kind and reason.
  */
 #ifndef ICPP_DISAMBIG_H
@@ -924,6 +931,16 @@ struct da_search_done {
 };
 typedef void (*da_search_fn)(void *ctx, const struct da_search_done *d);
 
+/* What da_solve says as each round of its top-up ends (da_options.on_round). */
+struct da_round_done {
+	uint32_t round, rounds;     /* this round (1 = the first), of at most how many */
+	double price_scale;         /* the prices now, as a share of the options' */
+	uint64_t precise_paths;     /* the plan's precise paths now */
+	uint64_t reducible_paths;   /* of these many (da_reducible_paths) */
+	double seconds;             /* since da_solve began */
+};
+typedef void (*da_round_fn)(void *ctx, const struct da_round_done *d);
+
 struct da_options {
 	uint64_t seed;              /* annealing's random choices */
 	double max_stack_growth;    /* cap on growth(r) for every root; <= 0: none */
@@ -964,7 +981,9 @@ struct da_options {
 	da_search_fn on_search;     /* called as each search ends, in the
 	                             * searches' order, by the thread that
 	                             * called da_solve (NULL: none) */
-	void *on_search_ctx;
+	da_round_fn on_round;       /* called as each top-up round ends, by
+	                             * that thread too (NULL: none) */
+	void *on_search_ctx;        /* the first argument of both */
 };
 /* seed 1, cap 1.25, no recursion cap, ARR and wrapping on, cloning off,
  * hot_weight 0.25, stack_weight DA_DEFAULT_STACK_WEIGHT, code_weight

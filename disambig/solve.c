@@ -3663,27 +3663,30 @@ static void lower_prices(struct ds *s, double f)
 }
 
 /* Whether the plan of s leaves fewer than its target of the reducible paths
- * precise; -1 and one line when out of memory. */
-static int below_target(struct ds *s, char *err, size_t errlen)
+ * precise, with its counts in d; -1 and one line when out of memory. */
+static int below_target(struct ds *s, struct da_round_done *d, char *err, size_t errlen)
 {
 	struct da_result r;
 	if (ds_result(s, &s->o, &r, err, errlen) < 0)
 		return -1;
-	uint64_t reducible = da_reducible_paths(&r);
-	bool below = (double)r.after.precise_paths < s->o.precision_target * (double)reducible;
+	d->precise_paths = r.after.precise_paths;
+	d->reducible_paths = da_reducible_paths(&r);
 	da_result_free(&r);
-	return below;
+	return (double)d->precise_paths < s->o.precision_target * (double)d->reducible_paths;
 }
 
 /* The top-up (disambig.h section 5) from the kept plan s, at s->o's prices,
- * which it lowers.  Returns the rounds run, or -1 and one line. */
-static int top_up(struct ds *s, uint64_t budget, char *err, size_t errlen)
+ * which it lowers; t0: da_solve's start.  Returns the rounds run, or -1 and
+ * one line. */
+static int top_up(struct ds *s, uint64_t budget, const struct timespec *t0, char *err,
+		  size_t errlen)
 {
 	const struct da_options *o = &s->o;
-	int rounds = 0, below = 0;
-	while (rounds < DA_TOPUP_ROUNDS && (below = below_target(s, err, errlen)) > 0) {
+	struct da_round_done d = {.rounds = DA_TOPUP_ROUNDS};
+	int below = below_target(s, &d, err, errlen);
+	while (below > 0 && d.round < DA_TOPUP_ROUNDS) {
 		lower_prices(s, DA_TOPUP_FACTOR);
-		rounds++;
+		d.round++;
 		s->out_of_budget = false;
 		s->budget = s->work + budget / 4;
 		for (int pass = 0; pass < 2 && s->ncoll && !s->oom; pass++) {
@@ -3700,8 +3703,14 @@ static int top_up(struct ds *s, uint64_t budget, char *err, size_t errlen)
 		if (s->oom)
 			return errmsg(err, errlen, "out of memory while solving");
 		progress(s, "top-up");
+		below = below_target(s, &d, err, errlen);
+		if (below >= 0 && o->on_round) {
+			d.price_scale = pow(DA_TOPUP_FACTOR, d.round);
+			d.seconds = seconds_since(t0);
+			o->on_round(o->on_search_ctx, &d);
+		}
 	}
-	return below < 0 ? -1 : rounds;
+	return below < 0 ? -1 : (int)d.round;
 }
 
 int da_solve(const struct da_problem *p, const struct da_options *o, struct da_result *r,
@@ -3726,7 +3735,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 	int rc = P.rc, rounds = 0;
 	if (!rc && o->precision_target > 0) {
 		uint64_t work = P.best->work, evals = P.best->evals;
-		rounds = top_up(P.best, o->budget ? o->budget : DA_DEFAULT_BUDGET, err, errlen);
+		rounds = top_up(P.best, o->budget ? o->budget : DA_DEFAULT_BUDGET, &t0, err, errlen);
 		rc = rounds < 0 ? -1 : 0;
 		P.work += P.best->work - work;
 		P.evals += P.best->evals - evals;

@@ -2608,6 +2608,41 @@ static bool same_plan(const struct da_problem *p, const struct da_plan *a,
 	       !memcmp(a->clone_wraps, b->clone_wraps, a->nclone_wraps * sizeof(*a->clone_wraps));
 }
 
+/* What da_solve said as its top-up rounds ended (da_options.on_round). */
+struct round_log {
+	uint32_t n;
+	struct da_round_done d[DA_TOPUP_ROUNDS];
+};
+
+static void log_round(void *ctx, const struct da_round_done *d)
+{
+	struct round_log *L = ctx;
+	if (L->n < DA_TOPUP_ROUNDS)
+		L->d[L->n] = *d;
+	L->n++;
+}
+
+/* One report a round, in order; each but the last below the target; the
+ * last is the plan's. */
+static void check_round_log(const struct round_log *L, const struct da_result *r, double target)
+{
+	CHECK_EQ_INT(L->n, r->stats.topup_rounds);
+	for (uint32_t j = 0; j < L->n && j < DA_TOPUP_ROUNDS; j++) {
+		const struct da_round_done *d = &L->d[j];
+		CHECK_EQ_INT(d->round, j + 1);
+		CHECK_EQ_INT(d->rounds, DA_TOPUP_ROUNDS);
+		CHECK(!j || d->seconds >= L->d[j - 1].seconds);
+		if (j + 1 < L->n)
+			CHECK((double)d->precise_paths < target * (double)d->reducible_paths);
+	}
+	if (!L->n)
+		return;
+	const struct da_round_done *last = &L->d[L->n - 1];
+	CHECK(last->price_scale == r->stats.price_scale);
+	CHECK_EQ_INT(last->precise_paths, r->after.precise_paths);
+	CHECK_EQ_INT(last->reducible_paths, da_reducible_paths(r));
+}
+
 /* Random problems under random options (caps on stack and recursion, no
  * ARR, prices, small budgets, one or two searches on one thread or two):
  * every plan keeps check_plan, and the threads change nothing.  A sweep of
@@ -2637,6 +2672,9 @@ static void test_option_sweep(void)
 		o.hot_code_weight = hot[(r0 >> 47) % 3];
 		o.precision_target = target[(r0 >> 49) % 3];
 		o.threads = 1;
+		struct round_log rounds = {0};
+		o.on_round = log_round;
+		o.on_search_ctx = &rounds;
 		struct da_result r, r2;
 		char err[256];
 		if (da_solve(p, &o, &r, err, sizeof(err)) < 0) {
@@ -2655,6 +2693,8 @@ static void test_option_sweep(void)
 		if (o.precision_target > 0 && r.stats.topup_rounds < DA_TOPUP_ROUNDS)
 			CHECK((double)r.after.precise_paths >=
 			      o.precision_target * (double)da_reducible_paths(&r));
+		check_round_log(&rounds, &r, o.precision_target);
+		o.on_round = NULL;
 		check_plan(p, &o, &r);
 		/* the hot code the search kept track of is the result's */
 		if (o.hot_code_weight > 0) {

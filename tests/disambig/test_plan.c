@@ -1072,7 +1072,23 @@ static void test_cli(void)
 	CONTAINS(cli_out, "  the prices of run time, code and stack were lowered to 0.06x of the options' in 8 "
 			  "rounds: 83.33% of the reducible paths precise, short of --precision 99\n");
 	CONTAINS(cli_out, "clones were priced at 17 bytes of new code per path made precise");
+	/* on a terminal, a line as each round ends, the last one's too */
+	cli_err_tty = true;
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "1", "-o", plan, map, NULL), 0);
+	CONTAINS(cli_err, "icpp plan: top-up round 1 of at most 8 done after ");
+	CONTAINS(cli_err, "s: prices at 0.70x, 83.33% of the reducible paths precise");
+	CONTAINS(cli_err, "icpp plan: top-up round 8 of at most 8 done after ");
+	CONTAINS(cli_err, "s: prices at 0.06x, 83.33% of the reducible paths precise");
 	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "100", "-o", plan, map, NULL), 0);
+	CONTAINS(cli_err, "icpp plan: top-up round 1 of at most 8 done after ");
+	CONTAINS(cli_err, "s: prices at 0.70x, 100.00% of the reducible paths precise");
+	CHECK(!strstr(cli_err, "round 2"));
+	CHECK_EQ_INT(run("-q", "--no-wrap", "--clone", "--code-per-path", "100", "-o", plan, map,
+			 NULL), 0);
+	CHECK(!strstr(cli_err, "top-up"));
+	cli_err_tty = false;
+	CHECK_EQ_INT(run("--no-wrap", "--clone", "--code-per-path", "100", "-o", plan, map, NULL), 0);
+	CHECK(!strstr(cli_err, "top-up"));
 	CONTAINS(cli_out, "no ambiguous CIDs left");
 	CONTAINS(cli_out, "  the prices of run time, code and stack were lowered to 0.70x of the options' in 1 "
 			  "round: 100.00% of the reducible paths precise, as --precision 99 asks (0: "
