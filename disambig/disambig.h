@@ -583,7 +583,7 @@
  * its price), sqlite3's and tclsh8.6's 1.01-1.04 -> 1.00-1.02.
  * A round is bought by its prices, not its budget (dealII, seed 1: eight
  * rounds at unchanged prices 98.44% of reducible paths, at 0.7x 99.23% in
- * seven; 96% of a round's node moves go to CIDs that end no better), and it
+ * seven; 96% of a sweep's node moves go to CIDs that end no better), and it
  * takes the time of a quarter search on one thread (dealII 1.4 s): where a
  * plan needs rounds the issue's 10 s at 200k paths is not met
  * (docs/bench-disambig.md, session 57); da_options.on_round hears of each
