@@ -3703,6 +3703,8 @@ static int top_up(struct ds *s, uint64_t budget, const struct timespec *t0, char
 		if (s->oom)
 			return errmsg(err, errlen, "out of memory while solving");
 		progress(s, "top-up");
+		if (d.round == DA_TOPUP_ROUNDS && !o->on_round)
+			break;          /* the last: nothing to weigh it for */
 		below = below_target(s, &d, err, errlen);
 		if (below >= 0 && o->on_round) {
 			d.price_scale = pow(DA_TOPUP_FACTOR, d.round);
