@@ -76,7 +76,7 @@ static const char usage_text[] =
 	"  --precision PCT        where the plan at these prices leaves fewer than PCT%\n"
 	"                         of the reducible paths precise, go on from it with the\n"
 	"                         prices of run time, code and stack lowered " STR(DA_TOPUP_FACTOR) "x\n"
-	"                         a round, up to " STR(DA_TOPUP_ROUNDS) " rounds, until it does (default 99;\n"
+	"                         a round, up to " STR(DA_TOPUP_ROUNDS) " rounds, until it does (default " STR(DA_DEFAULT_PRECISION_PCT) ";\n"
 	"                         0: the prices as given)\n"
 	"  --seed N               the search's random seed (default 1); same seed, same plan\n"
 	"  --searches N           independent searches, the best plan kept (default " STR(DA_DEFAULT_SEARCHES) "; run\n"

@@ -71,7 +71,7 @@ static const char usage_text[] =
 	"                         not by the jumps pointed at them\n"
 	"  --dispatch-weight X    as icpp plan (default " STR(DA_DEFAULT_DISPATCH_WEIGHT) "; 0: run time is free)\n"
 	"  --wrap-weight X        as icpp plan (default " STR(DA_DEFAULT_WRAP_WEIGHT) "; 0: run time is free)\n"
-	"  --precision PCT        as icpp plan (default 99; 0: the prices as given)\n"
+	"  --precision PCT        as icpp plan (default " STR(DA_DEFAULT_PRECISION_PCT) "; 0: the prices as given)\n"
 	"  --pad-bound B, --wrap-bound B, --seed N, --searches N, --budget N, --callsites\n"
 	"                         as icpp plan\n"
 	"  -q, --quiet            no progress or summary on stderr\n"

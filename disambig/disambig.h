@@ -634,8 +634,9 @@
                                      * share of the entries is hot (section 5,
                                      * hot_code_weight) */
 #define DA_DEFAULT_BUDGET_M 45      /* node moves per search, millions (section 5) */
-#define DA_DEFAULT_PRECISION 0.99   /* da_options.precision_target (section 5):
-                                     * the issue's target */
+#define DA_DEFAULT_PRECISION_PCT 99    /* icpp plan --precision (section 5):
+                                        * the issue's target */
+#define DA_DEFAULT_PRECISION (DA_DEFAULT_PRECISION_PCT / 100.0)  /* da_options.precision_target */
 #define DA_TOPUP_FACTOR 0.7         /* prices a top-up round keeps (section 5) */
 #define DA_TOPUP_ROUNDS 8           /* top-up rounds at most: prices down to
                                      * 0.7^8 = 0.058 of the options' */

@@ -3645,6 +3645,13 @@ static void run_searches(struct search_job *J, uint32_t n, uint32_t threads,
 	}
 }
 
+/* What the prices are after `rounds` top-up rounds, as a share of the
+ * options'. */
+static double topup_scale(uint32_t rounds)
+{
+	return pow(DA_TOPUP_FACTOR, rounds);
+}
+
 /* Every price of s lowered by f, the stack's too (its penalty rescaled root
  * by root): what a path made precise is worth rises against all costs
  * alike, and the stack cap still binds. */
@@ -3707,7 +3714,7 @@ static int top_up(struct ds *s, uint64_t budget, const struct timespec *t0, char
 			break;          /* the last: nothing to weigh it for */
 		below = below_target(s, &d, err, errlen);
 		if (below >= 0 && o->on_round) {
-			d.price_scale = pow(DA_TOPUP_FACTOR, d.round);
+			d.price_scale = topup_scale(d.round);
 			d.seconds = seconds_since(t0);
 			o->on_round(o->on_search_ctx, &d);
 		}
@@ -3764,7 +3771,7 @@ int da_solve(const struct da_problem *p, const struct da_options *o, struct da_r
 		r->stats.searches = n;
 		r->stats.best_search = P.j;
 		r->stats.topup_rounds = (uint32_t)rounds;
-		r->stats.price_scale = pow(DA_TOPUP_FACTOR, rounds);
+		r->stats.price_scale = topup_scale((uint32_t)rounds);
 		r->stats.seconds = seconds_since(&t0);
 	}
 	if (P.best)
